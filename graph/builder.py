@@ -1,0 +1,153 @@
+"""Builds the PerfScout graph: nodes, and conditional edges that call the pure policies.
+
+Every conditional edge has a ``path_map`` listing every value its policy can return, ``END``
+included: LangGraph raises ``KeyError`` at run time on an unmapped value, and with no map at all
+it ends the run silently. Route values are enums, so the maps are built from the enums and a
+test checks they are total.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+
+from graph.enums import NextStep, Node, RouteStep
+from graph.policy import ASKING_NODES, decide_after
+from graph.state import PerfScoutState
+from nodes import (
+    analyzer,
+    android_expert,
+    ask_user,
+    attributor,
+    collector,
+    explorer,
+    fail,
+    fallback,
+    orchestrator,
+    perf_analyzer,
+    reporter,
+    startup,
+)
+from nodes.context import NodeContext
+
+#: Called with one record per routing decision (the app writes them to the decision log).
+DecisionSink = Callable[[dict[str, Any]], None]
+
+_FACTORIES: dict[Node, Callable[[NodeContext], Callable[[dict], dict]]] = {
+    Node.ORCHESTRATOR: orchestrator.make,
+    Node.COLLECTOR: collector.make,
+    Node.STARTUP: startup.make,
+    Node.EXPLORER: explorer.make,
+    Node.ANDROID_EXPERT: android_expert.make,
+    Node.PERF_ANALYZER: perf_analyzer.make,
+    Node.ANALYZER: analyzer.make,
+    Node.ATTRIBUTOR: attributor.make,
+    Node.REPORTER: reporter.make,
+    Node.FALLBACK: fallback.make,
+    Node.ASK_USER: ask_user.make,
+    Node.FAIL: fail.make,
+}
+
+#: Where CONTINUE leads from each stage (the route pipelines of ROUTING.md).
+_CONTINUE_TO: dict[Node, Node] = {
+    Node.COLLECTOR: Node.ANALYZER,
+    Node.STARTUP: Node.ANALYZER,
+    Node.PERF_ANALYZER: Node.ANALYZER,
+    Node.ANDROID_EXPERT: Node.ANALYZER,
+    Node.ANALYZER: Node.ATTRIBUTOR,
+    Node.ATTRIBUTOR: Node.REPORTER,
+    Node.EXPLORER: Node.REPORTER,
+}
+
+ROUTE_PATH_MAP: dict[str, str] = {
+    RouteStep.COLLECT.value: Node.COLLECTOR.value,
+    RouteStep.STARTUP.value: Node.STARTUP.value,
+    RouteStep.EXPLORE.value: Node.EXPLORER.value,
+    RouteStep.ANDROID.value: Node.ANDROID_EXPERT.value,
+    RouteStep.LOAD_DATA.value: Node.PERF_ANALYZER.value,
+    RouteStep.FALLBACK.value: Node.FALLBACK.value,
+    RouteStep.FAIL.value: Node.FAIL.value,
+}
+
+ANSWER_PATH_MAP: dict[str, str] = {n.value: n.value for n in ASKING_NODES} | {
+    Node.FAIL.value: Node.FAIL.value,
+    END: END,
+}
+
+
+def stage_path_map(stage: Node) -> dict[str, str]:
+    """The total map for a stage's edge: every NextStep has a target, END included."""
+    return {
+        NextStep.CONTINUE.value: _CONTINUE_TO[stage].value,
+        NextStep.RETRY.value: stage.value,
+        NextStep.ASK_USER.value: Node.ASK_USER.value,
+        NextStep.REJECT.value: Node.FAIL.value,
+        NextStep.SKIP.value: END,
+        NextStep.FAIL.value: Node.FAIL.value,
+        NextStep.FINISH.value: END,
+        NextStep.REPORT.value: Node.REPORTER.value,
+    }
+
+
+def _edge(node: Node, sink: DecisionSink | None) -> Callable[[Mapping[str, Any], RunnableConfig], str]:
+    def route(state: Mapping[str, Any], config: RunnableConfig) -> str:
+        policy, view, decision = decide_after(state, node)
+        if sink is not None:
+            thread = ((config or {}).get("configurable") or {}).get("thread_id")
+            sink(
+                {
+                    "thread": thread,
+                    "node": node.value,
+                    "policy": policy,
+                    "input": view,
+                    "decision": decision.step.value,
+                    "reason": decision.reason,
+                    "tier": (state.get("route_info") or {}).get("tier") if node is Node.ORCHESTRATOR else None,
+                }
+            )
+        return decision.step.value
+
+    route.__name__ = f"choose_next_after_{node.value}"
+    return route
+
+
+def build_graph(
+    checkpointer: Any = None,
+    llm: Any = None,
+    *,
+    context: NodeContext | None = None,
+    nodes: Mapping[Node | str, Callable[[dict], dict]] | None = None,
+    on_decision: DecisionSink | None = None,
+    **compile_kwargs: Any,
+):
+    """The compiled graph.
+
+    ``llm``: a chat model for the routing tier and the fallback, or None (offline).
+    ``nodes``: replacements for node functions, by name (tests inject failing tools this way).
+    ``on_decision``: receives every routing decision with its reason and exact input.
+    """
+    ctx = context or NodeContext(llm=llm)
+    if llm is not None and ctx.llm is None:
+        from dataclasses import replace
+
+        ctx = replace(ctx, llm=llm)
+    overrides = {Node(k): v for k, v in (nodes or {}).items()}
+    g = StateGraph(PerfScoutState)
+    for node, factory in _FACTORIES.items():
+        g.add_node(node.value, overrides.get(node) or factory(ctx))
+
+    g.add_edge(START, Node.ORCHESTRATOR.value)
+    g.add_conditional_edges(Node.ORCHESTRATOR.value, _edge(Node.ORCHESTRATOR, on_decision), ROUTE_PATH_MAP)
+    for stage in _CONTINUE_TO:
+        g.add_conditional_edges(stage.value, _edge(stage, on_decision), stage_path_map(stage))
+    g.add_conditional_edges(Node.ASK_USER.value, _edge(Node.ASK_USER, on_decision), ANSWER_PATH_MAP)
+    for terminal in (Node.REPORTER, Node.FALLBACK, Node.FAIL):
+        g.add_edge(terminal.value, END)
+    return g.compile(checkpointer=checkpointer, **compile_kwargs)
+
+
+#: The offline graph, for ``langgraph.json`` when no model is configured (the server adds the
+#: checkpointer). ``app.studio.graph`` is the same graph wired to the configured model.
+graph = build_graph()

@@ -1,0 +1,93 @@
+"""The closed vocabularies of the state machine.
+
+Every value a router can return is a member of one of these enums, and every conditional edge
+maps all of its members, so an unexpected value cannot silently end a run.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Route(str, Enum):
+    """The six labels of the routing contract (shared/ROUTING.md)."""
+
+    FULL_ANALYSIS = "full_analysis"
+    STARTUP = "startup"
+    EXPLORER = "explorer"
+    ANDROID = "android"
+    ANALYZE = "analyze"
+    END = "end"
+
+
+ROUTE_LABELS: tuple[str, ...] = tuple(r.value for r in Route)
+
+
+class Tier(str, Enum):
+    """Which tier of the routing cascade decided."""
+
+    RULE = "rule"
+    CLASSIFIER = "classifier"
+    LLM = "llm"
+    DEFAULT = "default"
+
+
+class ErrorKind(str, Enum):
+    """How a tool failed; the retry policy reads only this, never the message text."""
+
+    RETRYABLE = "retryable"
+    TIMEOUT = "timeout"
+    VALIDATION = "validation"
+    PERMISSION = "permission"
+    UNAVAILABLE = "unavailable"
+
+
+#: Error kinds that a second attempt may fix.
+RETRYABLE_KINDS: frozenset[ErrorKind] = frozenset({ErrorKind.RETRYABLE, ErrorKind.TIMEOUT})
+
+
+class Node(str, Enum):
+    """The graph's nodes. Their values are the node names in the compiled graph."""
+
+    ORCHESTRATOR = "orchestrator"
+    COLLECTOR = "collector"
+    STARTUP = "startup"
+    EXPLORER = "explorer"
+    ANDROID_EXPERT = "android_expert"
+    PERF_ANALYZER = "perf_analyzer"
+    ANALYZER = "analyzer"
+    ATTRIBUTOR = "attributor"
+    REPORTER = "reporter"
+    FALLBACK = "fallback"
+    ASK_USER = "ask_user"
+    FAIL = "fail"
+
+
+class NextStep(str, Enum):
+    """What a stage's policy decides after the stage ran.
+
+    ``CONTINUE`` means "the next stage of this route's pipeline"; each edge's path_map says
+    which node that is. ``FINISH`` is the graph's END.
+    """
+
+    CONTINUE = "continue"
+    #: Straight to the reporter, past the stages in between (startup skips attribution).
+    REPORT = "report"
+    RETRY = "retry"
+    ASK_USER = "ask_user"
+    REJECT = "reject"
+    SKIP = "skip"
+    FAIL = "fail"
+    FINISH = "finish"
+
+
+class RouteStep(str, Enum):
+    """What the orchestrator's edge decides: a route's first node, a guard, or a question."""
+
+    COLLECT = "collect"
+    STARTUP = "startup"
+    EXPLORE = "explore"
+    ANDROID = "android"
+    LOAD_DATA = "load_data"
+    FALLBACK = "fallback"
+    FAIL = "fail"

@@ -1,0 +1,372 @@
+"""Pure routing policies: where the graph goes after each node.
+
+Each ``choose_next_*`` takes a small frozen view of the state (built by ``*_view`` from the
+state, also pure) and returns a :class:`Decision` — an enum step plus the reason. The conditional
+edges call ``.step``; the decision log records the reason and the exact view, so a later policy
+change can be replayed against every recorded input (``perfscout replay``).
+
+Order inside every stage policy is fixed, "permission before confidence":
+
+1. guard — step budget exhausted, or the route history oscillates → FAIL with a diagnosis;
+2. permission missing → REJECT;
+3. tool error — retryable with attempts left → RETRY, otherwise → FAIL (or REJECT for a
+   permission error);
+4. the stage skipped (a dependency is missing here) → SKIP; evidence complete → the stage's
+   success step; a missing field the user can supply → ASK_USER;
+5. otherwise a named default exit → FAIL, "the stage produced nothing to go on".
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Mapping
+
+from graph.enums import (
+    RETRYABLE_KINDS,
+    ErrorKind,
+    NextStep,
+    Node,
+    Route,
+    RouteStep,
+)
+from graph.state import DEFAULT_RETRY_BUDGET, DEFAULT_STEP_BUDGET
+
+#: The same node (and task) this many times in one turn is a loop, not progress.
+REPEAT_LIMIT = 3
+#: A-B-A-B over this many trailing entries is oscillation.
+ALTERNATION_WINDOW = 4
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A step and the reason for it. ``step`` is what the edge returns."""
+
+    step: NextStep | RouteStep | Node
+    reason: str
+
+
+# --------------------------------------------------------------------------------------
+# Views: the exact inputs of a policy. Built from the state; nothing else is read.
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GuardView:
+    """What the guard reads: budgets and this turn's route-history tail."""
+
+    steps: int
+    step_budget: int
+    history: tuple[str, ...]
+    #: Retries are repeats on purpose: the repeat limit leaves room for them.
+    retry_budget: int = DEFAULT_RETRY_BUDGET
+
+
+@dataclass(frozen=True)
+class StageView:
+    """What a stage policy reads after the stage (a node that calls tools) has run."""
+
+    stage: str
+    guard: GuardView
+    needs_permission: bool
+    has_permission: bool
+    error_kind: str | None
+    attempts: int
+    retry_budget: int
+    skipped: bool
+    evidence_complete: bool
+    missing_field: str | None
+    #: What success leads to: CONTINUE (next stage), REPORT (straight to the reporter) or FINISH.
+    on_success: NextStep = NextStep.CONTINUE
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["guard"]["history"] = list(self.guard.history)
+        d["on_success"] = self.on_success.value
+        return d
+
+
+@dataclass(frozen=True)
+class RouteView:
+    """What the orchestrator's edge reads: the label and the guard."""
+
+    route: str
+    guard: GuardView
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["guard"]["history"] = list(self.guard.history)
+        return d
+
+
+@dataclass(frozen=True)
+class AnswerView:
+    """What the edge after ``ask_user`` reads: the answer and the node that asked."""
+
+    for_node: str | None
+    answered: bool
+    guard: GuardView
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["guard"]["history"] = list(self.guard.history)
+        return d
+
+
+def guard_view(state: Mapping[str, Any]) -> GuardView:
+    return GuardView(
+        steps=int(state.get("steps") or 0),
+        step_budget=int(state.get("step_budget") or DEFAULT_STEP_BUDGET),
+        history=tuple(state.get("route_history") or ()),
+        retry_budget=_retry_budget(state),
+    )
+
+
+def _retry_budget(state: Mapping[str, Any]) -> int:
+    rb = state.get("retry_budget")
+    return int(rb) if rb is not None else DEFAULT_RETRY_BUDGET
+
+
+#: Stages that run programs on the user's machine need the run permission.
+_RUN_STAGES = frozenset({Node.COLLECTOR.value, Node.STARTUP.value})
+
+
+def stage_view(state: Mapping[str, Any], stage: Node | str) -> StageView:
+    """The policy input after ``stage`` ran. Pure: reads declared state keys only."""
+    stage = Node(stage).value
+    err = state.get("last_error") or None
+    skipped = state.get("skipped") or None
+    missing = list(state.get("missing") or [])
+    collected = state.get("collected") or None
+    route = state.get("_route") or Route.END.value
+    needs_permission = stage in _RUN_STAGES and not _is_device_target(state)
+    evidence = _evidence_complete(state, stage)
+    return StageView(
+        stage=stage,
+        guard=guard_view(state),
+        needs_permission=needs_permission,
+        has_permission=bool(state.get("allow_run")),
+        error_kind=(err or {}).get("kind") if err and err.get("tool") == stage else None,
+        attempts=int((state.get("attempts") or {}).get(stage, 0)),
+        retry_budget=_retry_budget(state),
+        skipped=bool(skipped and skipped.get("node") == stage),
+        evidence_complete=evidence,
+        missing_field=missing[0] if missing else None,
+        on_success=_on_success(stage, route, collected),
+    )
+
+
+def _is_device_target(state: Mapping[str, Any]) -> bool:
+    """A startup measured on an Android device runs nothing locally."""
+    return bool(state.get("package")) and not state.get("target")
+
+
+def _evidence_complete(state: Mapping[str, Any], stage: str) -> bool:
+    if stage in (Node.COLLECTOR.value, Node.STARTUP.value, Node.PERF_ANALYZER.value):
+        return bool((state.get("collected") or {}).get("paths") or state.get("data_path"))
+    if stage == Node.ANDROID_EXPERT.value:
+        return bool(state.get("collected") or state.get("answer"))
+    if stage == Node.ANALYZER.value:
+        return bool(state.get("analysis"))
+    if stage == Node.ATTRIBUTOR.value:
+        return state.get("attribution") is not None
+    if stage == Node.EXPLORER.value:
+        return bool(state.get("exploration"))
+    return False
+
+
+def _on_success(stage: str, route: str, collected: Mapping[str, Any] | None) -> NextStep:
+    if stage == Node.EXPLORER.value:
+        return NextStep.FINISH
+    if stage == Node.ANDROID_EXPERT.value:
+        # Android queries that collected analysable data continue to the analyzer;
+        # a device list or a meminfo dump is answered where it was read.
+        return NextStep.CONTINUE if (collected or {}).get("paths") else NextStep.FINISH
+    if stage == Node.ANALYZER.value:
+        # Only source-level hot spots are worth attributing; startup goes straight to the report.
+        return NextStep.REPORT if route == Route.STARTUP.value else NextStep.CONTINUE
+    return NextStep.CONTINUE
+
+
+def answer_view(state: Mapping[str, Any]) -> AnswerView:
+    q = state.get("question") or {}
+    ans = state.get("answer_to_question")
+    return AnswerView(
+        for_node=q.get("for_node"),
+        answered=bool(ans and str(ans).strip()),
+        guard=guard_view(state),
+    )
+
+
+def route_view(state: Mapping[str, Any]) -> RouteView:
+    return RouteView(route=str(state.get("_route") or Route.END.value), guard=guard_view(state))
+
+
+# --------------------------------------------------------------------------------------
+# Policies.
+# --------------------------------------------------------------------------------------
+
+
+def check_guard(g: GuardView) -> str | None:
+    """A diagnosis when this turn must stop, else None."""
+    if g.steps >= g.step_budget:
+        return (
+            f"step budget exhausted: {g.steps} steps taken, budget {g.step_budget}; "
+            f"last steps: {' → '.join(g.history[-6:]) or '(none)'}"
+        )
+    h = g.history
+    if len(h) >= ALTERNATION_WINDOW:
+        a, b, c, d = h[-4:]
+        if a == c and b == d and a != b:
+            return f"oscillation: {a} and {b} keep alternating ({' → '.join(h[-6:])})"
+    if h:
+        last = h[-1]
+        count = sum(1 for x in h if x == last)
+        if count >= max(REPEAT_LIMIT, g.retry_budget + 2):
+            return f"loop: {last} ran {count} times in this turn"
+    return None
+
+
+def choose_next_after_stage(v: StageView) -> Decision:
+    """The one stage policy; each stage's edge passes its own view (see ``stage_view``)."""
+    diag = check_guard(v.guard)
+    if diag:
+        return Decision(NextStep.FAIL, diag)
+    if v.needs_permission and not v.has_permission:
+        return Decision(
+            NextStep.REJECT,
+            f"{v.stage} needs permission to run programs on this machine and has none",
+        )
+    if v.error_kind is not None:
+        try:
+            kind = ErrorKind(v.error_kind)
+        except ValueError:
+            return Decision(NextStep.FAIL, f"{v.stage} failed with an unknown error kind {v.error_kind!r}")
+        if kind is ErrorKind.PERMISSION:
+            return Decision(NextStep.REJECT, f"{v.stage} was refused permission")
+        if kind in RETRYABLE_KINDS:
+            if v.attempts <= v.retry_budget:
+                return Decision(
+                    NextStep.RETRY,
+                    f"{v.stage} failed ({kind.value}); attempt {v.attempts} of {v.retry_budget + 1}",
+                )
+            return Decision(
+                NextStep.FAIL,
+                f"{v.stage} failed ({kind.value}) after {v.attempts} attempts; retry budget spent",
+            )
+        return Decision(NextStep.FAIL, f"{v.stage} failed ({kind.value}); not retryable")
+    if v.skipped:
+        return Decision(NextStep.SKIP, f"{v.stage} skipped: a dependency is missing here")
+    if v.evidence_complete:
+        return Decision(v.on_success, f"{v.stage} produced its result")
+    if v.missing_field:
+        return Decision(NextStep.ASK_USER, f"{v.stage} needs {v.missing_field} from the user")
+    return Decision(NextStep.FAIL, f"{v.stage} produced nothing to go on")
+
+
+_ROUTE_STEPS: dict[str, RouteStep] = {
+    Route.FULL_ANALYSIS.value: RouteStep.COLLECT,
+    Route.STARTUP.value: RouteStep.STARTUP,
+    Route.EXPLORER.value: RouteStep.EXPLORE,
+    Route.ANDROID.value: RouteStep.ANDROID,
+    Route.ANALYZE.value: RouteStep.LOAD_DATA,
+    Route.END.value: RouteStep.FALLBACK,
+}
+
+
+def choose_next_after_orchestrator(v: RouteView) -> Decision:
+    """Route label → the route's first node. An unknown label falls back, never crashes."""
+    diag = check_guard(v.guard)
+    if diag:
+        return Decision(RouteStep.FAIL, diag)
+    step = _ROUTE_STEPS.get(v.route)
+    if step is None:
+        return Decision(RouteStep.FALLBACK, f"unknown route {v.route!r}: falling back")
+    return Decision(step, f"route {v.route}")
+
+
+#: Nodes that may ask the user and be resumed with the answer.
+ASKING_NODES: tuple[Node, ...] = (
+    Node.COLLECTOR,
+    Node.STARTUP,
+    Node.EXPLORER,
+    Node.ANDROID_EXPERT,
+    Node.PERF_ANALYZER,
+)
+
+
+def choose_next_after_answer(v: AnswerView) -> Decision:
+    """Back to the node that asked, with the answer; nothing answered ends with a reason."""
+    diag = check_guard(v.guard)
+    if diag:
+        return Decision(Node.FAIL, diag)
+    if not v.answered:
+        return Decision(Node.FAIL, "the question was not answered")
+    if v.for_node in {n.value for n in ASKING_NODES}:
+        return Decision(Node(v.for_node), f"answer goes back to {v.for_node}")
+    return Decision(Node.FAIL, f"no node can take the answer (asked for {v.for_node!r})")
+
+
+# --------------------------------------------------------------------------------------
+# Replay support: a policy by name, and its view rebuilt from a logged dict.
+# --------------------------------------------------------------------------------------
+
+
+def _guard_from(d: Mapping[str, Any]) -> GuardView:
+    return GuardView(
+        steps=d["steps"],
+        step_budget=d["step_budget"],
+        history=tuple(d["history"]),
+        retry_budget=d.get("retry_budget", DEFAULT_RETRY_BUDGET),
+    )
+
+
+def replay_decision(policy: str, view: Mapping[str, Any]) -> Decision:
+    """Run today's policy on a logged input. Raises KeyError/TypeError on a malformed record."""
+    if policy == "choose_next_after_stage":
+        d = dict(view)
+        d["guard"] = _guard_from(d["guard"])
+        d["on_success"] = NextStep(d["on_success"])
+        return choose_next_after_stage(StageView(**d))
+    if policy == "choose_next_after_orchestrator":
+        return choose_next_after_orchestrator(RouteView(route=view["route"], guard=_guard_from(view["guard"])))
+    if policy == "choose_next_after_answer":
+        return choose_next_after_answer(
+            AnswerView(for_node=view["for_node"], answered=view["answered"], guard=_guard_from(view["guard"]))
+        )
+    raise KeyError(f"unknown policy {policy!r}")
+
+
+__all__ = [
+    "ASKING_NODES",
+    "AnswerView",
+    "Decision",
+    "GuardView",
+    "RouteView",
+    "StageView",
+    "answer_view",
+    "check_guard",
+    "choose_next_after_answer",
+    "choose_next_after_orchestrator",
+    "choose_next_after_stage",
+    "guard_view",
+    "replay_decision",
+    "route_view",
+    "stage_view",
+]
+
+
+def decide_after(state: Mapping[str, Any], node: Node | str) -> tuple[str, Mapping[str, Any], Decision]:
+    """The decision on the edge leaving ``node``: (policy name, its exact input, the decision).
+
+    The builder's edges and the ``fail`` node (which explains what led to it) both use this,
+    so the explanation a user reads is the reason the policy actually gave.
+    """
+    node = Node(node)
+    if node is Node.ORCHESTRATOR:
+        rv = route_view(state)
+        return "choose_next_after_orchestrator", rv.to_dict(), choose_next_after_orchestrator(rv)
+    if node is Node.ASK_USER:
+        av = answer_view(state)
+        return "choose_next_after_answer", av.to_dict(), choose_next_after_answer(av)
+    sv = stage_view(state, node)
+    return "choose_next_after_stage", sv.to_dict(), choose_next_after_stage(sv)

@@ -1,0 +1,59 @@
+"""The orchestrator: starts a turn, writes ``_route`` and the facts the message carries.
+
+It decides the label through the routing cascade (``nodes.routing``) and nothing else: where
+the graph goes from the label is ``graph.policy.choose_next_after_orchestrator``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from graph.enums import Node
+from nodes.common import last_user_text
+from nodes.context import NodeContext
+from nodes.extract import extract
+from nodes.routing import route_message
+
+#: Per-turn keys reset at the start of every turn. Results (collected, analysis …) are kept:
+#: a thread remembers what it measured, so "analyse what you just collected" works.
+TURN_RESET: dict[str, Any] = {
+    "attempts": {},
+    "last_error": None,
+    "skipped": None,
+    "missing": [],
+    "question": None,
+    "answer_to_question": None,
+    "answer": None,
+    "diagnosis": None,
+    "exploration": None,
+}
+
+
+def make(ctx: NodeContext) -> Callable[[dict], dict]:
+    def orchestrator(state: dict) -> dict:
+        text = last_user_text(state)
+        info = route_message(text, llm=ctx.llm)
+        facts = extract(text)
+        update: dict[str, Any] = dict(TURN_RESET)
+        update.update(
+            {
+                "_route": info["route"],
+                "route_info": info,
+                "steps": 1,
+                "route_history": [f"{Node.ORCHESTRATOR.value}:{info['route']}"],
+            }
+        )
+        # Facts named in this message replace the thread's; facts not named are kept from
+        # earlier turns only where they are the user's settings (allow_run, workspace).
+        if facts.programs:
+            update["target"] = facts.programs[0]
+        elif facts.quoted and not facts.data_paths:
+            update["target"] = facts.quoted[0]
+        # A data file counts only when this message names it; otherwise "the data" is what the
+        # thread collected (perf_analyzer falls back to it).
+        update["data_path"] = facts.data_paths[0] if facts.data_paths else None
+        if facts.packages:
+            update["package"] = facts.packages[0]
+        return update
+
+    return orchestrator

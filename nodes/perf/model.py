@@ -1,0 +1,406 @@
+"""The typed performance data every reader produces, and the analysis result every consumer reads.
+
+Two layers, on purpose:
+
+* :class:`PerfData` is what a *reader* fills: a columnar, interned store (slices as parallel
+  ``array`` columns per thread, samples as aggregated stacks) so a trace of hundreds of MB
+  stays within a bounded, small multiple of its event count in memory. Every format — Trace
+  Event JSON, atrace text, speedscope, pstats, Perfetto protobuf, gfxinfo, ``am start -W``,
+  ``-X importtime``, ``perf stat``, psutil series — becomes this, so the metrics, the
+  attributor and the reporter never see a format.
+* :class:`AnalysisResult` is what the *metrics* compute from it: a pydantic model, small and
+  JSON-able, stored in the graph state and consumed by the attributor and the reporter.
+
+Units: timestamps and durations in a ``PerfData`` are microseconds (the Trace Event Format's
+unit); everything in an ``AnalysisResult`` is milliseconds, as people read them.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field
+from typing import Iterable, Literal, Sequence
+
+from pydantic import BaseModel, Field
+
+# ======================================================================================
+# Reader side: PerfData
+# ======================================================================================
+
+#: At most this many instant events and counter points are kept per trace (bounded memory).
+MAX_INSTANTS = 50_000
+MAX_COUNTER_POINTS = 20_000
+
+
+@dataclass
+class SliceColumns:
+    """Complete slices of one thread, as parallel columns (24 bytes a slice)."""
+
+    ts: array = field(default_factory=lambda: array("d"))
+    dur: array = field(default_factory=lambda: array("d"))
+    name: array = field(default_factory=lambda: array("l"))
+
+    def __len__(self) -> int:
+        return len(self.ts)
+
+
+@dataclass
+class ThreadInfo:
+    pid: int
+    tid: int
+    name: str | None = None
+    #: Set by a reader that knows (Android's pid == tid, Chrome's CrRendererMain, …).
+    is_main: bool | None = None
+
+
+@dataclass
+class FrameRef:
+    """A frame of a sampled stack: function name, and where the format says it is."""
+
+    name: str
+    file: str | None = None
+    line: int | None = None
+
+
+class Frame(BaseModel):
+    """One displayed frame (Chrome DrawFrame, Android doFrame, Perfetto frame timeline, gfxinfo row)."""
+
+    ts_us: float
+    dur_us: float
+    #: The budget the frame had (expected duration or vsync period), when the data says it.
+    budget_us: float | None = None
+    #: The producer's own verdict (frame timeline jank type, gfxinfo flags), when it has one.
+    janky: bool | None = None
+    jank_type: str | None = None
+    pid: int | None = None
+    tid: int | None = None
+    layer: str | None = None
+
+
+class StartupRun(BaseModel):
+    """One launch of the target: a local run, or one ``am start -W``."""
+
+    index: int
+    total_ms: float
+    wait_ms: float | None = None
+    #: cold / warm / hot / unknown — as the tool reported it or as the launch was forced.
+    kind: str = "unknown"
+    ready_by: str | None = None
+    exit_code: int | None = None
+    command: str | None = None
+
+
+class StartupPhase(BaseModel):
+    name: str
+    start_ms: float
+    dur_ms: float
+    thread: str | None = None
+
+
+class ImportEntry(BaseModel):
+    """One line of ``python -X importtime``."""
+
+    module: str
+    self_us: float
+    cumulative_us: float
+    depth: int
+    file: str | None = None
+
+
+class PerfData:
+    """A reader's output. Fill it through the ``add_*``/``set_*`` methods only."""
+
+    def __init__(self, format: str, source: str):
+        self.format = format
+        self.source = source
+        self.strings: list[str] = []
+        self._string_ids: dict[str, int] = {}
+        self.processes: dict[int, str] = {}
+        self.threads: dict[tuple[int, int], ThreadInfo] = {}
+        self.slices: dict[tuple[int, int], SliceColumns] = {}
+        #: name id → (file, line) for slices whose producer recorded a location.
+        self.locations: dict[int, tuple[str | None, int | None]] = {}
+        #: Sampled stacks aggregated: ((pid, tid), (frame ids root→leaf)) → weight in µs.
+        self.stacks: dict[tuple[tuple[int, int], tuple[int, ...]], float] = {}
+        self.frame_refs: list[FrameRef] = []
+        self._frame_ids: dict[tuple[str, str | None, int | None], int] = {}
+        self.instants: list[tuple[float, int, int, str]] = []
+        self.counters: dict[str, list[tuple[float, float]]] = {}
+        self.counter_units: dict[str, str] = {}
+        self.frames: list[Frame] = []
+        #: Totals a tool reported itself (gfxinfo's "Janky frames", percentiles, …).
+        self.frame_summary: dict[str, float | str] = {}
+        #: Time spent per thread in each scheduler state, in µs (from sched data).
+        self.thread_states: dict[tuple[int, int], dict[str, float]] = {}
+        self.startup_runs: list[StartupRun] = []
+        self.startup_phases: list[StartupPhase] = []
+        self.imports: list[ImportEntry] = []
+        #: Scalar statistics (perf stat counters, meminfo totals, cpuinfo shares): name → value.
+        self.stats: dict[str, float] = {}
+        self.stat_units: dict[str, str] = {}
+        #: Free-form facts worth showing (device model, Android version, command line …).
+        self.meta: dict[str, str] = {}
+        self.start_us: float | None = None
+        self.end_us: float | None = None
+        self.warnings: list[str] = []
+        self.partial = False
+        self.skipped_events = 0
+
+    # --- strings ----------------------------------------------------------------------
+    def intern(self, s: str) -> int:
+        i = self._string_ids.get(s)
+        if i is None:
+            i = len(self.strings)
+            self.strings.append(s)
+            self._string_ids[s] = i
+        return i
+
+    # --- metadata ---------------------------------------------------------------------
+    def set_process_name(self, pid: int, name: str) -> None:
+        self.processes[pid] = name
+
+    def thread(self, pid: int, tid: int) -> ThreadInfo:
+        key = (pid, tid)
+        t = self.threads.get(key)
+        if t is None:
+            t = self.threads[key] = ThreadInfo(pid, tid)
+        return t
+
+    def set_thread_name(self, pid: int, tid: int, name: str) -> None:
+        self.thread(pid, tid).name = name
+
+    def mark_main_thread(self, pid: int, tid: int) -> None:
+        self.thread(pid, tid).is_main = True
+
+    def _seen(self, ts_us: float, end_us: float) -> None:
+        if self.start_us is None or ts_us < self.start_us:
+            self.start_us = ts_us
+        if self.end_us is None or end_us > self.end_us:
+            self.end_us = end_us
+
+    # --- timeline ---------------------------------------------------------------------
+    def add_slice(
+        self,
+        pid: int,
+        tid: int,
+        ts_us: float,
+        dur_us: float,
+        name: str,
+        file: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        """A complete slice on a thread. Nesting is recovered from times by the metrics."""
+        key = (pid, tid)
+        cols = self.slices.get(key)
+        if cols is None:
+            cols = self.slices[key] = SliceColumns()
+            self.thread(pid, tid)
+        nid = self.intern(name)
+        cols.ts.append(ts_us)
+        cols.dur.append(max(0.0, dur_us))
+        cols.name.append(nid)
+        if file is not None and nid not in self.locations:
+            self.locations[nid] = (file, line)
+        self._seen(ts_us, ts_us + max(0.0, dur_us))
+
+    def add_instant(self, pid: int, tid: int, ts_us: float, name: str) -> None:
+        if len(self.instants) < MAX_INSTANTS:
+            self.instants.append((ts_us, pid, tid, name))
+        self._seen(ts_us, ts_us)
+
+    def add_counter(self, name: str, ts_us: float, value: float, unit: str | None = None) -> None:
+        pts = self.counters.setdefault(name, [])
+        if len(pts) < MAX_COUNTER_POINTS:
+            pts.append((ts_us, float(value)))
+        if unit:
+            self.counter_units[name] = unit
+        self._seen(ts_us, ts_us)
+
+    def add_frame(self, frame: Frame) -> None:
+        self.frames.append(frame)
+        self._seen(frame.ts_us, frame.ts_us + frame.dur_us)
+
+    def add_thread_state(self, pid: int, tid: int, state: str, dur_us: float) -> None:
+        """Accumulate scheduler time: state is "running", "runnable" or "sleeping"."""
+        self.thread(pid, tid)
+        d = self.thread_states.setdefault((pid, tid), {})
+        d[state] = d.get(state, 0.0) + max(0.0, dur_us)
+
+    # --- sampled profiles -------------------------------------------------------------
+    def frame_id(self, name: str, file: str | None = None, line: int | None = None) -> int:
+        key = (name, file, line)
+        i = self._frame_ids.get(key)
+        if i is None:
+            i = len(self.frame_refs)
+            self.frame_refs.append(FrameRef(name, file, line))
+            self._frame_ids[key] = i
+        return i
+
+    def add_sample(
+        self, stack: Sequence[int], weight_us: float, pid: int = 0, tid: int = 0
+    ) -> None:
+        """One sample (or an aggregated weight) for a stack of frame ids, root first."""
+        key = ((pid, tid), tuple(stack))
+        self.stacks[key] = self.stacks.get(key, 0.0) + weight_us
+        self.thread(pid, tid)
+
+    # --- scalar facts -----------------------------------------------------------------
+    def add_stat(self, name: str, value: float, unit: str | None = None) -> None:
+        self.stats[name] = float(value)
+        if unit:
+            self.stat_units[name] = unit
+
+    def warn(self, message: str) -> None:
+        if len(self.warnings) < 100:
+            self.warnings.append(message)
+
+    # --- summaries --------------------------------------------------------------------
+    @property
+    def slice_count(self) -> int:
+        return sum(len(c) for c in self.slices.values())
+
+    @property
+    def duration_us(self) -> float:
+        if self.start_us is None or self.end_us is None:
+            return 0.0
+        return self.end_us - self.start_us
+
+    def thread_label(self, pid: int, tid: int) -> str:
+        t = self.threads.get((pid, tid))
+        name = t.name if t and t.name else f"tid {tid}"
+        proc = self.processes.get(pid)
+        return f"{name} ({proc} {pid})" if proc else f"{name} ({pid})"
+
+    def iter_samples(self) -> Iterable[tuple[tuple[int, int], list[FrameRef], float]]:
+        for (track, ids), w in self.stacks.items():
+            yield track, [self.frame_refs[i] for i in ids], w
+
+
+# ======================================================================================
+# Consumer side: AnalysisResult
+# ======================================================================================
+
+Severity = Literal["high", "medium", "low", "info"]
+
+
+class Evidence(BaseModel):
+    """Where a number came from: the file, the time range, the events, or the command."""
+
+    source: str | None = None
+    start_ms: float | None = None
+    end_ms: float | None = None
+    events: list[str] = Field(default_factory=list)
+    command: str | None = None
+
+
+class Hotspot(BaseModel):
+    name: str
+    file: str | None = None
+    line: int | None = None
+    self_ms: float
+    total_ms: float
+    self_pct: float
+    total_pct: float = 0.0
+    count: int = 0
+    #: The thread it ran on, or None when aggregated over all threads.
+    thread: str | None = None
+    #: "slice" (trace), "sample" (sampling profiler), "call" (pstats), "import" (-X importtime).
+    kind: str = "slice"
+
+
+class ThreadStat(BaseModel):
+    pid: int
+    tid: int
+    name: str
+    process: str | None = None
+    busy_ms: float
+    slice_count: int = 0
+    is_main: bool = False
+    running_ms: float | None = None
+    runnable_ms: float | None = None
+    sleeping_ms: float | None = None
+
+
+class LongTask(BaseModel):
+    name: str
+    thread: str
+    start_ms: float
+    dur_ms: float
+
+
+class WorstFrame(BaseModel):
+    start_ms: float
+    dur_ms: float
+    jank_type: str | None = None
+    #: The longest slices that overlapped the frame on its thread(s).
+    ran: list[str] = Field(default_factory=list)
+
+
+class FrameStats(BaseModel):
+    count: int
+    fps: float | None = None
+    jank_count: int = 0
+    jank_ratio: float | None = None
+    budget_ms: float = 16.67
+    #: Where the budget came from: "expected frames", "vsync period", "default".
+    budget_source: str = "default"
+    p50_ms: float | None = None
+    p90_ms: float | None = None
+    p99_ms: float | None = None
+    max_ms: float | None = None
+    #: Frame durations (ms) for a histogram; at most a few thousand.
+    durations_ms: list[float] = Field(default_factory=list)
+    worst: list[WorstFrame] = Field(default_factory=list)
+    #: What the producing tool reported itself (gfxinfo totals and percentiles).
+    reported: dict[str, float | str] = Field(default_factory=dict)
+
+
+class StartupStats(BaseModel):
+    runs: list[StartupRun] = Field(default_factory=list)
+    median_ms: float | None = None
+    min_ms: float | None = None
+    max_ms: float | None = None
+    spread_ms: float | None = None
+    #: The first run, reported separately: the coldest.
+    first_ms: float | None = None
+    kind: str = "unknown"
+    phases: list[StartupPhase] = Field(default_factory=list)
+    imports: list[ImportEntry] = Field(default_factory=list)
+
+
+class CounterSummary(BaseModel):
+    name: str
+    unit: str | None = None
+    min: float
+    max: float
+    mean: float
+    last: float
+    #: (t_ms, value) points, downsampled to at most a few hundred for charts.
+    points: list[tuple[float, float]] = Field(default_factory=list)
+
+
+class Finding(BaseModel):
+    title: str
+    severity: Severity
+    detail: str
+    evidence: Evidence = Field(default_factory=Evidence)
+    metric: dict[str, float | str] = Field(default_factory=dict)
+
+
+class AnalysisResult(BaseModel):
+    """What the analyzer found. JSON-able; stored in the graph state as ``analysis``."""
+
+    format: str
+    source: str
+    duration_ms: float = 0.0
+    hotspots: list[Hotspot] = Field(default_factory=list)
+    threads: list[ThreadStat] = Field(default_factory=list)
+    long_tasks: list[LongTask] = Field(default_factory=list)
+    frames: FrameStats | None = None
+    startup: StartupStats | None = None
+    counters: list[CounterSummary] = Field(default_factory=list)
+    stats: dict[str, float] = Field(default_factory=dict)
+    meta: dict[str, str] = Field(default_factory=dict)
+    findings: list[Finding] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    partial: bool = False

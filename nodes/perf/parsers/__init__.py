@@ -1,0 +1,1 @@
+"""One module per input format. Each exposes ``sniff`` and ``parse`` (see nodes.perf.formats)."""
