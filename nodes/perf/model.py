@@ -379,6 +379,18 @@ class CounterSummary(BaseModel):
     points: list[tuple[float, float]] = Field(default_factory=list)
 
 
+class StackWeight(BaseModel):
+    """One aggregated call stack (root first) and the time it held, for flame graphs and icicles."""
+
+    frames: list[str]
+    weight_ms: float
+    thread: str | None = None
+
+
+#: At most this many of the heaviest stacks are kept in an AnalysisResult (bounded state size).
+MAX_RESULT_STACKS = 500
+
+
 class Finding(BaseModel):
     title: str
     severity: Severity
@@ -404,3 +416,6 @@ class AnalysisResult(BaseModel):
     findings: list[Finding] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     partial: bool = False
+    #: The heaviest sampled (or slice-nesting) stacks, at most MAX_RESULT_STACKS; empty when the
+    #: data has none. The reporter draws its icicle and writes its speedscope export from these.
+    stacks: list[StackWeight] = Field(default_factory=list)
