@@ -1,0 +1,195 @@
+"""The ``perfscout`` command line.
+
+Exit codes (documented in the README):
+  0  done (or a capability skipped with its reason)
+  1  the turn failed or was refused (the reason is printed)
+  2  bad usage or bad input (one line: what and where)
+  3  the graph asked a question and stdin is not a terminal to answer it
+Set PERFSCOUT_DEBUG=1 to see a traceback for an unexpected error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import orjson
+import typer
+
+app = typer.Typer(
+    name="perfscout",
+    help="PerfScout: ask for a performance analysis in one sentence (中文 or English).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NEEDS_INPUT = 0, 1, 2, 3
+
+
+class CliError(Exception):
+    """A one-line error for the user, with its exit code."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE):
+        super().__init__(message)
+        self.code = code
+
+
+def emit_json(obj: Any) -> None:
+    sys.stdout.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
+
+
+def _settings(offline: bool = False, **overrides: Any):
+    from app.settings import Settings
+
+    return Settings.from_env(offline=offline or None, **overrides)
+
+
+def _print_result(result: Any, as_json: bool) -> int:
+    if as_json:
+        emit_json(result.model_dump(mode="json"))
+    else:
+        if result.question:
+            typer.echo(f"? {result.question.get('prompt')}")
+        elif result.answer:
+            typer.echo(result.answer)
+        if result.report and result.report.get("dir"):
+            typer.echo(f"Report: {result.report.get('html') or result.report.get('markdown') or result.report['dir']}")
+        typer.echo(f"(thread {result.thread_id}, route {result.route}, {result.steps} steps)", err=True)
+    if result.status == "failed":
+        return EXIT_FAILED
+    if result.status == "needs_input":
+        return EXIT_NEEDS_INPUT
+    return EXIT_OK
+
+
+@app.command()
+def ask(
+    text: str = typer.Argument(..., help="What you want, in one sentence."),
+    thread: Optional[str] = typer.Option(None, "--thread", "-t", help="Continue this conversation thread."),
+    as_json: bool = typer.Option(False, "--json", help="Print the typed result as JSON."),
+    allow_run: bool = typer.Option(False, "--allow-run", help="Allow PerfScout to run the target program."),
+    target: Optional[str] = typer.Option(None, "--target", help="The program to run (command line or script)."),
+    package: Optional[str] = typer.Option(None, "--package", help="Android package name."),
+    serial: Optional[str] = typer.Option(None, "--serial", help="Android device serial."),
+    workspace: Optional[Path] = typer.Option(None, "--workspace", help="Root for every path (default: cwd)."),
+    offline: bool = typer.Option(False, "--offline", help="Never call a model, even if one is configured."),
+) -> None:
+    """Route TEXT and run it through the graph (collect, analyse, attribute, report)."""
+    from app.api import PerfScout
+
+    interactive = sys.stdin.isatty() and not as_json
+    with PerfScout(_settings(offline), workspace=workspace) as ps:
+        result = ps.ask(
+            text,
+            thread_id=thread,
+            allow_run=allow_run or None,
+            target=target,
+            package=package,
+            serial=serial,
+            on_progress=_progress_printer(as_json),
+        )
+        while result.status == "needs_input" and interactive:
+            answer = typer.prompt(result.question.get("prompt") or "?")
+            result = ps.resume(result.thread_id, answer, on_progress=_progress_printer(as_json))
+        if result.status == "needs_input" and not as_json:
+            typer.echo(
+                f"? {result.question.get('prompt')}\n"
+                f"stdin is not a terminal: answer with  perfscout resume {result.thread_id} \"ANSWER\"",
+                err=True,
+            )
+            raise typer.Exit(EXIT_NEEDS_INPUT)
+        raise typer.Exit(_print_result(result, as_json))
+
+
+@app.command()
+def resume(
+    thread: str = typer.Argument(..., help="The thread that asked."),
+    answer: str = typer.Argument(..., help="Your answer to its question."),
+    as_json: bool = typer.Option(False, "--json"),
+    offline: bool = typer.Option(False, "--offline"),
+) -> None:
+    """Answer the pending question of THREAD and continue its turn."""
+    from app.api import PerfScout
+
+    with PerfScout(_settings(offline)) as ps:
+        if ps.result(thread).status != "needs_input":
+            raise CliError(f"thread {thread} has no pending question")
+        raise typer.Exit(_print_result(ps.resume(thread, answer, on_progress=_progress_printer(as_json)), as_json))
+
+
+@app.command()
+def replay(
+    log: Path = typer.Argument(..., help="A decision log (JSONL), e.g. .perfscout/decisions.jsonl."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Re-run every recorded policy input through today's policies; list what would differ."""
+    from app.replay import replay_file
+
+    if not log.is_file():
+        raise CliError(f"{log}: no such file")
+    rep = replay_file(str(log))
+    if as_json:
+        emit_json({"checked": rep.checked, "unreadable": rep.unreadable, "diffs": [d.__dict__ for d in rep.diffs]})
+    else:
+        for d in rep.diffs:
+            typer.echo(
+                f"#{d.index} thread={d.thread} after {d.node}: recorded {d.recorded}, now {d.now} ({d.reason_now})"
+            )
+        typer.echo(f"{rep.checked} decisions checked, {len(rep.diffs)} differ, {rep.unreadable} unreadable")
+    raise typer.Exit(EXIT_FAILED if rep.diffs else EXIT_OK)
+
+
+def _progress_printer(as_json: bool):
+    """Node-by-node progress on stderr when it is a terminal; quiet otherwise."""
+    if as_json or not sys.stderr.isatty():
+        return None
+
+    def show(node: str, update: dict) -> None:
+        typer.echo(f"· {node}", err=True)
+
+    return show
+
+
+# --- commands added by areas (keep each a thin wrapper over a function in its own module) ---
+
+
+def main() -> None:
+    """Entry point: every error is one line and a documented exit code, never a traceback."""
+    from app.checkpoint import CheckpointError
+    from app.settings import SettingsError
+    from nodes.perf.errors import PerfDataError
+    from nodes.sandbox import SandboxError
+
+    try:
+        code = app(standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else EXIT_OK)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except (CliError,) as e:
+        typer.echo(f"perfscout: {e}", err=True)
+        sys.exit(e.code)
+    except (SettingsError, PerfDataError, SandboxError, CheckpointError, FileNotFoundError) as e:
+        typer.echo(f"perfscout: {e}", err=True)
+        sys.exit(EXIT_USAGE)
+    except KeyboardInterrupt:
+        typer.echo("perfscout: interrupted", err=True)
+        sys.exit(130)
+    except Exception as e:  # the last line of defence: one line, not a traceback
+        # typer ships its own click: recognise its usage errors by shape, not by class.
+        if hasattr(e, "show") and hasattr(e, "exit_code"):
+            e.show()
+            sys.exit(EXIT_USAGE)
+        if type(e).__name__ == "Abort":
+            typer.echo("perfscout: aborted", err=True)
+            sys.exit(130)
+        if os.environ.get("PERFSCOUT_DEBUG"):
+            raise
+        typer.echo(f"perfscout: unexpected error: {type(e).__name__}: {e}".splitlines()[0], err=True)
+        sys.exit(EXIT_FAILED)
+
+
+if __name__ == "__main__":
+    main()
