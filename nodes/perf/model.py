@@ -350,6 +350,9 @@ class FrameStats(BaseModel):
     max_ms: float | None = None
     #: Frame durations (ms) for a histogram; at most a few thousand.
     durations_ms: list[float] = Field(default_factory=list)
+    #: Start of each frame in ``durations_ms`` (ms from the capture start, same order and length),
+    #: when the data has times; empty otherwise. The report's timeline draws frames from these.
+    starts_ms: list[float] = Field(default_factory=list)
     worst: list[WorstFrame] = Field(default_factory=list)
     #: What the producing tool reported itself (gfxinfo totals and percentiles).
     reported: dict[str, float | str] = Field(default_factory=dict)
