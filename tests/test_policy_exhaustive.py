@@ -1,0 +1,238 @@
+"""The routing policies checked over their whole input space against an independent spec.
+
+The spec below is written from the issue's decision table, not from graph/policy.py: it reuses
+no policy code. Every combination of every input dimension is enumerated; a guard fails the test
+if the enumerated space shrinks (someone deleting a dimension would otherwise pass silently).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+
+import pytest
+
+from graph.builder import ANSWER_PATH_MAP, ROUTE_PATH_MAP, stage_path_map
+from graph.enums import ErrorKind, NextStep, Node, Route, RouteStep
+from graph.policy import (
+    AnswerView,
+    GuardView,
+    RouteView,
+    StageView,
+    answer_view,
+    choose_next_after_answer,
+    choose_next_after_orchestrator,
+    choose_next_after_stage,
+    route_view,
+    stage_view,
+)
+
+# ----------------------------------------------------------------------------------------
+# The spec mirror
+# ----------------------------------------------------------------------------------------
+
+
+def spec_stop(steps: int, budget: int, history: tuple[str, ...], retry_budget: int) -> bool:
+    if steps >= budget:
+        return True
+    if len(history) >= 4 and history[-1] == history[-3] and history[-2] == history[-4] and history[-1] != history[-2]:
+        return True
+    if history and history.count(history[-1]) >= max(3, retry_budget + 2):
+        return True
+    return False
+
+
+def spec_stage(
+    steps, budget, history, needs_perm, has_perm, err, attempts, rb, skipped, evidence, missing, on_success
+) -> str:
+    if spec_stop(steps, budget, history, rb):
+        return "fail"
+    if needs_perm and not has_perm:
+        return "reject"
+    if err is not None:
+        if err == "permission":
+            return "reject"
+        if err in ("retryable", "timeout"):
+            return "retry" if attempts <= rb else "fail"
+        return "fail"
+    if skipped:
+        return "skip"
+    if evidence:
+        return on_success
+    if missing:
+        return "ask_user"
+    return "fail"
+
+
+SPEC_ROUTE = {
+    "full_analysis": "collect",
+    "startup": "startup",
+    "explorer": "explore",
+    "android": "android",
+    "analyze": "load_data",
+    "end": "fallback",
+}
+
+# ----------------------------------------------------------------------------------------
+# The input space
+# ----------------------------------------------------------------------------------------
+
+STEP_CASES = [(0, 5), (4, 5), (5, 5), (0, 24), (23, 24), (30, 24)]
+HISTORIES = [
+    (),
+    ("orchestrator:full_analysis", "collector"),
+    ("orchestrator:full_analysis", "collector", "collector"),  # one retry: fine
+    ("collector", "collector", "collector"),  # a loop unless the retry budget allows it
+    ("collector", "ask_user:target", "collector", "ask_user:target"),  # oscillation
+]
+ERRORS = [None, *[k.value for k in ErrorKind], "made-up-kind"]
+ATTEMPTS = [0, 1, 2, 3]
+RETRY_BUDGETS = [0, 1, 2]
+ON_SUCCESS = [NextStep.CONTINUE, NextStep.REPORT, NextStep.FINISH]
+STAGES = [Node.COLLECTOR, Node.ANALYZER]
+
+STAGE_SPACE = list(
+    itertools.product(
+        STAGES,
+        STEP_CASES,
+        HISTORIES,
+        [False, True],  # needs permission
+        [False, True],  # has permission
+        ERRORS,
+        ATTEMPTS,
+        RETRY_BUDGETS,
+        [False, True],  # skipped
+        [False, True],  # evidence complete
+        [None, "target"],  # missing field
+        ON_SUCCESS,
+    )
+)
+#: 2 stages × 6 × 5 × 2 × 2 × 7 × 4 × 3 × 2 × 2 × 2 × 3
+EXPECTED_STAGE_SPACE = 2 * 6 * 5 * 2 * 2 * 7 * 4 * 3 * 2 * 2 * 2 * 3
+
+
+def _view(case) -> StageView:
+    stage, (steps, budget), hist, needs, has, err, att, rb, skipped, ev, missing, ok = case
+    return StageView(
+        stage=stage.value,
+        guard=GuardView(steps=steps, step_budget=budget, history=hist, retry_budget=rb),
+        needs_permission=needs,
+        has_permission=has,
+        error_kind=err,
+        attempts=att,
+        retry_budget=rb,
+        skipped=skipped,
+        evidence_complete=ev,
+        missing_field=missing,
+        on_success=ok,
+    )
+
+
+def test_stage_space_has_not_shrunk():
+    assert len(STAGE_SPACE) == EXPECTED_STAGE_SPACE
+    assert EXPECTED_STAGE_SPACE >= 100_000
+
+
+def test_stage_policy_matches_spec_over_whole_space(capsys):
+    mismatches = []
+    answer_like = {NextStep.CONTINUE, NextStep.REPORT, NextStep.FINISH}
+    path_keys = {stage: set(stage_path_map(stage)) for stage in STAGES}
+    for case in STAGE_SPACE:
+        v = _view(case)
+        d = choose_next_after_stage(v)
+        stage, (steps, budget), hist, needs, has, err, att, rb, skipped, ev, missing, ok = case
+        want = spec_stage(steps, budget, hist, needs, has, err, att, rb, skipped, ev, missing, ok.value)
+        if d.step.value != want:
+            mismatches.append((case, d, want))
+            continue
+        # Invariants that hold whatever the branch.
+        assert d.step.value in path_keys[stage]
+        assert d.reason
+        if d.step is NextStep.RETRY:
+            assert err in ("retryable", "timeout") and att <= rb
+        if needs and not has:
+            assert d.step not in answer_like and d.step is not NextStep.RETRY
+        if d.step in answer_like:
+            assert ev and err is None and not skipped
+    assert not mismatches, mismatches[:5]
+    with capsys.disabled():
+        print(f"\n[policy] stage policy: {len(STAGE_SPACE)} combinations checked against the spec")
+
+
+def test_route_policy_over_whole_space(capsys):
+    labels = [r.value for r in Route] + ["", "bogus", "FULL_ANALYSIS", "collector"]
+    n = 0
+    for label, (steps, budget), hist, rb in itertools.product(labels, STEP_CASES, HISTORIES, RETRY_BUDGETS):
+        d = choose_next_after_orchestrator(
+            RouteView(route=label, guard=GuardView(steps, budget, hist, rb))
+        )
+        n += 1
+        if spec_stop(steps, budget, hist, rb):
+            assert d.step is RouteStep.FAIL
+        else:
+            assert d.step.value == SPEC_ROUTE.get(label, "fallback")
+        assert d.step.value in ROUTE_PATH_MAP
+    with capsys.disabled():
+        print(f"[policy] route policy: {n} combinations checked")
+
+
+def test_answer_policy_over_whole_space():
+    targets = [n.value for n in Node] + [None, "bogus"]
+    asking = {"collector", "startup", "explorer", "android_expert", "perf_analyzer"}
+    for for_node, answered, (steps, budget), hist, rb in itertools.product(
+        targets, [False, True], STEP_CASES, HISTORIES, RETRY_BUDGETS
+    ):
+        d = choose_next_after_answer(AnswerView(for_node, answered, GuardView(steps, budget, hist, rb)))
+        if spec_stop(steps, budget, hist, rb) or not answered or for_node not in asking:
+            assert d.step is Node.FAIL
+        else:
+            assert d.step.value == for_node
+        assert d.step.value in ANSWER_PATH_MAP
+
+
+def test_every_stage_map_is_total():
+    for stage in (Node.COLLECTOR, Node.STARTUP, Node.PERF_ANALYZER, Node.ANDROID_EXPERT, Node.ANALYZER,
+                  Node.ATTRIBUTOR, Node.EXPLORER):
+        assert set(stage_path_map(stage)) == {s.value for s in NextStep}
+        assert "__end__" in stage_path_map(stage).values()
+    assert set(ROUTE_PATH_MAP) == {s.value for s in RouteStep}
+
+
+# ----------------------------------------------------------------------------------------
+# Purity and determinism of the state → view → decision chain
+# ----------------------------------------------------------------------------------------
+
+STATES = [
+    {},
+    {"_route": "full_analysis", "steps": 2, "route_history": ["orchestrator:full_analysis", "collector"],
+     "allow_run": False, "target": "app.py"},
+    {"_route": "full_analysis", "steps": 3, "route_history": ["collector", "collector"], "allow_run": True,
+     "target": "app.py", "attempts": {"collector": 1},
+     "last_error": {"tool": "collector", "kind": "retryable", "message": "attach failed"}},
+    {"_route": "startup", "package": "com.demo.shop", "steps": 2, "route_history": ["startup"],
+     "collected": {"paths": {"runs": "r.json"}}},
+    {"_route": "analyze", "steps": 2, "missing": ["data_path"],
+     "question": {"field": "data_path", "for_node": "perf_analyzer"}, "answer_to_question": "x.json"},
+    {"_route": "android", "skipped": {"node": "android_expert", "reason": "no device"}, "steps": 2},
+]
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_views_and_policies_are_pure_and_deterministic(state):
+    before = copy.deepcopy(state)
+    for node in (Node.COLLECTOR, Node.STARTUP, Node.PERF_ANALYZER, Node.ANDROID_EXPERT, Node.ANALYZER,
+                 Node.ATTRIBUTOR, Node.EXPLORER):
+        a = choose_next_after_stage(stage_view(state, node))
+        b = choose_next_after_stage(stage_view(state, node))
+        assert a == b
+    assert choose_next_after_orchestrator(route_view(state)) == choose_next_after_orchestrator(route_view(state))
+    assert choose_next_after_answer(answer_view(state)) == choose_next_after_answer(answer_view(state))
+    assert state == before
+
+
+def test_device_startup_needs_no_run_permission():
+    st = {"_route": "startup", "package": "com.demo.shop", "steps": 2, "route_history": ["startup"],
+          "collected": {"paths": {"runs": "r.json"}}}
+    assert choose_next_after_stage(stage_view(st, Node.STARTUP)).step is NextStep.CONTINUE
+    st_local = dict(st, target="app.py")
+    assert choose_next_after_stage(stage_view(st_local, Node.STARTUP)).step is NextStep.REJECT
