@@ -54,6 +54,19 @@ class ThreadInfo:
 
 
 @dataclass
+class CallStat:
+    """One function of a deterministic profile (cProfile/pstats): aggregate, not a timeline."""
+
+    name: str
+    file: str | None
+    line: int | None
+    calls: int
+    primitive_calls: int
+    self_us: float
+    total_us: float
+
+
+@dataclass
 class FrameRef:
     """A frame of a sampled stack: function name, and where the format says it is."""
 
@@ -125,6 +138,11 @@ class PerfData:
         self.frame_refs: list[FrameRef] = []
         self._frame_ids: dict[tuple[str, str | None, int | None], int] = {}
         self.instants: list[tuple[float, int, int, str]] = []
+        #: Async spans (Trace Event b/e and S/F, atrace S/F), which do not nest on a thread:
+        #: (pid, track name) → columns. Track name is the span's name (or its category).
+        self.async_slices: dict[tuple[int, str], SliceColumns] = {}
+        #: Deterministic-profile rows (pstats): per function self/total time and call counts.
+        self.calls: list[CallStat] = []
         self.counters: dict[str, list[tuple[float, float]]] = {}
         self.counter_units: dict[str, str] = {}
         self.frames: list[Frame] = []
@@ -202,6 +220,30 @@ class PerfData:
         if file is not None and nid not in self.locations:
             self.locations[nid] = (file, line)
         self._seen(ts_us, ts_us + max(0.0, dur_us))
+
+    def add_async_slice(self, pid: int, track: str, ts_us: float, dur_us: float, name: str) -> None:
+        """A span that is not on a thread stack (async b/e, S/F): kept apart from thread slices."""
+        key = (pid, track)
+        cols = self.async_slices.get(key)
+        if cols is None:
+            cols = self.async_slices[key] = SliceColumns()
+        cols.ts.append(ts_us)
+        cols.dur.append(max(0.0, dur_us))
+        cols.name.append(self.intern(name))
+        self._seen(ts_us, ts_us + max(0.0, dur_us))
+
+    def add_call(
+        self,
+        name: str,
+        file: str | None,
+        line: int | None,
+        calls: int,
+        primitive_calls: int,
+        self_us: float,
+        total_us: float,
+    ) -> None:
+        self.calls.append(CallStat(name, file, line, int(calls), int(primitive_calls),
+                                   max(0.0, float(self_us)), max(0.0, float(total_us))))
 
     def add_instant(self, pid: int, tid: int, ts_us: float, name: str) -> None:
         if len(self.instants) < MAX_INSTANTS:
