@@ -1,0 +1,334 @@
+"""Perfetto protobuf traces (``.perfetto-trace``, ``.pftrace``, ``.pb``, gzipped too), read in
+pure Python: no ``trace_processor_shell``, nothing downloaded.
+
+The file is streamed one ``TracePacket`` at a time (``perfetto_stream``) and each packet is
+parsed with the message classes the ``perfetto`` wheel ships; the per-topic modules turn
+packets into the shared :class:`~nodes.perf.model.PerfData`:
+
+* ``perfetto_ftrace`` — atrace ``print``/``zero`` slices and counters, ``sched_switch``,
+  compact sched and wake-ups → per-thread slices and running/runnable/sleeping time;
+* ``perfetto_track_event`` — SDK ``track_event`` with interned names per sequence;
+* ``perfetto_frames`` — SurfaceFlinger's frame timeline (an unknown field in this proto);
+* ``perfetto_system`` — process/thread names, memory and CPU counters, device facts;
+* ``perfetto_startup`` — Android launch markers → startup runs and phases;
+* ``perfetto_clock`` — every timestamp onto the trace clock.
+
+Not read (counted in ``meta`` so a report can say so): CPU callstack sampling
+(``perf_sample``, ``streaming_profile_packet``), heap profiles (``profile_packet``,
+``heap_graph``), logcat, power rails and battery counters, GPU and binder details.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from collections import Counter
+
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import DecodeError
+from google.protobuf.unknown_fields import UnknownFieldSet
+from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TracePacket
+
+from nodes.perf.errors import PerfDataError
+from nodes.perf.model import PerfData
+from nodes.perf.parsers.perfetto_clock import BOOTTIME, ClockConverter
+from nodes.perf.parsers.perfetto_frames import FRAME_TIMELINE_FIELD, FrameTimelineState
+from nodes.perf.parsers.perfetto_ftrace import FtraceState
+from nodes.perf.parsers.perfetto_startup import find_startups
+from nodes.perf.parsers.perfetto_stream import (
+    DEFAULT_PACKET_LIMIT,
+    StreamCorrupt,
+    StreamReport,
+    iter_packets,
+    iter_packets_from_bytes,
+    open_maybe_gzip,
+    read_varint,
+)
+from nodes.perf.parsers.perfetto_system import SystemState
+from nodes.perf.parsers.perfetto_track_event import TrackEventState
+
+FORMAT = "perfetto"
+
+_NAME_HINTS = (".perfetto-trace", ".pftrace", ".perfetto", ".pb", ".trace", ".pb.gz", ".pftrace.gz")
+#: FtraceClock enum → builtin clock id (UNSPECIFIED means the kernel's boot clock).
+_FTRACE_CLOCKS = {0: BOOTTIME, 4: 4}
+#: Packet kinds this reader knows and deliberately does not analyse.
+_NOT_READ = {
+    "perf_sample": "CPU callstack samples",
+    "streaming_profile_packet": "CPU callstack samples",
+    "profile_packet": "native heap profile",
+    "heap_graph": "Java heap graph",
+    "android_log": "logcat",
+    "power_rails": "power rails",
+    "battery": "battery counters",
+    "gpu_counter_event": "GPU counters",
+    "gpu_render_stage_event": "GPU render stages",
+}
+#: How many processes' counters are written out when the trace names no launch.
+_COUNTER_PROCESSES = 3
+
+
+class _TraceReader:
+    """Dispatches each packet to the module that understands it, then assembles PerfData."""
+
+    def __init__(self, data: PerfData):
+        self.data = data
+        self.clock = ClockConverter()
+        self.ftrace = FtraceState()
+        self.track_events = TrackEventState()
+        self.frames = FrameTimelineState()
+        self.system = SystemState()
+        self.kinds: Counter[str] = Counter()
+        self.unknown_fields: Counter[int] = Counter()
+        self.bad_packets = 0
+
+    def packet(self, raw: bytes) -> None:
+        pkt = TracePacket()
+        try:
+            pkt.ParseFromString(raw)
+        except DecodeError:
+            self.bad_packets += 1
+            return
+        seq_id = pkt.trusted_packet_sequence_id
+        seq = self.track_events.sequence_packet(pkt)
+        kind = pkt.WhichOneof("data")
+        if kind == "clock_snapshot":
+            self.clock.add_snapshot(seq_id, pkt.clock_snapshot)
+            self.kinds[kind] += 1
+            return
+        ts = 0
+        if pkt.HasField("timestamp"):
+            if pkt.HasField("timestamp_clock_id"):
+                clock_id: int | None = pkt.timestamp_clock_id
+            elif seq.defaults is not None and seq.defaults.HasField("timestamp_clock_id"):
+                clock_id = seq.defaults.timestamp_clock_id
+            else:
+                clock_id = None
+            ts = self.clock.to_ns(seq_id, clock_id, pkt.timestamp)
+        if kind is not None:
+            self.kinds[kind] += 1
+        if kind == "ftrace_events":
+            bundle = pkt.ftrace_events
+            clock_id = _FTRACE_CLOCKS.get(bundle.ftrace_clock)
+            if clock_id is None:
+                self.ftrace.unknown_clock = True
+                clock_id = BOOTTIME
+            if self.clock.key(0, clock_id) == self.clock.primary:
+                self.ftrace.bundle(bundle, _identity)
+            else:
+                conv = self.clock.to_ns
+                self.ftrace.bundle(bundle, lambda t: conv(0, clock_id, t))
+        elif kind == "track_event":
+            if self.track_events.usable(pkt, seq):
+                self.track_events.event(pkt, seq, ts, self.data)
+        elif kind == "track_descriptor":
+            self.track_events.descriptor(pkt.track_descriptor, self.data)
+        elif kind == "process_tree":
+            self.system.process_tree(pkt.process_tree, self.data)
+        elif kind == "process_stats":
+            self.system.process_stats(pkt.process_stats, ts)
+        elif kind == "sys_stats":
+            self.system.sys_stats(pkt.sys_stats, ts)
+        elif kind == "system_info":
+            self.system.system_info(pkt.system_info, self.data)
+        if kind is None or b"\xe2\x04" in raw:
+            # Field 76 (tag bytes E2 04) is the frame timeline; anything else unknown is counted.
+            for f in UnknownFieldSet(pkt):
+                if f.field_number == FRAME_TIMELINE_FIELD and f.wire_type == 2:
+                    self.kinds["frame_timeline_event"] += 1
+                    self.frames.packet(bytes(f.data), ts)
+                else:
+                    self.unknown_fields[f.field_number] += 1
+
+    def finish(self, report: StreamReport) -> None:
+        data = self.data
+        known: dict[int, int] = {}
+        known.update(self.ftrace.tgid_of)
+        known.update(self.track_events.tgid_of)
+        known.update(self.system.tgid_of)
+        self.ftrace.finish(data, known)
+        for (pid, tid), info in data.threads.items():
+            if not info.name:
+                comm = self.ftrace.comm.get(tid)
+                if comm:
+                    info.name = comm
+            if pid == tid and info.is_main is None:
+                info.is_main = True
+        self.frames.finish(data)
+        async_slices = self.ftrace.async_slices + self.track_events.async_slices
+        focus = find_startups(data, async_slices)
+        self._counters(focus)
+        self._meta(report, len(async_slices))
+
+    def _counters(self, focus: list[int]) -> None:
+        data = self.data
+        series: dict[tuple[int | None, str], list[tuple[int, float]]] = {}
+        units: dict[tuple[int | None, str], str] = {}
+        series.update(self.system.counters)
+        units.update(self.system.units)
+        for key, pts in self.ftrace.counters.items():
+            series[(key[0], key[1])] = pts
+        series.update(self.track_events.counters)
+        units.update(self.track_events.counter_units)
+        if not focus:
+            by_slices: Counter[int] = Counter()
+            for (pid, _tid), cols in data.slices.items():
+                by_slices[pid] += len(cols)
+            focus = [pid for pid, _ in by_slices.most_common(_COUNTER_PROCESSES)]
+        wanted = set(focus)
+        dropped = 0
+        for (pid, name), pts in sorted(series.items(), key=lambda kv: (kv[0][0] is not None, str(kv[0]))):
+            if pid is not None and pid not in wanted:
+                dropped += 1
+                continue
+            label = name
+            if pid is not None:
+                label = f"{name}: {data.processes.get(pid, 'pid')} ({pid})"
+            for ts, value in sorted(pts):
+                data.add_counter(label, ts / 1000.0, value, units.get((pid, name)))
+        if dropped:
+            data.meta["perfetto.counters_other_processes"] = str(dropped)
+
+    def _meta(self, report: StreamReport, async_count: int) -> None:
+        data, ft, te = self.data, self.ftrace, self.track_events
+        m = data.meta
+        m["perfetto.packets"] = str(report.packets)
+        m["perfetto.packet_kinds"] = ", ".join(f"{k} {v}" for k, v in self.kinds.most_common())
+        m["perfetto.atrace_prints"] = str(ft.prints)
+        m["perfetto.sched_switches"] = str(ft.switches)
+        m["perfetto.compact_sched_switches"] = str(ft.compact_switches)
+        m["perfetto.sched_wakeups"] = str(ft.wakings)
+        m["perfetto.track_events"] = str(te.events)
+        m["perfetto.frame_timeline_events"] = str(self.frames.events)
+        m["perfetto.async_slices"] = str(async_count)
+        if te.categories:
+            m["perfetto.track_event_categories"] = ", ".join(
+                f"{c} {n}" for c, n in te.categories.most_common(10)
+            )
+        not_read = sorted({_NOT_READ[k] for k in self.kinds if k in _NOT_READ})
+        if not_read:
+            m["perfetto.not_read"] = ", ".join(not_read)
+        if self.unknown_fields:
+            fields = ", ".join(f"field {n} ×{c}" for n, c in sorted(self.unknown_fields.items()))
+            m["perfetto.unknown_packet_fields"] = fields
+            data.warn(f"packets carried fields this reader does not know, ignored: {fields}")
+        skipped = self.bad_packets + te.skipped_no_state + self.frames.decode_errors
+        data.skipped_events += skipped + ft.print_failures
+        if self.bad_packets:
+            data.warn(f"{self.bad_packets} packets could not be decoded and were skipped")
+            data.partial = True
+        if te.skipped_no_state:
+            data.warn(
+                f"{te.skipped_no_state} track events skipped: their sequence lost packets "
+                "before its interning state was reset"
+            )
+        if ft.unmatched_ends or te.unmatched_ends:
+            data.warn(f"{ft.unmatched_ends + te.unmatched_ends} slice ends had no matching begin")
+        unfinished = ft.unfinished + te.unfinished()
+        if unfinished:
+            data.warn(f"{unfinished} slices were still open at the end of the trace and are left out")
+        if te.unknown_iids:
+            data.warn(f"{te.unknown_iids} interned ids were not defined on their sequence")
+        if self.clock.unconverted:
+            data.warn(f"{self.clock.unconverted} timestamps were on a clock no snapshot relates to the trace clock")
+        if ft.unknown_clock:
+            data.warn("ftrace used a clock other than boot/mono-raw; its times were taken as boot time")
+        for problem in report.problems:
+            data.warn(problem)
+        if report.truncated or report.oversized:
+            data.partial = True
+
+
+def _identity(t: int) -> int:
+    return t
+
+
+def parse(path: str, packet_limit: int = DEFAULT_PACKET_LIMIT) -> PerfData:
+    """Read a Perfetto trace into PerfData; bad input raises PerfDataError, nothing else."""
+    try:
+        f = open_maybe_gzip(path)
+    except OSError as e:
+        raise PerfDataError(path, f"cannot open: {e.strerror or e}") from None
+    data = PerfData(FORMAT, path)
+    reader = _TraceReader(data)
+    report = StreamReport()
+    try:
+        with f:
+            for raw in iter_packets(f, report, packet_limit):
+                reader.packet(raw)
+    except StreamCorrupt as e:
+        if report.packets == 0:
+            raise PerfDataError(path, f"not a Perfetto trace ({e})") from None
+        report.problems.append(f"trace corrupt after {report.packets} packets ({e}); the rest is unread")
+        report.truncated = True
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        if report.packets == 0:
+            raise PerfDataError(path, f"damaged gzip stream ({e})") from None
+        report.problems.append(f"gzip stream ends early after {report.packets} packets ({e})")
+        report.truncated = True
+    except OSError as e:
+        raise PerfDataError(path, f"read failed: {e.strerror or e}") from None
+    if report.packets == 0:
+        raise PerfDataError(path, "no trace packets: empty or not a Perfetto trace")
+    if reader.bad_packets == report.packets:
+        raise PerfDataError(path, "not a Perfetto trace: no packet decodes as a TracePacket")
+    reader.finish(report)
+    return data
+
+
+def sniff(head: bytes, name: str) -> bool:
+    """True when ``head`` (the first bytes, already gunzipped) frames like a Perfetto ``Trace``.
+
+    Every whole packet in ``head`` must decode as a ``TracePacket`` carrying at least one
+    field this proto knows; a packet cut by the end of ``head`` is judged by its framing.
+    JSON, text and other binaries fail on the first record (``{`` / ``#`` / a digit are not
+    the ``0x0A`` packet tag), and a text file that happens to begin with a newline fails on
+    its second record.
+    """
+    if not head or head[0] != 0x0A:
+        return False
+    report = StreamReport()
+    whole = 0
+    try:
+        for raw in iter_packets_from_bytes(head, report):
+            pkt = TracePacket()
+            try:
+                pkt.ParseFromString(raw)
+            except DecodeError:
+                return False
+            if not pkt.ListFields() and not len(UnknownFieldSet(pkt)):
+                return False
+            if not pkt.ListFields() and whole == 0:
+                return False
+            whole += 1
+            if whole >= 16:
+                break
+    except StreamCorrupt:
+        return False
+    if whole:
+        return True
+    # The first packet is larger than the head: judge its first field, and the name.
+    return report.truncated and name.lower().endswith(_NAME_HINTS) and _plausible_first_field(head)
+
+
+_WIRE_OF_TYPE = {
+    FieldDescriptor.TYPE_MESSAGE: 2, FieldDescriptor.TYPE_STRING: 2, FieldDescriptor.TYPE_BYTES: 2,
+    FieldDescriptor.TYPE_DOUBLE: 1, FieldDescriptor.TYPE_FIXED64: 1, FieldDescriptor.TYPE_SFIXED64: 1,
+    FieldDescriptor.TYPE_FLOAT: 5, FieldDescriptor.TYPE_FIXED32: 5, FieldDescriptor.TYPE_SFIXED32: 5,
+}
+
+
+def _plausible_first_field(head: bytes) -> bool:
+    """Does the first packet open with a TracePacket field of the right wire type?"""
+    try:
+        _, pos = read_varint(head, 1)  # the packet length
+        tag, _ = read_varint(head, pos)
+    except (IndexError, ValueError):
+        return False
+    number, wire = tag >> 3, tag & 7
+    if number == FRAME_TIMELINE_FIELD:
+        return wire == 2
+    fd = TracePacket.DESCRIPTOR.fields_by_number.get(number)
+    if fd is None:
+        return False
+    return wire == _WIRE_OF_TYPE.get(fd.type, 0)

@@ -1,0 +1,323 @@
+"""Kernel-side data: atrace userspace slices (ftrace ``print``/``zero``) and the scheduler.
+
+Why events are buffered per thread instead of handled on arrival: ftrace arrives as one
+bundle per CPU per read cycle, and a thread that migrates between CPUs can have its ``E``
+(or its wake-up) in a bundle written *before* the bundle holding its ``B`` (or its switch
+out). Per CPU the order is right; per thread it is not. So each thread keeps two compact
+columns (time, event code) — 9 bytes an event — which are sorted once at the end. That is
+the bounded "small multiple of the event count" the model promises, never a Python object
+per event.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field
+
+from nodes.perf.model import PerfData
+
+# Event codes in the per-thread atrace columns.
+_B, _E = 1, 2
+# Event codes in the per-thread sched columns.
+_IN, _OUT_RUNNABLE, _OUT_SLEEPING, _OUT_DEAD, _WAKE = 0, 1, 2, 3, 4
+
+#: prev_state bits that mean the task is gone (EXIT_DEAD, EXIT_ZOMBIE, TASK_DEAD).
+_DEAD_BITS = 0x10 | 0x20 | 0x80
+#: Kernels >= 4.14 report a preempted task as 0x100 ("R+"): still runnable.
+_PREEMPT_BIT = 0x100
+_CLONE_THREAD = 0x00010000
+
+MAX_ASYNC = 100_000
+
+
+@dataclass
+class _Columns:
+    ts: array = field(default_factory=lambda: array("q"))
+    code: array = field(default_factory=lambda: array("b"))
+    arg: array = field(default_factory=lambda: array("q"))
+
+
+@dataclass
+class AsyncSlice:
+    """A process-scoped atrace slice (``S``/``F``, ``G``/``H``): not part of any thread's stack."""
+
+    pid: int
+    name: str
+    ts_ns: int
+    dur_ns: int
+    track: str | None = None
+
+
+class FtraceState:
+    """Everything the ftrace bundles say, kept until :meth:`finish` writes it into PerfData."""
+
+    def __init__(self) -> None:
+        self.atrace: dict[int, _Columns] = {}  # tid → B/E columns (arg = name id, or tgid)
+        self.tgid_of: dict[int, int] = {}  # tid → tgid, learnt from prints and clones
+        self.comm: dict[int, str] = {}  # tid → last known command name
+        self.async_open: dict[tuple, tuple[int, str]] = {}
+        self.async_slices: list[AsyncSlice] = []
+        #: (tgid, counter name) → [(ts_ns, value)]
+        self.counters: dict[tuple[int, str], list[tuple[int, float]]] = {}
+        self.sched: dict[int, _Columns] = {}  # tid → sched columns
+        self._cpu_current: dict[int, int] = {}  # cpu → tid running on it (compact sched)
+        self.names: dict[str, int] = {}
+        self.name_list: list[str] = []
+        self.prints = 0
+        self.print_failures = 0
+        self.zero_events = 0
+        self.switches = 0
+        self.compact_switches = 0
+        self.wakings = 0
+        self.unmatched_ends = 0
+        self.unfinished = 0
+        self.sched_first_ns: int | None = None
+        self.sched_last_ns: int | None = None
+        self.unknown_clock = False
+        self._saw_waking = False
+
+    # --- helpers -----------------------------------------------------------------------
+    def _name_id(self, name: str) -> int:
+        i = self.names.get(name)
+        if i is None:
+            i = self.names[name] = len(self.name_list)
+            self.name_list.append(name)
+        return i
+
+    def _push(self, table: dict[int, _Columns], tid: int, ts: int, code: int, arg: int = 0) -> None:
+        cols = table.get(tid)
+        if cols is None:
+            cols = table[tid] = _Columns()
+        cols.ts.append(ts)
+        cols.code.append(code)
+        cols.arg.append(arg)
+
+    def _sched_seen(self, ts: int) -> None:
+        if self.sched_first_ns is None or ts < self.sched_first_ns:
+            self.sched_first_ns = ts
+        if self.sched_last_ns is None or ts > self.sched_last_ns:
+            self.sched_last_ns = ts
+
+    # --- input -------------------------------------------------------------------------
+    def bundle(self, b, to_ns) -> None:
+        """One ``FtraceEventBundle``; ``to_ns(ts)`` maps the ftrace clock onto the trace clock."""
+        cpu = b.cpu
+        if b.HasField("compact_sched"):
+            self._compact(cpu, b.compact_sched, to_ns)
+        for e in b.event:
+            kind = e.WhichOneof("event")
+            if kind is None:
+                continue
+            tid = e.pid
+            if kind == "print":
+                self.prints += 1
+                self._atrace_line(to_ns(e.timestamp), tid, e.print.buf)
+            elif kind == "sched_switch":
+                self._switch(cpu, to_ns(e.timestamp), e.sched_switch)
+            elif kind == "sched_waking":
+                self._saw_waking = True
+                w = e.sched_waking
+                self._wake(to_ns(e.timestamp), w.pid, w.comm)
+            elif kind == "sched_wakeup" and not self._saw_waking:
+                # Waking and wakeup mark the same transition: use wakeup only when alone.
+                w = e.sched_wakeup
+                self._wake(to_ns(e.timestamp), w.pid, w.comm)
+            elif kind == "sched_wakeup_new":
+                w = e.sched_wakeup_new
+                self._wake(to_ns(e.timestamp), w.pid, w.comm)
+            elif kind == "zero":
+                self._zero(to_ns(e.timestamp), tid, e.zero)
+            elif kind == "task_newtask":
+                nt = e.task_newtask
+                if nt.comm:
+                    self.comm[nt.pid] = nt.comm
+                if nt.clone_flags & _CLONE_THREAD:
+                    self.tgid_of.setdefault(nt.pid, self.tgid_of.get(tid, tid))
+                else:
+                    self.tgid_of.setdefault(nt.pid, nt.pid)
+            elif kind == "task_rename":
+                if e.task_rename.newcomm:
+                    self.comm[e.task_rename.pid] = e.task_rename.newcomm
+
+    def _compact(self, cpu: int, cs, to_ns) -> None:
+        """Compact sched: delta-encoded timestamps, comms interned per bundle, prev implicit."""
+        table = list(cs.intern_table)
+        ts = 0
+        prev_states = cs.switch_prev_state
+        next_pids = cs.switch_next_pid
+        comm_idx = cs.switch_next_comm_index
+        for i, delta in enumerate(cs.switch_timestamp):
+            ts += delta
+            t = to_ns(ts)
+            nxt = next_pids[i]
+            if i < len(comm_idx) and comm_idx[i] < len(table) and nxt:
+                self.comm[nxt] = table[comm_idx[i]]
+            prev = self._cpu_current.get(cpu)
+            self._switch_pair(cpu, t, prev, prev_states[i] if i < len(prev_states) else 1, nxt)
+            self.compact_switches += 1
+        ts = 0
+        wake_pids = cs.waking_pid
+        wake_comm = cs.waking_comm_index
+        for i, delta in enumerate(cs.waking_timestamp):
+            ts += delta
+            comm = table[wake_comm[i]] if i < len(wake_comm) and wake_comm[i] < len(table) else ""
+            self._wake(to_ns(ts), wake_pids[i], comm)
+
+    def _switch(self, cpu: int, ts: int, sw) -> None:
+        self.switches += 1
+        if sw.prev_pid and sw.prev_comm:
+            self.comm.setdefault(sw.prev_pid, sw.prev_comm)
+        if sw.next_pid and sw.next_comm:
+            self.comm[sw.next_pid] = sw.next_comm
+        self._switch_pair(cpu, ts, sw.prev_pid, sw.prev_state, sw.next_pid)
+
+    def _switch_pair(self, cpu: int, ts: int, prev: int | None, prev_state: int, nxt: int) -> None:
+        self._sched_seen(ts)
+        if prev:  # tid 0 is the idle task: not a thread anyone asks about
+            if prev_state & _DEAD_BITS:
+                code = _OUT_DEAD
+            elif prev_state & 0xFF == 0 or prev_state == _PREEMPT_BIT:
+                code = _OUT_RUNNABLE
+            else:
+                code = _OUT_SLEEPING
+            self._push(self.sched, prev, ts, code)
+        if nxt:
+            self._push(self.sched, nxt, ts, _IN)
+        self._cpu_current[cpu] = nxt
+
+    def _wake(self, ts: int, tid: int, comm: str) -> None:
+        if not tid:
+            return
+        self.wakings += 1
+        self._sched_seen(ts)
+        if comm:
+            self.comm.setdefault(tid, comm)
+        self._push(self.sched, tid, ts, _WAKE)
+
+    def _zero(self, ts: int, tid: int, z) -> None:
+        """Kernel ``systrace/0`` events: atrace in a kernel tracepoint (flag bits B=1, E=2, C=4)."""
+        self.zero_events += 1
+        tgid = z.pid or tid
+        if z.flag & 1:
+            self.tgid_of.setdefault(tid, tgid)
+            self._push(self.atrace, tid, ts, _B, self._name_id(z.name or "[empty slice name]"))
+        elif z.flag & 2:
+            self._push(self.atrace, tid, ts, _E)
+        elif z.flag & 4:
+            self._counter(tgid, z.name, ts, float(z.value))
+
+    def _counter(self, tgid: int, name: str, ts: int, value: float) -> None:
+        pts = self.counters.setdefault((tgid, name), [])
+        if len(pts) < 20_000:
+            pts.append((ts, value))
+
+    def _atrace_line(self, ts: int, tid: int, buf: str) -> None:
+        """One ``tracing_mark_write`` line, in the formats Perfetto's systrace parser accepts."""
+        line = buf.rstrip("\n\0")
+        if not line:
+            self.print_failures += 1
+            return
+        phase = line[0]
+        parts = line.split("|")
+        tgid_s = parts[1] if len(parts) > 1 else ""
+        tgid = int(tgid_s) if tgid_s.isdigit() else None
+        if phase == "B":
+            if tgid is None:
+                self.print_failures += 1
+                return
+            name = line.split("|", 2)[2] if len(parts) > 2 else ""
+            self.tgid_of.setdefault(tid, tgid)
+            self._push(self.atrace, tid, ts, _B, self._name_id(name or "[empty slice name]"))
+        elif phase == "E":
+            self._push(self.atrace, tid, ts, _E)
+        elif tgid is None:
+            if not line.startswith("trace_event_clock_sync:"):
+                self.print_failures += 1
+        elif phase in "SF" and len(parts) >= 4 and _is_int(parts[3]):
+            key = (tgid, parts[2], int(parts[3]))
+            if phase == "S":
+                self.async_open[key] = (ts, parts[2])
+            else:
+                self._async_end(key, ts, None)
+        elif phase == "G" and len(parts) >= 5 and _is_int(parts[4]):
+            self.async_open[(tgid, "track:" + parts[2], int(parts[4]))] = (ts, parts[3])
+        elif phase == "H" and len(parts) >= 4:
+            cookie = parts[4] if len(parts) >= 5 and parts[4] else parts[3]
+            if _is_int(cookie):
+                self._async_end((tgid, "track:" + parts[2], int(cookie)), ts, parts[2])
+        elif phase == "C" and len(parts) >= 4:
+            try:
+                value = float(int(parts[3]))
+            except ValueError:
+                self.print_failures += 1
+                return
+            self._counter(tgid, parts[2], ts, value)
+        elif phase in "IN":
+            pass  # instants carry no duration the analysis uses
+        else:
+            self.print_failures += 1
+
+    def _async_end(self, key: tuple, ts: int, track: str | None) -> None:
+        start = self.async_open.pop(key, None)
+        if start is None:
+            self.unmatched_ends += 1
+            return
+        if len(self.async_slices) < MAX_ASYNC:
+            self.async_slices.append(AsyncSlice(key[0], start[1], start[0], ts - start[0], track))
+
+    # --- output ------------------------------------------------------------------------
+    def pid_for(self, tid: int, known: dict[int, int]) -> int:
+        return known.get(tid) or self.tgid_of.get(tid) or tid
+
+    def finish(self, data: PerfData, known_tgid: dict[int, int]) -> None:
+        """Rebuild per-thread slice stacks and scheduler states in time order, into ``data``."""
+        for tid, cols in self.atrace.items():
+            pid = self.pid_for(tid, known_tgid)
+            stack: list[tuple[int, int]] = []
+            order = sorted(range(len(cols.ts)), key=cols.ts.__getitem__)
+            for i in order:
+                if cols.code[i] == _B:
+                    stack.append((cols.ts[i], cols.arg[i]))
+                elif stack:
+                    t0, nid = stack.pop()
+                    data.add_slice(pid, tid, t0 / 1000.0, (cols.ts[i] - t0) / 1000.0, self.name_list[nid])
+                else:
+                    self.unmatched_ends += 1
+            self.unfinished += len(stack)
+        self.atrace.clear()
+        end = self.sched_last_ns
+        for tid, cols in self.sched.items():
+            pid = self.pid_for(tid, known_tgid)
+            totals = {"running": 0, "runnable": 0, "sleeping": 0}
+            state: str | None = None
+            since = 0
+            for i in sorted(range(len(cols.ts)), key=cols.ts.__getitem__):
+                ts, code = cols.ts[i], cols.code[i]
+                if code == _WAKE:
+                    if state == "sleeping":
+                        totals["sleeping"] += ts - since
+                        state, since = "runnable", ts
+                    elif state is None:
+                        state, since = "runnable", ts
+                    continue
+                if state is not None:
+                    totals[state] += ts - since
+                since = ts
+                if code == _IN:
+                    state = "running"
+                elif code == _OUT_RUNNABLE:
+                    state = "runnable"
+                elif code == _OUT_SLEEPING:
+                    state = "sleeping"
+                else:
+                    state = None
+            if state is not None and end is not None:
+                totals[state] += end - since
+            for k, v in totals.items():
+                if v:
+                    data.add_thread_state(pid, tid, k, v / 1000.0)
+        self.sched.clear()
+
+
+def _is_int(s: str) -> bool:
+    return s.lstrip("-").isdigit()

@@ -1,0 +1,200 @@
+"""Stream the TracePackets out of a Perfetto ``Trace`` one at a time.
+
+A Perfetto trace file is a serialized ``Trace`` message, i.e. nothing but a run of
+``field 1, length-delimited`` records, each one ``TracePacket``. Parsing the whole ``Trace``
+with protobuf would hold every packet (and its Python objects) at once; reading the outer
+records ourselves keeps memory to one packet plus a read buffer, whatever the file size.
+
+The outer framing is the only protobuf wire format decoded by hand here: the packets
+themselves are parsed by the ``perfetto`` package's generated classes.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterator
+
+#: A packet bigger than this is skipped (and the result marked partial): real packets are
+#: well under 1 MiB (an ftrace bundle is a few hundred KiB), so anything this large is a
+#: corrupt length or a file that is not a trace.
+DEFAULT_PACKET_LIMIT = 64 * 1024 * 1024
+
+_READ_CHUNK = 1 << 20
+_WIRE_VARINT, _WIRE_I64, _WIRE_LEN, _WIRE_I32 = 0, 1, 2, 5
+_PACKET_TAG = (1 << 3) | _WIRE_LEN  # 0x0A
+
+
+class StreamCorrupt(Exception):
+    """The outer framing is broken at ``offset``: what follows cannot be located."""
+
+    def __init__(self, offset: int, problem: str):
+        self.offset = offset
+        super().__init__(f"{problem} at byte {offset}")
+
+
+@dataclass
+class StreamReport:
+    """How the framing went: filled while iterating, read after it."""
+
+    packets: int = 0
+    bytes_read: int = 0
+    oversized: int = 0
+    other_fields: int = 0
+    truncated: bool = False
+    problems: list[str] = field(default_factory=list)
+
+
+def open_maybe_gzip(path: str) -> BinaryIO:
+    """Open ``path`` for binary reading, gunzipping on the fly when it starts with gzip magic."""
+    f = open(path, "rb")
+    magic = f.read(2)
+    f.seek(0)
+    if magic == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=f, mode="rb")  # type: ignore[return-value]
+    return f
+
+
+def read_varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
+    """Decode a base-128 varint at ``pos``; returns (value, next position).
+
+    Raises IndexError when the buffer ends inside the varint, ValueError past 10 bytes.
+    """
+    result = 0
+    shift = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+        if shift >= 70:
+            raise ValueError("varint longer than 10 bytes")
+
+
+class _Reader:
+    """A forward-only byte source with a small look-ahead buffer."""
+
+    def __init__(self, f: BinaryIO):
+        self.f = f
+        self.buf = b""
+        self.pos = 0
+        self.offset = 0  # file offset of buf[0]
+        self.eof = False
+
+    def _fill(self, need: int) -> bool:
+        """Make at least ``need`` bytes available from ``pos``; False at end of file."""
+        while len(self.buf) - self.pos < need:
+            if self.eof:
+                return False
+            chunk = self.f.read(max(_READ_CHUNK, need))
+            if not chunk:
+                self.eof = True
+                return False
+            self.offset += self.pos
+            self.buf = self.buf[self.pos :] + chunk
+            self.pos = 0
+        return True
+
+    def at_end(self) -> bool:
+        return not self._fill(1)
+
+    def tell(self) -> int:
+        return self.offset + self.pos
+
+    def varint(self) -> int | None:
+        """The next varint, or None when the file ends inside it."""
+        self._fill(10)
+        try:
+            value, self.pos = read_varint(self.buf, self.pos)
+        except IndexError:
+            return None
+        return value
+
+    def take(self, n: int) -> bytes | None:
+        if not self._fill(n):
+            return None
+        out = self.buf[self.pos : self.pos + n]
+        self.pos += n
+        return out
+
+    def skip(self, n: int) -> bool:
+        """Drop ``n`` bytes without keeping them (an oversized packet stays off the heap)."""
+        while n > 0:
+            if not self._fill(1):
+                return False
+            step = min(n, len(self.buf) - self.pos)
+            self.pos += step
+            n -= step
+        return True
+
+
+def iter_packets(
+    f: BinaryIO, report: StreamReport, limit: int = DEFAULT_PACKET_LIMIT
+) -> Iterator[bytes]:
+    """Yield each TracePacket's bytes; framing problems end up in ``report``.
+
+    A file cut inside a packet yields every whole packet before the cut and sets
+    ``report.truncated``. A record with an impossible wire type raises
+    :class:`StreamCorrupt` (the caller decides whether what came before is worth keeping).
+    """
+    r = _Reader(f)
+    while not r.at_end():
+        start = r.tell()
+        tag = r.varint()
+        if tag is None:
+            report.truncated = True
+            report.problems.append(f"file ends inside a record header at byte {start}")
+            return
+        field_no, wire = tag >> 3, tag & 7
+        if field_no == 0:
+            raise StreamCorrupt(start, "record with field number 0")
+        if wire == _WIRE_LEN:
+            size = r.varint()
+            if size is None:
+                report.truncated = True
+                report.problems.append(f"file ends inside a record length at byte {start}")
+                return
+            if field_no == 1 and size > limit:
+                report.oversized += 1
+                report.problems.append(
+                    f"packet of {size} bytes at byte {start} is over the {limit}-byte limit; skipped"
+                )
+                if not r.skip(size):
+                    report.truncated = True
+                    report.problems.append("file ends inside the oversized packet")
+                    return
+                continue
+            data = r.take(size)
+            if data is None:
+                report.truncated = True
+                report.problems.append(
+                    f"file ends inside a {size}-byte packet that starts at byte {start}"
+                )
+                return
+            report.bytes_read = r.tell()
+            if field_no == 1:
+                report.packets += 1
+                yield data
+            else:
+                report.other_fields += 1
+        elif wire == _WIRE_VARINT:
+            if r.varint() is None:
+                report.truncated = True
+                return
+            report.other_fields += 1
+        elif wire in (_WIRE_I64, _WIRE_I32):
+            if not r.skip(8 if wire == _WIRE_I64 else 4):
+                report.truncated = True
+                return
+            report.other_fields += 1
+        else:
+            raise StreamCorrupt(start, f"record with unsupported wire type {wire}")
+    report.bytes_read = r.tell()
+
+
+def iter_packets_from_bytes(data: bytes, report: StreamReport, limit: int = DEFAULT_PACKET_LIMIT):
+    """Same as :func:`iter_packets` over an in-memory buffer (sniffing, tests)."""
+    return iter_packets(io.BytesIO(data), report, limit)

@@ -1,0 +1,94 @@
+"""Process and system facts: names (process_tree), memory and CPU over time (process_stats,
+sys_stats), and what device wrote the trace (system_info).
+
+Counters are collected per process here and only the ones about the processes the
+analysis focuses on are written out at the end (see ``perfetto.parse``): a system trace has
+hundreds of processes, and a report with hundreds of RSS series helps nobody.
+"""
+
+from __future__ import annotations
+
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+from nodes.perf.model import PerfData
+
+#: (pid or None for system-wide, counter name) → [(ts_ns, value)]
+Counters = dict[tuple[int | None, str], list[tuple[int, float]]]
+
+_MEMINFO_KEEP = {
+    "MEMINFO_MEM_AVAILABLE": "mem.available",
+    "MEMINFO_MEM_FREE": "mem.free",
+    "MEMINFO_CACHED": "mem.cached",
+    "MEMINFO_SWAP_FREE": "mem.swap_free",
+}
+_MAX_POINTS = 20_000
+
+
+class SystemState:
+    def __init__(self) -> None:
+        self.tgid_of: dict[int, int] = {}
+        self.counters: Counters = {}
+        self.units: dict[tuple[int | None, str], str] = {}
+        self._last_cpu: tuple[int, int] | None = None  # (busy ns, total ns) of the last sample
+        self.processes_seen = 0
+
+    def _add(self, pid: int | None, name: str, ts: int, value: float, unit: str) -> None:
+        pts = self.counters.setdefault((pid, name), [])
+        if len(pts) < _MAX_POINTS:
+            pts.append((ts, value))
+        self.units[(pid, name)] = unit
+
+    def process_tree(self, tree, data: PerfData) -> None:
+        for p in tree.processes:
+            self.processes_seen += 1
+            name = p.cmdline[0] if p.cmdline else None
+            if name:
+                # Android app processes are named by package; native ones by their binary path.
+                data.set_process_name(p.pid, name)
+            self.tgid_of[p.pid] = p.pid
+        for t in tree.threads:
+            self.tgid_of[t.tid] = t.tgid
+            if t.name:
+                data.set_thread_name(t.tgid, t.tid, t.name)
+
+    def process_stats(self, stats, ts: int) -> None:
+        for p in stats.processes:
+            if p.HasField("vm_rss_kb"):
+                self._add(p.pid, "mem.rss", ts, p.vm_rss_kb / 1024.0, "MB")
+            if p.HasField("rss_anon_kb"):
+                self._add(p.pid, "mem.rss.anon", ts, p.rss_anon_kb / 1024.0, "MB")
+
+    def sys_stats(self, s, ts: int) -> None:
+        for m in s.meminfo:
+            try:
+                key = pb.MeminfoCounters.Name(m.key)
+            except ValueError:
+                continue
+            name = _MEMINFO_KEEP.get(key)
+            if name:
+                self._add(None, name, ts, m.value / 1024.0, "MB")
+        if s.cpu_stat:
+            busy = total = 0
+            for c in s.cpu_stat:
+                idle = c.idle_ns + c.io_wait_ns
+                work = (
+                    c.user_ns + c.user_nice_ns + c.system_mode_ns + c.irq_ns + c.softirq_ns + c.steal_ns
+                )
+                busy += work
+                total += work + idle
+            if self._last_cpu is not None and total > self._last_cpu[1]:
+                pct = 100.0 * (busy - self._last_cpu[0]) / (total - self._last_cpu[1])
+                self._add(None, "cpu.usage", ts, max(0.0, min(100.0, pct)), "%")
+            self._last_cpu = (busy, total)
+
+    @staticmethod
+    def system_info(info, data: PerfData) -> None:
+        if "/" in info.android_build_fingerprint:  # emulators put an error text here
+            data.meta["android_build"] = info.android_build_fingerprint
+        if info.android_sdk_version:
+            data.meta["android_sdk"] = str(info.android_sdk_version)
+        if info.HasField("utsname"):
+            u = info.utsname
+            data.meta["kernel"] = f"{u.sysname} {u.release} {u.machine}".strip()
+        if info.tracing_service_version:
+            data.meta["perfetto_version"] = info.tracing_service_version
