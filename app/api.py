@@ -7,17 +7,25 @@
         if r.question:                     # the graph asked back (interrupt)
             r = ps.resume(r.thread_id, "examples/slow_app.py")
 
-The CLI is a thin layer over this class, so both behave the same.
+        for ev in ps.stream("解读一下 trace.json"):   # node-by-node progress, then the result
+            print(ev.kind, ev.node, ev.data)
+
+        r = await ps.aask("what is jank?")          # the same, from async code
+
+The CLI is a thin layer over this class, so both behave the same. Checkpoints are SQLite by
+default, whose saver is synchronous: the async methods run the sync graph in a worker thread
+rather than ``astream``, which the SQLite saver does not support.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import uuid
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, AsyncIterator, Callable, Iterator, Literal
 
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command
@@ -33,6 +41,30 @@ from nodes.context import NodeContext
 Status = Literal["done", "needs_input", "failed", "skipped"]
 #: Called with (node name, that node's state update) as the graph runs.
 ProgressCallback = Callable[[str, dict[str, Any]], None]
+EventKind = Literal["node_start", "node_end", "progress", "interrupt", "result"]
+
+
+class RequestError(ValueError):
+    """A request the API cannot run as given (empty text, no pending question to answer)."""
+
+
+class StreamEvent(BaseModel):
+    """One step of a running turn, as ``stream()`` yields it and the CLI draws it.
+
+    ``node_start``/``node_end``: a node began / finished (``data`` is its state update at the
+    end). ``progress``: a node's own report (``nodes.context.report_progress`` /
+    ``report_deadline``). ``interrupt``: the graph asked a question (``data`` is the question).
+    ``result``: the last event of a turn, with the typed ``result``.
+    """
+
+    kind: EventKind
+    node: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+    result: "AskResult | None" = None
+
+
+#: Called with every StreamEvent as the graph runs.
+EventCallback = Callable[[StreamEvent], None]
 
 
 class AskResult(BaseModel):
@@ -54,6 +86,10 @@ class AskResult(BaseModel):
     diagnosis: str | None = None
     route_history: list[str] = Field(default_factory=list)
     steps: int = 0
+    #: Files the turn wrote (report Markdown/HTML/JSON …), by kind; only paths that exist.
+    report_paths: dict[str, str] = Field(default_factory=dict)
+    #: The data the thread's last analysis read (a later "the slowest frame?" asks about it).
+    analysis_source: str | None = None
 
 
 def new_thread_id() -> str:
@@ -144,22 +180,60 @@ class PerfScout:
         thread_id: str | None = None,
         allow_run: bool | None = None,
         target: str | None = None,
+        data_path: str | None = None,
         package: str | None = None,
         serial: str | None = None,
         on_progress: ProgressCallback | None = None,
+        on_event: EventCallback | None = None,
     ) -> AskResult:
         """Run one turn. A pending question comes back as ``status="needs_input"``."""
-        tid = thread_id or new_thread_id()
-        inp = self.turn_input(text, tid, allow_run=allow_run, target=target, package=package, serial=serial)
-        return self._run(inp, tid, on_progress)
+        tid, inp = self._prepare(text, thread_id, allow_run, target, data_path, package, serial)
+        return self._run(inp, tid, on_progress, on_event)
 
-    def resume(self, thread_id: str, answer: str, *, on_progress: ProgressCallback | None = None) -> AskResult:
-        """Answer the pending question of ``thread_id`` and continue the turn."""
-        return self._run(Command(resume=answer), thread_id, on_progress)
+    def resume(
+        self,
+        thread_id: str,
+        answer: str,
+        *,
+        on_progress: ProgressCallback | None = None,
+        on_event: EventCallback | None = None,
+    ) -> AskResult:
+        """Answer the pending question of ``thread_id`` and continue the turn.
 
-    def continue_run(self, thread_id: str, *, on_progress: ProgressCallback | None = None) -> AskResult:
+        Raises RequestError when the thread has no pending question (nothing would run).
+        """
+        self._check_pending(thread_id)
+        return self._run(Command(resume=answer), thread_id, on_progress, on_event)
+
+    def continue_run(
+        self,
+        thread_id: str,
+        *,
+        on_progress: ProgressCallback | None = None,
+        on_event: EventCallback | None = None,
+    ) -> AskResult:
         """Resume a turn that was interrupted by a crash, from its last checkpoint."""
-        return self._run(None, thread_id, on_progress)
+        return self._run(None, thread_id, on_progress, on_event)
+
+    def stream(
+        self,
+        text: str,
+        *,
+        thread_id: str | None = None,
+        allow_run: bool | None = None,
+        target: str | None = None,
+        data_path: str | None = None,
+        package: str | None = None,
+        serial: str | None = None,
+    ) -> Iterator[StreamEvent]:
+        """Run one turn, yielding node-by-node progress; the last event carries the result."""
+        tid, inp = self._prepare(text, thread_id, allow_run, target, data_path, package, serial)
+        yield from self._events(inp, tid)
+
+    def stream_resume(self, thread_id: str, answer: str) -> Iterator[StreamEvent]:
+        """``resume`` as a stream of events."""
+        self._check_pending(thread_id)
+        yield from self._events(Command(resume=answer), thread_id)
 
     async def aask(self, text: str, **kwargs: Any) -> AskResult:
         return await asyncio.to_thread(self.ask, text, **kwargs)
@@ -167,14 +241,108 @@ class PerfScout:
     async def aresume(self, thread_id: str, answer: str, **kwargs: Any) -> AskResult:
         return await asyncio.to_thread(self.resume, thread_id, answer, **kwargs)
 
-    def _run(self, inp: Any, tid: str, on_progress: ProgressCallback | None) -> AskResult:
+    async def acontinue_run(self, thread_id: str, **kwargs: Any) -> AskResult:
+        return await asyncio.to_thread(self.continue_run, thread_id, **kwargs)
+
+    async def astream(self, text: str, **kwargs: Any) -> AsyncIterator[StreamEvent]:
+        """``stream`` for async code: events arrive as the worker thread produces them."""
+        async for ev in _aiter_thread(lambda: self.stream(text, **kwargs)):
+            yield ev
+
+    async def astream_resume(self, thread_id: str, answer: str) -> AsyncIterator[StreamEvent]:
+        async for ev in _aiter_thread(lambda: self.stream_resume(thread_id, answer)):
+            yield ev
+
+    # --- threads (the checkpointer's conversations) -----------------------------------------
+    @property
+    def checkpointer(self) -> Any:
+        _ = self.graph  # opens it
+        return self._checkpointer
+
+    def threads(self, limit: int | None = None) -> list[Any]:
+        """The threads in the checkpoint store, newest first (``app.threads_cmd.ThreadSummary``)."""
+        from app.threads_cmd import list_threads
+
+        return list_threads(self, limit=limit)
+
+    def thread(self, thread_id: str) -> Any:
+        """One thread's last state, summarised (``app.threads_cmd.ThreadDetail``), or None."""
+        from app.threads_cmd import show_thread
+
+        return show_thread(self, thread_id)
+
+    def delete_thread(self, thread_id: str) -> bool:
+        """Forget a thread's checkpoints. False when there was no such thread."""
+        from app.threads_cmd import delete_thread
+
+        return delete_thread(self, thread_id)
+
+    # --- internals ------------------------------------------------------------------------
+    def _prepare(
+        self,
+        text: str,
+        thread_id: str | None,
+        allow_run: bool | None,
+        target: str | None,
+        data_path: str | None,
+        package: str | None,
+        serial: str | None,
+    ) -> tuple[str, dict[str, Any]]:
+        if not isinstance(text, str) or not text.strip():
+            raise RequestError("the request is empty: say what to analyse, e.g. 解读一下 trace.json")
+        tid = thread_id or new_thread_id()
+        inp = self.turn_input(
+            text, tid, allow_run=allow_run, target=target, data_path=data_path, package=package, serial=serial
+        )
+        return tid, inp
+
+    def _check_pending(self, thread_id: str) -> None:
+        if self.result(thread_id).status != "needs_input":
+            raise RequestError(f"thread {thread_id} has no pending question")
+
+    def _events(self, inp: Any, tid: str) -> Iterator[StreamEvent]:
+        """The graph's stream as StreamEvents: tasks (start/end), custom (progress), interrupts."""
         cfg = self.config(tid)
-        for chunk in self.graph.stream(inp, cfg, stream_mode="updates"):
-            if on_progress is None:
-                continue
-            for node, update in chunk.items():
-                on_progress(node, update if isinstance(update, dict) else {"value": update})
-        return self.result(tid)
+        for mode, chunk in self.graph.stream(inp, cfg, stream_mode=["tasks", "custom", "updates"]):
+            if mode == "tasks":
+                name = chunk.get("name")
+                if "result" not in chunk:
+                    yield StreamEvent(kind="node_start", node=name)
+                    continue
+                result = chunk.get("result")
+                yield StreamEvent(
+                    kind="node_end",
+                    node=name,
+                    data=_jsonable(result) if isinstance(result, dict) else {},
+                )
+                for intr in chunk.get("interrupts") or ():
+                    value = intr.get("value") if isinstance(intr, dict) else getattr(intr, "value", intr)
+                    yield StreamEvent(
+                        kind="interrupt",
+                        node=name,
+                        data=value if isinstance(value, dict) else {"prompt": str(value)},
+                    )
+            elif mode == "custom":
+                data = chunk if isinstance(chunk, dict) else {"message": str(chunk)}
+                yield StreamEvent(kind="progress", node=data.get("node"), data=data)
+        yield StreamEvent(kind="result", result=self.result(tid))
+
+    def _run(
+        self,
+        inp: Any,
+        tid: str,
+        on_progress: ProgressCallback | None,
+        on_event: EventCallback | None = None,
+    ) -> AskResult:
+        result: AskResult | None = None
+        for ev in self._events(inp, tid):
+            if on_event is not None:
+                on_event(ev)
+            if ev.kind == "node_end" and on_progress is not None:
+                on_progress(ev.node or "?", ev.data)
+            if ev.kind == "result":
+                result = ev.result
+        return result if result is not None else self.result(tid)
 
     def result(self, thread_id: str) -> AskResult:
         snap = self.graph.get_state(self.config(thread_id))
@@ -208,7 +376,57 @@ class PerfScout:
             diagnosis=st.get("diagnosis"),
             route_history=list(st.get("route_history") or []),
             steps=int(st.get("steps") or 0),
+            report_paths=_existing_paths(st.get("report")),
+            analysis_source=analysis.get("source"),
         )
+
+
+def _existing_paths(report: dict[str, Any] | None) -> dict[str, str]:
+    """The report's file entries that exist on disk (a report dict also holds counts and flags)."""
+    out: dict[str, str] = {}
+    for key, value in (report or {}).items():
+        if key != "dir" and isinstance(value, str) and value and Path(value).is_file():
+            out[key] = value
+    return out
+
+
+def _jsonable(update: dict[str, Any]) -> dict[str, Any]:
+    """A node's update as plain JSON types (messages and models dumped), for events and --json."""
+    import orjson
+
+    def default(o: Any) -> Any:
+        if hasattr(o, "model_dump"):
+            return o.model_dump(mode="json")
+        return str(o)
+
+    return orjson.loads(orjson.dumps(update, default=default))
+
+
+async def _aiter_thread(make_iter: Callable[[], Iterator[StreamEvent]]) -> AsyncIterator[StreamEvent]:
+    """Drive a blocking iterator in a worker thread, handing its items to the event loop."""
+    loop = asyncio.get_running_loop()
+    q: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+
+    def work() -> None:
+        try:
+            for item in make_iter():
+                loop.call_soon_threadsafe(q.put_nowait, ("item", item))
+        except BaseException as e:  # re-raised in the caller's task
+            loop.call_soon_threadsafe(q.put_nowait, ("error", e))
+        else:
+            loop.call_soon_threadsafe(q.put_nowait, ("done", None))
+
+    worker = threading.Thread(target=work, name="perfscout-astream", daemon=True)
+    worker.start()
+    while True:
+        tag, value = await q.get()
+        if tag == "item":
+            yield value
+        elif tag == "error":
+            raise value
+        else:
+            break
+    worker.join()
 
 
 def _unique_dir(path: Path) -> Path:
@@ -224,3 +442,6 @@ def ask(text: str, **kwargs: Any) -> AskResult:
     """One-shot convenience: ``app.ask("解读一下 trace.json")`` with settings from the environment."""
     with PerfScout() as ps:
         return ps.ask(text, **kwargs)
+
+
+StreamEvent.model_rebuild()

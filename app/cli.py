@@ -1,10 +1,15 @@
 """The ``perfscout`` command line.
 
-Exit codes (documented in the README):
+Exit codes (documented in the README and docs/interfaces.md):
   0  done (or a capability skipped with its reason)
-  1  the turn failed or was refused (the reason is printed)
-  2  bad usage or bad input (one line: what and where)
-  3  the graph asked a question and stdin is not a terminal to answer it
+  1  the turn failed or was refused (the reason is printed); ``replay``: decisions differ
+  2  bad usage or bad input (one line: what and where), an unknown thread, an empty request
+  3  the graph asked a question and stdin is not a terminal to answer it (``--json`` prints
+     the question; answer with ``perfscout resume THREAD ANSWER``)
+  130 interrupted (Ctrl-C) or the prompt was aborted
+Output: answers on stdout, progress and notes on stderr. Progress (rich: the node that runs, a
+collection countdown, parsing progress) is drawn only when stderr is a terminal and the output
+is not ``--json``; ``--json`` prints one JSON document on stdout and nothing else there.
 Set PERFSCOUT_DEBUG=1 to see a traceback for an unexpected error.
 """
 
@@ -12,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
 
@@ -81,7 +87,8 @@ def ask(
     from app.api import PerfScout
 
     interactive = sys.stdin.isatty() and not as_json
-    with PerfScout(_settings(offline), workspace=workspace) as ps:
+    view = _progress(as_json)
+    with PerfScout(_settings(offline), workspace=workspace) as ps, _closing(view):
         result = ps.ask(
             text,
             thread_id=thread,
@@ -89,11 +96,11 @@ def ask(
             target=target,
             package=package,
             serial=serial,
-            on_progress=_progress_printer(as_json),
+            on_event=view,
         )
         while result.status == "needs_input" and interactive:
             answer = typer.prompt(result.question.get("prompt") or "?")
-            result = ps.resume(result.thread_id, answer, on_progress=_progress_printer(as_json))
+            result = ps.resume(result.thread_id, answer, on_event=view)
         if result.status == "needs_input" and not as_json:
             typer.echo(
                 f"? {result.question.get('prompt')}\n"
@@ -114,10 +121,11 @@ def resume(
     """Answer the pending question of THREAD and continue its turn."""
     from app.api import PerfScout
 
-    with PerfScout(_settings(offline)) as ps:
+    view = _progress(as_json)
+    with PerfScout(_settings(offline)) as ps, _closing(view):
         if ps.result(thread).status != "needs_input":
             raise CliError(f"thread {thread} has no pending question")
-        raise typer.Exit(_print_result(ps.resume(thread, answer, on_progress=_progress_printer(as_json)), as_json))
+        raise typer.Exit(_print_result(ps.resume(thread, answer, on_event=view), as_json))
 
 
 @app.command()
@@ -142,22 +150,91 @@ def replay(
     raise typer.Exit(EXIT_FAILED if rep.diffs else EXIT_OK)
 
 
-def _progress_printer(as_json: bool):
-    """Node-by-node progress on stderr when it is a terminal; quiet otherwise."""
-    if as_json or not sys.stderr.isatty():
-        return None
+def _progress(as_json: bool):
+    """Node-by-node progress on stderr when it is a terminal; quiet otherwise (app/progress.py)."""
+    from app.progress import progress_view
 
-    def show(node: str, update: dict) -> None:
-        typer.echo(f"· {node}", err=True)
+    return progress_view(as_json)
 
-    return show
+
+@contextmanager
+def _closing(view: Any):
+    """Stops the live progress display however the command ends (an error, an exit code)."""
+    try:
+        yield view
+    finally:
+        if view is not None:
+            view.close()
 
 
 # --- commands added by areas (keep each a thin wrapper over a function in its own module) ---
 
+threads_app = typer.Typer(help="The conversation threads in the checkpoint store.", no_args_is_help=True)
+app.add_typer(threads_app, name="threads")
+
+
+@threads_app.command("list")
+def threads_list(
+    limit: int = typer.Option(50, "--limit", "-n", min=1, help="Show at most this many, newest first."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """List threads: id, last update, status, last route and request."""
+    from app.api import PerfScout
+    from app.threads_cmd import format_list
+
+    with PerfScout(_settings(offline=True), llm=None) as ps:
+        threads = ps.threads(limit=limit)
+    if as_json:
+        emit_json([t.model_dump(mode="json") for t in threads])
+    else:
+        typer.echo(format_list(threads))
+
+
+@threads_app.command("show")
+def threads_show(
+    thread: str = typer.Argument(..., help="A thread id (see `perfscout threads list`)."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Show a thread's last route, answer, pending question and report paths."""
+    from app.api import PerfScout
+    from app.threads_cmd import format_detail
+
+    with PerfScout(_settings(offline=True), llm=None) as ps:
+        detail = ps.thread(thread)
+    if detail is None:
+        raise CliError(f"no thread {thread!r} in the checkpoint store")
+    if as_json:
+        emit_json(detail.model_dump(mode="json"))
+    else:
+        typer.echo(format_detail(detail))
+
+
+@threads_app.command("delete")
+def threads_delete(
+    thread: str = typer.Argument(..., help="The thread to forget."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Delete a thread's checkpoints (its run folders and reports are kept)."""
+    from app.api import PerfScout
+
+    if not yes:
+        if not sys.stdin.isatty():
+            raise CliError("refusing to delete without confirmation: add --yes")
+        typer.confirm(f"Delete thread {thread}?", abort=True)
+    with PerfScout(_settings(offline=True), llm=None) as ps:
+        deleted = ps.delete_thread(thread)
+    if not deleted:
+        raise CliError(f"no thread {thread!r} in the checkpoint store")
+    if as_json:
+        emit_json({"thread_id": thread, "deleted": True})
+    else:
+        typer.echo(f"deleted thread {thread}")
+
 
 def main() -> None:
     """Entry point: every error is one line and a documented exit code, never a traceback."""
+    from app.api import RequestError
     from app.checkpoint import CheckpointError
     from app.settings import SettingsError
     from nodes.perf.errors import PerfDataError
@@ -171,7 +248,7 @@ def main() -> None:
     except (CliError,) as e:
         typer.echo(f"perfscout: {e}", err=True)
         sys.exit(e.code)
-    except (SettingsError, PerfDataError, SandboxError, CheckpointError, FileNotFoundError) as e:
+    except (SettingsError, PerfDataError, SandboxError, CheckpointError, FileNotFoundError, RequestError) as e:
         typer.echo(f"perfscout: {e}", err=True)
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:

@@ -26,3 +26,40 @@ class NodeContext:
     adb_path: str | None = None
     #: Extra options nodes may read (kept small and documented where read).
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+# --- progress hook -------------------------------------------------------------------------
+# Long work (a collection with a time limit, parsing a large file) tells the shell how far it
+# is through LangGraph's "custom" stream: the CLI draws it, the API's stream() yields it, Studio
+# shows it. Any code running inside a node may call these (no context object to thread through
+# parsers); outside a graph run, or when nobody streams "custom", they do nothing.
+
+
+def report_progress(
+    stage: str,
+    *,
+    done: float | None = None,
+    total: float | None = None,
+    unit: str = "",
+    message: str = "",
+) -> None:
+    """How far ``stage`` is: e.g. ``report_progress("parse", done=bytes_read, total=size, unit="bytes")``.
+
+    Call it at most every few percent (each call is one stream event).
+    """
+    _emit({"progress": stage, "done": done, "total": total, "unit": unit, "message": message})
+
+
+def report_deadline(stage: str, seconds: float, message: str = "") -> None:
+    """``stage`` may take up to ``seconds`` from now (the CLI shows a countdown): a collection's limit."""
+    _emit({"progress": stage, "deadline_s": float(seconds), "message": message})
+
+
+def _emit(event: dict[str, Any]) -> None:
+    from langgraph.config import get_stream_writer
+
+    try:
+        writer = get_stream_writer()
+    except RuntimeError:  # not inside a graph run
+        return
+    writer(event)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from graph.enums import Node
+from graph.enums import Node, Route
 from nodes.common import last_user_text
 from nodes.context import NodeContext
 from nodes.extract import extract
+from nodes.followup import answerable as followup_answerable
 from nodes.routing import route_message
 
 #: Per-turn keys reset at the start of every turn. Results (collected, analysis …) are kept:
@@ -29,11 +30,24 @@ TURN_RESET: dict[str, Any] = {
 }
 
 
+#: Routes a follow-up question may be taken from: asking about "the data" or a general question.
+_FOLLOWUP_ROUTES = frozenset({Route.ANALYZE.value, Route.END.value})
+
+
 def make(ctx: NodeContext) -> Callable[[dict], dict]:
     def orchestrator(state: dict) -> dict:
         text = last_user_text(state)
         info = route_message(text, llm=ctx.llm)
         facts = extract(text)
+        if (
+            info["route"] in _FOLLOWUP_ROUTES
+            and not facts.data_paths
+            and followup_answerable(text, state.get("analysis"))
+        ):
+            # A question about this thread's last result, naming no new data: answered from it
+            # (the fallback node reads nodes.followup), not by re-running the pipeline.
+            info = {**info, "route": Route.END.value, "override": "followup",
+                    "reason": f"{info.get('reason', '')}; follow-up on the thread's last analysis".lstrip("; ")}
         update: dict[str, Any] = dict(TURN_RESET)
         update.update(
             {
