@@ -1,0 +1,102 @@
+"""Number and provenance formatting shared by the Markdown and HTML renderers.
+
+Both renderers print numbers through these helpers so the two reports can never disagree on a
+value or on where it came from.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from nodes.perf.model import Evidence
+
+
+def ms(v: float | None, digits: int | None = None) -> str:
+    """Milliseconds as people read them: 3 significant-ish digits, thousands separated."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    if digits is None:
+        digits = 0 if abs(v) >= 100 else 1 if abs(v) >= 10 else 2
+    return f"{v:,.{digits}f} ms"
+
+
+def num(v: float | None, digits: int = 1) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    if float(v).is_integer() and abs(v) < 1e15:
+        return f"{int(v):,}"
+    return f"{v:,.{digits}f}"
+
+
+def metric(v: object) -> str:
+    """A finding's metric value: integers as integers, other numbers to four significant digits."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    if float(v).is_integer():
+        return f"{int(v):,}"
+    return f"{v:.4g}"
+
+
+def pct(v: float | None, digits: int = 1) -> str:
+    """A share already expressed in percent (0–100)."""
+    return "–" if v is None else f"{v:.{digits}f} %"
+
+
+def ratio_pct(v: float | None, digits: int = 1) -> str:
+    """A ratio (0–1) as percent."""
+    return "–" if v is None else f"{100.0 * v:.{digits}f} %"
+
+
+def span(start_ms: float | None, end_ms: float | None) -> str | None:
+    if start_ms is None and end_ms is None:
+        return None
+    a = "?" if start_ms is None else f"{start_ms:,.1f}"
+    b = "?" if end_ms is None else f"{end_ms:,.1f}"
+    return f"{a}–{b} ms"
+
+
+class Provenance:
+    """Where the numbers of one report came from: the capture, its time range, the command."""
+
+    def __init__(self, analysis: Any, collected: Mapping[str, Any] | None):
+        self.source: str = analysis.source
+        self.format: str = analysis.format
+        self.duration_ms: float = analysis.duration_ms or 0.0
+        collected = collected or {}
+        src = collected.get("source")
+        meta = analysis.meta or {}
+        self.command: str | None = meta.get("command") or (
+            str(src) if src and str(src) != self.source else None
+        )
+        self.collected_kind: str | None = collected.get("kind")
+
+    def evidence(self, ev: Evidence | None = None, *, start_ms: float | None = None, end_ms: float | None = None) -> dict[str, Any]:
+        """The four provenance facts for a number: file, time range, events, command.
+
+        An Evidence object with gaps is completed from the capture itself (its file, its whole
+        time range), so no number is ever printed without a source.
+        """
+        ev = ev or Evidence()
+        s = ev.start_ms if ev.start_ms is not None else start_ms
+        e = ev.end_ms if ev.end_ms is not None else end_ms
+        if s is None and e is None and self.duration_ms and not ev.command:
+            s, e = 0.0, self.duration_ms
+        return {
+            "file": ev.source or self.source,
+            "range": span(s, e),
+            "events": list(ev.events or [])[:6],
+            "command": ev.command or self.command,
+        }
+
+    def text(self, ev: Evidence | None = None, **kw: Any) -> str:
+        """One line: ``file · 0.0–120.0 ms · events: a, b · command: …``."""
+        d = self.evidence(ev, **kw)
+        parts = [d["file"]]
+        if d["range"]:
+            parts.append(d["range"])
+        if d["events"]:
+            parts.append("events: " + ", ".join(d["events"]))
+        if d["command"]:
+            parts.append("command: " + d["command"])
+        return " · ".join(parts)

@@ -1,0 +1,352 @@
+"""The self-contained HTML report: one file, inline CSS and SVG, no script, no fetch.
+
+A Content-Security-Policy of ``default-src 'none'`` is set in the page itself, so a browser
+refuses any network or file fetch the page might attempt; the browser test watches the console
+for the violation report that would cause. Light and dark follow ``prefers-color-scheme``;
+wide tables and charts scroll inside their own box so the page fits a phone's width.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nodes.perf.model import Evidence
+from nodes.report import fmt
+from nodes.report.charts import Chart
+from nodes.report.sections import ChartSet
+from nodes.report.svg import esc
+from nodes.report.view import ReportView
+
+CSS = """
+:root{--bg:#fbfbfc;--fg:#1d2127;--muted:#5d6673;--card:#fff;--line:#d9dde3;--accent:#2f6fd6;--soft:#b9cff2;
+--ok:#3a9d5d;--bad:#d0453b;--warn:#c98a12;--task:#8a5cd0;--code:#f2f4f7;--lane:#f0f2f5;color-scheme:light dark}
+@media (prefers-color-scheme:dark){:root{--bg:#14171b;--fg:#e6e9ee;--muted:#9aa4b2;--card:#1c2026;--line:#343a43;
+--accent:#6ea2ff;--soft:#2f4775;--ok:#4fbf78;--bad:#ff6b5e;--warn:#e6ad3a;--task:#b48cff;--code:#23282f;--lane:#20252c}}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,
+"Noto Sans","PingFang SC","Microsoft YaHei",sans-serif}
+main{max-width:1180px;margin:0 auto;padding:16px}
+h1{font-size:1.6em;margin:.2em 0}h2{font-size:1.25em;margin:1.6em 0 .5em;border-bottom:1px solid var(--line);padding-bottom:.2em}
+h3{font-size:1.05em;margin:1.1em 0 .4em}
+a{color:var(--accent)}
+nav{display:flex;flex-wrap:wrap;gap:.3em .9em;font-size:.92em;margin:.6em 0}
+.meta,.src,figcaption{color:var(--muted);font-size:.86em;overflow-wrap:anywhere}
+.badge{display:inline-block;padding:.05em .55em;border-radius:1em;font-size:.8em;font-weight:600;color:#fff;vertical-align:middle}
+.sev-high{background:var(--bad)}.sev-medium{background:var(--warn)}.sev-low{background:var(--accent)}.sev-info{background:var(--muted)}
+.verdict{font-size:1.05em}
+.card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:12px 16px;margin:.8em 0}
+.tiles{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:10px;margin:.8em 0}
+.tile{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:10px 12px}
+.tile b{display:block;font-size:1.35em}.tile span{color:var(--muted);font-size:.82em}
+.narrative{border-left:4px solid var(--warn)}
+.narrative .label{font-weight:600;color:var(--warn)}
+ol.findings{padding-left:1.3em}ol.findings li{margin:.5em 0}
+.tbl{overflow-x:auto;margin:.5em 0}
+table{border-collapse:collapse;font-size:.9em;min-width:100%}
+th,td{border-bottom:1px solid var(--line);padding:.3em .55em;text-align:left;vertical-align:top}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.88em}
+code{background:var(--code);padding:.05em .3em;border-radius:4px;overflow-wrap:anywhere}
+pre{background:var(--code);padding:.6em .8em;border-radius:6px;overflow-x:auto;margin:.3em 0}
+figure{margin:.8em 0;background:var(--card);border:1px solid var(--line);border-radius:10px;padding:10px}
+.chartbox{overflow-x:auto}
+svg.chart{display:block;width:100%;min-width:600px;height:auto}
+svg .ax{stroke:var(--muted);stroke-width:1}svg .grid{stroke:var(--line);stroke-width:1}
+svg .tick{fill:var(--muted);font-size:11px}svg .lbl{fill:var(--fg);font-size:12px}svg .strong{font-weight:600}
+svg .ok{fill:var(--ok)}svg .bad{fill:var(--bad)}svg .task{fill:var(--task)}svg .accent{fill:var(--accent)}
+svg .first{fill:var(--warn)}svg .soft{fill:var(--soft)}svg .lane{fill:var(--lane)}
+svg .budget{stroke:var(--bad);stroke-width:2;stroke-dasharray:6 4}svg .median{stroke:var(--fg);stroke-width:1.5;stroke-dasharray:5 4}
+svg .series{fill:none;stroke:var(--accent);stroke-width:2}svg .area{fill:var(--soft);opacity:.55}svg .peak{fill:var(--bad)}
+svg .ice{stroke:var(--card);stroke-width:.5}svg .ice-lbl{fill:#111;font-size:11px;pointer-events:none}
+details summary{cursor:pointer}
+.muted{color:var(--muted)}
+@media (max-width:600px){main{padding:10px}body{font-size:14px}h1{font-size:1.35em}table{min-width:600px}td code{overflow-wrap:normal}}
+"""
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+
+def _src(v: ReportView, ev: Evidence | None = None, **kw: Any) -> str:
+    return f'<div class="src">Source: {esc(v.prov.text(ev, **kw))}</div>'
+
+
+def _figure(v: ReportView, c: Chart | None, ev: Evidence | None = None) -> str:
+    if not c:
+        return ""
+    return (
+        f'<figure data-kind="{esc(c.kind)}"><div class="chartbox">{c.svg}</div>'
+        f"<figcaption>{esc(c.note)} Source: {esc(v.prov.text(ev))}</figcaption></figure>"
+    )
+
+
+def _table(head: list[tuple[str, bool]], rows: list[list[str]]) -> str:
+    th = "".join(f'<th class="n">{esc(h)}</th>' if n else f"<th>{esc(h)}</th>" for h, n in head)
+    body = "".join(
+        "<tr>" + "".join(f'<td class="n">{c}</td>' if head[i][1] else f"<td>{c}</td>" for i, c in enumerate(r)) + "</tr>"
+        for r in rows
+    )
+    return f'<div class="tbl"><table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def _tile(value: str, label: str, tip: str) -> str:
+    return f'<div class="tile" title="{esc(tip)}"><b>{esc(value)}</b><span>{esc(label)}</span></div>'
+
+
+def _attribution_cell(v: ReportView, a: dict[str, Any] | None) -> str:
+    if not a:
+        return '<span class="muted">not attributed</span>'
+    status = a.get("status")
+    if status == "found":
+        loc = f"{a.get('file')}:{a.get('line')}" if a.get("line") else str(a.get("file"))
+        out = f"<code>{esc(loc)}</code>"
+        if a.get("excerpt"):
+            out += f"<details><summary>excerpt</summary><pre>{esc(a['excerpt'])}</pre></details>"
+        return out
+    label = "system / library code" if status == "system" else "not found in the workspace"
+    reason = f" ({esc(a['reason'])})" if a.get("reason") else ""
+    return f'<span class="muted">{label}{reason}</span>'
+
+
+def render_html(v: ReportView, cs: ChartSet) -> str:
+    a = v.analysis
+    sev = v.worst_severity or "info"
+    nav: list[tuple[str, str]] = [("summary", "Summary")]
+    body: list[str] = []
+
+    # --- summary ------------------------------------------------------------------------
+    tiles = []
+    src_tip = v.prov.text()
+    if a.duration_ms:
+        tiles.append(_tile(fmt.ms(a.duration_ms), "capture length", src_tip))
+    if a.frames and a.frames.count:
+        fr = a.frames
+        if fr.fps:
+            tiles.append(_tile(f"{fr.fps:.1f}", "frames per second", src_tip))
+        if fr.jank_ratio is not None:
+            tiles.append(_tile(fmt.ratio_pct(fr.jank_ratio), f"janky (> {fr.budget_ms:.2f} ms)", src_tip))
+        if fr.p90_ms is not None:
+            tiles.append(_tile(fmt.ms(fr.p90_ms), "frame time p90", src_tip))
+    if a.startup and a.startup.median_ms is not None:
+        tiles.append(_tile(fmt.ms(a.startup.median_ms), f"launch median ({len(a.startup.runs)} runs)", src_tip))
+    if a.hotspots:
+        h = max(a.hotspots, key=lambda h: h.self_pct)
+        tiles.append(_tile(fmt.pct(h.self_pct), f"self time in {h.name}", src_tip))
+    if a.long_tasks:
+        tiles.append(_tile(str(len(a.long_tasks)), "long tasks (≥ 50 ms)", src_tip))
+    sentences = "".join(f"<p>{esc(s)}</p>" for s in v.summary_sentences())
+    body.append(
+        f'<section id="summary"><div class="card verdict"><span class="badge sev-{esc(sev)}">{esc(v.verdict)}</span>'
+        f"{sentences}{_src(v)}</div>"
+        + (f'<div class="tiles">{"".join(tiles)}</div>' if tiles else "")
+        + "</section>"
+    )
+
+    if v.narrative:
+        unverified = (
+            f'<p class="src">Numbers not found in the computed findings: {esc(", ".join(v.narrative_unverified))}</p>'
+            if v.narrative_unverified
+            else ""
+        )
+        body.append(
+            '<section id="narrative" class="card narrative"><p class="label">Narrative written by a language model '
+            "from the computed findings below. It adds no measurement; where it disagrees with them, the findings are right.</p>"
+            + "".join(f"<p>{esc(p)}</p>" for p in v.narrative.split("\n\n") if p.strip())
+            + unverified
+            + "</section>"
+        )
+    elif v.narrative_note:
+        body.append(f'<p class="src">{esc(v.narrative_note)}</p>')
+
+    # --- what to look at first ----------------------------------------------------------
+    ranked = v.ranked_findings()
+    if ranked:
+        nav.append(("first", "Look at first"))
+        items = []
+        for f in ranked:
+            metric = ", ".join(f"{k} = {fmt.metric(x)}" for k, x in f.metric.items())
+            items.append(
+                f'<li><span class="badge sev-{esc(f.severity)}">{esc(f.severity)}</span> <b>{esc(f.title)}</b>'
+                f"<div>{esc(f.detail)}</div>"
+                + (f'<div class="src">{esc(metric)}</div>' if metric else "")
+                + _src(v, f.evidence)
+                + "</li>"
+            )
+        body.append(f'<section id="first"><h2>What to look at first</h2><ol class="findings">{"".join(items)}</ol></section>')
+
+    # --- hot spots ------------------------------------------------------------------------
+    if a.hotspots:
+        nav.append(("hotspots", "Hot spots"))
+        rows = []
+        for i, h in enumerate(a.hotspots[:30], 1):
+            where = f"{h.file}:{h.line}" if h.file and h.line else (h.file or "")
+            rows.append(
+                [
+                    str(i),
+                    f"<code>{esc(h.name)}</code>" + (f'<div class="src">{esc(where)}</div>' if where else ""),
+                    esc(fmt.ms(h.self_ms)),
+                    esc(fmt.pct(h.self_pct)),
+                    esc(fmt.ms(h.total_ms)),
+                    esc(fmt.pct(h.total_pct)),
+                    esc(fmt.num(h.count)),
+                    esc(h.thread or "all"),
+                    _attribution_cell(v, v.attribution_for(h)),
+                ]
+            )
+        table = _table(
+            [("#", True), ("function / slice", False), ("self", True), ("self %", True), ("total", True),
+             ("total %", True), ("count", True), ("thread", False), ("source", False)],
+            rows,
+        )
+        body.append(
+            f'<section id="hotspots"><h2>Hot spots</h2>{_figure(v, cs.hotspots)}{table}'
+            f"{_src(v)}</section>"
+        )
+    if cs.icicle:
+        nav.append(("stacks", "Stacks"))
+        body.append(f'<section id="stacks"><h2>Hottest stacks</h2>{_figure(v, cs.icicle)}</section>')
+
+    # --- frames ---------------------------------------------------------------------------
+    fr = a.frames
+    if fr and fr.count:
+        nav.append(("frames", "Frames"))
+        stats = [
+            ["frames", esc(fmt.num(fr.count))],
+            ["FPS", esc(fmt.num(fr.fps))],
+            ["janky", f"{esc(fmt.num(fr.jank_count))} ({esc(fmt.ratio_pct(fr.jank_ratio))})"],
+            ["budget", f"{esc(fmt.ms(fr.budget_ms))} — {esc(fr.budget_source)}"],
+            ["p50 / p90 / p99", " / ".join(esc(fmt.ms(x)) for x in (fr.p50_ms, fr.p90_ms, fr.p99_ms))],
+            ["worst", esc(fmt.ms(fr.max_ms))],
+        ]
+        for k, x in fr.reported.items():
+            stats.append([f"reported by the tool: {esc(k)}", esc(fmt.num(x) if isinstance(x, (int, float)) else x)])
+        worst = ""
+        if fr.worst:
+            worst = "<h3>Worst frames</h3>" + _table(
+                [("start", True), ("duration", True), ("jank type", False), ("what ran", False)],
+                [
+                    [esc(fmt.ms(w.start_ms)), esc(fmt.ms(w.dur_ms)), esc(w.jank_type or "–"),
+                     ", ".join(f"<code>{esc(r)}</code>" for r in w.ran[:6]) or "–"]
+                    for w in fr.worst[:15]
+                ],
+            )
+        body.append(
+            f'<section id="frames"><h2>Frames</h2>{_table([("metric", False), ("value", False)], stats)}'
+            f"{_src(v)}{_figure(v, cs.histogram)}{worst}</section>"
+        )
+    if cs.timeline:
+        nav.append(("timeline", "Timeline"))
+        body.append(f'<section id="timeline"><h2>Timeline</h2>{_figure(v, cs.timeline)}</section>')
+
+    # --- startup --------------------------------------------------------------------------
+    st = a.startup
+    if st and (st.runs or st.phases or st.imports or st.median_ms is not None):
+        nav.append(("startup", "Startup"))
+        parts = ['<section id="startup"><h2>Startup</h2>']
+        summary = [
+            ["kind", esc(st.kind)],
+            ["median", esc(fmt.ms(st.median_ms))],
+            ["min / max", f"{esc(fmt.ms(st.min_ms))} / {esc(fmt.ms(st.max_ms))}"],
+            ["spread", esc(fmt.ms(st.spread_ms))],
+            ["first run (coldest)", esc(fmt.ms(st.first_ms))],
+        ]
+        parts.append(_table([("metric", False), ("value", False)], summary))
+        if st.runs:
+            parts.append(
+                _table(
+                    [("run", True), ("total", True), ("wait", True), ("kind", False), ("ready by", False), ("exit", True), ("command", False)],
+                    [
+                        [str(r.index), esc(fmt.ms(r.total_ms)), esc(fmt.ms(r.wait_ms)), esc(r.kind), esc(r.ready_by or "–"),
+                         esc("–" if r.exit_code is None else str(r.exit_code)), f"<code>{esc(r.command)}</code>" if r.command else "–"]
+                        for r in st.runs
+                    ],
+                )
+            )
+        parts.append(_src(v))
+        parts += [_figure(v, cs.runs), _figure(v, cs.waterfall), _figure(v, cs.imports), "</section>"]
+        body.append("".join(parts))
+
+    # --- threads and long tasks -------------------------------------------------------------
+    if a.threads or a.long_tasks:
+        nav.append(("threads", "Threads"))
+        parts = ['<section id="threads"><h2>Threads and long tasks</h2>']
+        if a.threads:
+            parts.append(
+                _table(
+                    [("thread", False), ("process", False), ("busy", True), ("slices", True), ("running", True), ("runnable", True), ("sleeping", True)],
+                    [
+                        [esc(t.name) + (" <b>(main)</b>" if t.is_main else ""), esc(t.process or str(t.pid)), esc(fmt.ms(t.busy_ms)),
+                         esc(fmt.num(t.slice_count)), esc(fmt.ms(t.running_ms)), esc(fmt.ms(t.runnable_ms)), esc(fmt.ms(t.sleeping_ms))]
+                        for t in sorted(a.threads, key=lambda t: (not t.is_main, -t.busy_ms))[:25]
+                    ],
+                )
+            )
+        if a.long_tasks:
+            parts.append("<h3>Long tasks</h3>")
+            parts.append(
+                _table(
+                    [("task", False), ("thread", False), ("start", True), ("duration", True)],
+                    [[f"<code>{esc(t.name)}</code>", esc(t.thread), esc(fmt.ms(t.start_ms)), esc(fmt.ms(t.dur_ms))]
+                     for t in sorted(a.long_tasks, key=lambda t: -t.dur_ms)[:25]],
+                )
+            )
+        parts.append(_src(v) + "</section>")
+        body.append("".join(parts))
+
+    # --- counters ---------------------------------------------------------------------------
+    if cs.counters:
+        nav.append(("counters", "CPU / memory"))
+        body.append(
+            '<section id="counters"><h2>CPU and memory over time</h2>' + "".join(_figure(v, c) for c in cs.counters) + "</section>"
+        )
+
+    if a.stats:
+        nav.append(("stats", "Counters"))
+        body.append(
+            '<section id="stats"><h2>Reported counters</h2>'
+            + _table([("name", False), ("value", True)], [[f"<code>{esc(k)}</code>", esc(fmt.num(x, 3))] for k, x in a.stats.items()])
+            + _src(v)
+            + "</section>"
+        )
+
+    # --- sources ----------------------------------------------------------------------------
+    nav.append(("sources", "Sources"))
+    rows = [
+        ["data file", f"<code>{esc(a.source)}</code>"],
+        ["format", esc(a.format)],
+        ["time range", esc(fmt.span(0.0, a.duration_ms) or "–")],
+    ]
+    if v.prov.command:
+        rows.append(["command", f"<code>{esc(v.prov.command)}</code>"])
+    for k, x in (v.collected.get("paths") or {}).items():
+        rows.append([f"collected: {esc(k)}", f"<code>{esc(x)}</code>"])
+    if v.route:
+        why = v.route_info.get("reason")
+        rows.append(["route", esc(v.route) + (f" — {esc(why)}" if why else "")])
+    if v.question:
+        rows.append(["request", esc(v.question)])
+    for k, x in sorted(a.meta.items()):
+        rows.append([esc(k), esc(x)])
+    for label, name in v.exports.items():
+        rows.append([f"export: {esc(label)}", f'<a href="{esc(name)}">{esc(name)}</a>'])
+    rows.append(["generated", esc(v.generated_at)])
+    warn = ""
+    if a.warnings or a.partial:
+        warn = "<h3>Warnings</h3><ul>" + "".join(f"<li>{esc(w)}</li>" for w in a.warnings[:50]) + (
+            "<li>The result is partial: part of the input was skipped.</li>" if a.partial else ""
+        ) + "</ul>"
+    body.append(f'<section id="sources"><h2>Sources</h2>{_table([("item", False), ("value", False)], rows)}{warn}</section>')
+
+    navhtml = "".join(f'<a href="#{k}">{esc(t)}</a>' for k, t in nav)
+    title = f"PerfScout report — {a.source}"
+    return (
+        "<!doctype html>\n"
+        f'<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        f'<meta name="color-scheme" content="light dark">'
+        f"<title>{esc(title)}</title><style>{CSS}</style></head>"
+        f'<body><main><header><h1>PerfScout report</h1><div class="meta">{esc(a.format)} · <code>{esc(a.source)}</code>'
+        f" · {esc(v.generated_at)}</div><nav>{navhtml}</nav></header>"
+        + "".join(body)
+        + "</main></body></html>\n"
+    )

@@ -1,0 +1,206 @@
+"""The Markdown report: for terminals and pull requests, complete without any chart.
+
+The same sections as the HTML page in the same order; where the page draws a chart this file
+prints the table behind it (and a small text histogram of frame times, which reads well in a
+terminal). Cells are escaped so a function name with ``|`` cannot break a table.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from nodes.perf.model import Evidence
+from nodes.report import fmt
+from nodes.report.view import ReportView
+
+_LANG = {".py": "python", ".js": "javascript", ".ts": "typescript", ".java": "java", ".kt": "kotlin",
+         ".c": "c", ".cc": "cpp", ".cpp": "cpp", ".h": "c", ".rs": "rust", ".go": "go", ".ets": "typescript"}
+
+
+def cell(s: Any) -> str:
+    return str(s).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def code(s: Any) -> str:
+    """An inline code span; pipes escaped because GFM splits table cells on them even inside code."""
+    s = str(s).replace("\n", " ").replace("|", "\\|")
+    tick = "``" if "`" in s else "`"
+    pad = " " if tick == "``" else ""
+    return f"{tick}{pad}{s}{pad}{tick}"
+
+
+def table(head: list[str], rows: list[list[Any]], right: set[int] | None = None) -> str:
+    right = right or set()
+    out = ["| " + " | ".join(cell(h) for h in head) + " |",
+           "|" + "|".join("---:" if i in right else "---" for i in range(len(head))) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _src(v: ReportView, ev: Evidence | None = None) -> str:
+    return f"_Source: {cell(v.prov.text(ev))}_"
+
+
+def _text_histogram(durs: list[float], budget: float, width: int = 40) -> str:
+    if not durs:
+        return ""
+    edges = [budget * f for f in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)]
+    labels, counts, lo = [], [], 0.0
+    for e in edges:
+        counts.append(sum(1 for d in durs if lo <= d < e))
+        labels.append(f"{lo:6.1f}–{e:6.1f} ms")
+        lo = e
+    counts.append(sum(1 for d in durs if d >= lo))
+    labels.append(f"  ≥ {lo:6.1f} ms   ")
+    top = max(counts) or 1
+    lines = []
+    for i, (lab, c) in enumerate(zip(labels, counts)):
+        mark = "#" if i < 4 else "!"
+        lines.append(f"{lab} {mark * max(1 if c else 0, round(width * c / top))} {c}")
+    lines.append(f"(# within the {budget:.2f} ms budget, ! over it)")
+    return "```text\n" + "\n".join(lines) + "\n```"
+
+
+def render_markdown(v: ReportView) -> str:
+    a = v.analysis
+    out: list[str] = [f"# PerfScout report — {code(a.source)}", ""]
+    first, *rest = v.summary_sentences()
+    out.append(f"**{first}** " + " ".join(rest))
+    out += ["", _src(v), ""]
+
+    if v.narrative:
+        out += ["> **Narrative written by a language model** from the computed findings below. It adds no",
+                "> measurement; where it disagrees with them, the findings are right.", ">"]
+        out += ["> " + line if line.strip() else ">" for line in v.narrative.splitlines()]
+        if v.narrative_unverified:
+            out += [">", "> _Numbers not found in the computed findings: " + cell(", ".join(v.narrative_unverified)) + "_"]
+        out.append("")
+    elif v.narrative_note:
+        out += [f"_{v.narrative_note}_", ""]
+
+    ranked = v.ranked_findings()
+    if ranked:
+        out += ["## What to look at first", ""]
+        for i, f in enumerate(ranked, 1):
+            out.append(f"{i}. **[{f.severity}] {f.title}** — {f.detail}")
+            if f.metric:
+                out.append("   " + ", ".join(f"{k} = {fmt.metric(x)}" for k, x in f.metric.items()))
+            out.append("   " + _src(v, f.evidence))
+        out.append("")
+
+    if a.hotspots:
+        out += ["## Hot spots", ""]
+        rows = []
+        excerpts: list[str] = []
+        for i, h in enumerate(a.hotspots[:30], 1):
+            att = v.attribution_for(h)
+            if att and att.get("status") == "found":
+                where = code(f"{att.get('file')}:{att.get('line')}" if att.get("line") else att.get("file"))
+                if att.get("excerpt"):
+                    lang = _LANG.get(os.path.splitext(str(att.get("file")))[1], "")
+                    excerpts += [f"**{cell(h.name)}** — {where}", "", f"```{lang}", str(att["excerpt"]).rstrip(), "```", ""]
+            elif att:
+                where = ("system / library code" if att.get("status") == "system" else "not found in the workspace") + (
+                    f" ({cell(att['reason'])})" if att.get("reason") else "")
+            elif h.file:
+                where = code(f"{h.file}:{h.line}" if h.line else h.file)
+            else:
+                where = "–"
+            rows.append([i, code(h.name), fmt.ms(h.self_ms), fmt.pct(h.self_pct), fmt.ms(h.total_ms), fmt.pct(h.total_pct),
+                         fmt.num(h.count), cell(h.thread or "all"), where])
+        out.append(table(["#", "function / slice", "self", "self %", "total", "total %", "count", "thread", "source"], rows,
+                         {0, 2, 3, 4, 5, 6}))
+        out += ["", _src(v), ""]
+        if excerpts:
+            out += ["### Source excerpts", ""] + excerpts
+
+    if a.stacks:
+        out += ["## Hottest stacks", ""]
+        total = sum(s.weight_ms for s in a.stacks) or 1.0
+        rows = [[fmt.ms(s.weight_ms), fmt.pct(100 * s.weight_ms / total), cell(s.thread or "–"),
+                 code(" → ".join(s.frames[-4:]) if len(s.frames) <= 4 else "… → " + " → ".join(s.frames[-4:]))]
+                for s in sorted(a.stacks, key=lambda s: -s.weight_ms)[:10]]
+        out += [table(["time", "share", "thread", "stack (leaf last)"], rows, {0, 1}), "", _src(v), ""]
+
+    fr = a.frames
+    if fr and fr.count:
+        out += ["## Frames", ""]
+        rows = [["frames", fmt.num(fr.count)], ["FPS", fmt.num(fr.fps)],
+                ["janky", f"{fmt.num(fr.jank_count)} ({fmt.ratio_pct(fr.jank_ratio)})"],
+                ["budget", f"{fmt.ms(fr.budget_ms)} — {fr.budget_source}"],
+                ["p50 / p90 / p99", " / ".join(fmt.ms(x) for x in (fr.p50_ms, fr.p90_ms, fr.p99_ms))],
+                ["worst", fmt.ms(fr.max_ms)]]
+        rows += [[f"reported by the tool: {cell(k)}", cell(fmt.num(x) if isinstance(x, (int, float)) else x)] for k, x in fr.reported.items()]
+        out += [table(["metric", "value"], rows), "", _src(v), ""]
+        hist = _text_histogram(fr.durations_ms, fr.budget_ms)
+        if hist:
+            out += [hist, ""]
+        if fr.worst:
+            out += ["### Worst frames", "",
+                    table(["start", "duration", "jank type", "what ran"],
+                          [[fmt.ms(w.start_ms), fmt.ms(w.dur_ms), cell(w.jank_type or "–"), ", ".join(code(r) for r in w.ran[:6]) or "–"]
+                           for w in fr.worst[:15]], {0, 1}), ""]
+
+    st = a.startup
+    if st and (st.runs or st.phases or st.imports or st.median_ms is not None):
+        out += ["## Startup", "",
+                table(["metric", "value"], [["kind", cell(st.kind)], ["median", fmt.ms(st.median_ms)],
+                                            ["min / max", f"{fmt.ms(st.min_ms)} / {fmt.ms(st.max_ms)}"],
+                                            ["spread", fmt.ms(st.spread_ms)], ["first run (coldest)", fmt.ms(st.first_ms)]]), ""]
+        if st.runs:
+            out += [table(["run", "total", "wait", "kind", "command"],
+                          [[r.index, fmt.ms(r.total_ms), fmt.ms(r.wait_ms), cell(r.kind), code(r.command) if r.command else "–"] for r in st.runs],
+                          {0, 1, 2}), ""]
+        if st.phases:
+            out += ["### Phases", "", table(["phase", "start", "duration", "thread"],
+                                            [[cell(p.name), fmt.ms(p.start_ms), fmt.ms(p.dur_ms), cell(p.thread or "–")]
+                                             for p in sorted(st.phases, key=lambda p: p.start_ms)], {1, 2}), ""]
+        if st.imports:
+            top = sorted(st.imports, key=lambda e: -e.cumulative_us)[:15]
+            out += ["### Slowest imports", "", table(["module", "cumulative", "self", "depth"],
+                                                    [[code(e.module), fmt.ms(e.cumulative_us / 1000), fmt.ms(e.self_us / 1000), e.depth] for e in top],
+                                                    {1, 2, 3}), ""]
+        out += [_src(v), ""]
+
+    if a.threads or a.long_tasks:
+        out += ["## Threads and long tasks", ""]
+        if a.threads:
+            out += [table(["thread", "process", "busy", "slices", "running", "runnable"],
+                          [[cell(t.name) + (" **(main)**" if t.is_main else ""), cell(t.process or t.pid), fmt.ms(t.busy_ms),
+                            fmt.num(t.slice_count), fmt.ms(t.running_ms), fmt.ms(t.runnable_ms)]
+                           for t in sorted(a.threads, key=lambda t: (not t.is_main, -t.busy_ms))[:25]], {2, 3, 4, 5}), ""]
+        if a.long_tasks:
+            out += ["### Long tasks", "", table(["task", "thread", "start", "duration"],
+                                                [[code(t.name), cell(t.thread), fmt.ms(t.start_ms), fmt.ms(t.dur_ms)]
+                                                 for t in sorted(a.long_tasks, key=lambda t: -t.dur_ms)[:25]], {2, 3}), ""]
+        out += [_src(v), ""]
+
+    if a.counters:
+        out += ["## CPU and memory over time", "",
+                table(["series", "unit", "min", "mean", "max", "last", "points"],
+                      [[cell(c.name), cell(c.unit or "–"), fmt.num(c.min, 2), fmt.num(c.mean, 2), fmt.num(c.max, 2), fmt.num(c.last, 2), len(c.points)]
+                       for c in a.counters], {2, 3, 4, 5, 6}), "", _src(v), ""]
+
+    if a.stats:
+        out += ["## Reported counters", "", table(["name", "value"], [[code(k), fmt.num(x, 3)] for k, x in a.stats.items()], {1}), "", _src(v), ""]
+
+    out += ["## Sources", ""]
+    rows = [["data file", code(a.source)], ["format", cell(a.format)], ["time range", fmt.span(0.0, a.duration_ms) or "–"]]
+    if v.prov.command:
+        rows.append(["command", code(v.prov.command)])
+    rows += [[f"collected: {cell(k)}", code(x)] for k, x in (v.collected.get("paths") or {}).items()]
+    if v.route:
+        rows.append(["route", cell(v.route) + (f" — {cell(v.route_info['reason'])}" if v.route_info.get("reason") else "")])
+    if v.question:
+        rows.append(["request", cell(v.question)])
+    rows += [[cell(k), cell(x)] for k, x in sorted(a.meta.items())]
+    rows += [[f"export: {cell(k)}", f"[{cell(n)}]({n})"] for k, n in v.exports.items()]
+    rows.append(["generated", v.generated_at])
+    out += [table(["item", "value"], rows), ""]
+    if a.warnings or a.partial:
+        out += ["### Warnings", ""] + [f"- {w}" for w in a.warnings[:50]]
+        if a.partial:
+            out.append("- The result is partial: part of the input was skipped.")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
