@@ -1,18 +1,74 @@
-"""The collector node. Its capability is built by a later issue; until then it skips, saying why."""
+"""The collector node (full_analysis): runs the target once under py-spy, psutil and perf stat.
+
+Permission comes first: nothing runs unless the user allowed running programs (``allow_run``)
+or the settings' allowlist names this program. A turn with no target asks for one rather than
+guess. Tool outcomes are returned as a typed error (attach failure → retryable, crash or bad
+target → validation, hang → timeout, refusal → permission), a typed skip (py-spy missing), or
+``collected``; the policy in ``graph.policy`` decides what follows.
+"""
 
 from __future__ import annotations
 
 from typing import Callable
 
-from graph.enums import Node
-from nodes.common import skip, stamp
+from graph.enums import ErrorKind, Node
+from nodes.collect.nodeutil import permission, refused, run_folder
+from nodes.collect.options import CollectOptions
+from nodes.collect.profile import collect_profile
+from nodes.collect.target import parse_target
+from nodes.common import ToolFailure, attempt, failure, skip, stamp
 from nodes.context import NodeContext
+
+TARGET_PROMPT = (
+    "Which program should I profile? Give a script path (examples/slow_app.py) or a command "
+    'line ("python app.py --size 1e6"). 要分析哪个程序？请给出脚本路径或命令行。'
+)
 
 
 def make(ctx: NodeContext) -> Callable[[dict], dict]:
+    opts = CollectOptions.from_context(ctx)
+
     def collector(state: dict) -> dict:
-        update = stamp(state, Node.COLLECTOR.value)
-        update.update(skip(Node.COLLECTOR.value, "this capability is not built yet"))
+        name = Node.COLLECTOR.value
+        update = stamp(state, name)
+        update["attempts"] = attempt(state, name)
+        allowed, by_allowlist = permission(state, ctx)
+        if not allowed:
+            update.update(failure(name, refused(name)))
+            return update
+        if by_allowlist:
+            update["allow_run"] = True
+        target = str(state.get("target") or "").strip()
+        if not target:
+            # An earlier turn's collection must not pass for this turn's evidence.
+            update.update({"collected": None, "missing": ["target"]})
+            update["question"] = {"field": "target", "prompt": TARGET_PROMPT, "for_node": name}
+            return update
+        try:
+            t = parse_target(target, state.get("workspace") or ".")
+            run_dir = run_folder(state, ctx, "profile")
+            update["run_dir"] = str(run_dir)
+            collected = collect_profile(t, run_dir, opts)
+        except ToolFailure as e:
+            if e.kind is ErrorKind.UNAVAILABLE:
+                update.update(skip(name, e.message))
+            else:
+                update.update(failure(name, e))
+            return update
+        if not collected["paths"]:
+            notes = "; ".join(collected["summary"].get("notes") or []) or "no readable files"
+            update.update(
+                failure(
+                    name,
+                    ToolFailure(
+                        ErrorKind.UNAVAILABLE,
+                        f"the run of {t.display} finished but the analyzer can read none of its files "
+                        f"({notes}); they are in {run_dir}",
+                    ),
+                )
+            )
+            return update
+        update.update({"collected": collected, "last_error": None, "missing": [], "question": None})
         return update
 
     return collector

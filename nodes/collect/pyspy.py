@@ -1,0 +1,119 @@
+"""Records a running Python program's stacks with py-spy, as a speedscope profile.
+
+py-spy attaches to the program PerfScout launched (``--pid``) instead of launching it: py-spy
+``record -- cmd`` reports exit status 0 whatever the program returned, and the collector must
+tell a crash from a clean exit. Attaching costs nothing measurable: py-spy's own launcher also
+spawns first and attaches after, with the same retries (checked here: a 0.2 s function at the
+very start of a script is sampled in full).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from nodes.collect.runner import BoundedCapture, Launched
+
+_WROTE = re.compile(r"Samples:\s*(\d+)\s+Errors:\s*(\d+)")
+_ERROR = re.compile(r"^Error:\s*(.+)$", re.M)
+#: Seconds py-spy gets to write its file after the program ended.
+FLUSH_TIMEOUT_S = 15.0
+
+
+def find_pyspy(setting: str | None = None) -> str | None:
+    """The py-spy binary: the configured path, else next to this interpreter, else on PATH.
+
+    A configured path is used as is, never replaced by another copy: if a user points it
+    somewhere, a silent fallback would hide their mistake.
+    """
+    if setting:
+        p = Path(setting)
+        return str(p) if p.is_file() and os.access(p, os.X_OK) else None
+    beside = Path(sys.executable).parent / "py-spy"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("py-spy")
+
+
+@dataclass
+class PySpyOutcome:
+    ok: bool
+    path: str
+    samples: int = 0
+    errors: int = 0
+    returncode: int | None = None
+    #: py-spy's own error line, when it failed.
+    message: str = ""
+    log: str = ""
+
+
+class PySpyRecorder:
+    """py-spy ``record`` attached to ``pid``, writing speedscope JSON to ``out_path``."""
+
+    def __init__(
+        self,
+        exe: str,
+        pid: int,
+        out_path: str,
+        *,
+        rate: int = 100,
+        native: bool = False,
+        idle: bool = True,
+        subprocesses: bool = True,
+    ):
+        self.out_path = out_path
+        self.argv = [exe, "record", "--format", "speedscope", "--output", out_path, "--pid", str(pid)]
+        self.argv += ["--rate", str(int(rate)), "--full-filenames"]
+        if subprocesses:
+            self.argv.append("--subprocesses")
+        if native:
+            self.argv.append("--native")
+        if idle:
+            self.argv.append("--idle")
+        self.proc = Launched(self.argv, capture_limit=64 * 1024)
+
+    def running(self) -> bool:
+        return self.proc.popen.poll() is None
+
+    def finish(self, timeout_s: float = FLUSH_TIMEOUT_S) -> PySpyOutcome:
+        """Wait for py-spy to notice the program ended and write its file (stopped if it hangs)."""
+        if self.proc.wait(timeout_s) == "timeout":
+            # py-spy writes what it has on Ctrl-C; SIGTERM would lose the profile.
+            self.proc.interrupt()
+            self.proc.wait(5.0)
+        res = self.proc.result()
+        return outcome_of(self.out_path, res.returncode, res.stdout, res.stderr)
+
+    def abort(self) -> None:
+        self.proc.stop()
+
+
+def outcome_of(path: str, returncode: int | None, out: BoundedCapture, err: BoundedCapture) -> PySpyOutcome:
+    log = (out.text() + "\n" + err.text()).strip()
+    m = _WROTE.search(log)
+    exists = os.path.isfile(path) and os.path.getsize(path) > 0
+    if returncode == 0 and exists:
+        return PySpyOutcome(
+            True, path, int(m.group(1)) if m else 0, int(m.group(2)) if m else 0, returncode, "", log[-4000:]
+        )
+    em = _ERROR.search(log)
+    message = em.group(1).strip() if em else (log.splitlines() or [f"exit status {returncode}"])[-1]
+    return PySpyOutcome(False, path, 0, 0, returncode, message[:500], log[-4000:])
+
+
+def attach_hint(message: str) -> str:
+    """What a user can do about a py-spy failure, judged from its message."""
+    low = message.lower()
+    if "permission denied" in low or "operation not permitted" in low or "os error 1)" in low:
+        return (
+            "the kernel refused ptrace: run PerfScout as the program's user with "
+            "kernel.yama.ptrace_scope=0, or as root / with CAP_SYS_PTRACE (in Docker: --cap-add SYS_PTRACE)"
+        )
+    if "python version" in low or "python interpreter" in low:
+        return "py-spy found no Python interpreter in the process (is it a Python program?)"
+    return "see pyspy.log in the run folder"
+
