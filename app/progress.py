@@ -87,7 +87,7 @@ class ProgressView:
         if data.get("deadline_s") is not None:
             p.update(self._task, description=label, deadline=time.monotonic() + float(data["deadline_s"]))
             return
-        fields: dict[str, Any] = {"description": label, "unit": data.get("unit") or ""}
+        fields: dict[str, Any] = {"description": label, "unit": data.get("unit") or "", "deadline": None}
         if data.get("total"):
             fields["total"] = float(data["total"])
         if data.get("done") is not None:

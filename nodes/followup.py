@@ -65,8 +65,17 @@ _INTENTS: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
+#: "What is jank?" asks what a word means, not what this thread measured.
+_DEFINITION = re.compile(
+    r"what\s+(is|are)\s+(?!the\b|my\b|its\b)|what\s+does\s+.+\s+mean|什么是|什麼是|是什么意思|是什麼意思|什么叫|什麼叫",
+    re.I,
+)
+
+
 def intent(text: str) -> str | None:
     """Which recognised follow-up question ``text`` asks, or None."""
+    if _DEFINITION.search(text or ""):
+        return None
     for name, pattern in _INTENTS:
         if pattern.search(text or ""):
             return name
@@ -113,7 +122,7 @@ def _slowest_frame(a: Analysis, lang: Lang) -> str | None:
         ran = ", ".join((w.get("ran") or [])[:3])
         jank = f" [{w['jank_type']}]" if w.get("jank_type") else ""
         budget = frames.get("budget_ms")
-        over = f" (budget {_ms(budget)})" if budget else ""
+        over = _t(lang, f"（预算 {_ms(budget)}）", f"（預算 {_ms(budget)}）", f" (budget {_ms(budget)})") if budget else ""
         lines = [
             _t(
                 lang,
