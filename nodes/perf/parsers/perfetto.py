@@ -20,8 +20,6 @@ Not read (counted in ``meta`` so a report can say so): CPU callstack sampling
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from collections import Counter
 
 from google.protobuf.descriptor import FieldDescriptor
@@ -30,6 +28,7 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TracePacket
 
 from nodes.perf.errors import PerfDataError
+from nodes.perf.formats import _check_file, is_gzip, max_decompressed, open_input
 from nodes.perf.model import PerfData
 from nodes.perf.parsers.perfetto_clock import BOOTTIME, ClockConverter
 from nodes.perf.parsers.perfetto_frames import FRAME_TIMELINE_FIELD, FrameTimelineState
@@ -37,11 +36,11 @@ from nodes.perf.parsers.perfetto_ftrace import FtraceState
 from nodes.perf.parsers.perfetto_startup import find_startups
 from nodes.perf.parsers.perfetto_stream import (
     DEFAULT_PACKET_LIMIT,
+    GunzipStream,
     StreamCorrupt,
     StreamReport,
     iter_packets,
     iter_packets_from_bytes,
-    open_maybe_gzip,
     read_varint,
 )
 from nodes.perf.parsers.perfetto_system import SystemState
@@ -81,6 +80,9 @@ class _TraceReader:
         self.kinds: Counter[str] = Counter()
         self.unknown_fields: Counter[int] = Counter()
         self.bad_packets = 0
+        #: Trace bounds as the trace processor reports them: every packet and sched event.
+        self.first_ns: int | None = None
+        self.last_ns: int | None = None
 
     def packet(self, raw: bytes) -> None:
         pkt = TracePacket()
@@ -89,6 +91,14 @@ class _TraceReader:
         except DecodeError:
             self.bad_packets += 1
             return
+        try:
+            self._dispatch(pkt, raw)
+        except (TypeError, ValueError, KeyError, IndexError, OverflowError):
+            # Fields that decode but hold nonsense (bytes where text belongs, wild values):
+            # the packet is dropped and counted rather than ending the whole read.
+            self.bad_packets += 1
+
+    def _dispatch(self, pkt, raw: bytes) -> None:
         seq_id = pkt.trusted_packet_sequence_id
         seq = self.track_events.sequence_packet(pkt)
         kind = pkt.WhichOneof("data")
@@ -105,6 +115,9 @@ class _TraceReader:
             else:
                 clock_id = None
             ts = self.clock.to_ns(seq_id, clock_id, pkt.timestamp)
+            if ts > 0:
+                self.first_ns = ts if self.first_ns is None else min(self.first_ns, ts)
+                self.last_ns = ts if self.last_ns is None else max(self.last_ns, ts)
         if kind is not None:
             self.kinds[kind] += 1
         if kind == "ftrace_events":
@@ -156,9 +169,16 @@ class _TraceReader:
                 info.is_main = True
         self.frames.finish(data)
         async_slices = self.ftrace.async_slices + self.track_events.async_slices
+        for a in async_slices:
+            data.add_async_slice(a.pid, a.track or a.name, a.ts_ns / 1000.0, a.dur_ns / 1000.0, a.name)
         focus = find_startups(data, async_slices)
         self._counters(focus)
         self._meta(report, len(async_slices))
+        for t in (self.first_ns, self.last_ns, self.ftrace.sched_first_ns, self.ftrace.sched_last_ns):
+            if t is not None:
+                us = t / 1000.0
+                data.start_us = us if data.start_us is None else min(data.start_us, us)
+                data.end_us = us if data.end_us is None else max(data.end_us, us)
 
     def _counters(self, focus: list[int]) -> None:
         data = self.data
@@ -215,7 +235,7 @@ class _TraceReader:
         skipped = self.bad_packets + te.skipped_no_state + self.frames.decode_errors
         data.skipped_events += skipped + ft.print_failures
         if self.bad_packets:
-            data.warn(f"{self.bad_packets} packets could not be decoded and were skipped")
+            data.warn(f"{self.bad_packets} packets could not be decoded (or held malformed fields) and were skipped")
             data.partial = True
         if te.skipped_no_state:
             data.warn(
@@ -244,11 +264,18 @@ def _identity(t: int) -> int:
 
 
 def parse(path: str, packet_limit: int = DEFAULT_PACKET_LIMIT) -> PerfData:
-    """Read a Perfetto trace into PerfData; bad input raises PerfDataError, nothing else."""
-    try:
-        f = open_maybe_gzip(path)
-    except OSError as e:
-        raise PerfDataError(path, f"cannot open: {e.strerror or e}") from None
+    """Read a Perfetto trace into PerfData; bad input raises PerfDataError, nothing else.
+
+    A trace cut short (mid-packet, or a gzip stream that ends early) keeps every whole
+    packet before the cut and comes back marked ``partial`` with a warning saying where.
+    """
+    gunzip: GunzipStream | None = None
+    _check_file(path)  # PerfDataError for a missing file, a directory, a device
+    if is_gzip(path):  # by content, not by name
+        gunzip = GunzipStream(open(path, "rb"), max_decompressed())
+        f = gunzip
+    else:
+        f = open_input(path)  # PerfDataError for missing, empty, or non-regular files
     data = PerfData(FORMAT, path)
     reader = _TraceReader(data)
     report = StreamReport()
@@ -261,13 +288,14 @@ def parse(path: str, packet_limit: int = DEFAULT_PACKET_LIMIT) -> PerfData:
             raise PerfDataError(path, f"not a Perfetto trace ({e})") from None
         report.problems.append(f"trace corrupt after {report.packets} packets ({e}); the rest is unread")
         report.truncated = True
-    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
-        if report.packets == 0:
-            raise PerfDataError(path, f"damaged gzip stream ({e})") from None
-        report.problems.append(f"gzip stream ends early after {report.packets} packets ({e})")
-        report.truncated = True
+    except OverflowError as e:
+        raise PerfDataError(path, f"{e}; refusing (a gzip bomb?). Raise PERFSCOUT_MAX_DECOMPRESSED if it is genuine") from None
     except OSError as e:
         raise PerfDataError(path, f"read failed: {e.strerror or e}") from None
+    if gunzip is not None and gunzip.truncated:
+        detail = f": {gunzip.error}" if gunzip.error else ""
+        report.problems.append(f"gzip stream ends before its end marker{detail}; read what came before")
+        report.truncated = True
     if report.packets == 0:
         raise PerfDataError(path, "no trace packets: empty or not a Perfetto trace")
     if reader.bad_packets == report.packets:

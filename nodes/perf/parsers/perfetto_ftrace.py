@@ -111,7 +111,10 @@ class FtraceState:
             tid = e.pid
             if kind == "print":
                 self.prints += 1
-                self._atrace_line(to_ns(e.timestamp), tid, e.print.buf)
+                buf = e.print.buf
+                if isinstance(buf, bytes):  # protobuf hands invalid UTF-8 back as bytes
+                    buf = buf.decode("utf-8", "replace")
+                self._atrace_line(to_ns(e.timestamp), tid, buf)
             elif kind == "sched_switch":
                 self._switch(cpu, to_ns(e.timestamp), e.sched_switch)
             elif kind == "sched_waking":

@@ -11,8 +11,8 @@ themselves are parsed by the ``perfetto`` package's generated classes.
 
 from __future__ import annotations
 
-import gzip
 import io
+import zlib
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator
 
@@ -46,14 +46,71 @@ class StreamReport:
     problems: list[str] = field(default_factory=list)
 
 
-def open_maybe_gzip(path: str) -> BinaryIO:
-    """Open ``path`` for binary reading, gunzipping on the fly when it starts with gzip magic."""
-    f = open(path, "rb")
-    magic = f.read(2)
-    f.seek(0)
-    if magic == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=f, mode="rb")  # type: ignore[return-value]
-    return f
+class GunzipStream(io.RawIOBase):
+    """Gunzip on the fly, keeping what decompressed before a cut instead of failing.
+
+    ``gzip.GzipFile`` raises on a stream that ends early and drops the data of the last
+    read; a capture cut off during ``adb pull`` would then lose whole packets that are
+    intact. Here the decompressor hands out everything it can, and ``truncated`` says
+    whether the stream ended before its end-of-stream marker. ``cap`` bounds the
+    decompressed size (a gzip bomb stops with ``OverflowError``).
+    """
+
+    def __init__(self, raw: BinaryIO, cap: int):
+        self._raw = raw
+        self._cap = cap
+        self._out = 0
+        self._d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self._pending = b""
+        self._tail = b""
+        self.truncated = False
+        self.error: str | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def _input(self) -> bytes:
+        if self._tail:
+            data, self._tail = self._tail, b""
+            return data
+        return self._raw.read(_READ_CHUNK)
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        while not self._pending:
+            if self._d.eof:
+                rest = self._d.unused_data or self._input()
+                if not rest.strip(b"\0"):
+                    return 0  # clean end (trailing zero padding is allowed)
+                self._d = zlib.decompressobj(16 + zlib.MAX_WBITS)  # the next gzip member
+                data = rest
+            else:
+                data = self._input()
+                if not data:
+                    self.truncated = True
+                    self._pending = self._d.flush()
+                    if not self._pending:
+                        return 0
+                    break
+            try:
+                self._pending = self._d.decompress(data, max(len(b), 1 << 16))
+            except zlib.error as e:
+                self.truncated = True
+                self.error = str(e)
+                return 0
+            self._tail = self._d.unconsumed_tail
+        n = min(len(b), len(self._pending))
+        b[:n] = self._pending[:n]
+        self._pending = self._pending[n:]
+        self._out += n
+        if self._out > self._cap:
+            raise OverflowError(f"decompresses to more than {self._cap} bytes")
+        return n
+
+    def close(self) -> None:
+        try:
+            self._raw.close()
+        finally:
+            super().close()
 
 
 def read_varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
