@@ -8,6 +8,7 @@ a reader hovering a bar sees its exact number.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Sequence
@@ -57,12 +58,15 @@ def frame_histogram(fr: FrameStats | None) -> Chart | None:
     cap = max(2.5 * budget, _quantile(durs, 0.99) * 1.05)
     from nodes.report.svg import nice_step
 
-    width = nice_step(cap, 26)
-    nbins = max(1, int(cap // width) + (1 if cap % width else 0))
+    # The budget is always a bin edge and bins are (lo, hi]: a bar is either all within the
+    # budget or all over it, so the red bars hold exactly the janky frames.
+    per_budget = max(1, round(budget / nice_step(cap, 26)))
+    width = budget / per_budget
+    nbins = max(1, math.ceil(cap / width))
     counts = [0] * nbins
     over = 0
     for d in durs:
-        i = int(d // width)
+        i = max(0, math.ceil(d / width) - 1)
         if i >= nbins:
             over += 1
         else:
@@ -79,8 +83,8 @@ def frame_histogram(fr: FrameStats | None) -> Chart | None:
         lo = i * width
         is_over = over and i == len(bins) - 1
         x0, x1 = sx(lo) + 1, sx(lo + width) - 1
-        label = f"> {lo:g} ms" if is_over else f"{lo:g}–{lo + width:g} ms"
-        cls = "bad" if lo >= budget or is_over else "ok"
+        label = f"> {lo:.2f} ms" if is_over else f"{lo:.2f}–{lo + width:.2f} ms"
+        cls = "bad" if i >= per_budget or is_over else "ok"
         if c:
             parts.append(rect(x0, sy(c), x1 - x0, sy(0) - sy(c), cls, f"{label}: {c} frames", c))
             marks += 1
@@ -94,7 +98,7 @@ def frame_histogram(fr: FrameStats | None) -> Chart | None:
     jank = sum(1 for d in durs if d > budget)
     note = (
         f"{len(durs):,} frame durations; {jank:,} exceed the {budget:.2f} ms budget "
-        f"(red, right of the dashed line). Bin width {width:g} ms."
+        f"(red, right of the dashed line). Bin width {width:.2f} ms."
     )
     return Chart("frame-histogram", "Frame times", "".join(parts), note, marks)
 
