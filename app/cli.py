@@ -169,6 +169,56 @@ def _closing(view: Any):
 
 # --- commands added by areas (keep each a thin wrapper over a function in its own module) ---
 
+
+@app.command()
+def report(
+    target: str = typer.Argument(..., help="A report folder or report.json, an analysis JSON, a trace file, or a thread id."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write here (default: <runs>/<thread|local>/<time>/)."),
+    narrative: bool = typer.Option(False, "--narrative", help="Add a model-written narrative (needs a configured model)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the written paths as JSON."),
+) -> None:
+    """Render a report again (Markdown, HTML with charts, JSON, speedscope, Trace Event JSON)."""
+    from app.models import make_chat_model
+    from app.report_cmd import run_report
+    from nodes.report.view import ReportInputError
+
+    settings = _settings()
+    try:
+        written = run_report(
+            target,
+            runs_dir=str(settings.runs_dir),
+            out=str(out) if out else None,
+            llm=make_chat_model(settings) if narrative else None,
+        )
+    except ReportInputError as e:
+        raise CliError(str(e)) from None
+    except OSError as e:
+        raise CliError(f"cannot write the report: {e.strerror or e} ({e.filename or out or settings.runs_dir})", EXIT_FAILED) from None
+    if as_json:
+        emit_json(written)
+    else:
+        typer.echo(f"Report: {written['html']}")
+        for key in ("markdown", "json", "speedscope", "trace_events"):
+            if key in written:
+                typer.echo(f"        {written[key]}")
+
+
+@app.command("perfetto-check")
+def perfetto_check(
+    trace: Path = typer.Argument(..., help="A Perfetto trace (.perfetto-trace, .pftrace, .pb, gzipped too)."),
+    trace_processor: Optional[str] = typer.Option(
+        None, "--trace-processor", help="Your trace_processor_shell (else $PERFSCOUT_TRACE_PROCESSOR)."
+    ),
+) -> None:
+    """Compare PerfScout's Perfetto reader with the official trace processor on TRACE."""
+    from app.perfetto_check_cmd import run_check
+
+    code, lines = run_check(str(trace), trace_processor)
+    for line in lines:
+        typer.echo(line, err=code == EXIT_USAGE)
+    raise typer.Exit(code)
+
+
 threads_app = typer.Typer(help="The conversation threads in the checkpoint store.", no_args_is_help=True)
 app.add_typer(threads_app, name="threads")
 
