@@ -37,19 +37,21 @@ _CHROME_PSEUDO = re.compile(r"^\((?:program|garbage collector|idle|root|anonymou
 FRAMEWORK_SLICES = frozenset(
     """
     Choreographer#doFrame traversal measure layout draw animation input inflate
-    RV\u0020Scroll RV\u0020OnBindView RV\u0020CreateView RV\u0020OnLayout RV\u0020Prefetch
     deliverInputEvent activityStart activityResume activityRestart activityPause bindApplication
     PostFork ActivityThreadMain queueBuffer dequeueBuffer eglSwapBuffers DrawFrame DrawFrames
-    syncFrameState prepareTree Lock\u0020contention binder\u0020transaction binder\u0020reply
-    Looper.dispatchMessage ThreadControllerImpl::RunTask RunTask FunctionCall EvaluateScript
-    v8.compile v8.run V8.GCScavenger MinorGC MajorGC V8.GC_MC_BACKGROUND_MARKING ParseHTML
-    Layout UpdateLayoutTree UpdateLayerTree Paint PrePaint CompositeLayers RasterTask BeginFrame
-    BeginMainThreadFrame Commit HitTest TimerFire EventDispatch ProfileChunk Profile
-    RunMicrotasks v8.callFunction V8.Execute ScheduleStyleRecalculation RecalculateStyles
-    Record\u0020View#draw() onMeasure onLayout onDraw requestLayout invalidate
+    syncFrameState prepareTree Looper.dispatchMessage ThreadControllerImpl::RunTask RunTask
+    FunctionCall EvaluateScript v8.compile v8.run V8.GCScavenger MinorGC MajorGC
+    V8.GC_MC_BACKGROUND_MARKING ParseHTML Layout UpdateLayoutTree UpdateLayerTree Paint PrePaint
+    CompositeLayers RasterTask BeginFrame BeginMainThreadFrame Commit HitTest TimerFire
+    EventDispatch ProfileChunk Profile RunMicrotasks v8.callFunction V8.Execute
+    ScheduleStyleRecalculation RecalculateStyles onMeasure onLayout onDraw requestLayout invalidate
     ResourceSendRequest ResourceReceiveResponse ResourceFinish XHRReadyStateChange
-    """.replace("\\u0020", " ").split()
-)
+    """.split()
+) | {
+    # Section names with spaces (Android's RecyclerView and View tracing).
+    "RV Scroll", "RV OnBindView", "RV CreateView", "RV OnLayout", "RV Prefetch", "RV FullInvalidate",
+    "Lock contention", "binder transaction", "binder reply", "Record View#draw()",
+}
 #: Framework classes that appear unqualified in hot-spot names (``RecyclerView.onBindViewHolder``).
 FRAMEWORK_CLASSES = frozenset(
     """
