@@ -28,7 +28,7 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TracePacket
 
 from nodes.perf.errors import PerfDataError
-from nodes.perf.formats import _check_file, is_gzip, max_decompressed, open_input
+from nodes.perf.formats import is_gzip, max_decompressed, open_input
 from nodes.perf.model import PerfData
 from nodes.perf.parsers.perfetto_clock import BOOTTIME, ClockConverter
 from nodes.perf.parsers.perfetto_frames import FRAME_TIMELINE_FIELD, FrameTimelineState
@@ -269,13 +269,15 @@ def parse(path: str, packet_limit: int = DEFAULT_PACKET_LIMIT) -> PerfData:
     A trace cut short (mid-packet, or a gzip stream that ends early) keeps every whole
     packet before the cut and comes back marked ``partial`` with a warning saying where.
     """
+    f = open_input(path)  # PerfDataError for missing, empty, or non-regular files
     gunzip: GunzipStream | None = None
-    _check_file(path)  # PerfDataError for a missing file, a directory, a device
-    if is_gzip(path):  # by content, not by name
-        gunzip = GunzipStream(open(path, "rb"), max_decompressed())
+    if is_gzip(path):  # by content, not by name: our own gunzip keeps what precedes a cut
+        f.close()
+        try:
+            gunzip = GunzipStream(open(path, "rb"), max_decompressed())
+        except OSError as e:
+            raise PerfDataError(path, f"cannot open ({e.strerror or e})") from None
         f = gunzip
-    else:
-        f = open_input(path)  # PerfDataError for missing, empty, or non-regular files
     data = PerfData(FORMAT, path)
     reader = _TraceReader(data)
     report = StreamReport()
