@@ -75,6 +75,7 @@ def collect_profile(target: Target, run_dir: Path, opts: CollectOptions) -> dict
     perf_run: PerfStatAttached | None = None
     sampler: TreeSampler | None = None
     spy_out: PySpyOutcome | None = None
+    spy_done: PySpyRecorder | None = None
     attach_failed = False
     prog = Launched(list(target.argv), cwd=target.cwd, env=program_env(), capture_limit=opts.capture_limit)
     try:
@@ -96,9 +97,16 @@ def collect_profile(target: Target, run_dir: Path, opts: CollectOptions) -> dict
             if state == "exited":
                 break
             if spy is not None and not spy.running():
-                # py-spy ends on its own only when the program ends; before that, it failed.
-                attach_failed = True
-                break
+                # py-spy ends on its own when the program ends (status 0); ending with an error
+                # while the program still runs means it could not attach.
+                failed = spy.proc.popen.returncode not in (0, None)
+                if prog.wait(0.2) == "exited":
+                    break
+                if failed:
+                    attach_failed = True
+                    break
+                spy_done, spy = spy, None
+                continue
             if time.monotonic() >= deadline:
                 break
     except KeyboardInterrupt:
@@ -108,6 +116,7 @@ def collect_profile(target: Target, run_dir: Path, opts: CollectOptions) -> dict
         if sampler is not None:
             sampler.stop()
         prog.stop()
+        spy = spy or spy_done
         if spy is not None:
             spy_out = spy.finish()
         perf_res = perf_run.finish() if perf_run is not None else None

@@ -19,7 +19,8 @@ from pathlib import Path
 from nodes.collect.runner import BoundedCapture, Launched
 
 _WROTE = re.compile(r"Samples:\s*(\d+)\s+Errors:\s*(\d+)")
-_ERROR = re.compile(r"^Error:\s*(.+)$", re.M)
+#: py-spy's failure lines: "Error: …", or "Permission Denied: …" when ptrace is refused.
+_ERROR = re.compile(r"^((?:Error:|Permission Denied).*)$", re.M | re.I)
 #: Seconds py-spy gets to write its file after the program ended.
 FLUSH_TIMEOUT_S = 15.0
 
@@ -101,7 +102,7 @@ def outcome_of(path: str, returncode: int | None, out: BoundedCapture, err: Boun
             True, path, int(m.group(1)) if m else 0, int(m.group(2)) if m else 0, returncode, "", log[-4000:]
         )
     em = _ERROR.search(log)
-    message = em.group(1).strip() if em else (log.splitlines() or [f"exit status {returncode}"])[-1]
+    message = em.group(1).removeprefix("Error:").strip() if em else (log.splitlines() or [f"exit status {returncode}"])[-1]
     return PySpyOutcome(False, path, 0, 0, returncode, message[:500], log[-4000:])
 
 

@@ -7,7 +7,8 @@ Why each part is here:
   ``killpg`` reaches all of it; the session id also finds orphans that a double fork hid from
   the parent chain.
 * Children seen while the program ran are remembered, so a child that called ``setsid`` and
-  left the group is still stopped.
+  left the group is still stopped. A child that left the session *and* lost its parent before
+  anyone looked is found by a token in its inherited environment (``PERFSCOUT_RUN_TOKEN``).
 * Output is drained by reader threads (a full pipe would stall the program) but only a head and
   a tail are kept, so a program printing 100 MB costs a few hundred KB of memory.
 """
@@ -15,6 +16,7 @@ Why each part is here:
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
 import threading
@@ -36,6 +38,8 @@ DEFAULT_GRACE_S = 1.0
 _MAX_LINE = 64 * 1024
 
 LineCallback = Callable[[str], None]
+#: Environment variable that marks every process a launched program starts.
+TOKEN_VAR = "PERFSCOUT_RUN_TOKEN"
 
 
 class BoundedCapture:
@@ -120,8 +124,9 @@ def _drain(fd: int, capture: BoundedCapture) -> None:
 class ProcessTree:
     """The processes a launched program made: its descendants, its session, what was seen."""
 
-    def __init__(self, root_pid: int):
+    def __init__(self, root_pid: int, token: str | None = None):
         self.root_pid = root_pid
+        self.token = token
         self.seen: dict[int, psutil.Process] = {}
         try:
             self.root: psutil.Process | None = psutil.Process(root_pid)
@@ -149,7 +154,7 @@ class ProcessTree:
                 except psutil.Error:
                     pass
         if scan_session:
-            for p in _same_session(self.root_pid):
+            for p in _same_run(self.root_pid, self.token):
                 found.setdefault(p.pid, p)
         for pid, p in found.items():
             self.seen.setdefault(pid, p)
@@ -192,16 +197,28 @@ def _alive(p: psutil.Process) -> bool:
         return False
 
 
-def _same_session(sid: int) -> Iterable[psutil.Process]:
+def _same_run(sid: int, token: str | None) -> Iterable[psutil.Process]:
+    """Processes in the program's session, or carrying its token in their environment."""
     me = os.getpid()
+    needle = f"{TOKEN_VAR}={token}".encode() if token else None
     for pid in psutil.pids():
         if pid == me:
             continue
         try:
-            if os.getsid(pid) == sid:
-                yield psutil.Process(pid)
-        except (OSError, psutil.Error):
+            hit = os.getsid(pid) == sid
+        except OSError:
             continue
+        if not hit and needle is not None:
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    hit = needle in f.read()
+            except OSError:
+                hit = False
+        if hit:
+            try:
+                yield psutil.Process(pid)
+            except psutil.Error:
+                continue
 
 
 def _signal_all(group: int, procs: Iterable[psutil.Process], sig: int) -> None:
@@ -254,12 +271,15 @@ class Launched:
         self.argv = list(argv)
         self.stdout = BoundedCapture(capture_limit, on_stdout_line)
         self.stderr = BoundedCapture(capture_limit, on_stderr_line)
+        self.token = secrets.token_hex(8)
+        run_env = dict(env if env is not None else os.environ)
+        run_env[TOKEN_VAR] = self.token
         self.started = time.monotonic()
         try:
             self.popen = subprocess.Popen(
                 self.argv,
                 cwd=cwd,
-                env=dict(env) if env is not None else None,
+                env=run_env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -273,7 +293,7 @@ class Launched:
         except OSError as e:
             raise ToolFailure(ErrorKind.VALIDATION, f"{self.argv[0]}: cannot start ({e.strerror or e})") from None
         self.pid = self.popen.pid
-        self.tree = ProcessTree(self.pid)
+        self.tree = ProcessTree(self.pid, self.token)
         self._readers = [
             threading.Thread(target=_drain, args=(os.dup(self.popen.stdout.fileno()), self.stdout), daemon=True),
             threading.Thread(target=_drain, args=(os.dup(self.popen.stderr.fileno()), self.stderr), daemon=True),

@@ -1,0 +1,382 @@
+"""The collector and startup nodes on real programs: permission, questions, typed failures,
+py-spy missing or refused, and real profiles of the examples."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from graph.enums import ErrorKind, Node
+from graph.policy import choose_next_after_stage, stage_view
+from graph.enums import NextStep
+from nodes import collector, startup
+from nodes.collect.options import CollectOptions
+from nodes.collect.profile import collect_profile
+from nodes.collect.rundir import open_run_dir
+from nodes.collect.target import parse_target
+from nodes.context import NodeContext
+
+REPO = Path(__file__).resolve().parents[1]
+PYSPY = Path(sys.executable).parent / "py-spy"
+needs_pyspy = pytest.mark.skipif(not PYSPY.exists(), reason="py-spy is not installed next to the interpreter")
+needs_setpriv = pytest.mark.skipif(
+    shutil.which("setpriv") is None or os.geteuid() != 0, reason="simulating a ptrace refusal needs root and setpriv"
+)
+
+
+def _formats_ready(*names: str) -> bool:
+    try:
+        from nodes.perf.formats import available_formats
+
+        avail = available_formats()
+        return all(avail.get(n, "missing") is None for n in names)
+    except ImportError:
+        return False
+
+
+def ctx(tmp_path: Path, **extra) -> NodeContext:
+    timeout = extra.pop("timeout", 30.0)
+    runs = extra.pop("runs", 5)
+    return NodeContext(runs_dir=str(tmp_path / "runs"), run_timeout_s=timeout, startup_runs=runs, extra=extra)
+
+
+def state(tmp_path: Path, target: str | None, **kw) -> dict:
+    s = {"workspace": str(kw.pop("workspace", tmp_path)), "allow_run": True, "target": target}
+    s.update(kw)
+    return s
+
+
+def write(tmp_path: Path, name: str, code: str) -> Path:
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(code))
+    return p
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _no_survivors(pids: list[int], timeout: float = 5.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and any(_alive(p) for p in pids):
+        time.sleep(0.05)
+    return not any(_alive(p) for p in pids)
+
+
+def _speedscope_frames(path: str) -> list[dict]:
+    with open(path) as f:
+        return json.load(f)["shared"]["frames"]
+
+
+def _function_lines(path: Path, name: str) -> range:
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return range(node.lineno, node.end_lineno + 1)
+    raise AssertionError(f"{name} not in {path}")
+
+
+# --------------------------------------------------------------------------------------
+# Permission and questions: nothing runs.
+# --------------------------------------------------------------------------------------
+
+MARKER_PROGRAM = """
+import pathlib, sys
+pathlib.Path(sys.argv[1]).write_text("ran")
+"""
+
+
+@pytest.mark.parametrize("make", [collector.make, startup.make])
+def test_no_permission_runs_nothing_and_is_a_permission_error(tmp_path, make):
+    write(tmp_path, "marker.py", MARKER_PROGRAM)
+    st = state(tmp_path, f"marker.py {tmp_path / 'ran.txt'}", allow_run=False)
+    out = make(ctx(tmp_path))(st)
+    assert out["last_error"]["kind"] == ErrorKind.PERMISSION.value
+    assert "--allow-run" in out["last_error"]["message"]
+    assert not (tmp_path / "ran.txt").exists()
+    assert not (tmp_path / "runs").exists()
+
+
+def test_allowlisted_program_runs_without_allow_run(tmp_path):
+    write(tmp_path, "marker.py", MARKER_PROGRAM)
+    st = state(tmp_path, f"marker.py {tmp_path / 'ran.txt'}", allow_run=False)
+    c = NodeContext(runs_dir=str(tmp_path / "runs"), allowlist=("marker.py",), startup_runs=1)
+    out = startup.make(c)(st)
+    assert (tmp_path / "ran.txt").read_text() == "ran"
+    assert out["allow_run"] is True
+    assert (out.get("last_error") or {}).get("kind") != ErrorKind.PERMISSION.value
+    assert choose_next_after_stage(stage_view({**st, **out}, Node.STARTUP)).step is not NextStep.REJECT
+
+
+@pytest.mark.parametrize("make, node", [(collector.make, Node.COLLECTOR), (startup.make, Node.STARTUP)])
+def test_no_target_asks_the_user_and_drops_an_earlier_collection(tmp_path, make, node):
+    st = state(tmp_path, None, collected={"kind": "profile", "paths": {"profile": "/old/run.json"}})
+    out = make(ctx(tmp_path))(st)
+    assert out["missing"] == ["target"]
+    assert out["question"]["field"] == "target" and out["question"]["for_node"] == node.value
+    assert out["collected"] is None
+    decision = choose_next_after_stage(stage_view({**st, **out}, node))
+    assert decision.step is NextStep.ASK_USER
+
+
+# --------------------------------------------------------------------------------------
+# Bad targets: a validation error that says what is wrong.
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "target, words",
+    [
+        ("nope.py", "no such file"),
+        ("./data.bin", "not executable"),
+        ("no-such-command-xyz --flag", "command not found"),
+        ("../outside.py", "outside the workspace"),
+        ("python 'unclosed", "cannot read the command"),
+    ],
+)
+def test_bad_targets_are_validation_errors(tmp_path, target, words):
+    (tmp_path / "data.bin").write_bytes(b"\x00\x01")
+    out = collector.make(ctx(tmp_path))(state(tmp_path, target))
+    assert out["last_error"]["kind"] == ErrorKind.VALIDATION.value
+    assert words in out["last_error"]["message"]
+    decision = choose_next_after_stage(stage_view({**state(tmp_path, target), **out}, Node.COLLECTOR))
+    assert decision.step is NextStep.FAIL
+
+
+def test_nonzero_exit_reports_its_stderr_tail_and_records_the_run(tmp_path):
+    write(tmp_path, "crash.py", "import sys\nprint('config file missing: app.toml', file=sys.stderr)\nsys.exit(4)\n")
+    out = collector.make(ctx(tmp_path))(state(tmp_path, "crash.py"))
+    err = out["last_error"]
+    assert err["kind"] == ErrorKind.VALIDATION.value
+    assert "exited with status 4" in err["message"] and "config file missing: app.toml" in err["message"]
+    record = json.loads((Path(out["run_dir"]) / "run.json").read_text())
+    assert record["exit_code"] == 4 and record["outcome"] == "exited"
+
+
+HANGING_FORKER = """
+import os, subprocess, sys, time
+kids = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"]) for _ in range(2)]
+if os.fork() == 0:
+    os.setsid()
+    time.sleep(120)
+    os._exit(0)
+open(sys.argv[1], "w").write(" ".join(str(p) for p in [os.getpid()] + [k.pid for k in kids]))
+while True:
+    time.sleep(0.05)
+"""
+
+
+@needs_pyspy
+def test_hang_is_a_timeout_and_no_process_survives(tmp_path):
+    write(tmp_path, "hang.py", HANGING_FORKER)
+    pids_file = tmp_path / "pids"
+    out = collector.make(ctx(tmp_path, timeout=3.0))(state(tmp_path, f"hang.py {pids_file}"))
+    assert out["last_error"]["kind"] == ErrorKind.TIMEOUT.value
+    assert "3 s limit" in out["last_error"]["message"]
+    pids = [int(x) for x in pids_file.read_text().split()]
+    record = json.loads((Path(out["run_dir"]) / "run.json").read_text())
+    assert record["outcome"] == "timeout"
+    assert set(pids) <= set(record["stopped_pids"])
+    assert _no_survivors(pids)
+    # py-spy is not left behind either
+    assert not [p for p in psutil.process_iter(["name", "cmdline"]) if str(tmp_path) in " ".join(p.info["cmdline"] or [])]
+
+
+def test_py_spy_missing_skips_with_a_clear_message_and_records_the_run(tmp_path):
+    write(tmp_path, "marker.py", MARKER_PROGRAM)
+    c = ctx(tmp_path, pyspy_path=str(tmp_path / "no" / "py-spy"))
+    out = collector.make(c)(state(tmp_path, f"marker.py {tmp_path / 'ran.txt'}"))
+    assert out["skipped"]["node"] == Node.COLLECTOR.value
+    assert "py-spy was not found" in out["skipped"]["reason"] and "pip install py-spy" in out["skipped"]["reason"]
+    record = json.loads((Path(out["run_dir"]) / "run.json").read_text())
+    assert record["error"]["kind"] == ErrorKind.UNAVAILABLE.value
+    assert not (tmp_path / "ran.txt").exists()
+
+
+@needs_pyspy
+@needs_setpriv
+def test_py_spy_refused_ptrace_is_retryable_and_leaves_nothing_running(tmp_path):
+    """py-spy run as an unprivileged user cannot ptrace a root-owned program: a real refusal."""
+    wrapper = write(
+        tmp_path,
+        "py-spy-nobody",
+        f"""#!/bin/sh
+        exec setpriv --reuid=65534 --regid=65534 --clear-groups {PYSPY} "$@"
+        """,
+    )
+    wrapper.write_text(wrapper.read_text().lstrip())
+    wrapper.chmod(0o755)
+    write(tmp_path, "hang.py", HANGING_FORKER)
+    pids_file = tmp_path / "pids"
+    c = ctx(tmp_path, pyspy_path=str(wrapper), timeout=30.0)
+    st = state(tmp_path, f"hang.py {pids_file}")
+    out = collector.make(c)(st)
+    err = out["last_error"]
+    assert err["kind"] == ErrorKind.RETRYABLE.value
+    assert "py-spy could not attach" in err["message"] and "ptrace" in err["message"]
+    assert choose_next_after_stage(stage_view({**st, **out}, Node.COLLECTOR)).step is NextStep.RETRY
+    record = json.loads((Path(out["run_dir"]) / "run.json").read_text())
+    assert record["outcome"] == "profiler failed"
+    assert _no_survivors([int(x) for x in pids_file.read_text().split()])
+
+
+# --------------------------------------------------------------------------------------
+# Real profiles.
+# --------------------------------------------------------------------------------------
+
+
+@needs_pyspy
+def test_profile_of_slow_app_samples_the_planted_quadratic_line(tmp_path):
+    t = parse_target("examples/slow_app.py 16000", REPO)
+    run_dir = open_run_dir(None, str(tmp_path / "runs"), None, "profile")
+    got = collect_profile(t, run_dir, CollectOptions(timeout_s=60))
+    files = got["files"]
+    assert got["summary"]["exit_code"] == 0 and got["summary"]["pyspy_samples"] > 0
+    frames = _speedscope_frames(files["profile"])
+    planted = _function_lines(REPO / "examples/slow_app.py", "unique_customers")
+    hits = [f for f in frames if f["name"] == "unique_customers"]
+    assert hits and all(f["file"] == str(REPO / "examples/slow_app.py") for f in hits)
+    assert any(f["line"] in planted for f in hits)
+    series = json.loads(Path(files["series"]).read_text())
+    assert series["perfscout"] == "psutil-series" and len(series["samples"]) >= 2
+    cpu = series["columns"].index("cpu_pct")
+    assert max(row[cpu] for row in series["samples"]) > 0
+    assert set(got["paths"]) <= {"profile", "series", "perf_stat"}
+
+
+def test_program_exiting_at_once_is_recorded_without_error(tmp_path):
+    write(tmp_path, "quick.sh", "#!/bin/sh\nexit 0\n").chmod(0o755)
+    t = parse_target("./quick.sh", tmp_path)
+    run_dir = open_run_dir(None, str(tmp_path / "runs"), None, "profile")
+    got = collect_profile(t, run_dir, CollectOptions())
+    assert got["summary"]["exit_code"] == 0 and got["summary"]["python"] is False
+    assert Path(got["files"]["series"]).exists()
+    assert json.loads((run_dir / "run.json").read_text())["outcome"] == "exited"
+
+
+@needs_pyspy
+@pytest.mark.skipif(not _formats_ready("speedscope", "perfscout_json"), reason="the analyzer's readers are not in yet")
+def test_collector_node_hands_analysable_paths_over(tmp_path):
+    out = collector.make(ctx(tmp_path))(state(tmp_path, "examples/slow_app.py 8000", workspace=REPO))
+    assert out["last_error"] is None
+    c = out["collected"]
+    assert c["kind"] == "profile" and "profile" in c["paths"] and "series" in c["paths"]
+    assert choose_next_after_stage(stage_view({**state(tmp_path, "x"), **out}, Node.COLLECTOR)).step is NextStep.CONTINUE
+
+
+# --------------------------------------------------------------------------------------
+# Start-up.
+# --------------------------------------------------------------------------------------
+
+
+def test_startup_of_slow_start_times_each_launch_and_keeps_the_import_log(tmp_path):
+    out = startup.make(ctx(tmp_path, runs=3))(state(tmp_path, "examples/slow_start.py", workspace=REPO))
+    run_dir = Path(out["run_dir"])
+    doc = json.loads((run_dir / "startup-runs.json").read_text())
+    assert doc["perfscout"] == "startup-runs"
+    assert [r["kind"] for r in doc["runs"]] == ["cold", "warm", "warm"]
+    assert all(r["exit_code"] == 0 and r["total_ms"] > 0 for r in doc["runs"])
+    s = doc["summary"]
+    assert s["min_ms"] <= s["median_ms"] <= s["max_ms"] and s["spread_ms"] == pytest.approx(s["max_ms"] - s["min_ms"])
+    log = (run_dir / "importtime.log").read_text().splitlines()
+    assert any(line.rstrip().endswith("| tax_tables") for line in log)
+    assert all(line.startswith("import time:") for line in log)
+
+
+def test_startup_ready_by_output_line(tmp_path):
+    write(
+        tmp_path,
+        "server.py",
+        """
+        import time
+        time.sleep(0.3)
+        print("listening on :8080", flush=True)
+        time.sleep(120)
+        """,
+    )
+    c = ctx(tmp_path, runs=2, ready_regex=r"listening on", importtime=False)
+    out = startup.make(c)(state(tmp_path, "server.py"))
+    record = json.loads((Path(out["run_dir"]) / "run.json").read_text())
+    assert [r["outcome"] for r in record["runs"]] == ["ready", "ready"]
+    # each launch was stopped once ready: the server is not left running
+    assert all(r["stopped_pids"] for r in record["runs"])
+    assert _no_survivors([p for r in record["runs"] for p in r["stopped_pids"]])
+
+
+def test_startup_ready_by_port(tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    write(
+        tmp_path,
+        "listen.py",
+        f"""
+        import socket, time
+        time.sleep(0.2)
+        srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        srv.bind(("127.0.0.1", {port})); srv.listen()
+        time.sleep(120)
+        """,
+    )
+    c = ctx(tmp_path, runs=2, ready_port=port, importtime=False)
+    out = startup.make(c)(state(tmp_path, "listen.py"))
+    record = json.loads((Path(out["run_dir"]) / "run.json").read_text())
+    assert [r["outcome"] for r in record["runs"]] == ["ready", "ready"]
+    assert record["ready_by"] == f"port 127.0.0.1:{port} accepting"
+
+
+def test_startup_exit_before_ready_and_bad_regex_are_validation_errors(tmp_path):
+    write(tmp_path, "quick.py", "print('bye')\n")
+    out = startup.make(ctx(tmp_path, runs=2, ready_regex="never printed"))(state(tmp_path, "quick.py"))
+    assert out["last_error"]["kind"] == ErrorKind.VALIDATION.value
+    assert "before it was ready" in out["last_error"]["message"]
+    out = startup.make(ctx(tmp_path, runs=2, ready_regex="(unclosed"))(state(tmp_path, "quick.py"))
+    assert out["last_error"]["kind"] == ErrorKind.VALIDATION.value and "not a regex" in out["last_error"]["message"]
+
+
+def test_startup_hang_is_a_timeout(tmp_path):
+    write(tmp_path, "hang.py", "import time\ntime.sleep(120)\n")
+    out = startup.make(ctx(tmp_path, runs=3, timeout=1.0))(state(tmp_path, "hang.py"))
+    assert out["last_error"]["kind"] == ErrorKind.TIMEOUT.value
+    record = json.loads((Path(out["run_dir"]) / "run.json").read_text())
+    assert len(record["runs"]) == 1 and record["runs"][0]["outcome"] == "timeout"
+    assert _no_survivors(record["runs"][0]["stopped_pids"])
+
+
+def test_android_package_without_local_target_never_runs_a_local_program(tmp_path):
+    st = state(tmp_path, None, package="com.demo.shop", allow_run=False)
+    out = startup.make(ctx(tmp_path))(st)
+    assert not (tmp_path / "runs").exists()
+    if out.get("skipped"):
+        assert out["skipped"]["node"] == Node.STARTUP.value and "adb" in out["skipped"]["reason"]
+    else:
+        assert out.get("last_error") or out.get("collected")
+
+
+def test_a_package_name_given_as_the_target_is_measured_as_android(tmp_path):
+    out = startup.make(ctx(tmp_path))(state(tmp_path, "com.demo.shop", allow_run=False))
+    assert out["package"] == "com.demo.shop" and out["target"] is None
+    assert not (tmp_path / "runs").exists()
+
+
+def test_retry_in_the_same_turn_never_overwrites_the_first_run(tmp_path):
+    write(tmp_path, "crash.py", "import sys\nsys.exit(2)\n")
+    run_dir = tmp_path / "turn"
+    first = collector.make(ctx(tmp_path))(state(tmp_path, "crash.py", run_dir=str(run_dir)))
+    second = collector.make(ctx(tmp_path))(state(tmp_path, "crash.py", run_dir=str(run_dir)))
+    assert first["run_dir"] == str(run_dir)
+    assert second["run_dir"] != first["run_dir"] and second["run_dir"].startswith(str(run_dir))
+    assert (run_dir / "run.json").exists() and (Path(second["run_dir"]) / "run.json").exists()
