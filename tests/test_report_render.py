@@ -195,3 +195,9 @@ def test_large_frame_lists_are_capped_in_the_timeline():
     ch = charts.timeline(fr, [], 16.0 * n)
     assert ch.marks <= charts.MAX_TIMELINE_FRAMES
     assert ch.svg.count("bad") - ch.svg.count('class="budget"') >= n // 50  # every janky frame kept
+
+
+def test_an_excerpt_with_a_code_fence_inside_cannot_end_the_block_early():
+    attr = [dict(SAMPLE_ATTRIBUTION[0], excerpt='s = """\n```\nnot the end\n```\n"""')]
+    md = render_markdown(_view(attribution=attr))
+    assert "````kotlin\ns = \"\"\"\n```\nnot the end\n```\n\"\"\"\n````" in md

@@ -8,6 +8,7 @@ terminal). Cells are escaped so a function name with ``|`` cannot break a table.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from nodes.perf.model import Evidence
@@ -99,7 +100,9 @@ def render_markdown(v: ReportView) -> str:
                 where = code(f"{att.get('file')}:{att.get('line')}" if att.get("line") else att.get("file"))
                 if att.get("excerpt"):
                     lang = _LANG.get(os.path.splitext(str(att.get("file")))[1], "")
-                    excerpts += [f"**{cell(h.name)}** — {where}", "", f"```{lang}", str(att["excerpt"]).rstrip(), "```", ""]
+                    body = str(att["excerpt"]).rstrip()
+                    fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", body)), default=0))
+                    excerpts += [f"**{cell(h.name)}** — {where}", "", f"{fence}{lang}", body, fence, ""]
             elif att:
                 where = ("system / library code" if att.get("status") == "system" else "not found in the workspace") + (
                     f" ({cell(att['reason'])})" if att.get("reason") else "")
