@@ -1,0 +1,46 @@
+"""A Perfetto capture through the shared pipeline: format detection, then the analyzer's
+metrics (issue 4) — with no Perfetto-specific code on that side."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from nodes.perf import formats
+
+DATA = Path(__file__).parent / "data" / "perfetto"
+WARM = DATA / "api32_startup_warm.perfetto-trace"
+PACKAGE = "androidx.benchmark.integration.macrobenchmark.target"
+HAS_ANALYSIS = importlib.util.find_spec("nodes.perf.analysis") is not None
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in DATA.iterdir() if p.suffix != ".md"))
+def test_registry_detects_and_loads_each_capture_as_perfetto(name):
+    fmt, _ = formats.detect(str(DATA / name))
+    assert fmt == "perfetto"
+    assert formats.load(str(DATA / name)).format == "perfetto"
+
+
+def test_registry_reads_a_gzipped_capture(tmp_path):
+    gz = tmp_path / "warm.pftrace.gz"
+    gz.write_bytes(gzip.compress(WARM.read_bytes(), compresslevel=1))
+    assert formats.detect(str(gz))[0] == "perfetto"
+    assert formats.load(str(gz)).startup_runs[0].kind == "warm"
+
+
+@pytest.mark.skipif(not HAS_ANALYSIS, reason="nodes.perf.analysis (issue 4's metrics) is not in this tree yet")
+def test_analyze_file_gives_hot_slices_threads_frames_and_startup():
+    from nodes.perf import analysis
+
+    result = analysis.analyze_file(str(WARM))
+    assert result.format == "perfetto"
+    assert result.hotspots and all(h.total_ms >= h.self_ms >= 0 for h in result.hotspots)
+    app_threads = [t for t in result.threads if t.process == PACKAGE]
+    assert app_threads and any((t.running_ms or 0) > 0 for t in app_threads)
+    assert result.frames is not None and result.frames.count == 6
+    assert result.startup is not None and result.startup.runs[0].kind == "warm"
+    assert result.startup.runs[0].total_ms == pytest.approx(144.5, abs=0.1)
+    assert {"activityStart", "first Choreographer#doFrame"} <= {p.name for p in result.startup.phases}
