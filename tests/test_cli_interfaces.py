@@ -1,0 +1,157 @@
+"""The real `perfscout` console script in subprocesses: exit codes, --json, errors, asking back."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+PERFSCOUT = Path(sys.executable).with_name("perfscout")
+
+pytestmark = pytest.mark.skipif(not PERFSCOUT.exists(), reason="the perfscout console script is not installed")
+
+
+@pytest.fixture
+def env(tmp_path):
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PERFSCOUT_"))}
+    e["PERFSCOUT_HOME"] = str(tmp_path / "home")
+    return e
+
+
+def run(env, *args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(PERFSCOUT), *args],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def one_line_error(p: subprocess.CompletedProcess) -> str:
+    assert "Traceback" not in p.stderr
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, p.stderr
+    return lines[0]
+
+
+def test_ask_answers_on_stdout_and_is_quiet_when_not_a_terminal(env, tmp_path):
+    p = run(env, "ask", "怎么优化启动", cwd=tmp_path)
+    assert p.returncode == 0
+    assert "测一下 com.demo.shop 的冷启动耗时" in p.stdout
+    assert "\x1b[" not in p.stdout + p.stderr  # no progress drawing into a pipe
+    assert "route end" in p.stderr
+
+
+def test_json_question_exit_3_then_resume(env, tmp_path):
+    p = run(env, "ask", "分析一下这份数据", "--json", cwd=tmp_path)
+    assert p.returncode == 3
+    out = json.loads(p.stdout)  # stdout is one JSON document and nothing else
+    assert out["status"] == "needs_input" and out["question"]["field"] == "data_path"
+    tid = out["thread_id"]
+
+    shown = json.loads(run(env, "threads", "show", tid, "--json", cwd=tmp_path).stdout)
+    assert shown["status"] == "needs_input" and shown["question"]["field"] == "data_path"
+
+    r = run(env, "resume", tid, "missing.json", "--json", cwd=tmp_path)
+    assert r.returncode == 1
+    res = json.loads(r.stdout)
+    assert res["status"] == "failed" and "missing.json" in res["diagnosis"]
+
+    again = run(env, "resume", tid, "x", cwd=tmp_path)
+    assert again.returncode == 2
+    assert "no pending question" in one_line_error(again)
+
+
+def test_non_tty_question_says_how_to_resume(env, tmp_path):
+    p = run(env, "ask", "分析一下这份数据", cwd=tmp_path)
+    assert p.returncode == 3
+    assert "stdin is not a terminal" in p.stderr and "perfscout resume" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_threads_commands(env, tmp_path):
+    assert json.loads(run(env, "threads", "list", "--json", cwd=tmp_path).stdout) == []
+    assert run(env, "threads", "list", cwd=tmp_path).stdout.strip() == "no threads yet"
+    tid = json.loads(run(env, "ask", "你好", "--json", cwd=tmp_path).stdout)["thread_id"]
+    listed = json.loads(run(env, "threads", "list", "--json", cwd=tmp_path).stdout)
+    assert [t["thread_id"] for t in listed] == [tid] and listed[0]["route"] == "end"
+    text = run(env, "threads", "show", tid, cwd=tmp_path).stdout
+    assert f"thread   {tid}" in text and "PerfScout" in text
+
+    refused = run(env, "threads", "delete", tid, cwd=tmp_path)
+    assert refused.returncode == 2 and "--yes" in one_line_error(refused)
+    deleted = run(env, "threads", "delete", tid, "--yes", "--json", cwd=tmp_path)
+    assert deleted.returncode == 0 and json.loads(deleted.stdout) == {"thread_id": tid, "deleted": True}
+    gone = run(env, "threads", "show", tid, cwd=tmp_path)
+    assert gone.returncode == 2 and "no thread" in one_line_error(gone)
+
+
+@pytest.mark.parametrize(
+    "args, env_extra, expect",
+    [
+        (("ask", "  "), {}, "empty"),
+        (("ask", "hi", "--no-such-flag"), {}, "no-such-flag"),
+        (("ask", "hi"), {"PERFSCOUT_STEP_BUDGET": "lots"}, "PERFSCOUT_STEP_BUDGET"),
+        (("replay", "nothing-here.jsonl"), {}, "no such file"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(env, tmp_path, args, env_extra, expect):
+    p = run(env | env_extra, *args, cwd=tmp_path)
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr
+    assert expect in p.stderr
+
+
+def test_replay_json_over_the_decisions_the_cli_logged(env, tmp_path):
+    run(env, "ask", "你好", cwd=tmp_path)
+    log = Path(env["PERFSCOUT_HOME"]) / "decisions.jsonl"
+    p = run(env, "replay", str(log), "--json", cwd=tmp_path)
+    assert p.returncode == 0
+    rep = json.loads(p.stdout)
+    assert rep["checked"] >= 1 and rep["diffs"] == []
+
+
+def _pty_session(env, args, answers, cwd, timeout=120.0) -> tuple[int, str]:
+    """Run the CLI on a pseudo-terminal, typing each answer when a prompt ends with ': '."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([str(PERFSCOUT), *args], stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd)
+    os.close(slave)
+    out = b""
+    pending = list(answers)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+            if pending and out.rstrip().endswith(b":"):
+                os.write(master, pending.pop(0).encode() + b"\n")
+        elif proc.poll() is not None:
+            break
+    code = proc.wait(timeout=10)
+    os.close(master)
+    return code, out.decode(errors="replace")
+
+
+def test_terminal_session_asks_interactively_and_shows_progress(env, tmp_path):
+    env = env | {"TERM": "xterm", "COLUMNS": "100"}
+    code, out = _pty_session(env, ["ask", "分析一下这份数据"], ["missing.json"], cwd=tmp_path)
+    assert "Which file should I analyse" in out  # asked on the terminal, not exit 3
+    assert "✓ orchestrator" in out and "✓ perf_analyzer" in out  # which node ran
+    assert "Stopped:" in out and "missing.json" in out
+    assert code == 1
