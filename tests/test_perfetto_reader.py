@@ -217,22 +217,11 @@ def test_plain_sched_waking_moves_a_sleeper_to_runnable(tmp_path):
 # --- track events -----------------------------------------------------------------------
 
 
-def _te_packet(b, ts, flags=2, **kw):
-    pkt = b.add_packet()
-    pkt.trusted_packet_sequence_id = SEQ
-    pkt.timestamp = ts
-    pkt.sequence_flags = flags
-    for k, v in kw.items():
-        setattr(pkt, k, v)
-    return pkt
-
-
 def test_track_event_interning_follows_each_sequence_reset(tmp_path):
-    b = StreamingTraceProtoBuilder(io.BytesIO())
     out = io.BytesIO()
     b = StreamingTraceProtoBuilder(out)
 
-    def add(ts=None, flags=0, **fields):
+    def add(ts=None, flags=0):
         pkt = b.create_packet()
         pkt.trusted_packet_sequence_id = SEQ
         if ts is not None:
