@@ -201,3 +201,17 @@ def test_an_excerpt_with_a_code_fence_inside_cannot_end_the_block_early():
     attr = [dict(SAMPLE_ATTRIBUTION[0], excerpt='s = """\n```\nnot the end\n```\n"""')]
     md = render_markdown(_view(attribution=attr))
     assert "````kotlin\ns = \"\"\"\n```\nnot the end\n```\n\"\"\"\n````" in md
+
+
+def test_byte_counters_are_drawn_in_megabytes_and_collection_summary_is_listed():
+    from nodes.perf.model import CounterSummary
+
+    pts = [(0.0, 150e6), (100.0, 180e6), (200.0, 210e6)]
+    c = CounterSummary(name="rss_bytes", unit="bytes", min=150e6, max=210e6, mean=180e6, last=210e6, points=pts)
+    ch = charts.counter_chart(c)
+    assert "min 150, mean 180, max 210, last 210 MB" in ch.note
+    a = AnalysisResult(format="perfscout_json", source="series.json", counters=[c])
+    v = build_view(a, collected={"kind": "profile", "summary": {"rss_mb_max": 210.0, "notes": ["py-spy ok"], "nested": {"x": 1}}})
+    md = render_markdown(v)
+    assert "| collection: rss_mb_max | 210 |" in md and "| collection: notes | py-spy ok |" in md
+    assert "nested" not in md

@@ -377,10 +377,18 @@ def _counter_rank(c: CounterSummary) -> tuple[int, str]:
     return (9, n)
 
 
+#: Units shown scaled: raw bytes make unreadable axes.
+_SCALED_UNITS = {"bytes": ("MB", 1e-6), "B": ("MB", 1e-6), "kB": ("MB", 1e-3), "KB": ("MB", 1e-3)}
+
+
 def counter_chart(c: CounterSummary) -> Chart | None:
     pts = [(t, v) for t, v in c.points]
     if len(pts) < 2:
         return None
+    if c.unit in _SCALED_UNITS:
+        unit, k = _SCALED_UNITS[c.unit]
+        pts = [(t, v * k) for t, v in pts]
+        c = c.model_copy(update={"unit": unit, "min": c.min * k, "max": c.max * k, "mean": c.mean * k, "last": c.last * k, "points": pts})
     H, left, right, top, bottom = 180, 60, 16, 24, 42
     t0, t1 = min(t for t, _ in pts), max(t for t, _ in pts)
     vmax = max(v for _, v in pts)

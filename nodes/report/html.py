@@ -319,6 +319,8 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         rows.append(["command", f"<code>{esc(v.prov.command)}</code>"])
     for k, x in (v.collected.get("paths") or {}).items():
         rows.append([f"collected: {esc(k)}", f"<code>{esc(x)}</code>"])
+    for k, x in v.collection_summary():
+        rows.append([f"collection: {esc(k)}", esc(x)])
     if v.route:
         why = v.route_info.get("reason")
         rows.append(["route", esc(v.route) + (f" — {esc(why)}" if why else "")])

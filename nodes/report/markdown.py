@@ -193,6 +193,7 @@ def render_markdown(v: ReportView) -> str:
     if v.prov.command:
         rows.append(["command", code(v.prov.command)])
     rows += [[f"collected: {cell(k)}", code(x)] for k, x in (v.collected.get("paths") or {}).items()]
+    rows += [[f"collection: {cell(k)}", cell(x)] for k, x in v.collection_summary()]
     if v.route:
         rows.append(["route", cell(v.route) + (f" — {cell(v.route_info['reason'])}" if v.route_info.get("reason") else "")])
     if v.question:

@@ -82,6 +82,20 @@ class ReportView:
             best = best or a
         return best
 
+    def collection_summary(self) -> list[tuple[str, str]]:
+        """The collector's own scalar summary (peak RSS, CPU, notes), as printable pairs."""
+        out = []
+        for k, x in (self.collected.get("summary") or {}).items():
+            if isinstance(x, bool) or x is None:
+                continue
+            if isinstance(x, (int, float)):
+                out.append((str(k), fmt.metric(x)))
+            elif isinstance(x, str):
+                out.append((str(k), x))
+            elif isinstance(x, list) and all(isinstance(i, str) for i in x) and x:
+                out.append((str(k), "; ".join(x[:5])))
+        return out[:20]
+
     def summary_sentences(self) -> list[str]:
         """The verdict in two or three sentences, each with its key numbers."""
         a = self.analysis
