@@ -255,6 +255,23 @@ def test_profile_of_slow_app_samples_the_planted_quadratic_line(tmp_path):
     assert set(got["paths"]) <= {"profile", "series", "perf_stat"}
 
 
+@needs_pyspy
+def test_profile_of_sleepy_worker_puts_the_waiting_on_the_sleep_line(tmp_path):
+    """py-spy runs with --idle, so a sleep in the hot path is where the samples land."""
+    t = parse_target("examples/sleepy_worker.py 40", REPO)
+    got = collect_profile(t, open_run_dir(None, str(tmp_path / "runs"), None, "profile"), CollectOptions())
+    doc = json.loads(Path(got["files"]["profile"]).read_text())
+    frames = doc["shared"]["frames"]
+    leaves: dict[tuple[str, int], int] = {}
+    for prof in doc["profiles"]:
+        for stack in prof["samples"]:
+            leaf = frames[stack[-1]]
+            leaves[(leaf["name"], leaf["line"])] = leaves.get((leaf["name"], leaf["line"]), 0) + 1
+    (name, line), _ = max(leaves.items(), key=lambda kv: kv[1])
+    source = (REPO / "examples/sleepy_worker.py").read_text().splitlines()
+    assert name == "throttle" and "time.sleep" in source[line - 1]
+
+
 def test_program_exiting_at_once_is_recorded_without_error(tmp_path):
     write(tmp_path, "quick.sh", "#!/bin/sh\nexit 0\n").chmod(0o755)
     t = parse_target("./quick.sh", tmp_path)
