@@ -209,3 +209,34 @@ def test_offline_report_has_no_narrative(tmp_path):
 )
 def test_unverified_numbers(narrative, bad):
     assert unverified_numbers(narrative, '{"jank_ratio": 0.128, "median_ms": 655.1, "count": 600}') == bad
+
+
+def test_the_analyze_route_ends_in_a_report_through_the_real_graph(tmp_path):
+    """Orchestrator → perf_analyzer → analyzer → attributor → reporter, the last two stages stubbed."""
+    import shutil
+
+    from graph.builder import build_graph
+    from nodes.common import stamp
+
+    shutil.copy(Path(__file__).parent / "data" / "report" / "chrome116-devtools-trace.json", tmp_path / "trace.json")
+
+    def analyzer(state):
+        u = stamp(state, "analyzer")
+        u["analysis"] = sample_analysis().model_dump(mode="json")
+        u["attribution"] = None
+        return u
+
+    def attributor(state):
+        u = stamp(state, "attributor")
+        u["attribution"] = SAMPLE_ATTRIBUTION
+        return u
+
+    g = build_graph(InMemorySaver(), context=NodeContext(runs_dir=str(tmp_path / "runs")),
+                    nodes={Node.ANALYZER: analyzer, Node.ATTRIBUTOR: attributor})
+    out = g.invoke({"messages": [HumanMessage(content="解读一下 trace.json")], "workspace": str(tmp_path)},
+                   {"configurable": {"thread_id": "g1"}})
+    assert out["route_history"][-1] == "reporter" and out["_route"] == "analyze"
+    assert Path(out["report"]["dir"]).parent == tmp_path / "runs" / "g1"
+    md = Path(out["report"]["markdown"]).read_text()
+    assert "| request | 解读一下 trace.json |" in md and "| route | analyze" in md
+    assert out["answer"].endswith(out["report"]["markdown"] + " (also json, speedscope, trace_events)")
