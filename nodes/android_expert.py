@@ -1,18 +1,126 @@
-"""The android_expert node. Its capability is built by a later issue; until then it skips, saying why."""
+"""The android_expert node: the ``android`` route's collections and queries on a device over adb.
+
+What it runs is read from the message (``nodes.android.intent``): a frame capture, a trace or
+launches produce files under the run folder and a ``collected`` with ``paths`` (the policy then
+continues to the analyzer); a device list, CPU, memory or battery query is answered here with
+``say`` and a ``collected`` without paths (the policy then finishes). Every failure becomes a
+typed skip, question or ToolFailure (``nodes.android.outcome``); the node never decides where
+the graph goes.
+"""
 
 from __future__ import annotations
 
-from typing import Callable
+import time
+from typing import Any, Callable
 
 from graph.enums import Node
-from nodes.common import skip, stamp
+from nodes.android import frames, launch, system, trace
+from nodes.android.devices import DeviceUnavailable, NO_DEVICE_FIX, device_info, explain, list_devices
+from nodes.android.intent import Request, Task, read_request
+from nodes.android.launch import describe_launches, measure_launches
+from nodes.android.names import check_package
+from nodes.android.outcome import NeedPackage, guarded
+from nodes.android.session import Session, host_adb, open_session
+from nodes.common import attempt, last_user_text, say, stamp
 from nodes.context import NodeContext
 
+#: Seconds a frame capture or trace lasts when the message names none.
+DEFAULT_CAPTURE_S = 5.0
 
-def make(ctx: NodeContext) -> Callable[[dict], dict]:
+
+def _capture_seconds(req: Request, ctx: NodeContext) -> float:
+    if req.seconds is not None:
+        return req.seconds
+    try:
+        return max(0.0, float(ctx.extra.get("android_capture_s", DEFAULT_CAPTURE_S)))
+    except (TypeError, ValueError):
+        return DEFAULT_CAPTURE_S
+
+
+def _device_list(ctx: NodeContext) -> dict[str, Any]:
+    host = host_adb(ctx)
+    devices = list_devices(host)
+    if not devices:
+        raise DeviceUnavailable(f"no device attached: {NO_DEVICE_FIX}")
+    rows: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for d in devices:
+        row: dict[str, Any] = {"serial": d.serial, "state": d.state}
+        if d.ready:
+            info = device_info(host.for_device(d.serial))
+            row.update({"model": info.model, "android": info.release, "sdk": info.sdk})
+            lines.append(f"- {info.describe()}")
+        else:
+            lines.append(f"- {explain(d)}")
+        rows.append(row)
+    text = f"{len(devices)} Android device(s) attached:\n" + "\n".join(lines)
+    collected = {"kind": "android", "summary": {"task": "devices", "devices": rows}, "source": "adb devices -l"}
+    return {"collected": collected, **say(Node.ANDROID_EXPERT.value, text)}
+
+
+def _package_for_frames(s: Session, state: dict) -> str:
+    given = state.get("package")
+    if given:
+        return check_package(given)
+    fg = frames.foreground_package(s)
+    if not fg:
+        raise NeedPackage(f"No app is in the foreground on {s.serial}, and the message names none.")
+    return fg
+
+
+def _collect(state: dict, ctx: NodeContext, req: Request, sleep: Callable[[float], None]) -> dict[str, Any]:
+    name = Node.ANDROID_EXPERT.value
+    if req.task is Task.DEVICES:
+        return _device_list(ctx)
+    package = state.get("package") or None
+    if package:
+        check_package(package)
+    if req.task is Task.LAUNCH and not package:
+        raise NeedPackage("Which app's launch should I measure?")
+    s = open_session(state, ctx)
+    out: dict[str, Any] = {"run_dir": str(s.run_dir)}
+    if req.task is Task.FRAMES:
+        pkg = _package_for_frames(s, state)
+        collected = frames.collect_frames(s, pkg, _capture_seconds(req, ctx), sleep=sleep)
+        out.update({"collected": collected, "package": pkg})
+        out["messages"] = say(name, "Collected frames: " + frames.describe_frames(collected["summary"]))["messages"]
+        return out
+    if req.task is Task.TRACE:
+        seconds = _capture_seconds(req, ctx) or DEFAULT_CAPTURE_S
+        collected = trace.collect_trace(s, seconds, package)
+        out["collected"] = collected
+        return out
+    if req.task is Task.LAUNCH:
+        runs = req.runs or max(1, int(ctx.startup_runs))
+        collected = measure_launches(s, package, runs, warm=req.warm, pause_s=launch._pause(ctx), sleep=sleep)
+        out["collected"] = collected
+        out["messages"] = say(name, describe_launches(collected["summary"]))["messages"]
+        return out
+    if req.task is Task.CPU:
+        collected, text = system.collect_cpu(s, package)
+    elif req.task is Task.MEMORY:
+        collected, text = system.collect_memory(s, package)
+    elif req.task is Task.BATTERY:
+        collected, text = system.collect_battery(s)
+    else:
+        collected = {"kind": "android", "summary": {"task": "info", "device": s.info.describe(),
+                                                      "model": s.info.model, "android": s.info.release,
+                                                      "sdk": s.info.sdk}, "source": s.source("shell getprop")}
+        text = f"Connected: {s.info.describe()}."
+    out["collected"] = collected
+    out.update(say(name, text))
+    return out
+
+
+def make(ctx: NodeContext, sleep: Callable[[float], None] = time.sleep) -> Callable[[dict], dict]:
     def android_expert(state: dict) -> dict:
-        update = stamp(state, Node.ANDROID_EXPERT.value)
-        update.update(skip(Node.ANDROID_EXPERT.value, "this capability is not built yet"))
+        name = Node.ANDROID_EXPERT.value
+        update = stamp(state, name)
+        update["attempts"] = attempt(state, name)
+        update["last_error"] = None
+        req = read_request(last_user_text(state))
+        update.update(guarded(name, lambda: _collect(state, ctx, req, sleep)))
         return update
 
     return android_expert
+
