@@ -84,6 +84,10 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
             else:
                 update.update(failure(name, e))
             return update
+        except OSError as e:  # the run folder could not be written (disk full, read-only …)
+            msg = f"could not write the run folder {update.get('run_dir') or ctx.runs_dir}: {e.strerror or e}"
+            update.update(failure(name, ToolFailure(ErrorKind.UNAVAILABLE, msg)))
+            return update
         if not collected["paths"]:
             notes = "; ".join(collected["summary"].get("notes") or []) or "no readable files"
             update.update(

@@ -397,3 +397,13 @@ def test_retry_in_the_same_turn_never_overwrites_the_first_run(tmp_path):
     assert first["run_dir"] == str(run_dir)
     assert second["run_dir"] != first["run_dir"] and second["run_dir"].startswith(str(run_dir))
     assert (run_dir / "run.json").exists() and (Path(second["run_dir"]) / "run.json").exists()
+
+
+def test_unwritable_runs_folder_is_a_one_line_error_not_a_traceback(tmp_path):
+    write(tmp_path, "ok.py", "print('hi')\n")
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where the runs folder should be")
+    c = NodeContext(runs_dir=str(blocker / "runs"), startup_runs=1)
+    out = startup.make(c)(state(tmp_path, "ok.py"))
+    assert out["last_error"]["kind"] == ErrorKind.UNAVAILABLE.value
+    assert "could not write the run folder" in out["last_error"]["message"]
