@@ -176,3 +176,37 @@ def test_bounded_capture_keeps_head_and_tail_and_sees_lines_across_chunks():
     assert data.startswith(b"first line")
     assert data.endswith(b"last line\n")
     assert cap.truncated and cap.total == 10 + 1 + 11 + 1 + 100 + 1 + 10
+
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    chunks=st.lists(st.binary(max_size=300).map(lambda b: b.replace(b"\r", b"")), max_size=20),
+    limit=st.integers(min_value=0, max_value=600),
+)
+def test_bounded_capture_property_any_chunking(chunks, limit):
+    """Whatever the chunking: every line seen once, the total exact, head and tail are the
+    stream's real first and last bytes, and what is kept never exceeds the limit by more than
+    the marker line."""
+    lines: list[str] = []
+    cap = BoundedCapture(limit=limit, on_line=lines.append)
+    for c in chunks:
+        cap.feed(c)
+    cap.close()
+    whole = b"".join(chunks)
+    assert cap.total == len(whole)
+    expected = whole.decode("utf-8", "replace").split("\n")
+    if expected and expected[-1] == "":
+        expected.pop()
+    assert lines == expected
+    kept = cap.data()
+    if not cap.truncated:
+        assert kept == whole
+    else:
+        head, _, tail = kept.partition(b"\n[... ")
+        assert whole.startswith(head) and len(head) == limit // 4
+        tail = tail.split(b" bytes not kept ...]\n", 1)[1]
+        assert whole.endswith(tail) and len(tail) <= limit - limit // 4
