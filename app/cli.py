@@ -129,6 +129,35 @@ def resume(
 
 
 @app.command()
+def analyze(
+    path: Optional[Path] = typer.Argument(None, help="A trace or profile to analyse (inside the workspace)."),
+    thread: Optional[str] = typer.Option(None, "--thread", "-t", help="Analyse in this thread; with no PATH, its collected data."),
+    as_json: bool = typer.Option(False, "--json", help="Print the typed result as JSON."),
+    workspace: Optional[Path] = typer.Option(None, "--workspace", help="Root for every path (default: cwd)."),
+    offline: bool = typer.Option(False, "--offline", help="Never call a model, even if one is configured."),
+) -> None:
+    """Analyse existing data: the `analyze` route, without having to phrase a sentence."""
+    from app.api import PerfScout
+
+    if path is None and thread is None:
+        raise CliError("give a FILE to analyse, or --thread THREAD to analyse what that thread collected")
+    if path is not None and not path.is_file():
+        raise CliError(f"{path}: no such file")
+    text = f"分析一下这份数据 {path}" if path is not None else "分析一下刚才采集的这份数据"
+    view = _progress(as_json)
+    with PerfScout(_settings(offline), workspace=workspace) as ps, _closing(view):
+        result = ps.ask(text, thread_id=thread, on_event=view)
+        if result.status == "needs_input" and path is not None and (result.question or {}).get("field") == "data_path":
+            # The sentence did not carry a path the extractor knows (an unusual extension):
+            # answer the graph's own question with it.
+            result = ps.resume(result.thread_id, str(path), on_event=view)
+        if result.status == "needs_input" and not as_json:
+            typer.echo(f"? {result.question.get('prompt')}", err=True)
+            raise typer.Exit(EXIT_NEEDS_INPUT)
+        raise typer.Exit(_print_result(result, as_json))
+
+
+@app.command()
 def replay(
     log: Path = typer.Argument(..., help="A decision log (JSONL), e.g. .perfscout/decisions.jsonl."),
     as_json: bool = typer.Option(False, "--json"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import pty
@@ -13,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+ROOT = Path(__file__).resolve().parent.parent
+HAS_ANALYZER = importlib.util.find_spec("nodes.perf.analysis") is not None
 PERFSCOUT = Path(sys.executable).with_name("perfscout")
 
 pytestmark = pytest.mark.skipif(not PERFSCOUT.exists(), reason="the perfscout console script is not installed")
@@ -103,6 +106,9 @@ def test_threads_commands(env, tmp_path):
         (("ask", "hi", "--no-such-flag"), {}, "no-such-flag"),
         (("ask", "hi"), {"PERFSCOUT_STEP_BUDGET": "lots"}, "PERFSCOUT_STEP_BUDGET"),
         (("replay", "nothing-here.jsonl"), {}, "no such file"),
+        (("analyze",), {}, "--thread"),
+        (("analyze", "nothing-here.json"), {}, "no such file"),
+        (("threads", "show"), {}, "Missing argument"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(env, tmp_path, args, env_extra, expect):
@@ -155,3 +161,16 @@ def test_terminal_session_asks_interactively_and_shows_progress(env, tmp_path):
     assert "✓ orchestrator" in out and "✓ perf_analyzer" in out  # which node ran
     assert "Stopped:" in out and "missing.json" in out
     assert code == 1
+
+
+@pytest.mark.skipif(not HAS_ANALYZER, reason="nodes.perf.analysis (the analyzer) is not in this tree yet")
+def test_analyze_a_file_then_ask_a_follow_up_in_its_thread(env):
+    p = run(env, "analyze", "notebooks/data/tiny_trace.json", "--json", cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    res = json.loads(p.stdout)
+    assert res["route"] == "analyze" and res["status"] == "done"
+    assert res["analysis_source"].endswith("tiny_trace.json")
+    f = run(env, "ask", "what took the most time?", "--thread", res["thread_id"], "--json", cwd=ROOT)
+    follow = json.loads(f.stdout)
+    assert follow["route_info"].get("override") == "followup" or follow["route"] == "end"
+    assert "tiny_trace.json" in follow["answer"]
