@@ -16,13 +16,11 @@ from typing import Iterable
 _PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+")
 #: A Java class name as used after the slash of a component (``.Main``, ``a.b.Main$Inner``).
 _CLASS = re.compile(r"\.?[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
-#: A device serial as adb prints it (USB serials, emulator-5554, host:port, mDNS names).
-_SERIAL = re.compile(r"[A-Za-z0-9._:\-\[\]@]{1,128}")
 _MAX_PACKAGE_LEN = 255
 
 
 class InvalidName(ValueError):
-    """A package, component or serial that does not follow Android's grammar."""
+    """A package or component name that does not follow Android's grammar."""
 
 
 def check_package(name: str | None) -> str:
@@ -47,13 +45,6 @@ def check_component(component: str) -> str:
     check_package(pkg)
     if len(cls) > 512 or not _CLASS.fullmatch(cls):
         raise InvalidName(f"{raw!r}: {cls!r} is not a valid activity class name")
-    return raw
-
-
-def check_serial(serial: str) -> str:
-    raw = (serial or "").strip()
-    if not _SERIAL.fullmatch(raw):
-        raise InvalidName(f"{raw!r} is not a device serial adb would print")
     return raw
 
 
