@@ -441,3 +441,14 @@ def test_graph_fps_capture_continues_to_the_analyzer(tmp_path, monkeypatch):
     out = _graph(tmp_path).invoke({"messages": [HumanMessage(f"测一下 {PKG} 的FPS")]}, {"configurable": {"thread_id": "t"}})
     assert out["route_history"][:3] == ["orchestrator:android", NAME, Node.ANALYZER.value]
     assert out["analysis"]["format"] == "gfxinfo" and out["analysis"]["frames"]["count"] == 6
+
+
+def test_graph_retries_a_disconnect_once_through_the_policy(tmp_path, monkeypatch):
+    fake = FakeAdb(tmp_path, monkeypatch).device(S)
+    fake.shell(S, f"dumpsys meminfo {PKG}", {"stderr": f"error: device '{S}' not found\n", "rc": 1},
+               (DATA / "meminfo-app-android9.txt").read_text())
+    out = _graph(tmp_path).invoke({"messages": [HumanMessage(f"dump meminfo of {PKG}")]}, {"configurable": {"thread_id": "t"}})
+    assert out["route_history"] == ["orchestrator:android", NAME, NAME]
+    assert out["attempts"] == {NAME: 2} and out["last_error"] is None
+    assert out["collected"]["summary"]["total_pss"] == 38428
+    assert fake.calls().count(["-s", S, "shell", f"dumpsys meminfo {PKG}"]) == 2
