@@ -452,3 +452,12 @@ def test_graph_retries_a_disconnect_once_through_the_policy(tmp_path, monkeypatc
     assert out["attempts"] == {NAME: 2} and out["last_error"] is None
     assert out["collected"]["summary"]["total_pss"] == 38428
     assert fake.calls().count(["-s", S, "shell", f"dumpsys meminfo {PKG}"]) == 2
+
+
+def test_an_unwritable_run_folder_is_a_typed_failure(tmp_path, monkeypatch):
+    FakeAdb(tmp_path, monkeypatch).device(S)
+    blocker = tmp_path / "file-not-dir"
+    blocker.write_text("x")
+    up, merged = run(android_expert.make(ctx(tmp_path)), state("battery", run_dir=str(blocker / "sub")))
+    assert up["last_error"]["kind"] == "unavailable" and "cannot write the collected data" in up["last_error"]["message"]
+    assert next_step(merged) == NextStep.FAIL.value

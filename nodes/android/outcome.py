@@ -50,3 +50,7 @@ def guarded(node: str, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         return failure(node, ToolFailure(ErrorKind.VALIDATION, str(e)))
     except ToolFailure as e:
         return failure(node, e)
+    except OSError as e:
+        # The run folder could not be written (permissions, disk full): this machine's problem.
+        where = f" {e.filename}" if getattr(e, "filename", None) else ""
+        return failure(node, ToolFailure(ErrorKind.UNAVAILABLE, f"cannot write the collected data{where}: {e.strerror or e}"))
