@@ -143,7 +143,7 @@ TOPICS: tuple[Topic, ...] = (
                 "existing profile.",
                 (
                     "profile examples/slow_app.py end to end",
-                    "show CPU usage on the phone",
+                    "check CPU usage on the device",
                     "what does profile.speedscope.json say?",
                 ),
             ),
