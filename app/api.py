@@ -309,13 +309,15 @@ class PerfScout:
                 if "result" not in chunk:
                     yield StreamEvent(kind="node_start", node=name)
                     continue
-                result = chunk.get("result")
-                yield StreamEvent(
-                    kind="node_end",
-                    node=name,
-                    data=_jsonable(result) if isinstance(result, dict) else {},
-                )
-                for intr in chunk.get("interrupts") or ():
+                interrupts = chunk.get("interrupts") or ()
+                if not interrupts:  # a node that asked has not finished: it runs again on resume
+                    result = chunk.get("result")
+                    yield StreamEvent(
+                        kind="node_end",
+                        node=name,
+                        data=_jsonable(result) if isinstance(result, dict) else {},
+                    )
+                for intr in interrupts:
                     value = intr.get("value") if isinstance(intr, dict) else getattr(intr, "value", intr)
                     yield StreamEvent(
                         kind="interrupt",

@@ -133,6 +133,7 @@ def test_stream_reports_the_interrupt_and_stream_resume_finishes(ps):
     events = list(ps.stream("分析一下这份数据"))
     asks = [e for e in events if e.kind == "interrupt"]
     assert len(asks) == 1 and asks[0].node == "ask_user" and asks[0].data["field"] == "data_path"
+    assert ("node_end", "ask_user") not in [(e.kind, e.node) for e in events]  # it runs again on resume
     assert events[-1].result.status == "needs_input"
     tid = events[-1].result.thread_id
     tail = list(ps.stream_resume(tid, "missing.json"))
