@@ -17,6 +17,7 @@ must fail it. Screenshots are kept in ``$PERFSCOUT_SCREENSHOT_DIR`` when that is
 from __future__ import annotations
 
 import base64
+import importlib.util
 import json
 import os
 import shutil
@@ -289,6 +290,29 @@ def test_charts_draw_at_phone_width_in_dark_mode(browser, report):
     # the page itself never scrolls sideways on a phone; wide charts and tables scroll in their box
     assert r["audit"]["scrollW"] <= r["audit"]["innerW"], r["audit"]
     assert _luminance(r["audit"]["bg"]) < 60
+
+
+REAL = ["api32_startup_warm.perfetto-trace", "chrome-android-thread-time.json.gz"]
+HAS_ANALYSIS = importlib.util.find_spec("nodes.perf.analysis") is not None
+
+
+@pytest.mark.skipif(not HAS_ANALYSIS, reason="nodes.perf.analysis (issue 4's metrics) is not in this tree yet")
+@pytest.mark.parametrize("name", REAL)
+def test_real_capture_reports_draw_and_fit(browser, tmp_path, name):
+    from nodes.perf.analysis import analyze_file
+
+    src = HERE / "data" / "report" / name
+    view = build_view(analyze_file(str(src)), collected={"kind": "file", "paths": {"data": str(src)}, "source": str(src)})
+    html = Path(write_report(view, tmp_path)["html"])
+    for width, dark in ((1280, False), (390, True)):
+        r = inspect_page(browser, html, width, dark=dark, shot_name=f"{name}-{width}.png")
+        assert r["audit"]["charts"], "a real capture with no chart"
+        for c, px in zip(r["audit"]["charts"], r["pixels"]["boxes"]):
+            assert c["drawn"] >= 1 and c["drawn"] == c["marks"], c
+            assert px["ink"] > 0.005 * px["area"] and px["colours"] >= 2, (c["kind"], px)
+        assert r["problems"] == [] and r["requests"] == [r["url"]]
+        # long real names (HIDL::IWifiStaIface::…) must wrap, not widen the page
+        assert r["audit"]["scrollW"] <= r["audit"]["innerW"], (width, r["audit"]["scrollW"])
 
 
 def test_checker_catches_a_fetch_and_an_empty_chart(browser, report, tmp_path):

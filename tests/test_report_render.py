@@ -215,3 +215,10 @@ def test_byte_counters_are_drawn_in_megabytes_and_collection_summary_is_listed()
     md = render_markdown(v)
     assert "| collection: rss_mb_max | 210 |" in md and "| collection: notes | py-spy ok |" in md
     assert "nested" not in md
+
+
+@pytest.mark.parametrize("v, label", [(0, "0"), (2.5, "2.5"), (1500, "1,500"), (30_000, "30k"), (32_000_000, "32M"), (4e9, "4G")])
+def test_axis_labels_stay_short(v, label):
+    from nodes.report.svg import tick_label
+
+    assert tick_label(v) == label

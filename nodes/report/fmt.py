@@ -85,7 +85,7 @@ class Provenance:
         return {
             "file": ev.source or self.source,
             "range": span(s, e),
-            "events": list(ev.events or [])[:6],
+            "events": [e if len(e) <= 80 else e[:79] + "…" for e in list(ev.events or [])[:6]],
             "command": ev.command or self.command,
         }
 

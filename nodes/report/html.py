@@ -33,10 +33,10 @@ nav{display:flex;flex-wrap:wrap;gap:.3em .9em;font-size:.92em;margin:.6em 0}
 .meta,.src,figcaption{color:var(--muted);font-size:.86em;overflow-wrap:anywhere}
 .badge{display:inline-block;padding:.05em .55em;border-radius:1em;font-size:.8em;font-weight:600;color:#fff;vertical-align:middle}
 .sev-high{background:var(--bad)}.sev-medium{background:var(--warn)}.sev-low{background:var(--accent)}.sev-info{background:var(--muted)}
-.verdict{font-size:1.05em}
+.verdict{font-size:1.05em;overflow-wrap:anywhere}
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:12px 16px;margin:.8em 0}
 .tiles{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:10px;margin:.8em 0}
-.tile{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:10px 12px}
+.tile{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:10px 12px;min-width:0;overflow-wrap:anywhere}
 .tile b{display:block;font-size:1.35em}.tile span{color:var(--muted);font-size:.82em}
 .narrative{border-left:4px solid var(--warn)}
 .narrative .label{font-weight:600;color:var(--warn)}

@@ -43,6 +43,10 @@ def ticks(lo: float, hi: float, target: int = 5) -> list[float]:
 
 
 def tick_label(v: float) -> str:
+    """Short axis labels: 12k, 3.5M, 2G past 10,000, so a wide number never leaves the margin."""
+    for bound, unit, suffix in ((1e9, 1e9, "G"), (1e6, 1e6, "M"), (1e4, 1e3, "k")):
+        if abs(v) >= bound:
+            return f"{v / unit:.3g}{suffix}"
     if abs(v) >= 1000:
         return f"{v:,.0f}"
     if float(v).is_integer():
