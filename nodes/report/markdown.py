@@ -67,7 +67,7 @@ def render_markdown(v: ReportView) -> str:
     a = v.analysis
     out: list[str] = [f"# PerfScout report — {code(a.source)}", ""]
     first, *rest = v.summary_sentences()
-    out.append(f"**{first}** " + " ".join(rest))
+    out.append(" ".join([f"**{first}**", *rest]))
     out += ["", _src(v), ""]
 
     if v.narrative:
