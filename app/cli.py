@@ -200,6 +200,17 @@ def _closing(view: Any):
 
 
 @app.command()
+def inspect(
+    paths: list[Path] = typer.Argument(..., help="Trace/profile file(s) of one collection."),
+    as_json: bool = typer.Option(False, "--json", help="Print the analysis as JSON."),
+) -> None:
+    """Analyse trace/profile files directly (no graph, no model): summary tables or JSON."""
+    from app.analyze_cmd import run
+
+    raise typer.Exit(run([str(p) for p in paths], as_json))
+
+
+@app.command()
 def report(
     target: str = typer.Argument(..., help="A report folder or report.json, an analysis JSON, a trace file, or a thread id."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write here (default: <runs>/<thread|local>/<time>/)."),

@@ -1,0 +1,191 @@
+"""Analyse a trace or profile directly (no graph, no model): a readable summary or JSON.
+
+``run(path, as_json)`` is the whole command: it reads the file with the reader its content
+calls for, computes the metrics, and prints either rich tables or JSON with at least
+``format``, ``duration_ms``, ``hotspots`` (``name``, ``file``, ``line``, ``self_ms``,
+``total_ms``, ``self_pct``), ``threads``, ``frames`` (``count``, ``fps``, ``jank_ratio``,
+``p50_ms``, ``p90_ms``, ``p99_ms``) and ``startup``. Bad input is one line on stderr naming the
+file and the problem, and exit code 2 — never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Sequence, TextIO
+
+import orjson
+
+from nodes.perf.errors import PerfDataError
+from nodes.perf.model import AnalysisResult
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+
+
+def to_json(result: AnalysisResult) -> dict[str, Any]:
+    """The JSON the command prints: the analysis without its bulky drawing data (flame-graph
+    stacks, per-frame series, counter curves), which the report keeps."""
+    data = result.model_dump(mode="json", exclude={"stacks"})
+    frames = data.get("frames")
+    if isinstance(frames, dict):
+        frames.pop("durations_ms", None)
+        frames.pop("starts_ms", None)
+    for c in data.get("counters") or []:
+        c.pop("points", None)
+    return data
+
+
+def run(paths: str | Sequence[str], as_json: bool = False, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Analyse ``paths`` (one file, or the files of one collection) and print the result."""
+    from nodes.perf.analysis import analyze_paths
+
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [os.fspath(paths)]
+    try:
+        result = analyze_paths(list(paths))
+    except PerfDataError as e:
+        err.write(f"perfscout: {str(e).splitlines()[0] if str(e) else 'unreadable data'}\n")
+        return EXIT_BAD_INPUT
+    if as_json:
+        out.write(orjson.dumps(to_json(result), option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        render(result, out)
+    return EXIT_OK
+
+
+# --- the readable summary --------------------------------------------------------------
+
+
+def _ms(v: float | None) -> str:
+    if v is None:
+        return "–"
+    if v >= 1000:
+        return f"{v / 1000:.2f} s"
+    return f"{v:.1f} ms" if v >= 10 else f"{v:.2f} ms"
+
+
+def _loc(file: str | None, line: int | None) -> str:
+    if not file:
+        return ""
+    short = file if len(file) <= 48 else "…" + file[-47:]
+    return f"{short}:{line}" if line else short
+
+
+def render(result: AnalysisResult, out: TextIO | None = None) -> None:
+    """Rich tables of the analysis, most important first."""
+    from rich import box
+    from rich.console import Console
+    from rich.markup import escape as e
+    from rich.table import Table
+
+    con = Console(file=out or sys.stdout, width=int(os.environ.get("COLUMNS", "120") or 120), soft_wrap=False)
+    r = result
+    title = f"[bold]{e(r.source)}[/bold]  ·  {e(r.format)}  ·  {_ms(r.duration_ms)}"
+    if r.partial:
+        title += "  ·  [yellow]partial[/yellow]"
+    con.print(title)
+
+    if r.findings:
+        t = Table(title="Findings", box=box.SIMPLE, show_lines=False, title_justify="left")
+        t.add_column("severity")
+        t.add_column("finding")
+        t.add_column("detail", overflow="fold")
+        colors = {"high": "red", "medium": "yellow", "low": "cyan", "info": "dim"}
+        for f in r.findings[:12]:
+            t.add_row(f"[{colors.get(f.severity, '')}]{f.severity}[/]", e(f.title), e(f.detail))
+        con.print(t)
+
+    overall = [h for h in r.hotspots if h.thread is None]
+    if overall:
+        t = Table(title="Hot spots (overall, by self time)", box=box.SIMPLE, title_justify="left")
+        for col, just in (("name", "left"), ("where", "left"), ("self", "right"), ("self %", "right"),
+                          ("total", "right"), ("total %", "right"), ("kind", "left")):
+            t.add_column(col, justify=just, overflow="fold" if col == "name" else "ellipsis")
+        for h in overall[:15]:
+            t.add_row(e(h.name[:80]), e(_loc(h.file, h.line)), _ms(h.self_ms), f"{h.self_pct:.1f}",
+                      _ms(h.total_ms), f"{h.total_pct:.1f}", h.kind)
+        con.print(t)
+
+    if r.threads:
+        t = Table(title="Threads", box=box.SIMPLE, title_justify="left")
+        for col in ("thread", "process", "busy", "slices", "running", "runnable", "sleeping"):
+            t.add_column(col, justify="left" if col in ("thread", "process") else "right")
+        for th in r.threads[:10]:
+            name = e(th.name) + ("  [bold](main)[/bold]" if th.is_main else "")
+            t.add_row(name, e(th.process or str(th.pid)), _ms(th.busy_ms), str(th.slice_count or ""),
+                      _ms(th.running_ms) if th.running_ms is not None else "",
+                      _ms(th.runnable_ms) if th.runnable_ms is not None else "",
+                      _ms(th.sleeping_ms) if th.sleeping_ms is not None else "")
+        con.print(t)
+
+    if r.long_tasks:
+        t = Table(title=f"Long tasks (≥ 50 ms) on {e(r.long_tasks[0].thread)}", box=box.SIMPLE, title_justify="left")
+        t.add_column("task")
+        t.add_column("at", justify="right")
+        t.add_column("duration", justify="right")
+        for lt in r.long_tasks[:8]:
+            t.add_row(e(lt.name[:80]), _ms(lt.start_ms), _ms(lt.dur_ms))
+        con.print(t)
+
+    fs = r.frames
+    if fs:
+        line = (f"[bold]Frames[/bold]: {fs.count}"
+                + (f", {fs.fps:g} fps" if fs.fps else "")
+                + (f", jank {fs.jank_ratio * 100:.1f}% ({fs.jank_count})" if fs.jank_ratio is not None else "")
+                + f", p50 {_ms(fs.p50_ms)}, p90 {_ms(fs.p90_ms)}, p99 {_ms(fs.p99_ms)}"
+                + f"; budget {fs.budget_ms:g} ms ({e(fs.budget_source)})")
+        con.print(line)
+        if fs.reported:
+            keys = [k for k, v in fs.reported.items() if not (isinstance(v, str) and len(v) > 60)][:10]
+            con.print("  reported: " + e(", ".join(f"{k}={fs.reported[k]}" for k in keys)))
+        for w in fs.worst[:3]:
+            con.print(f"  worst: {_ms(w.dur_ms)} at {_ms(w.start_ms)}" + (f" — {e('; '.join(w.ran[:3]))}" if w.ran else ""))
+
+    st = r.startup
+    if st:
+        head = f"[bold]Startup[/bold] ({e(st.kind)})"
+        if st.median_ms is not None:
+            head += (f": median {_ms(st.median_ms)} over {len(st.runs)} run(s), min {_ms(st.min_ms)}, "
+                     f"max {_ms(st.max_ms)}, first {_ms(st.first_ms)}")
+        con.print(head)
+        if st.phases:
+            t = Table(box=box.SIMPLE)
+            t.add_column("phase")
+            t.add_column("start", justify="right")
+            t.add_column("duration", justify="right")
+            t.add_column("thread")
+            for p in st.phases[:12]:
+                t.add_row(e(p.name[:70]), _ms(p.start_ms), _ms(p.dur_ms), e(p.thread or ""))
+            con.print(t)
+        if st.imports:
+            t = Table(title="Imports (by cumulative time)", box=box.SIMPLE, title_justify="left")
+            t.add_column("module")
+            t.add_column("self", justify="right")
+            t.add_column("cumulative", justify="right")
+            t.add_column("file")
+            for i in st.imports[:10]:
+                t.add_row("  " * min(i.depth, 6) + e(i.module), _ms(i.self_us / 1000), _ms(i.cumulative_us / 1000),
+                          e(_loc(i.file, None)))
+            con.print(t)
+
+    if r.counters:
+        t = Table(title="Counters", box=box.SIMPLE, title_justify="left")
+        for col in ("counter", "unit", "min", "mean", "max", "last"):
+            t.add_column(col, justify="left" if col in ("counter", "unit") else "right")
+        for c in r.counters[:12]:
+            t.add_row(e(c.name[:60]), e(c.unit or ""), f"{c.min:.6g}", f"{c.mean:.6g}", f"{c.max:.6g}", f"{c.last:.6g}")
+        con.print(t)
+
+    if r.stats:
+        t = Table(title="Statistics", box=box.SIMPLE, title_justify="left")
+        t.add_column("name")
+        t.add_column("value", justify="right")
+        for k, v in list(r.stats.items())[:30]:
+            t.add_row(e(k), f"{v:,.6g}")
+        con.print(t)
+
+    for w in r.warnings[:8]:
+        con.print(f"[dim]warning: {e(w)}[/dim]")

@@ -1,0 +1,122 @@
+"""``python -X importtime`` logs (stderr): one line per imported module, children first.
+
+    import time: self [us] | cumulative | imported package
+    import time:       130 |        130 |   _io
+    import time:       446 |       1030 | site
+
+The indentation of the name (two spaces a level) is the import depth; ``cumulative`` includes
+the children. Lines that are not import-time lines (the program's own stderr) are ignored. A
+log holding several runs (the header repeated) yields the first run; the other runs' totals
+are in ``stats`` (``import total run N``).
+
+Each module's file is looked up without importing anything (``importlib.machinery.PathFinder``
+on the search path: the log's interpreter may not be this one, and importing user code while
+analysing is out of the question); modules that are built in, frozen or not found have none.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import os
+import re
+import sys
+from typing import Iterable, Sequence
+
+from nodes.perf.errors import PerfDataError
+from nodes.perf.formats import looks_text, open_text
+from nodes.perf.model import ImportEntry, PerfData
+
+FORMAT = "importtime"
+
+_LINE = re.compile(r"^\s*import time:\s+(?P<self>\d+)\s+\|\s+(?P<cum>\d+)\s+\| (?P<indent>\s*)(?P<name>\S.*?)\s*$")
+_HEADER = re.compile(r"^\s*import time:\s+self \[us\]")
+_SNIFF = re.compile(rb"import time:\s+(?:self \[us\]|\d+\s+\|)")
+
+
+def sniff(head: bytes, name: str) -> bool:
+    return looks_text(head) and bool(_SNIFF.search(head))
+
+
+def parse(path: str) -> PerfData:
+    return parse_with(path)
+
+
+def parse_with(path: str, search_path: Sequence[str] | None = None, resolve_files: bool = True) -> PerfData:
+    """Read an importtime log; ``search_path`` (default: this interpreter's sys.path and the
+    current directory) is where module files are looked up."""
+    with open_text(path) as f:
+        runs = _runs(f)
+    runs = [r for r in runs if r]
+    if not runs:
+        raise PerfDataError(path, "no 'import time:' lines (run python with -X importtime, keep stderr)")
+    pd = PerfData(FORMAT, path)
+    entries = runs[0]
+    resolver = _Resolver(search_path) if resolve_files else None
+    total = 0.0
+    for module, self_us, cum_us, depth in entries:
+        file = resolver.file_of(module) if resolver else None
+        pd.imports.append(ImportEntry(module=module, self_us=self_us, cumulative_us=cum_us, depth=depth, file=file))
+        if depth == 0:
+            total += cum_us
+    pd.start_us = 0.0
+    pd.end_us = total
+    pd.add_stat("import total", total / 1000.0, "ms")
+    pd.add_stat("modules imported", float(len(entries)))
+    if len(runs) > 1:
+        pd.meta["import runs"] = str(len(runs))
+        pd.warn(f"{len(runs)} runs in the log: the first is analysed, the others' totals are in stats")
+        for i, run in enumerate(runs, 1):
+            pd.add_stat(f"import total run {i}", sum(c for _, _, c, d in run if d == 0) / 1000.0, "ms")
+    return pd
+
+
+def _runs(lines: Iterable[str]) -> list[list[tuple[str, float, float, int]]]:
+    runs: list[list[tuple[str, float, float, int]]] = [[]]
+    for line in lines:
+        if "import time:" not in line:
+            continue
+        if _HEADER.match(line):
+            if runs[-1]:
+                runs.append([])
+            continue
+        m = _LINE.match(line)
+        if not m:
+            continue
+        depth = len(m.group("indent")) // 2
+        runs[-1].append((m.group("name"), float(m.group("self")), float(m.group("cum")), depth))
+    return runs
+
+
+class _Resolver:
+    def __init__(self, search_path: Sequence[str] | None):
+        if search_path is None:
+            search_path = [os.getcwd()] + [p for p in sys.path if p]
+        self.path = [str(p) for p in search_path]
+        self.specs: dict[str, object | None] = {}
+
+    def _spec(self, name: str):
+        if name in self.specs:
+            return self.specs[name]
+        spec = None
+        try:
+            if "." in name:
+                parent = self._spec(name.rpartition(".")[0])
+                locs = getattr(parent, "submodule_search_locations", None)
+                if locs:
+                    spec = importlib.machinery.PathFinder.find_spec(name, list(locs))
+            else:
+                if name in sys.builtin_module_names:
+                    spec = None
+                else:
+                    spec = importlib.machinery.PathFinder.find_spec(name, self.path)
+        except (ImportError, ValueError, OSError, AttributeError, TypeError):
+            spec = None
+        self.specs[name] = spec
+        return spec
+
+    def file_of(self, module: str) -> str | None:
+        spec = self._spec(module)
+        origin = getattr(spec, "origin", None) if spec is not None else None
+        if isinstance(origin, str) and origin not in ("built-in", "frozen") and os.path.isfile(origin):
+            return origin
+        return None

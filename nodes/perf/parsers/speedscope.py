@@ -1,0 +1,240 @@
+"""speedscope JSON (https://www.speedscope.app/file-format-schema.json).
+
+Written by py-spy (``py-spy record -f speedscope``: one *sampled* profile per thread, named
+``Thread <tid> "<name>"``, unit seconds), pyinstrument, rbspy, and others; *evented* profiles
+(``O``/``C`` open/close events) come from instrumenting tools. Sampled profiles become
+aggregated stacks (:meth:`PerfData.add_sample`, root first, weights in µs); evented profiles
+become nested slices with the frames' file and line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+
+from nodes.perf.errors import PerfDataError
+from nodes.perf.formats import read_all, strip_json_start
+from nodes.perf.model import PerfData
+
+FORMAT = "speedscope"
+
+_UNITS = {
+    "seconds": 1e6,
+    "milliseconds": 1e3,
+    "microseconds": 1.0,
+    "nanoseconds": 1e-3,
+    "none": 1.0,
+    "bytes": 1.0,
+}
+_THREAD = re.compile(r'(?:Process\s+(?P<pid>\d+)\s+)?Thread\s+(?P<tid>\d+)(?:\s+"(?P<name>[^"]*)")?')
+#: Stacks deeper than this are cut (keeps the root side).
+MAX_DEPTH = 1024
+
+
+def sniff(head: bytes, name: str) -> bool:
+    h = strip_json_start(head)
+    return h[:1] == b"{" and b"speedscope.app/file-format-schema" in head
+
+
+def parse(path: str) -> PerfData:
+    raw = read_all(path)
+    try:
+        doc = msgspec.json.decode(raw)
+    except msgspec.DecodeError as e:
+        raise PerfDataError(path, f"invalid speedscope JSON ({e})") from None
+    if not isinstance(doc, dict):
+        raise PerfDataError(path, "speedscope file is not a JSON object")
+    shared = doc.get("shared")
+    frames_in = shared.get("frames") if isinstance(shared, dict) else None
+    profiles = doc.get("profiles")
+    if not isinstance(frames_in, list) or not isinstance(profiles, list):
+        raise PerfDataError(path, "speedscope file without shared.frames and profiles")
+    if not profiles:
+        raise PerfDataError(path, "speedscope file holds no profiles")
+    pd = PerfData(FORMAT, path)
+    exporter = doc.get("exporter")
+    if isinstance(exporter, str):
+        pd.meta["producer"] = exporter[:80]
+    if isinstance(doc.get("name"), str):
+        pd.meta["name"] = doc["name"][:200]
+
+    frames: list[tuple[str, str | None, int | None]] = []
+    for f in frames_in:
+        if not isinstance(f, dict):
+            frames.append(("(invalid frame)", None, None))
+            continue
+        name = f.get("name")
+        name = _text(name) if name is not None else "(unnamed)"
+        file = f.get("file")
+        file = _text(file) if isinstance(file, str) and file else None
+        line = f.get("line")
+        line = line if isinstance(line, int) and not isinstance(line, bool) and line >= 0 else None
+        frames.append((name, file, line))
+    fid_cache: dict[int, int] = {}
+
+    def fid(i: Any) -> int | None:
+        if not isinstance(i, int) or isinstance(i, bool) or i < 0 or i >= len(frames):
+            return None
+        r = fid_cache.get(i)
+        if r is None:
+            r = fid_cache[i] = pd.frame_id(*frames[i])
+        return r
+
+    bad = 0
+    read_any = False
+    for idx, prof in enumerate(profiles):
+        if not isinstance(prof, dict):
+            bad += 1
+            continue
+        pid, tid, tname = _thread_of(prof.get("name"), idx)
+        unit = prof.get("unit") if isinstance(prof.get("unit"), str) else "none"
+        mult = _UNITS.get(unit)
+        if mult is None:
+            pd.warn(f"profile {idx}: unknown unit {unit!r}; values taken as µs")
+            mult = 1.0
+        if unit in ("none", "bytes"):
+            pd.meta["unit"] = unit
+        start = _f(prof.get("startValue"))
+        end = _f(prof.get("endValue"))
+        ptype = prof.get("type")
+        if ptype == "sampled":
+            samples = prof.get("samples")
+            weights = prof.get("weights")
+            if not isinstance(samples, list):
+                bad += 1
+                continue
+            if not isinstance(weights, list) or len(weights) != len(samples):
+                if weights is not None:
+                    pd.warn(f"profile {idx}: weights do not match samples; each sample counted as 1")
+                weights = [1.0] * len(samples)
+            empty = 0
+            for stack, w in zip(samples, weights):
+                wv = _f(w)
+                if not isinstance(stack, list) or wv is None or wv < 0:
+                    bad += 1
+                    continue
+                ids = []
+                ok = True
+                for i in stack[:MAX_DEPTH]:
+                    r = fid(i)
+                    if r is None:
+                        ok = False
+                        break
+                    ids.append(r)
+                if not ok:
+                    bad += 1
+                    continue
+                if not ids:
+                    empty += 1  # not in Python code (idle, native): no stack to blame
+                    continue
+                pd.add_sample(ids, wv * mult, pid, tid)
+                read_any = True
+            if empty:
+                pd.meta[f"empty samples {tid}"] = str(empty)
+        elif ptype == "evented":
+            events = prof.get("events")
+            if not isinstance(events, list):
+                bad += 1
+                continue
+            got, skipped = _evented(pd, events, frames, pid, tid, mult, end)
+            bad += skipped
+            read_any = read_any or got > 0
+        else:
+            pd.warn(f"profile {idx}: unknown type {ptype!r}; skipped")
+            continue
+        info = pd.thread(pid, tid)
+        if tname:
+            info.name = tname
+        if tname == "MainThread" or (idx == 0 and info.is_main is None and tname in (None, "", "MainThread")):
+            info.is_main = True
+        if start is not None and end is not None and end >= start:
+            s_us, e_us = start * mult, end * mult
+            pd.start_us = s_us if pd.start_us is None else min(pd.start_us, s_us)
+            pd.end_us = e_us if pd.end_us is None else max(pd.end_us, e_us)
+    if bad:
+        pd.skipped_events += bad
+        pd.partial = True
+        pd.warn(f"{bad} samples/events/profiles were malformed and skipped")
+    if not read_any:
+        raise PerfDataError(path, "speedscope file holds no usable samples or events")
+    return pd
+
+
+def _evented(
+    pd: PerfData,
+    events: list,
+    frames: list[tuple[str, str | None, int | None]],
+    pid: int,
+    tid: int,
+    mult: float,
+    end: float | None,
+) -> tuple[int, int]:
+    stack: list[tuple[int, float]] = []
+    got = skipped = 0
+    last_at = None
+    for ev in events:
+        if not isinstance(ev, dict):
+            skipped += 1
+            continue
+        kind = ev.get("type")
+        at = _f(ev.get("at"))
+        fr = ev.get("frame")
+        if at is None or not isinstance(fr, int) or isinstance(fr, bool) or not 0 <= fr < len(frames):
+            skipped += 1
+            continue
+        if last_at is not None and at < last_at:
+            skipped += 1  # out of order: speedscope itself rejects these
+            continue
+        last_at = at
+        if kind == "O":
+            if len(stack) < MAX_DEPTH:
+                stack.append((fr, at))
+        elif kind == "C":
+            # close the matching frame, and anything opened above it that was never closed
+            pos = next((k for k in range(len(stack) - 1, -1, -1) if stack[k][0] == fr), None)
+            if pos is None:
+                skipped += 1
+                continue
+            while len(stack) > pos:
+                f, t0 = stack.pop()
+                name, file, line = frames[f]
+                pd.add_slice(pid, tid, t0 * mult, (at - t0) * mult, name, file, line)
+                got += 1
+        else:
+            skipped += 1
+    close = end if end is not None else last_at
+    while stack and close is not None:
+        f, t0 = stack.pop()
+        name, file, line = frames[f]
+        pd.add_slice(pid, tid, t0 * mult, max(0.0, close - t0) * mult, name, file, line)
+        got += 1
+    return got, skipped
+
+
+def _thread_of(name: Any, idx: int) -> tuple[int, int, str | None]:
+    if isinstance(name, str):
+        m = _THREAD.search(name)
+        if m:
+            pid = int(m.group("pid")) if m.group("pid") else 0
+            tname = m.group("name")
+            return pid, int(m.group("tid")) % (1 << 62), (tname or None)
+        return 0, idx + 1, _text(name)[:120] or None
+    return 0, idx + 1, None
+
+
+def _f(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    v = float(v)
+    return v if v == v and abs(v) != float("inf") else None
+
+
+def _text(s: Any) -> str:
+    s = str(s)
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "replace").decode("utf-8")
