@@ -1,45 +1,100 @@
-"""First version of the cascade: a few high-precision rules, then the LLM tier, then `end`.
+"""The routing cascade: rules, the local classifier, the 5-token model call, the default.
 
-(The issue "routing quality" replaces the rules with the full rule set and adds the classifier.)
+Cheapest and surest first. Each tier answers only when it is confident by its own measure
+(a rule's precision, the classifier's calibrated threshold, the model's reply being a label);
+otherwise the next tier gets the message. The startup override (ROUTING.md rule 3) runs last
+on whatever was decided. Every decision carries its tier, confidence, reason and latency so
+the decision log and ``perfscout route`` can show why.
 """
 
 from __future__ import annotations
 
-import re
+import threading
 import time
 from typing import Any
 
-from graph.enums import ROUTE_LABELS, Route, Tier
+from graph.enums import Route, Tier
+from nodes.routing import classifier as clf
+from nodes.routing.llm_tier import DEFAULT_TIMEOUT_S, ask
+from nodes.routing.normalize import strip_injections
+from nodes.routing.override import startup_override
+from nodes.routing.rules import apply_rules
 
-_RULES: list[tuple[re.Pattern[str], Route]] = [
-    (re.compile(r"(搜索|搜一下|grep|源码|代码|where is .* defined|打开.*\.(py|java|kt|ts|ets))", re.I), Route.EXPLORER),
-    (re.compile(r"\.(json|perfetto-trace|pftrace|trace|txt|gz)\b|这份数据|刚才采集", re.I), Route.ANALYZE),
-    (re.compile(r"(怎么优化|what is|为什么|best practice|建议)", re.I), Route.END),
-    (re.compile(r"(冷启动|启动耗时|启动时间|cold start|takes to start|launch time)", re.I), Route.STARTUP),
-    (re.compile(r"(全面|完整|end to end|profile)", re.I), Route.FULL_ANALYSIS),
-    (re.compile(r"(fps|meminfo|cpu 占用|采集.*trace)", re.I), Route.ANDROID),
-]
+_MODEL: clf.NgramModel | None = None
+_MODEL_ERROR: str | None = None
+_LOCK = threading.Lock()
 
 
-def route_message(text: str, llm: Any = None) -> dict[str, Any]:
+def rules_leave_open(text: str) -> bool:
+    """Whether no rule decides ``text`` (the messages the classifier is calibrated on)."""
+    return apply_rules(strip_injections(text)) is None
+
+
+def get_model() -> clf.NgramModel | None:
+    """The classifier, loaded from cache or trained once per process (None if that failed)."""
+    global _MODEL, _MODEL_ERROR
+    if _MODEL is None and _MODEL_ERROR is None:
+        with _LOCK:
+            if _MODEL is None and _MODEL_ERROR is None:
+                try:
+                    _MODEL = clf.load_or_train(reaches_fn=rules_leave_open)
+                except Exception as exc:  # the cascade still routes (rules, model, default)
+                    _MODEL_ERROR = f"{type(exc).__name__}: {exc}"
+    return _MODEL
+
+
+def set_model(model: clf.NgramModel | None) -> None:
+    """Use this classifier from now on (benchmarks and tests pass a per-fold model)."""
+    global _MODEL, _MODEL_ERROR
+    with _LOCK:
+        _MODEL, _MODEL_ERROR = model, None
+
+
+def _decision(route: str, tier: Tier, confidence: float, reason: str) -> dict[str, Any]:
+    return {"route": route, "tier": tier.value, "confidence": round(float(confidence), 4), "reason": reason}
+
+
+def decide(text: str, llm: Any = None, model: clf.NgramModel | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
+    """Tiers 1–4 without the override and timing (see ``route_message``)."""
+    if not isinstance(text, str) or not text.strip():
+        return _decision(Route.END.value, Tier.DEFAULT, 0.0, "empty message")
+    clean = strip_injections(text)
+    if not clean:
+        return _decision(Route.END.value, Tier.DEFAULT, 0.0, "the message only gave routing instructions")
+    hit = apply_rules(clean)
+    if hit is not None:
+        return _decision(hit.route.value, Tier.RULE, 1.0, f"rule {hit.rule}: {hit.evidence[:60]!r}")
+
+    model = model or get_model()
+    label, p = (model.predict(clean) if model is not None else (Route.END.value, 0.0))
+    if model is not None and p >= model.t_llm:
+        return _decision(label, Tier.CLASSIFIER, p, f"classifier p={p:.2f} >= calibrated {model.t_llm:.2f}")
+    why_open = f"classifier p={p:.2f} below {model.t_llm:.2f}" if model else f"classifier unavailable ({_MODEL_ERROR})"
+
+    if llm is not None:
+        answer = ask(llm, clean, timeout_s)
+        if answer.label is not None:
+            return _decision(answer.label, Tier.LLM, clf.ASSUMED_LLM_ACCURACY, f"{why_open}; {answer.reason}")
+        return _decision(Route.END.value, Tier.DEFAULT, 0.0, f"{why_open}; {answer.reason}")
+
+    if model is not None and p >= model.t_offline:
+        return _decision(label, Tier.CLASSIFIER, p, f"{why_open}, no model configured; offline threshold {model.t_offline:.2f} met")
+    return _decision(Route.END.value, Tier.DEFAULT, p, f"{why_open}; no model configured")
+
+
+def route_message(text: str, llm: Any = None, *, model: clf.NgramModel | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
+    """One of the six labels for ``text`` with tier, confidence, reason, latency_ms, override.
+
+    ``llm`` is a LangChain chat model or None (offline: the model tier is skipped). Never
+    raises for any text; a model failure or timeout routes to ``end`` with the reason.
+    """
     t0 = time.perf_counter()
-    for pattern, route in _RULES:
-        m = pattern.search(text or "")
-        if m:
-            return {
-                "route": route.value,
-                "tier": Tier.RULE.value,
-                "confidence": 1.0,
-                "reason": f"rule matched {m.group(0)!r}",
-                "latency_ms": (time.perf_counter() - t0) * 1000,
-            }
-    return {
-        "route": Route.END.value,
-        "tier": Tier.DEFAULT.value,
-        "confidence": 0.0,
-        "reason": "no rule matched",
-        "latency_ms": (time.perf_counter() - t0) * 1000,
-    }
+    info = decide(text, llm=llm, model=model, timeout_s=timeout_s)
+    route, override = startup_override(info["route"], strip_injections(text) if isinstance(text, str) else "")
+    info["route"] = route
+    info["override"] = override
+    info["latency_ms"] = round((time.perf_counter() - t0) * 1000, 4)
+    return info
 
 
-__all__ = ["route_message", "ROUTE_LABELS"]
+__all__ = ["route_message", "decide", "get_model", "set_model", "rules_leave_open"]

@@ -1,0 +1,95 @@
+"""Text clean-up shared by every tier: injected routing orders out, volatile names generalised.
+
+ROUTING.md rule 7 says text that tries to dictate the label does not count. Removing such
+clauses *before* any tier looks at the message means a rule, the classifier and the model all
+see only what the user actually asks for, so an injection cannot win through any of them.
+
+The classifier additionally sees package names, data files and source files replaced by class
+tokens: it should learn "a data file was named", not the 500 particular file names of the
+labelled set, or it would fail on every name it has never seen.
+"""
+
+from __future__ import annotations
+
+import re
+
+from graph.enums import ROUTE_LABELS
+
+_LABEL = (
+    r"(?<![a-z_\-])(?:full[_ ]analysis|startup|explorer|android|analyze|"
+    r"(?<!to )end(?!\s*-?\s*to\s*-?\s*end)(?![a-z_\-]))(?![a-z_\-])"
+)
+# Words that only an instruction aimed at the router uses, then a label within a short window.
+_ROUTER_CUE = (
+    r"(?:rout(?:e|er|ing|ed)|label|classif\w*|categor\w*|路由|标成|標成|标为|標為|标记|標記|"
+    r"分类|分類|归类|歸類|设置为|設置為|设为|設為|固定为|固定為|属于|屬於|改成|改为|改為)"
+)
+# Verbs that are an instruction only when the label follows right after them.
+_REPLY_CUE = (
+    r"(?:output|answer|say|print|reply|respond|return|emit|输出|輸出|回复|回覆|直接回|回答?|答|写|寫)"
+)
+_INJECTION = re.compile(
+    rf"{_ROUTER_CUE}[^\n]{{0,25}}?{_LABEL}"
+    rf"|{_REPLY_CUE}\W{{0,3}}(?:the\s+label\s+|label\s+|a\s+|with\s+)?{_LABEL}"
+    r"|ignore\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous\s+|prior\s+|above\s+|earlier\s+)?"
+    r"(?:instructions?|rules?|prompts?)"
+    r"|disregard\s+(?:all\s+|the\s+|your\s+)*(?:instructions?|rules?)"
+    r"|skip\s+routing|debug\s+mode"
+    r"|(?:忽略|无视|無視|别管|別管|不要管|唔好理)[^\n。!?]{0,8}(?:规则|規則|指令|提示|路由)"
+    r"|(?:系统|系統)(?:指令|消息|訊息)",
+    re.I,
+)
+# Pieces a message is cut into: sentences (CJK and Latin), lines, and bracketed asides.
+_BRACKETED = re.compile(
+    rf"[\w-]*(?:route|label)[\w-]*\s*[=:]\s*[\"']?{_LABEL}[\"']?"
+    r"|\"[^\"\n]*\"|\u201c[^\u201d\n]*\u201d|<!--.*?-->|<<\s*sys\s*>>.*?<<\s*/\s*sys\s*>>|<(system|sys|router)>.*?</\1>|</?[a-z]+>"
+    r"|\[[^\[\]\n]*\]|【[^【】\n]*】|\([^()\n]*\)|\uff08[^\uff08\uff09\n]*\uff09|\{[^{}\n]*\}",
+    re.I | re.S,
+)
+_SENTENCE_END = re.compile(r"(?<=[。!?;!?;\n])|(?<=[.:])(?=\s)|(?<=——)")
+
+DATA_EXT = (
+    r"perfetto-trace|pftrace|speedscope\.json|json|trace|pb|hprof|csv|cpuprofile|prof|pstats|"
+    r"utrace|gfxtrace|txt|log|gz|perf|data|systrace|html|xml\.gz"
+)
+SOURCE_EXT = (
+    r"py|kt|kts|java|ts|tsx|ets|js|jsx|go|rs|cpp|cc|c|h|hpp|m|mm|swift|dart|cs|gradle|yaml|yml|"
+    r"xml|sh|toml|ini|cfg|storyboard|gd|lua|rb|php|sql"
+)
+_DATA_FILE = re.compile(rf"(?<![\w./-])[\w./-]*\w\.(?:{DATA_EXT})(?![\w-])", re.I)
+_SOURCE_FILE = re.compile(rf"(?<![\w./-])[\w./-]*\w\.(?:{SOURCE_EXT})(?![\w.-])", re.I)
+_PACKAGE = re.compile(r"(?<![\w./-])[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){2,}(?![\w-])", re.I)
+_NUMBER = re.compile(r"\d+")
+
+
+def strip_injections(text: str) -> str:
+    """The message without clauses or asides that try to dictate the label or the rules."""
+    kept: list[str] = []
+    pos = 0
+    for m in _BRACKETED.finditer(text):
+        kept.append(text[pos : m.start()])
+        aside = m.group(0)
+        kept.append(" " if _INJECTION.search(aside) else aside)
+        pos = m.end()
+    kept.append(text[pos:])
+    body = "".join(kept)
+    out = [piece for piece in _SENTENCE_END.split(body) if not _INJECTION.search(piece)]
+    return re.sub(r"\s+", " ", "".join(out)).strip()
+
+
+def generalise(text: str) -> str:
+    """Lower-cased text with names replaced by class tokens (what the classifier learns from)."""
+    t = _DATA_FILE.sub(" zdataz ", text)
+    t = _SOURCE_FILE.sub(" zsrcz ", t)
+    t = _PACKAGE.sub(" zpkgz ", t)
+    t = _NUMBER.sub("0", t)
+    return re.sub(r"\s+", " ", t.lower()).strip()
+
+
+def names_a_label(text: str) -> bool:
+    """Whether any of the six labels appears as a word (used by tests and the LLM prompt)."""
+    low = text.lower()
+    return any(re.search(rf"(?<![a-z_]){re.escape(label)}(?![a-z_])", low) for label in ROUTE_LABELS)
+
+
+__all__ = ["strip_injections", "generalise", "names_a_label", "DATA_EXT", "SOURCE_EXT"]

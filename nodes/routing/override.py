@@ -1,0 +1,27 @@
+"""The startup-keyword override of ROUTING.md rule 3, applied after whichever tier decided.
+
+Launch words upgrade a whole-pipeline request or a device measurement to ``startup`` (the
+launch is what the user wants measured). They never touch ``explorer``, ``analyze`` or
+``end``: searching launch code, reading a launch trace or asking launch advice stay what they
+are.
+"""
+
+from __future__ import annotations
+
+from graph.enums import Route
+from nodes.routing.rules import LAUNCH, NOT_LAUNCH
+
+UPGRADABLE = frozenset({Route.FULL_ANALYSIS.value, Route.ANDROID.value})
+
+
+def startup_override(route: str, text: str) -> tuple[str, str | None]:
+    """(route, description of the override or None)."""
+    if route not in UPGRADABLE or NOT_LAUNCH.search(text):
+        return route, None
+    m = LAUNCH.search(text)
+    if not m:
+        return route, None
+    return Route.STARTUP.value, f"{route} -> startup: launch keyword {m.group(0)!r}"
+
+
+__all__ = ["startup_override", "UPGRADABLE"]

@@ -1,0 +1,263 @@
+"""Tier 1: the ROUTING.md rules as patterns, in the contract's order, firing only when sure.
+
+Each rule pairs the words that make a route (a code verb with a code object, a data file, a
+launch word with a measuring verb …) with the words that would contradict it (advice, a
+collection request, an attribution request). A rule that sees a contradiction stays silent and
+leaves the message to the classifier: a rule's job is precision, the classifier's is coverage.
+The patterns name kinds of words, never sentences from the labelled set.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from graph.enums import Route
+from nodes.routing.normalize import DATA_EXT, SOURCE_EXT
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.I | re.S)
+
+
+# --- vocabulary ------------------------------------------------------------------------------
+
+#: A file of collected performance data (trace, profile, dump, table of numbers).
+DATA_FILE = _rx(rf"[\w./-]*\w\.(?:{DATA_EXT})(?![\w-])")
+#: A source or config file.
+SOURCE_FILE = _rx(rf"[\w./-]*\w\.(?:{SOURCE_EXT})(?![\w.-])")
+PACKAGE = _rx(r"(?<![\w./-])[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){2,}(?![\w-])")
+
+#: Code and where code lives.
+CODE_OBJECT = (
+    r"(?:源码|源碼|原始碼|代码|代碼|程式碼|程序码|code\s?base|\bcode\b|\bsource\b|\brepo\b|仓库|倉庫|"
+    r"函数|函數|\bfunction\b|\bclass\b|类|類|实现|實作|實現|定义|定義|\bdefin\w+|\bimplementation\b|"
+    r"调用|調用|呼叫|call\s?sites?|\busages?\s+of\b|脚本|腳本|\bscripts?\b|\bfile\b|文件|檔案|\bmodule\b|模块|"
+    r"\bfolder\b|目录|\bmanifest\b|\bgradle\b)"
+)
+#: Verbs that search or read.
+CODE_VERB = (
+    r"(?:\bgrep\b|\brg\s+-|搜索|搜尋|搜寻|搜一?下|\b搜\b|搜|\bsearch\b|\bfind\b|\blook\s+(?:up|through|for)|"
+    r"找一?下|找找|找出|找一找|搵|翻一?下|翻出|翻翻|翻|\bopen\b|打开|打開|查看文件|\bread\b|读一?下|讀|"
+    r"\bshow\s+me\b|看一?下|看看|睇下|\bwhere\b|在哪|喺邊|哪个文件|哪個檔|which\s+(?:file|module|folder))"
+)
+#: Asking for the cause to be pinned on code (the whole pipeline, not a code search).
+ATTRIBUTION = _rx(
+    r"导致|導致|造成|归因|歸因|定位到|\bblame|\bguilty|responsible|\battribut|\bbottleneck|瓶颈|"
+    r"慢在|慢喺|卡在|where\s+the\s+time\s+goes|为啥卡|為什麼卡|\bwhy\b.{0,30}\b(?:slow|laggy|jank|stutter)|"
+    r"\bmap\w*\s+(?:\w+\s+){0,2}to\s+(?:source|code|functions?)|\bhot\s+frames|热点函数"
+)
+
+#: Words that point at data which already exists.
+EXISTING_DATA = _rx(
+    r"这份|這份|那份|嗰份|刚才|剛才|刚刚|剛剛|頭先|刚抓|刚采|刚测|刚跑|刚 collect|上周那|昨晚|"
+    r"我上传|上傳|上传的|发来|發來|贴给你|我贴|貼給|我导出|我導出|"
+    r"\b(?:the|this|that)\s+(?:trace|profile|capture|systrace|flame\s?graph)\b"
+    r"(?!\s+(?:of|for|while|during))|"
+    r"\bi\s+(?:just\s+)?(?:sent|attached|uploaded|captured|pulled|exported|pasted|ran)\b|"
+    r"\b(?:you|we)\s+just\s+(?:took|captured|collected|ran|measured)|\bjust\s+(?:captured|collected|pulled)|"
+    r"\bfrom\s+earlier\b|\bearlier\b|\bpasted\b|\balready\s+(?:have|collected)|"
+    r"\b(?:i|you)\s+attached|\battached\s+(?:\S+\.\w+|trace|profile|file|capture|dump|flame)|"
+    r"(?:trace|profile|file|capture|graph)\s+i\s+attached"
+)
+#: Asking for fresh data although old data exists.
+FRESH = _rx(r"\bfresh\b|don'?t\s+reuse|重新采|重新抓|重新測|重新测|再测一次|再測一次")
+#: A request to produce data (then the file named is a destination, not an input).
+COLLECT_VERB = _rx(
+    r"\bcollect\b|\bcapture\b|\brecord\b|\bstore\s+(?:it\s+)?(?:under|in|to)\b|\bwrite\s+it\s+to\b|"
+    r"采集|採集|重新采|抓一份|录一段|錄一段|输出到|保存到|存到"
+)
+#: Launch / start-up vocabulary.
+LAUNCH = _rx(
+    r"冷启动|冷啟動|热启动|熱啟動|温启动|溫啟動|启动|啟動|起動|启东|开起来|開起來|首帧|首幀|首屏|秒开|"
+    r"\bcold[\s-]?(?:start|launch|strat)|\bwarm[\s-]?(?:start|launch)|\bhot[\s-]?start|"
+    r"\blaunch(?:es|ing)?\b|\bstart[\s-]?up\b|\bstarts?\s+up\b|\bboots?\b|\bttid\b|\bttfd\b|"
+    r"time\s+to\s+(?:first|initial|full)\s+(?:frame|display)|\bsplash|am\s+start|"
+    r"slow\s+to\s+open|takes?\s+(?:\w+\s+){0,3}to\s+(?:start|open|launch)"
+)
+NOT_LAUNCH = _rx(r"not\s+about\s+(?:the\s+)?launch|不是启动|不是啟動|非启动")
+#: A verb that asks for a measurement or an investigation to be made.
+MEASURE = _rx(
+    r"测|測|量|\bmeasure|\bmesure|\btime\s+(?:it|the|how)|\bhow\s+long|多久|几秒|幾秒|幾耐|要几|"
+    r"耗时|耗時|\bprofile\b|\bprofiling|抓|\brecord|\bcapture|\bsystrace|\btrace\b|\bbenchmark|"
+    r"\bcheck\b|\bcompare|对比|對比|\bregression|\bp[59]0\b|\biterations?\b|\bruns\b|x\d+|"
+    r"分析|剖析|\banaly[sz]|\bbreak\s?down|\bfind\s+out|\bfigure\s+out|查|排查|\blook\s+into|\bdig|"
+    r"采|採|录|錄|\bcollect|\bgrab|\bdump|\bsample|\bmonitor|\blog\b|\bread\b|\bpull|\btake\b|"
+    r"\bshow\s+me|\blist\b|\btrack|看看|看下|看一下|睇下|\bwhat'?s\s+(?:the\s+)?current|多少|占用|佔用|用量|"
+    r"\bgive\s+me|\bget\s+me|\bre-?measure|\bverify|\bconfirm"
+)
+#: Asking how, why in general, or for advice (ROUTING.md rule 4).
+ADVICE = _rx(
+    r"怎么|怎麼|怎样|怎樣|如何|点样|點樣|点算|點算|咋整|咋办|为什么会|為什麼會|为啥会|一般|通常|常见|常見|"
+    r"建议|建議|最佳实践|最佳實踐|手段|思路|推荐|推薦|值不值|值唔值|有帮助|有幫助|是什么|是啥|什么意思|"
+    r"什麼意思|啥意思|区别|區別|差在哪|差别|哪个好|哪个.*更好|选哪|多少算|算流畅|教学|教學|"
+    r"\bhow\s+(?:do|can|should|to|would)\b|\bwhat\s+(?:is|are|does)\b|\bwhat'?s\s+(?:a|an|the\s+difference)\b|"
+    r"\bwhy\s+(?:do|does|is\s+it)\b|\bbest\s+(?:practices?|way)|\btips\b|\badvice\b|\brecommend|"
+    r"\bdifference\b|\bexplain\b|\bworth\b|\bvs\.?\b|\bshould\s+i\b|\bis\s+there\s+a\s+way|"
+    r"\bcounterpart\b|\bequivalent\s+of\b|\bwhich\s+(?:is|one)\b|\bexactly\?|"
+    r"\bmean\b|\bmeans\b|意思"
+)
+#: The whole-pipeline words of ROUTING.md rule 5.
+WHOLE = _rx(
+    r"全面|完整|整体|整體|全链路|全鏈路|全流程|全套|全量|一条龙|一條龍|从头到尾|從頭到尾|由頭到尾|从头查|"
+    r"端到端|体检|體檢|整个|\bend[\s-]to[\s-]end\b|\bfull\s+(?:analysis|report|perf|pipeline|"
+    r"attribution|pass)|\bcomplete\b|\bholistic|\btop\s+to\s+bottom|\bwhole\s+(?:thing|pipeline|"
+    r"picture|chain)|\bthe\s+works\b|\boverall\b|\ball\s+the\s+way|从采集到|從採集到|采集到报告|"
+    r"\bfrom\s+(?:capture|sampling|collect)\w*\s+(?:to|through)|查清楚|找出原因|找出.*原因"
+)
+#: Something the pipeline can be pointed at.
+TARGET = _rx(
+    r"(?<![\w./-])[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){2,}(?![\w-])|[\w./-]+\.(?:py|js|jar|go|apk|x86_64)\b|"
+    r"\bapp\b|\bapk\b|页面|頁面|页|頁|\bpage\b|\bscreen\b|\bscene\b|场景|場景|\bflow\b|流程|\bscript\b|脚本|"
+    r"\bcli\b|\bprogram\b|程序|游戏|遊戲|\bgame\b|\bservice\b|\bendpoint\b|\bworker\b|\bfeed\b|列表|"
+    r"\bbin/\w+|cmd/\w+|services/\w+|\bbuild\s+\d+"
+)
+#: One thing measured or read on a device (ROUTING.md rule 5, second half).
+DEVICE_METRIC = _rx(
+    r"\bfps\b|帧率|幀率|掉帧|掉幀|帧|幀|\bjank|\bcpu\b|\bgpu\b|内存|內存|记忆体|記憶體|内纯|\bmemory|meminfo|"
+    r"gfxinfo|framestats|frame\s+(?:time|stats|rate|pacing)|\bbattery|batterystats|耗电|耗電|食幾多電|"
+    r"\btraces?\b|\bsystrace|\bperfetto|simpleperf|heap\s+dump|\bdevices?\b|设备|設備|裝置|"
+    r"连着|連住|连了|adb\s+(?:devices|shell)|\bthermal|温度|\bbinder|\bhitch|\banr\b|dumpsys|\btop\s+-m"
+)
+#: An explicit wish for one number, not the whole pipeline.
+JUST_ONE = _rx(
+    r"就行|就好|就可以|而已|只要|只想|只需|\bjust\b|\bonly\b|no\s+(?:need|deep|analysis|report)|"
+    r"不用|不要出|别整|別整|先帮|先幫|先\b|回头自己|\braw\b|and\s+that'?s\s+it"
+)
+GREETING = _rx(
+    r"^\W*(?:hi|hey|hello|yo|thanks?(?:\s+you)?|thx|ok(?:ay)?|bye|cool|你好\w{0,2}|您好|在吗|在嗎|"
+    r"谢谢\w{0,2}|謝謝\w{0,2}|謝啦|多謝\w{0,2}|好嘞|好的|拜拜)\W*$"
+)
+VAGUE = _rx(
+    r"^\W*(?:帮我|幫我|帮忙|幫忙|请|請)?\s*(?:分析|看看|check|检查|檢查)?\s*(?:一下|下)?\s*"
+    r"(?:性能|效能|performance|perf)\s*(?:吧|呗|唄)?\W*$|^\W*(?:can\s+you\s+)?check\s+(?:the\s+)?"
+    r"perf(?:ormance)?\W*$|^\W*(?:分析|perf|performance)\W*$"
+)
+
+
+@dataclass(frozen=True)
+class RuleHit:
+    route: Route
+    rule: str
+    evidence: str
+
+
+def _near(a: str, b: str, window: int = 25) -> re.Pattern[str]:
+    return _rx(rf"{a}.{{0,{window}}}{b}|{b}.{{0,{window}}}{a}")
+
+
+_CODE_REQUEST = _near(CODE_VERB, CODE_OBJECT, 40)
+_CODE_REQUEST_STRICT = _near(
+    CODE_VERB, r"(?:源码|源碼|原始碼|代码|代碼|程式碼|\bcode\b|\bsource\b|\bmodule\b|模块|定义|定義|\bdefin\w+|实现|實作)", 40
+)
+_GREP_LIKE = _rx(
+    r"\b(?:which|what)\s+(?:module|script|code|file|function)\s+(?:reads|writes|generates|parses|"
+    r"loads|creates|produces|handles)\b|哪(?:个|個)(?:脚本|腳本|模块|模組|文件|檔案|函数|函數)(?:生成|读|讀|解析|写|寫|处理|處理)|"
+    r"\bwhere(?:'s|\s+is)\s+[\w./-]+\.\w+\s*\??\s*$|"
+    r"\bgrep\b|\brg\s+-n|\bhead\s+-n|\bwhere\s+(?:is|are)\s+\S+\s+defined|\bdefined\?|定义在哪|定義在哪|"
+    r"(?:打开|打開|\bopen\b|查看文件|\bread\s+(?:through\s+)?)\s*(?:一下\s*)?"
+    rf"(?:[\w.-]*/[\w./-]*\w|[\w.-]*\w\.(?:{SOURCE_EXT}|{DATA_EXT}))(?![\w-])"
+)
+#: Nouns that only mean source code (a code request even without a verb: "源码", "冷启动 代码").
+_CODE_NOUN = _rx(r"源码|源碼|原始碼|程式碼|代码|代碼|\bsource\s+code\b|\bcode\s?base\b")
+_NEGATION = _rx(r"(?:no\s+need\s+for|不用|不要|别整|別整|without|don'?t\s+(?:need|want)|\bnot\b|无需|無需|唔使|不必|別|别).{0,8}$")
+
+
+def _whole_asked(t: str) -> re.Match[str] | None:
+    """A whole-pipeline word the user asks for (not "no need for the full report")."""
+    for m in WHOLE.finditer(t):
+        if not _NEGATION.search(t[max(0, m.start() - 16) : m.start()]):
+            return m
+    return None
+
+
+def _explorer(t: str) -> RuleHit | None:
+    m = _GREP_LIKE.search(t)
+    if m:
+        return RuleHit(Route.EXPLORER, "code-search", m.group(0))
+    if ATTRIBUTION.search(t):
+        return None
+    # With a data file named, only code proper (not "the hottest function in it") is a code request.
+    m = (_CODE_REQUEST_STRICT if DATA_FILE.search(t) else _CODE_REQUEST).search(t)
+    if m:
+        return RuleHit(Route.EXPLORER, "code-verb+code-object", m.group(0))
+    m = _CODE_NOUN.search(t)
+    if m:
+        return RuleHit(Route.EXPLORER, "code-noun", m.group(0))
+    return None
+
+
+def _analyze(t: str) -> RuleHit | None:
+    files = [f for f in DATA_FILE.findall(t)]
+    if files and not COLLECT_VERB.search(t):
+        return RuleHit(Route.ANALYZE, "data-file", files[0])
+    m = EXISTING_DATA.search(t)
+    if m and not FRESH.search(t):
+        return RuleHit(Route.ANALYZE, "existing-data", m.group(0))
+    return None
+
+
+def _startup(t: str) -> RuleHit | None:
+    launch = LAUNCH.search(t)
+    if not launch or NOT_LAUNCH.search(t):
+        return None
+    measure = MEASURE.search(t)
+    if measure:
+        # "Why is launch slow? Measure it" asks for a measurement; "how to optimise launch" does not.
+        if ADVICE.search(t) and not re.search(r"测|測|量|measure|time\s+it|实测|真机", t, re.I):
+            return None
+        return RuleHit(Route.STARTUP, "launch+measure", f"{launch.group(0)} / {measure.group(0)}")
+    bare = re.sub(r"[\s\W_]+", "", LAUNCH.sub("", t))
+    if len(bare) <= 4 and not ADVICE.search(t):
+        return RuleHit(Route.STARTUP, "launch-term-alone", launch.group(0))
+    return None
+
+
+def _advice(t: str) -> RuleHit | None:
+    if GREETING.search(t):
+        return RuleHit(Route.END, "greeting", t.strip())
+    if VAGUE.search(t):
+        return RuleHit(Route.END, "vague", t.strip())
+    m = ADVICE.search(t)
+    if m and not MEASURE.search(t) and not PACKAGE.search(t):
+        return RuleHit(Route.END, "advice", m.group(0))
+    return None
+
+
+def _whole(t: str) -> RuleHit | None:
+    whole = _whole_asked(t)
+    target = TARGET.search(t)
+    if whole and target and not ADVICE.search(t):
+        return RuleHit(Route.FULL_ANALYSIS, "whole-pipeline+target", f"{whole.group(0)} / {target.group(0)}")
+    return None
+
+
+def _device(t: str) -> RuleHit | None:
+    metric = DEVICE_METRIC.search(t)
+    if not metric or _whole_asked(t) or ATTRIBUTION.search(t):
+        return None
+    measure = MEASURE.search(t)
+    bare = re.sub(r"[\s\W_]+", "", DEVICE_METRIC.sub("", t))
+    if measure and not ADVICE.search(t):
+        return RuleHit(Route.ANDROID, "device-metric+measure", f"{metric.group(0)} / {measure.group(0)}")
+    if len(bare) <= 3:
+        return RuleHit(Route.ANDROID, "metric-alone", metric.group(0))
+    return None
+
+
+#: ROUTING.md's order: source code, existing data, launch, advice/vague, whole pipeline, device.
+RULES = (_explorer, _analyze, _startup, _advice, _whole, _device)
+
+
+def apply_rules(text: str) -> RuleHit | None:
+    """The first rule (in contract order) that is sure about ``text``, or None."""
+    if not text.strip():
+        return None
+    for rule in RULES:
+        hit = rule(text)
+        if hit is not None:
+            return hit
+    return None
+
+
+__all__ = ["RuleHit", "apply_rules", "RULES", "LAUNCH", "NOT_LAUNCH", "ADVICE"]
