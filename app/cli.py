@@ -259,6 +259,24 @@ def perfetto_check(
     raise typer.Exit(code)
 
 
+@app.command()
+def route(
+    text: Optional[str] = typer.Argument(None, help="One message to classify."),
+    jsonl: Optional[str] = typer.Option(None, "--jsonl", help='A file of lines (plain text or {"text": ...}); - for stdin.'),
+    offline: bool = typer.Option(False, "--offline", help="Never call the model tier, even when one is configured."),
+) -> None:
+    """Classify messages without running the graph: one JSON object per input (route, tier, confidence, reason, latency_ms)."""
+    from app.models import make_router_model
+    from app.route_cmd import RouteInputError, run
+
+    llm = make_router_model(_settings(offline=offline))
+    try:
+        code = run(text, jsonl, llm)
+    except RouteInputError as e:
+        raise CliError(str(e)) from None
+    raise typer.Exit(code)
+
+
 threads_app = typer.Typer(help="The conversation threads in the checkpoint store.", no_args_is_help=True)
 app.add_typer(threads_app, name="threads")
 
