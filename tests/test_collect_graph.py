@@ -63,10 +63,12 @@ def test_demo_sentence_routes_to_the_collector_and_profiles_the_example(demo_sta
     assert demo_state["_route"] == "full_analysis"
     assert demo_state["route_history"][:2] == ["orchestrator:full_analysis", "collector"]
     assert demo_state["target"] == "examples/slow_app.py"
-    run_dir = Path(demo_state["run_dir"])
+    collected = demo_state["collected"]
+    run_dir = Path(collected["summary"]["run_dir"])
     record = json.loads((run_dir / "run.json").read_text())
     assert record["exit_code"] == 0 and record["tools"]["py-spy"]["ok"]
-    frames = json.loads((run_dir / "profile.speedscope.json").read_text())["shared"]["frames"]
+    assert collected["files"]["profile"] == str(run_dir / "pyspy.speedscope.json")
+    frames = json.loads(Path(collected["files"]["profile"]).read_text())["shared"]["frames"]
     assert any(f["name"] == "unique_customers" and f["file"] == str(SLOW_APP) for f in frames)
 
 

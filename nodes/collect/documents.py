@@ -1,43 +1,51 @@
 """The small JSON files a collection writes for the analyzer: a psutil series, startup runs.
 
-Their schemas belong to the reader (``nodes.perf.parsers.perfscout_json``); these writers only
-fill them. Keeping both shapes in one place here means a schema change touches one writer.
+Their schemas belong to the reader, ``nodes.perf.parsers.perfscout_json``; these functions map
+what the collector measured onto that reader's own writers (which validate), so the files
+cannot drift from what the analyzer accepts.
 """
 
 from __future__ import annotations
 
 import statistics
+from pathlib import Path
 from typing import Any, Sequence
 
 from nodes.collect.sampler import COLUMNS, Series
 
-SCHEMA_VERSION = 1
-
-_UNITS = {
-    "t_s": "s",
-    "cpu_pct": "%",
-    "rss_bytes": "bytes",
-    "threads": "count",
-    "procs": "count",
-    "read_bytes": "bytes",
-    "write_bytes": "bytes",
+#: Sampler column → (series name in the file, unit). cpu_percent and rss_bytes are the names
+#: the analyzer knows (a full-core finding, memory growth).
+SERIES_NAMES = {
+    "cpu_pct": ("cpu_percent", "%"),
+    "rss_bytes": ("rss_bytes", "bytes"),
+    "threads": ("num_threads", ""),
+    "procs": ("num_procs", ""),
+    "read_bytes": ("read_bytes", "bytes"),
+    "write_bytes": ("write_bytes", "bytes"),
 }
 
 
-def series_document(series: Series, *, command: str, pid: int) -> dict[str, Any]:
-    """``{"perfscout": "psutil-series", ...}``: one row per sample, columns named once."""
-    return {
-        "perfscout": "psutil-series",
-        "version": SCHEMA_VERSION,
-        "command": command,
-        "pid": pid,
-        "interval_s": series.interval_s,
-        "start_unix": series.start_unix,
-        "columns": list(COLUMNS),
-        "units": [_UNITS[c] for c in COLUMNS],
-        "samples": [list(r) for r in series.rows],
-        "dropped": series.dropped,
-    }
+def write_series(path: Path, series: Series, *, command: str, pid: int) -> str:
+    """A ``psutil-series`` file: one series per sampled quantity, times from the first sample."""
+    from nodes.perf.parsers.perfscout_json import write_psutil_series
+
+    t = COLUMNS.index("t_s")
+    data = {}
+    units = {}
+    for col, (name, unit) in SERIES_NAMES.items():
+        i = COLUMNS.index(col)
+        data[name] = [(row[t], row[i]) for row in series.rows]
+        units[name] = unit
+    return write_psutil_series(
+        path,
+        data,
+        units,
+        pid=pid,
+        command=command,
+        interval_s=series.interval_s,
+        t0_unix=series.start_unix,
+        threads=series.threads,
+    )
 
 
 def startup_summary(totals_ms: Sequence[float]) -> dict[str, float | int | None]:
@@ -56,20 +64,8 @@ def startup_summary(totals_ms: Sequence[float]) -> dict[str, float | int | None]
     }
 
 
-def startup_document(
-    runs: Sequence[dict[str, Any]],
-    *,
-    command: str,
-    ready_by: str,
-    importtime_log: str | None = None,
-) -> dict[str, Any]:
-    """``{"perfscout": "startup-runs", ...}``: each run shaped like ``model.StartupRun``."""
-    return {
-        "perfscout": "startup-runs",
-        "version": SCHEMA_VERSION,
-        "command": command,
-        "ready_by": ready_by,
-        "runs": list(runs),
-        "summary": startup_summary([r["total_ms"] for r in runs]),
-        "importtime_log": importtime_log,
-    }
+def write_startup(path: Path, runs: Sequence[dict[str, Any]], *, target: str) -> str:
+    """A ``startup-runs`` file; each run carries its own kind (the first is "cold")."""
+    from nodes.perf.parsers.perfscout_json import write_startup_runs
+
+    return write_startup_runs(path, runs, target=target, kind="unknown")

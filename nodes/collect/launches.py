@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from graph.enums import ErrorKind
-from nodes.collect.documents import startup_document, startup_summary
+from nodes.collect.documents import startup_summary, write_startup
 from nodes.collect.handoff import split_analysable
 from nodes.collect.options import CollectOptions
 from nodes.collect.profile import program_env
@@ -173,10 +173,7 @@ def measure_startup(target: Target, run_dir: Path, opts: CollectOptions) -> dict
             importtime_path = _importtime_run(target, run_dir, opts, watch, record, where)
             if importtime_path:
                 files["importtime"] = importtime_path
-        files["startup"] = write_json(
-            run_dir / "startup-runs.json",
-            startup_document(runs, command=target.display, ready_by=watch.label, importtime_log=importtime_path),
-        )
+        files["startup"] = write_startup(run_dir / "startup-runs.json", runs, target=target.display)
     finally:
         record["files"] = dict(files)
         record["summary"] = startup_summary([r["total_ms"] for r in runs])

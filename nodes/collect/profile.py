@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.enums import ErrorKind
-from nodes.collect.documents import series_document
+from nodes.collect.documents import write_series
 from nodes.collect.handoff import split_analysable
 from nodes.collect.options import CollectOptions
 from nodes.collect.perfstat import PerfStatAttached, perf_status
@@ -69,7 +69,7 @@ def collect_profile(target: Target, run_dir: Path, opts: CollectOptions) -> dict
     if perf is not None and not perf.usable:
         record["notes"].append(perf.reason)
 
-    profile_path = str(run_dir / "profile.speedscope.json")
+    profile_path = str(run_dir / "pyspy.speedscope.json")
     perf_path = str(run_dir / "perf-stat.txt")
     spy: PySpyRecorder | None = None
     perf_run: PerfStatAttached | None = None
@@ -136,10 +136,8 @@ def collect_profile(target: Target, run_dir: Path, opts: CollectOptions) -> dict
         files["stdout"] = write_text(run_dir / "stdout.txt", result.stdout.data())
         files["stderr"] = write_text(run_dir / "stderr.txt", result.stderr.data())
         if sampler is not None:
-            files["series"] = write_json(
-                run_dir / "psutil-series.json",
-                series_document(sampler.series, command=target.display, pid=result.pid),
-                indent=None,
+            files["series"] = write_series(
+                run_dir / "psutil-series.json", sampler.series, command=target.display, pid=result.pid
             )
             record["series"] = sampler.series.summary()
         if spy_out is not None:
@@ -203,6 +201,7 @@ def _classify(target, run_dir, opts, record, files, result, spy_out, attach_fail
     summary: dict[str, Any] = {
         "command": target.display,
         "exit_code": rc,
+        "pid": result.pid,
         "wall_s": record["wall_s"],
         "python": target.is_python,
         "script": target.script,

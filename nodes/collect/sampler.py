@@ -22,6 +22,9 @@ DEFAULT_INTERVAL_S = 0.1
 #: Samples kept at most (a 30 s run at 0.1 s is 300); later ones are dropped, and counted.
 MAX_SAMPLES = 20_000
 
+#: Threads of the launched process listed per sample at most.
+MAX_THREADS = 64
+
 #: Column order of a sample row (also written into the series file).
 COLUMNS = ("t_s", "cpu_pct", "rss_bytes", "threads", "procs", "read_bytes", "write_bytes")
 
@@ -34,6 +37,8 @@ class Series:
     dropped: int = 0
     #: Highest number of processes seen at once.
     max_procs: int = 0
+    #: The launched process's threads at the last sample: tid, name, user_s, system_s.
+    threads: list[dict] = field(default_factory=list)
 
     def column(self, name: str) -> list[float]:
         i = COLUMNS.index(name)
@@ -88,6 +93,26 @@ class TreeSampler:
         while not self._stop.wait(self.interval_s):
             self.sample()
 
+    def _snapshot_threads(self) -> None:
+        """Per-thread CPU of the launched process (kept from the last sample it was alive)."""
+        root = self.tree.root
+        if root is None:
+            return
+        try:
+            threads = root.threads()[:MAX_THREADS]
+        except psutil.Error:
+            return
+        snap = []
+        for t in threads:
+            try:
+                with open(f"/proc/{root.pid}/task/{t.id}/comm", encoding="utf-8", errors="replace") as f:
+                    name = f.read().strip() or None
+            except OSError:
+                name = None
+            snap.append({"tid": t.id, "name": name, "user_s": t.user_time, "system_s": t.system_time})
+        if snap:
+            self.series.threads = snap
+
     def sample(self) -> None:
         """Take one sample now (also called once at start, so a short run has a point)."""
         now = time.monotonic()
@@ -129,6 +154,7 @@ class TreeSampler:
         read = self._io_done[0] + sum(v[0] for v in live_io.values())
         write = self._io_done[1] + sum(v[1] for v in live_io.values())
         self._last_tick = now
+        self._snapshot_threads()
         self.series.max_procs = max(self.series.max_procs, counted)
         if counted == 0:
             return
