@@ -55,16 +55,27 @@ def perf_status(perf_path: str | None = None) -> PerfStatus:
     )
 
 
+#: The counters asked for where only software counters work (perf's default set minus the
+#: hardware ones, which would only print "<not supported>").
+SOFTWARE_EVENTS = "task-clock,context-switches,cpu-migrations,page-faults"
+
+
 class PerfStatAttached:
     """``perf stat -p PID -o FILE``: ends by itself when the program does."""
 
-    def __init__(self, exe: str, pid: int, out_path: str):
+    def __init__(self, status: PerfStatus, pid: int, out_path: str):
         self.out_path = out_path
-        self.proc = Launched([exe, "stat", "-o", out_path, "-p", str(pid)], capture_limit=16 * 1024)
+        argv = [status.path or "perf", "stat", "-o", out_path, "-p", str(pid)]
+        if not status.hardware:
+            argv[2:2] = ["-e", SOFTWARE_EVENTS]
+        self.argv = argv
+        self.proc = Launched(argv, capture_limit=16 * 1024)
 
     def finish(self, timeout_s: float = 5.0) -> RunResult:
-        if self.proc.wait(timeout_s) == "timeout":
-            # perf prints its counters on SIGINT; SIGTERM would lose them.
+        """Call once the program ended: perf notices that only on its next 1 s poll, which
+        would stretch "seconds time elapsed" (and shrink "CPUs utilized"), so it is told now.
+        SIGINT, as Ctrl-C: perf prints its counters on it; SIGTERM would lose them."""
+        if self.proc.wait(0.05) == "timeout":
             self.proc.interrupt()
-            self.proc.wait(2.0)
+            self.proc.wait(timeout_s)
         return self.proc.result()

@@ -90,7 +90,7 @@ def collect_profile(target: Target, run_dir: Path, opts: CollectOptions) -> dict
                 idle=opts.pyspy_idle,
             )
         if perf is not None and perf.usable and perf.path:
-            perf_run = PerfStatAttached(perf.path, prog.pid, perf_path)
+            perf_run = PerfStatAttached(perf, prog.pid, perf_path)
         deadline = time.monotonic() + opts.timeout_s
         while True:
             state = prog.wait(min(_CHECK_S, max(0.0, deadline - time.monotonic())))
