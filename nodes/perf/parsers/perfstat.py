@@ -25,9 +25,9 @@ _COUNTER = re.compile(
     r"^\s*(?P<value>[\d][\d,.]*|<not counted>|<not supported>)\s+"
     r"(?:(?P<unit>msec|ms|usec|ns|seconds|Joules|MiB|W)\s+)?"
     r"(?P<event>[A-Za-z_][\w\-/:.=,@]*)"
-    r"(?:\s+\((?P<mux>[\d.]+)%\))?"
-    r"(?:\s+#\s*(?P<comment>.*?))?"
-    r"\s*(?:\(\s*\+-\s*(?P<var>[\d.]+)%\s*\))?\s*$"
+    r"(?:\s+#\s*(?P<comment>[^(]*?))?"
+    r"\s*(?:\(\s*\+-\s*(?P<var>[\d.]+)%\s*\))?"
+    r"\s*(?:\((?P<mux>[\d.]+)%\))?\s*$"
 )
 _METRIC_ONLY = re.compile(r"^\s*#\s*(?P<value>[\d.]+)\s*(?P<pct>%)?\s*(?P<name>[A-Za-z_][\w\-. /]*?)\s*(?:\(.*\))?\s*$")
 _TIME = re.compile(r"^\s*(?P<value>[\d,.]+)\s+(?:\+-\s*[\d.]+\s+)?seconds\s+(?P<what>time elapsed|user|sys)")

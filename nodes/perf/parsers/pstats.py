@@ -46,8 +46,89 @@ def _num(v: Any) -> float | None:
     return v if math.isfinite(v) and v >= 0 else None
 
 
+_FIXED = {ord("0"): 0, ord("N"): 0, ord("F"): 0, ord("T"): 0, ord("i"): 4, ord("I"): 8, ord("g"): 8, ord("r"): 4}
+_LEN4 = {ord("s"), ord("t"), ord("u"), ord("a"), ord("A")}
+_LEN1 = {ord("z"), ord("Z"), ord("f")}
+
+
+def _check_marshal(data: bytes) -> str | None:
+    """Walk the marshal stream before ``marshal.loads`` sees it: only the types a pstats
+    file uses, and no count larger than the bytes left (marshal would allocate it first —
+    a 20-byte file could ask for a 16 GB tuple). Returns the problem, or None."""
+    n = len(data)
+    pos = 0
+    # stack of remaining item counts; -1 = a dict (key/value pairs until TYPE_NULL)
+    todo: list[int] = []
+    first = True
+    while first or todo:
+        first = False
+        if todo:
+            if todo[-1] == 0:
+                todo.pop()
+                continue
+            if todo[-1] > 0:
+                todo[-1] -= 1
+        if pos >= n:
+            return "truncated"
+        code = data[pos] & 0x7F  # without FLAG_REF
+        pos += 1
+        if code in _FIXED:
+            if code == ord("0"):
+                if todo and todo[-1] == -1:
+                    todo.pop()
+                    continue
+                return "unexpected NULL"
+            pos += _FIXED[code]
+        elif code in _LEN4:
+            if pos + 4 > n:
+                return "truncated"
+            size = int.from_bytes(data[pos : pos + 4], "little", signed=True)
+            pos += 4 + size
+            if size < 0 or pos > n:
+                return "bad string length"
+        elif code in _LEN1:
+            if pos >= n:
+                return "truncated"
+            pos += 1 + data[pos]
+        elif code == ord("l"):
+            if pos + 4 > n:
+                return "truncated"
+            size = abs(int.from_bytes(data[pos : pos + 4], "little", signed=True))
+            pos += 4 + 2 * size
+        elif code == ord("(") or code == ord(")"):
+            if code == ord(")"):
+                if pos >= n:
+                    return "truncated"
+                size = data[pos]
+                pos += 1
+            else:
+                if pos + 4 > n:
+                    return "truncated"
+                size = int.from_bytes(data[pos : pos + 4], "little", signed=True)
+                pos += 4
+            if size < 0 or size > n - pos:
+                return "bad tuple length"
+            if len(todo) > 64:
+                return "nested too deeply"
+            todo.append(size)
+        elif code == ord("{"):
+            if len(todo) > 64:
+                return "nested too deeply"
+            todo.append(-1)
+        else:
+            return f"marshal type {chr(code)!r} does not occur in pstats files"
+        if pos > n:
+            return "truncated"
+    if pos != n:
+        return "trailing bytes"
+    return None
+
+
 def parse(path: str) -> PerfData:
     data = read_all(path)
+    problem = _check_marshal(data)
+    if problem:
+        raise PerfDataError(path, f"not a cProfile/pstats file ({problem})")
     try:
         raw = marshal.loads(data)
     except Exception as e:  # EOFError, ValueError, TypeError: whatever marshal says

@@ -171,9 +171,11 @@ def _evented(
     mult: float,
     end: float | None,
 ) -> tuple[int, int]:
-    stack: list[tuple[int, float]] = []
+    stack: list[tuple[int, float, int]] = []
+    closed: list[tuple[int, int, float, float]] = []  # (open order, frame, start, end)
     got = skipped = 0
     last_at = None
+    opened = 0
     for ev in events:
         if not isinstance(ev, dict):
             skipped += 1
@@ -190,7 +192,8 @@ def _evented(
         last_at = at
         if kind == "O":
             if len(stack) < MAX_DEPTH:
-                stack.append((fr, at))
+                stack.append((fr, at, opened))
+                opened += 1
         elif kind == "C":
             # close the matching frame, and anything opened above it that was never closed
             pos = next((k for k in range(len(stack) - 1, -1, -1) if stack[k][0] == fr), None)
@@ -198,17 +201,19 @@ def _evented(
                 skipped += 1
                 continue
             while len(stack) > pos:
-                f, t0 = stack.pop()
-                name, file, line = frames[f]
-                pd.add_slice(pid, tid, t0 * mult, (at - t0) * mult, name, file, line)
-                got += 1
+                f, t0, seq = stack.pop()
+                closed.append((seq, f, t0, at))
         else:
             skipped += 1
     close = end if end is not None else last_at
     while stack and close is not None:
-        f, t0 = stack.pop()
+        f, t0, seq = stack.pop()
+        closed.append((seq, f, t0, max(t0, close)))
+    # added in the order they were opened: a parent and a child with the same start and
+    # end stay parent first (the metrics rebuild nesting from times, stably)
+    for _seq, f, t0, t1 in sorted(closed):
         name, file, line = frames[f]
-        pd.add_slice(pid, tid, t0 * mult, max(0.0, close - t0) * mult, name, file, line)
+        pd.add_slice(pid, tid, t0 * mult, (t1 - t0) * mult, name, file, line)
         got += 1
     return got, skipped
 
