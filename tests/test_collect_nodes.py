@@ -308,7 +308,8 @@ def test_startup_of_slow_start_times_each_launch_and_keeps_the_import_log(tmp_pa
     s = json.loads((run_dir / "run.json").read_text())["summary"]
     assert s["first_ms"] == pytest.approx(doc["runs"][0]["total_ms"], abs=0.01) and s["runs"] == 3
     assert s["min_ms"] <= s["median_ms"] <= s["max_ms"] and s["spread_ms"] == pytest.approx(s["max_ms"] - s["min_ms"], abs=0.02)
-    log = (run_dir / "importtime.log").read_text().splitlines()
+    hint, *log = (run_dir / "importtime.log").read_text().splitlines()
+    assert json.loads(hint.removeprefix("# search path: ")) == [str(REPO / "examples")]
     assert any(line.rstrip().endswith("| tax_tables") for line in log)
     assert all(line.startswith("import time:") for line in log)
 

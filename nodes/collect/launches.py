@@ -11,6 +11,8 @@ more under ``-X importtime``; the import lines are kept for the analyzer's impor
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import socket
 import threading
@@ -220,4 +222,8 @@ def _importtime_run(
     if not lines:
         record["importtime_run"]["note"] = "no import lines on stderr"
         return None
-    return write_text(run_dir / "importtime.log", "\n".join(lines) + "\n")
+    # Where the program's own modules live (sys.path[0] of a script run): the log names modules,
+    # not files, and the analyzer's default search path does not hold the script's folder.
+    # One comment line, ignored by readers that do not use it.
+    hint = f"# search path: {json.dumps([os.path.dirname(target.script)])}\n" if target.script else ""
+    return write_text(run_dir / "importtime.log", hint + "\n".join(lines) + "\n")
