@@ -24,6 +24,12 @@ TARGET_PROMPT = (
     'line ("python app.py --size 1e6"). 要分析哪个程序？请给出脚本路径或命令行。'
 )
 
+ANDROID_SKIP = (
+    "{package} is an Android app, and the collector profiles programs on this machine; capture a "
+    "device trace instead (for example 「采集一下 {package} 的 trace」 or \"capture a trace of "
+    "{package}\"), then ask to analyse it"
+)
+
 
 def make(ctx: NodeContext) -> Callable[[dict], dict]:
     opts = CollectOptions.from_context(ctx)
@@ -32,6 +38,10 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
         name = Node.COLLECTOR.value
         update = stamp(state, name)
         update["attempts"] = attempt(state, name)
+        if state.get("package") and not str(state.get("target") or "").strip():
+            # Nothing local to run: an app on a device is profiled through a device trace.
+            update.update(skip(name, ANDROID_SKIP.format(package=state["package"])))
+            return update
         allowed, by_allowlist = permission(state, ctx)
         if not allowed:
             update.update(failure(name, refused(name)))

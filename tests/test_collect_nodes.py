@@ -410,3 +410,11 @@ def test_unwritable_runs_folder_is_a_one_line_error_not_a_traceback(tmp_path):
     out = startup.make(c)(state(tmp_path, "ok.py"))
     assert out["last_error"]["kind"] == ErrorKind.UNAVAILABLE.value
     assert "could not write the run folder" in out["last_error"]["message"]
+
+
+def test_full_analysis_of_an_android_package_points_to_a_device_trace(tmp_path):
+    st = state(tmp_path, None, package="com.demo.shop", allow_run=False)
+    out = collector.make(ctx(tmp_path))(st)
+    assert out["skipped"]["node"] == Node.COLLECTOR.value and "trace" in out["skipped"]["reason"]
+    assert choose_next_after_stage(stage_view({**st, **out}, Node.COLLECTOR)).step is NextStep.SKIP
+    assert not (tmp_path / "runs").exists()
