@@ -167,10 +167,12 @@ def _child(which: str, path: str) -> None:
         import nodes.perf.parsers.trace_event  # noqa: F401  (import cost out of the timing)
     before = _rss_kb()
     t0 = time.perf_counter()
+    c0 = time.process_time()
     fn(path)
     dt = time.perf_counter() - t0
+    cpu = time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux
-    print(json.dumps({"seconds": dt, "peak_rss_mb": peak / 1024, "growth_mb": (peak - before) / 1024}))
+    print(json.dumps({"seconds": dt, "cpu_seconds": cpu, "peak_rss_mb": peak / 1024, "growth_mb": (peak - before) / 1024}))
 
 
 def measure_in_subprocess(which: str, path: str) -> dict:

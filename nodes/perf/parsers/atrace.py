@@ -28,14 +28,16 @@ FORMAT = "atrace"
 
 _LINE = re.compile(
     r"^\s*(?P<comm>.*?)-(?P<tid>\d+)\s+(?:\(\s*(?P<tgid>[^)]*)\)\s+)?\[(?P<cpu>\d+)\]\s+"
-    r"(?:(?P<flags>\S{4,5})\s+)?(?P<ts>\d+\.\d+):\s+(?P<func>[\w.:-]+?):\s?(?P<rest>.*)$"
+    r"(?:(?P<flags>\S{4,5})\s+)?(?P<ts>\d+\.\d+):\s+(?P<func>[\w.:-]+?):\s?(?P<rest>.*)$",
+    re.ASCII,
 )
 _HEAD_LINE = re.compile(rb"\[\d{3}\]\s+(?:\S{4,5}\s+)?\d+\.\d+: [\w:]+:")
 _SCHED_SWITCH = re.compile(
     r"prev_comm=(?P<pcomm>.*?) prev_pid=(?P<ppid>-?\d+) prev_prio=\S+ prev_state=(?P<pstate>\S+) "
-    r"==> next_comm=(?P<ncomm>.*?) next_pid=(?P<npid>-?\d+)"
+    r"==> next_comm=(?P<ncomm>.*?) next_pid=(?P<npid>-?\d+)",
+    re.ASCII,
 )
-_WAKEUP = re.compile(r"comm=(?P<comm>.*?) pid=(?P<pid>\d+)")
+_WAKEUP = re.compile(r"comm=(?P<comm>.*?) pid=(?P<pid>\d+)", re.ASCII)
 _TRACE_DATA = re.compile(
     rb'<script class="trace-data" type="application/text">(.*?)</script>', re.S
 )
@@ -163,7 +165,7 @@ class _Reader:
             if self.max_ts is None or ts > self.max_ts:
                 self.max_ts = ts
             tg = m.group("tgid")
-            if tg and tg.strip().isdigit():
+            if tg and tg.strip().isascii() and tg.strip().isdigit():
                 self.tgid.setdefault(tid, int(tg))
             comm = m.group("comm").strip()
             if comm and comm != "<...>" and tid not in self.comms:
@@ -192,7 +194,7 @@ class _Reader:
         pd = self.pd
         try:
             if kind == "B":
-                pid = int(parts[1]) if len(parts) > 1 and parts[1].strip().lstrip("-").isdigit() else self.tgid.get(tid, tid)
+                pid = int(parts[1]) if len(parts) > 1 and parts[1].strip().isascii() and parts[1].strip().lstrip("-").isdigit() else self.tgid.get(tid, tid)
                 name = "|".join(parts[2:]) if len(parts) > 2 else ""
                 self.tgid.setdefault(tid, pid)
                 self.stacks.setdefault(tid, []).append((ts, name, pid))

@@ -28,7 +28,7 @@ from nodes.perf.model import ImportEntry, PerfData
 
 FORMAT = "importtime"
 
-_LINE = re.compile(r"^\s*import time:\s+(?P<self>\d+)\s+\|\s+(?P<cum>\d+)\s+\| (?P<indent>\s*)(?P<name>\S.*?)\s*$")
+_LINE = re.compile(r"^\s*import time:\s+(?P<self>\d+)\s+\|\s+(?P<cum>\d+)\s+\| (?P<indent>\s*)(?P<name>\S.*?)\s*$", re.ASCII)
 _HEADER = re.compile(r"^\s*import time:\s+self \[us\]")
 _SNIFF = re.compile(rb"import time:\s+(?:self \[us\]|\d+\s+\|)")
 

@@ -27,11 +27,12 @@ _COUNTER = re.compile(
     r"(?P<event>[A-Za-z_][\w\-/:.=,@]*)"
     r"(?:\s+#\s*(?P<comment>[^(]*?))?"
     r"\s*(?:\(\s*\+-\s*(?P<var>[\d.]+)%\s*\))?"
-    r"\s*(?:\((?P<mux>[\d.]+)%\))?\s*$"
+    r"\s*(?:\((?P<mux>[\d.]+)%\))?\s*$",
+    re.ASCII,
 )
-_METRIC_ONLY = re.compile(r"^\s*#\s*(?P<value>[\d.]+)\s*(?P<pct>%)?\s*(?P<name>[A-Za-z_][\w\-. /]*?)\s*(?:\(.*\))?\s*$")
-_TIME = re.compile(r"^\s*(?P<value>[\d,.]+)\s+(?:\+-\s*[\d.]+\s+)?seconds\s+(?P<what>time elapsed|user|sys)")
-_DERIVED = re.compile(r"^(?P<value>[\d][\d,.]*)\s*(?P<pct>%)?\s*(?P<name>.*?)\s*$")
+_METRIC_ONLY = re.compile(r"^\s*#\s*(?P<value>[\d.]+)\s*(?P<pct>%)?\s*(?P<name>[A-Za-z_][\w\-. /]*?)\s*(?:\(.*\))?\s*$", re.ASCII)
+_TIME = re.compile(r"^\s*(?P<value>[\d,.]+)\s+(?:\+-\s*[\d.]+\s+)?seconds\s+(?P<what>time elapsed|user|sys)", re.ASCII)
+_DERIVED = re.compile(r"^(?P<value>[\d][\d,.]*)\s*(?P<pct>%)?\s*(?P<name>.*?)\s*$", re.ASCII)
 _RATE_UNITS = {"/sec", "K/sec", "M/sec", "G/sec", "GHz", "MHz"}
 
 

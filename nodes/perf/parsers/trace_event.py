@@ -616,17 +616,16 @@ class _Reader:
         last_pid = last_tid = None
         ts_add = dur_add = name_add = None
         cols = None
-        i = start
+        e = None
         try:
-            for i in range(start, len(events)):
-                e = events[i]
+            for e in (events if start == 0 else events[start:]):
                 ph = e.ph
                 if ph == "X":
                     pid = e.pid
                     tid = e.tid
                     if pid != last_pid or tid != last_tid:
                         if pid.__class__ is not int_ or tid.__class__ is not int_:
-                            return i
+                            return self._index(events, e, start)
                         cols = slices.get((pid, tid))
                         if cols is None:
                             cols = slices[(pid, tid)] = SliceColumns()
@@ -640,7 +639,7 @@ class _Reader:
                     nid = sid_get(name)
                     if nid is None:
                         if name.__class__ is not str_:
-                            return i
+                            return self._index(events, e, start)
                         nid = sid[name] = len(strings)
                         strings.append(name)
                     ts_add(e.ts)
@@ -648,7 +647,7 @@ class _Reader:
                         dur_add(e.dur)
                     except TypeError:
                         cols.ts.pop()
-                        return i
+                        return self._index(events, e, start)
                     name_add(nid)
                 elif ph == "B" or ph == "E":
                     # matched per thread at the end, in time order (files are not always in
@@ -656,7 +655,7 @@ class _Reader:
                     pid = e.pid
                     tid = e.tid
                     if pid.__class__ is not int_ or tid.__class__ is not int_:
-                        return i
+                        return self._index(events, e, start)
                     st = stacks.get((pid, tid))
                     if st is None:
                         st = stacks[(pid, tid)] = (array("d"), array("q"))
@@ -666,7 +665,7 @@ class _Reader:
                         nid = sid_get(name)
                         if nid is None:
                             if name.__class__ is not str_:
-                                return i
+                                return self._index(events, e, start)
                             nid = sid[name] = len(strings)
                             strings.append(name)
                     else:
@@ -676,7 +675,15 @@ class _Reader:
                 else:
                     other(e)
         except TypeError:
-            return i
+            return self._index(events, e, start)
+        return len(events)
+
+    @staticmethod
+    def _index(events: list[_Ev], e: _Ev | None, start: int) -> int:
+        """Where ``e`` is (by identity: Structs compare by value). Only on the rare path."""
+        for k in range(start, len(events)):
+            if events[k] is e:
+                return k
         return len(events)
 
     def _careful(self, e: _Ev) -> None:
@@ -858,7 +865,7 @@ class _Reader:
                 return int(v)
         elif isinstance(v, str):
             s = v.strip()
-            if s.lstrip("-").isdigit() and len(s) < 19:
+            if s.isascii() and s.lstrip("-").isdigit() and len(s) < 19:
                 return int(s)
         elif isinstance(v, int):
             return v
