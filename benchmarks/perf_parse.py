@@ -8,10 +8,11 @@ Run: ``python -m benchmarks.perf_parse`` (all points, a few minutes) or
    against ``nodes.perf.parsers.trace_event.parse`` (full reader: every phase, B/E matching,
    columnar store). Files: the real 8.3 MB Chrome-for-Android trace from ``shared/traces``
    (uncompressed into a temp dir) and a generated 10 MB trace. Reported: MB/s and the ratio.
-2. Growth: generated traces of 10, 50, 100, 250 and 500 MB, each parsed in a fresh
-   subprocess that reports its wall time and peak RSS (``ru_maxrss``) minus its RSS before
-   parsing; the baseline's peak RSS is measured the same way up to 100 MB (above that it needs
-   several GB). Results are printed as a table and written to ``benchmarks/results/perf_parse.json``.
+2. Growth: generated traces of 10, 50, 100, 250 and 500 MB, each read in a fresh subprocess
+   that reports wall and CPU time and peak RSS (``VmHWM``; also minus its RSS before the
+   read), and analysed (read + metrics) in another; the baseline's peak RSS is measured the
+   same way up to 100 MB (above that it needs several GB). Results are printed as a table and
+   written to ``benchmarks/results/perf_parse.json``.
 """
 
 from __future__ import annotations
@@ -151,27 +152,38 @@ def ours(path: str) -> int:
     return parse(path).slice_count
 
 
-def _rss_kb() -> int:
-    """Current RSS in kB (Linux /proc)."""
+def analyze(path: str) -> int:
+    """The whole analyzer: read + metrics (hot spots, threads, frames, findings …)."""
+    from nodes.perf.analysis import analyze_file
+
+    return len(analyze_file(path).hotspots)
+
+
+def _rss_kb(field: str = "VmRSS") -> int:
+    """Current RSS (VmRSS) or its high-water mark (VmHWM) in kB, from Linux /proc.
+
+    VmHWM, not ``ru_maxrss``: Linux carries ru_maxrss across fork+exec, so a child would
+    report at least its parent's size."""
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
 
 
 def _child(which: str, path: str) -> None:
     """Subprocess body: import first, then measure the parse alone."""
-    fn = ours if which == "ours" else baseline
-    if which == "ours":
-        import nodes.perf.parsers.trace_event  # noqa: F401  (import cost out of the timing)
+    fn = {"ours": ours, "baseline": baseline, "analyze": analyze}[which]
+    if which != "baseline":
+        import nodes.perf.analysis  # noqa: F401  (import cost out of the timing)
+        import nodes.perf.parsers.trace_event  # noqa: F401
     before = _rss_kb()
     t0 = time.perf_counter()
     c0 = time.process_time()
     fn(path)
     dt = time.perf_counter() - t0
     cpu = time.process_time() - c0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux
+    peak = _rss_kb("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"seconds": dt, "cpu_seconds": cpu, "peak_rss_mb": peak / 1024, "growth_mb": (peak - before) / 1024}))
 
 
@@ -240,20 +252,22 @@ def main(argv: list[str]) -> int:
             print(f"{label:28} {r['size_mb']:6.1f} {r['baseline']['mb_per_s']:15.1f} "
                   f"{r['ours']['mb_per_s']:10.1f} {r['ratio']:6.2f}×", flush=True)
         if not args.quick:
-            print(f"\n{'size MB':>8} {'events':>10} {'ours s':>8} {'MB/s':>7} {'peak RSS MB':>12} "
-                  f"{'growth MB':>10} {'json.load s':>12} {'json.load peak MB':>18}")
+            print(f"\n{'size MB':>8} {'events':>10} {'read s':>7} {'CPU s':>6} {'MB/s':>6} {'peak RSS MB':>12} "
+                  f"{'growth MB':>10} {'analyze s':>10} {'analyze peak MB':>16} {'json.load s':>12} {'json.load peak MB':>18}")
             for mb in [float(x) for x in args.sizes.split(",") if x]:
                 path = os.path.join(tmp, f"gen{mb:g}.json")
                 events = generate(path, mb)
                 size = os.path.getsize(path) / 1e6
                 o = measure_in_subprocess("ours", path)
-                row = {"size_mb": size, "events": events, "ours": o}
+                row = {"size_mb": size, "events": events, "ours": o, "analyze": measure_in_subprocess("analyze", path)}
                 if mb <= 100:
                     row["baseline"] = measure_in_subprocess("baseline", path)
                 report["growth"].append(row)
                 b = row.get("baseline")
-                print(f"{size:8.1f} {events:10d} {o['seconds']:8.2f} {size / o['seconds']:7.1f} "
-                      f"{o['peak_rss_mb']:12.0f} {o['growth_mb']:10.0f} "
+                a = row["analyze"]
+                print(f"{size:8.1f} {events:10d} {o['seconds']:7.2f} {o['cpu_seconds']:6.2f} "
+                      f"{size / o['cpu_seconds']:6.1f} {o['peak_rss_mb']:12.0f} {o['growth_mb']:10.0f} "
+                      f"{a['seconds']:10.2f} {a['peak_rss_mb']:16.0f} "
                       f"{(b['seconds'] if b else float('nan')):12.2f} {(b['peak_rss_mb'] if b else float('nan')):18.0f}",
                       flush=True)
                 os.unlink(path)

@@ -164,3 +164,13 @@ def test_format_override(tmp_path):
         formats.load(str(DATA / "viztracer-multithread.json"), format="nope")
     assert "unknown format" in str(e.value)
     assert formats.load(str(DATA / "viztracer-multithread.json"), format="trace_event").slice_count == 582
+
+
+def test_json_object_with_a_large_first_key_is_still_found(tmp_path):
+    import json
+
+    ev = [{"ph": "X", "name": "a", "ts": i, "dur": 1, "pid": 1, "tid": 1} for i in range(10)]
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps({"metadata": {"blob": "x" * 100_000}, "traceEvents": ev}))
+    pd = formats.load(str(p))
+    assert pd.format == "trace_event" and pd.slice_count == 10

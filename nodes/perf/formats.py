@@ -278,6 +278,16 @@ def detect(path: str, head: bytes | None = None) -> tuple[str, ModuleType]:
             ok = False
         if ok:
             return getattr(mod, "FORMAT", fmt), mod
+    if strip_json_start(head)[:1] == b"{" and len(head) >= HEAD_BYTES:
+        # a JSON object whose first key is large (a big "metadata"): look further for events
+        with open_input(path) as f:
+            more = f.read(16 << 20)
+        if b'"traceEvents"' in more:
+            try:
+                mod = _module("nodes.perf.parsers.trace_event")
+                return getattr(mod, "FORMAT", "trace_event"), mod
+            except FormatUnavailable:
+                pass
     for fmt, why in missing:
         sign = _FALLBACK_SIGNS.get(fmt)
         try:

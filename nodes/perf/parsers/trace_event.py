@@ -97,7 +97,10 @@ _LOCATION_IN_NAME = re.compile(r"^(.*\S) \((.+?):(\d+)\)$")
 def sniff(head: bytes, name: str) -> bool:
     h = strip_json_start(head)
     if h[:1] == b"{":
-        return b'"traceEvents"' in head or b'"systemTraceEvents"' in head
+        if b'"traceEvents"' in head or b'"systemTraceEvents"' in head:
+            return True
+        # a large "metadata" (or other key) may come first: events still show in the head
+        return b'"ph"' in head and b'"ts"' in head and b'"pid"' in head
     if h[:1] == b"[":
         rest = h[1:].lstrip()
         if rest[:1] in (b"]", b""):
