@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from graph.enums import Node, Route
+from graph.enums import Node, Route, Tier
 from nodes.common import last_user_text
 from nodes.context import NodeContext
 from nodes.extract import extract
@@ -34,13 +34,19 @@ TURN_RESET: dict[str, Any] = {
 _FOLLOWUP_ROUTES = frozenset({Route.ANALYZE.value, Route.END.value})
 
 
+def _may_take_followup(info: dict[str, Any]) -> bool:
+    """A follow-up may replace the route when the route is about data or general, or when no
+    rule or model decided it (a classifier guess loses to a question the last result answers)."""
+    return info["route"] in _FOLLOWUP_ROUTES or info.get("tier") in (Tier.CLASSIFIER.value, Tier.DEFAULT.value)
+
+
 def make(ctx: NodeContext) -> Callable[[dict], dict]:
     def orchestrator(state: dict) -> dict:
         text = last_user_text(state)
         info = route_message(text, llm=ctx.llm)
         facts = extract(text)
         if (
-            info["route"] in _FOLLOWUP_ROUTES
+            _may_take_followup(info)
             and not facts.data_paths
             and followup_answerable(text, state.get("analysis"))
         ):

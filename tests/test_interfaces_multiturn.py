@@ -84,7 +84,7 @@ def test_a_follow_up_naming_a_new_file_analyses_that_file(tmp_path):
 
 def test_follow_up_without_an_analysis_gets_the_ordinary_answer():
     g = build_graph(checkpointer=InMemorySaver())
-    out = _turn(g, "fresh", "now show me the slowest frame")
+    out = _turn(g, "fresh", "which frame was the slowest?")
     assert out["_route"] == "end"
     assert "FPS" in out["answer"]  # the frames topic's offline answer, not numbers
     assert "last analysis" not in out["answer"] and "Slowest frame" not in out["answer"]

@@ -397,7 +397,7 @@ class FrameStats(BaseModel):
     starts_ms: list[float] = Field(default_factory=list)
     worst: list[WorstFrame] = Field(default_factory=list)
     #: What the producing tool reported itself (gfxinfo totals and percentiles).
-    reported: dict[str, float | str] = Field(default_factory=dict)
+    reported: dict[str, int | float | str] = Field(default_factory=dict)
 
 
 class StartupStats(BaseModel):
