@@ -152,7 +152,7 @@ class PerfScout:
         text: str,
         thread_id: str,
         *,
-        allow_run: bool | None = None,
+        allow_run: bool = False,
         target: str | None = None,
         data_path: str | None = None,
         package: str | None = None,
@@ -166,8 +166,9 @@ class PerfScout:
             "retry_budget": self.settings.retry_budget,
             "run_dir": str(_unique_dir(run_dir)),
         }
-        if allow_run is not None:
-            inp["allow_run"] = bool(allow_run)
+        # Permission is given per turn: a yes (or an allowlisted program) in an earlier turn
+        # never carries over to a later one.
+        inp["allow_run"] = bool(allow_run)
         for key, value in (("target", target), ("data_path", data_path), ("package", package), ("serial", serial)):
             if value:
                 inp[key] = value
@@ -178,7 +179,7 @@ class PerfScout:
         text: str,
         *,
         thread_id: str | None = None,
-        allow_run: bool | None = None,
+        allow_run: bool = False,
         target: str | None = None,
         data_path: str | None = None,
         package: str | None = None,
@@ -220,7 +221,7 @@ class PerfScout:
         text: str,
         *,
         thread_id: str | None = None,
-        allow_run: bool | None = None,
+        allow_run: bool = False,
         target: str | None = None,
         data_path: str | None = None,
         package: str | None = None,
@@ -282,7 +283,7 @@ class PerfScout:
         self,
         text: str,
         thread_id: str | None,
-        allow_run: bool | None,
+        allow_run: bool,
         target: str | None,
         data_path: str | None,
         package: str | None,

@@ -92,7 +92,7 @@ def ask(
         result = ps.ask(
             text,
             thread_id=thread,
-            allow_run=allow_run or None,
+            allow_run=allow_run,
             target=target,
             package=package,
             serial=serial,
