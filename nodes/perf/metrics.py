@@ -511,7 +511,10 @@ class _Analysis:
                 budget_source = "vsync period"
         budget_ms = budget_us / 1000.0 if budget_us else DEFAULT_BUDGET_MS
         fs = FrameStats(count=len(frames), budget_ms=round(budget_ms, 3), budget_source=budget_source)
-        fs.reported = dict(pd.frame_summary)
+        fs.reported = {  # the model holds float | str: ints become floats
+            str(k): (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v))
+            for k, v in pd.frame_summary.items()
+        }
         if not frames:
             # only the producer's own totals (gfxinfo without per-frame rows)
             rep = _reported(pd.frame_summary)
