@@ -194,20 +194,19 @@ class _Analysis:
         busy = 0.0
         top_level = th.top_level
 
-        def close(e: list) -> None:
-            nid = e[1]
-            own = e[3] - e[4]
-            if own < 0.0:
-                own = 0.0
-            self_by[nid] += own
-            active[nid] -= 1
-            if track_paths and own > 0.0:
-                paths[(key, e[5])] += own
-
         for t, d, nid in zip(ts.tolist(), dur.tolist(), name.tolist()):
             end = t + d
             while stack and stack[-1][0] <= t:
-                close(stack.pop())
+                e = stack.pop()  # closes: own time = duration − direct children
+                n_ = e[1]
+                own = e[3] - e[4]
+                if own > 0.0:
+                    self_by[n_] += own
+                    if track_paths:
+                        paths[(key, e[5])] += own
+                else:
+                    self_by[n_] += 0.0  # listed even with no time of its own
+                active[n_] -= 1
             if stack:
                 parent = stack[-1]
                 parent[4] += (end if end < parent[0] else parent[0]) - t
@@ -219,10 +218,16 @@ class _Analysis:
             if active[nid] == 0:
                 total_by[nid] += d  # outermost occurrence only: recursion is not counted twice
             active[nid] += 1
-            count_by[nid] += 1
             stack.append([end, nid, t, d, 0.0, path])
         while stack:
-            close(stack.pop())
+            e = stack.pop()
+            own = e[3] - e[4]
+            self_by[e[1]] += own if own > 0.0 else 0.0
+            if track_paths and own > 0.0:
+                paths[(key, e[5])] += own
+        counts = np.bincount(name)
+        for nid in np.flatnonzero(counts).tolist():
+            count_by[nid] = int(counts[nid])
         th.busy_us = busy
 
     def _slice_hotspots(self) -> list[Hotspot]:
