@@ -7,7 +7,6 @@ from __future__ import annotations
 import gzip
 import json
 import marshal
-import os
 import tempfile
 from pathlib import Path
 
@@ -168,8 +167,6 @@ def test_random_atrace_lines(lines):
 
 
 def teardown_module(module):
-    for p in TMP.glob("*"):
-        try:
-            os.unlink(p)
-        except OSError:
-            pass
+    import shutil
+
+    shutil.rmtree(TMP, ignore_errors=True)
