@@ -218,3 +218,17 @@ def test_importtime_without_lines_is_an_error(tmp_path):
     with pytest.raises(PerfDataError) as e:
         importtime.parse(str(p))
     assert "-X importtime" in str(e.value)
+
+
+def test_importtime_uses_the_collectors_search_path_line(tmp_path):
+    app = tmp_path / "myapp"
+    app.mkdir()
+    (app / "helpers.py").write_text("")
+    log = tmp_path / "importtime.log"
+    log.write_text(
+        f'# search path: ["{app}"]\n'
+        "import time: self [us] | cumulative | imported package\n"
+        "import time:       500 |        500 | helpers\n"
+    )
+    pd = importtime.parse(str(log))
+    assert pd.imports[0].file == str(app / "helpers.py")

@@ -7,7 +7,8 @@
 The indentation of the name (two spaces a level) is the import depth; ``cumulative`` includes
 the children. Lines that are not import-time lines (the program's own stderr) are ignored. A
 log holding several runs (the header repeated) yields the first run; the other runs' totals
-are in ``stats`` (``import total run N``).
+are in ``stats`` (``import total run N``). A first line ``# search path: ["<dir>", …]`` (the
+collector writes the script's folder there) puts those folders first in the lookup below.
 
 Each module's file is looked up without importing anything (``importlib.machinery.PathFinder``
 on the search path: the log's interpreter may not be this one, and importing user code while
@@ -17,6 +18,7 @@ analysing is out of the question); modules that are built in, frozen or not foun
 from __future__ import annotations
 
 import importlib.machinery
+import json
 import os
 import re
 import sys
@@ -31,6 +33,8 @@ FORMAT = "importtime"
 _LINE = re.compile(r"^\s*import time:\s+(?P<self>\d+)\s+\|\s+(?P<cum>\d+)\s+\| (?P<indent>\s*)(?P<name>\S.*?)\s*$", re.ASCII)
 _HEADER = re.compile(r"^\s*import time:\s+self \[us\]")
 _SNIFF = re.compile(rb"import time:\s+(?:self \[us\]|\d+\s+\|)")
+#: The collector's first line: the folders the program's own modules live in (JSON list).
+_HINT = "# search path: "
 
 
 def sniff(head: bytes, name: str) -> bool:
@@ -44,13 +48,18 @@ def parse(path: str) -> PerfData:
 def parse_with(path: str, search_path: Sequence[str] | None = None, resolve_files: bool = True) -> PerfData:
     """Read an importtime log; ``search_path`` (default: this interpreter's sys.path and the
     current directory) is where module files are looked up."""
+    hint: list[str] = []
     with open_text(path) as f:
-        runs = _runs(f)
+        runs = _runs(f, hint)
     runs = [r for r in runs if r]
     if not runs:
         raise PerfDataError(path, "no 'import time:' lines (run python with -X importtime, keep stderr)")
     pd = PerfData(FORMAT, path)
     entries = runs[0]
+    if search_path is None and hint:
+        # the collector's "# search path: [...]" line: the program's own folder comes first
+        search_path = hint + [os.getcwd()] + [p for p in sys.path if p]
+        pd.meta["search path"] = json.dumps(hint)[:300]
     resolver = _Resolver(search_path) if resolve_files else None
     total = 0.0
     for module, self_us, cum_us, depth in entries:
@@ -70,10 +79,17 @@ def parse_with(path: str, search_path: Sequence[str] | None = None, resolve_file
     return pd
 
 
-def _runs(lines: Iterable[str]) -> list[list[tuple[str, float, float, int]]]:
+def _runs(lines: Iterable[str], hint: list[str] | None = None) -> list[list[tuple[str, float, float, int]]]:
     runs: list[list[tuple[str, float, float, int]]] = [[]]
     for line in lines:
         if "import time:" not in line:
+            if hint is not None and line.startswith(_HINT):
+                try:
+                    dirs = json.loads(line[len(_HINT):])
+                except ValueError:
+                    dirs = None
+                if isinstance(dirs, list):
+                    hint.extend(str(d) for d in dirs if isinstance(d, str) and d)
             continue
         if _HEADER.match(line):
             if runs[-1]:
