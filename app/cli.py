@@ -130,19 +130,35 @@ def resume(
 
 @app.command()
 def analyze(
-    path: Optional[Path] = typer.Argument(None, help="A trace or profile to analyse (inside the workspace)."),
-    thread: Optional[str] = typer.Option(None, "--thread", "-t", help="Analyse in this thread; with no PATH, its collected data."),
-    as_json: bool = typer.Option(False, "--json", help="Print the typed result as JSON."),
+    paths: Optional[list[Path]] = typer.Argument(None, help="Trace/profile file(s) of one collection."),
+    thread: Optional[str] = typer.Option(
+        None, "--thread", "-t",
+        help="Run the graph's analyze route in this thread (report, follow-ups); with no FILE, its collected data.",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the analysis (or, with --thread, the turn) as JSON."),
     workspace: Optional[Path] = typer.Option(None, "--workspace", help="Root for every path (default: cwd)."),
     offline: bool = typer.Option(False, "--offline", help="Never call a model, even if one is configured."),
 ) -> None:
-    """Analyse existing data: the `analyze` route, without having to phrase a sentence."""
+    """Analyse existing data. FILE…: the analyzer alone (summary or JSON). --thread: the graph's
+    analyze route in that thread (analysis, attribution, report; follow-up questions work)."""
+    paths = list(paths or [])
+    if not paths and thread is None:
+        raise CliError("give a FILE to analyse, or --thread THREAD to analyse what that thread collected")
+    for p in paths:
+        if not p.is_file():
+            raise CliError(f"{p}: no such file")
+    if thread is None:
+        from app.analyze_cmd import run
+
+        raise typer.Exit(run([str(p) for p in paths], as_json))
+    if len(paths) > 1:
+        raise CliError("with --thread, give one FILE (the graph analyses one named file per turn)")
+    _analyze_in_thread(paths[0] if paths else None, thread, as_json, workspace, offline)
+
+
+def _analyze_in_thread(path: Path | None, thread: str, as_json: bool, workspace: Path | None, offline: bool) -> None:
     from app.api import PerfScout
 
-    if path is None and thread is None:
-        raise CliError("give a FILE to analyse, or --thread THREAD to analyse what that thread collected")
-    if path is not None and not path.is_file():
-        raise CliError(f"{path}: no such file")
     text = f"分析一下这份数据 {path}" if path is not None else "分析一下刚才采集的这份数据"
     view = _progress(as_json)
     with PerfScout(_settings(offline), workspace=workspace) as ps, _closing(view):
@@ -199,12 +215,12 @@ def _closing(view: Any):
 # --- commands added by areas (keep each a thin wrapper over a function in its own module) ---
 
 
-@app.command()
+@app.command(hidden=True)
 def inspect(
     paths: list[Path] = typer.Argument(..., help="Trace/profile file(s) of one collection."),
     as_json: bool = typer.Option(False, "--json", help="Print the analysis as JSON."),
 ) -> None:
-    """Analyse trace/profile files directly (no graph, no model): summary tables or JSON."""
+    """The analyzer alone (an alias of `analyze FILE…`)."""
     from app.analyze_cmd import run
 
     raise typer.Exit(run([str(p) for p in paths], as_json))

@@ -165,7 +165,11 @@ def test_terminal_session_asks_interactively_and_shows_progress(env, tmp_path):
 
 @pytest.mark.skipif(not HAS_ANALYZER, reason="nodes.perf.analysis (the analyzer) is not in this tree yet")
 def test_analyze_a_file_then_ask_a_follow_up_in_its_thread(env):
-    p = run(env, "analyze", "notebooks/data/tiny_trace.json", "--json", cwd=ROOT)
+    direct = run(env, "analyze", "notebooks/data/tiny_trace.json", "--json", cwd=ROOT)
+    assert direct.returncode == 0, direct.stderr
+    alone = json.loads(direct.stdout)  # the analyzer alone: the JSON keys
+    assert alone["format"] == "trace_event" and alone["hotspots"] and "duration_ms" in alone
+    p = run(env, "analyze", "notebooks/data/tiny_trace.json", "--thread", "t-analyze", "--json", cwd=ROOT)
     assert p.returncode == 0, p.stderr
     res = json.loads(p.stdout)
     assert res["route"] == "analyze" and res["status"] == "done"
