@@ -62,7 +62,9 @@ def _print_result(result: Any, as_json: bool) -> int:
         elif result.answer:
             typer.echo(result.answer)
         if result.report and result.report.get("dir"):
-            typer.echo(f"Report: {result.report.get('html') or result.report.get('markdown') or result.report['dir']}")
+            where = result.report.get("html") or result.report.get("markdown") or result.report["dir"]
+            if where not in (result.answer or ""):  # the reporter's answer usually names it already
+                typer.echo(f"Report: {where}")
         typer.echo(f"(thread {result.thread_id}, route {result.route}, {result.steps} steps)", err=True)
     if result.status == "failed":
         return EXIT_FAILED
