@@ -5,6 +5,12 @@ Written by py-spy (``py-spy record -f speedscope``: one *sampled* profile per th
 (``O``/``C`` open/close events) come from instrumenting tools. Sampled profiles become
 aggregated stacks (:meth:`PerfData.add_sample`, root first, weights in µs); evented profiles
 become nested slices with the frames' file and line.
+
+``py-spy record --subprocesses`` puts a pseudo-frame ``process <pid>:"<command line>"`` (no
+file, line 0) at the root of every stack, one per process level (a child's stacks start with
+its parent's frame, then its own). That is not code anyone can optimise: the reader strips the
+leading run of such frames, names the process after the innermost one's command line, and keeps
+the full command lines in ``meta`` — so they are neither hot spots nor stack frames.
 """
 
 from __future__ import annotations
@@ -29,6 +35,11 @@ _UNITS = {
     "bytes": 1.0,
 }
 _THREAD = re.compile(r'(?:Process\s+(?P<pid>\d+)\s+)?Thread\s+(?P<tid>\d+)(?:\s+"(?P<name>[^"]*)")?')
+_PROCESS_FRAME = re.compile(r'process (?P<pid>\d+):"(?P<cmd>.*)"', re.S)
+#: A process name longer than this is cut (the full command line stays in meta).
+MAX_PROCESS_NAME = 80
+#: A command line kept in meta is cut beyond this.
+MAX_COMMAND = 4000
 #: Stacks deeper than this are cut (keeps the root side).
 MAX_DEPTH = 1024
 
@@ -61,6 +72,8 @@ def parse(path: str) -> PerfData:
         pd.meta["name"] = doc["name"][:200]
 
     frames: list[tuple[str, str | None, int | None]] = []
+    #: frame index → (pid, command line) for py-spy's per-process root frames
+    process_frames: dict[int, tuple[int, str]] = {}
     for f in frames_in:
         if not isinstance(f, dict):
             frames.append(("(invalid frame)", None, None))
@@ -71,6 +84,9 @@ def parse(path: str) -> PerfData:
         file = _text(file) if isinstance(file, str) and file else None
         line = f.get("line")
         line = line if isinstance(line, int) and not isinstance(line, bool) and line >= 0 else None
+        proc = _process_frame(name, file, line)
+        if proc is not None:
+            process_frames[len(frames)] = proc
         frames.append((name, file, line))
     fid_cache: dict[int, int] = {}
 
@@ -115,6 +131,10 @@ def parse(path: str) -> PerfData:
                 if not isinstance(stack, list) or wv is None or wv < 0:
                     bad += 1
                     continue
+                if process_frames:
+                    stack, proc = _strip_process_frames(stack, process_frames)
+                    if proc is not None:
+                        pid = _name_process(pd, pid, proc)
                 ids = []
                 ok = True
                 for i in stack[:MAX_DEPTH]:
@@ -147,6 +167,8 @@ def parse(path: str) -> PerfData:
         info = pd.thread(pid, tid)
         if tname:
             info.name = tname
+        elif pid and tid == pid and pid in pd.processes:
+            info.name = "main thread"  # Linux: the thread whose id is the process id
         if tname == "MainThread" or (idx == 0 and info.is_main is None and tname in (None, "", "MainThread")):
             info.is_main = True
         if start is not None and end is not None and end >= start:
@@ -216,6 +238,45 @@ def _evented(
         pd.add_slice(pid, tid, t0 * mult, (t1 - t0) * mult, name, file, line)
         got += 1
     return got, skipped
+
+
+def _process_frame(name: str, file: str | None, line: int | None) -> tuple[int, str] | None:
+    """(pid, command line) when the frame is py-spy's ``process <pid>:"<cmd>"`` pseudo-frame."""
+    if file or line or not name.startswith("process "):
+        return None
+    m = _PROCESS_FRAME.fullmatch(name)
+    return (int(m.group("pid")) % (1 << 62), m.group("cmd")) if m else None
+
+
+def _strip_process_frames(stack: list, process_frames: dict[int, tuple[int, str]]) -> tuple[list, tuple[int, str] | None]:
+    """The stack without its leading process frames, and the innermost one (this sample's process)."""
+    k = 0
+    proc = None
+    while k < len(stack) and isinstance(stack[k], int) and stack[k] in process_frames:
+        proc = process_frames[stack[k]]
+        k += 1
+    return (stack[k:] if k else stack), proc
+
+
+def _name_process(pd: PerfData, pid: int, proc: tuple[int, str]) -> int:
+    """Name the sample's process after its command line; returns the pid the sample belongs to.
+
+    The profile's own name (``Process <pid> Thread <tid>``) wins; a profile named without a pid
+    takes the one in the frame.
+    """
+    fpid, cmd = proc
+    pid = pid or fpid
+    if pid == fpid and pid not in pd.processes:
+        pd.set_process_name(pid, _short_command(cmd))
+        pd.meta[f"process {pid}"] = _text(cmd)[:MAX_COMMAND]
+    return pid
+
+
+def _short_command(cmd: str) -> str:
+    """``/usr/bin/python3 /src/app/main.py --fast`` → ``python3 main.py --fast``."""
+    words = [w.rsplit("/", 1)[-1] if "/" in w and not w.startswith("-") else w for w in cmd.split()]
+    s = _text(" ".join(w for w in words if w)) or "process"
+    return s if len(s) <= MAX_PROCESS_NAME else s[: MAX_PROCESS_NAME - 1] + "…"
 
 
 def _thread_of(name: Any, idx: int) -> tuple[int, int, str | None]:
