@@ -340,12 +340,6 @@ def test_sigkill_mid_collection_resumes_with_the_collection_intact(store, tmp_pa
     assert Path(r["report"]["json"]).is_file()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug, reported: nodes/collect/runner.py starts the program in a session of its own "
-    "(start_new_session) and nothing stops that session when the PerfScout process is SIGKILLed, "
-    "so the program and its children outlive it. strict: this turns red once fixed (drop the mark).",
-)
 def test_no_process_outlives_a_killed_collection(tmp_path):
     orphans = _kill_mid_collection(str(tmp_path / "cp.sqlite"), f"o-{os.getpid()}", tmp_path)
     assert orphans == [], f"processes outlived the killed collection: {orphans}"

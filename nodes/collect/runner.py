@@ -11,19 +11,29 @@ Why each part is here:
   anyone looked is found by a token in its inherited environment (``PERFSCOUT_RUN_TOKEN``).
 * Output is drained by reader threads (a full pipe would stall the program) but only a head and
   a tail are kept, so a program printing 100 MB costs a few hundred KB of memory.
+* All of the above needs PerfScout alive. On Linux the program is therefore started by a guard
+  process (``nodes/collect/guard.py``: a child subreaper with ``PR_SET_PDEATHSIG``) that stays
+  its parent and kills the whole run when PerfScout dies, even by SIGKILL. The guard reports the
+  program's pid (py-spy and perf attach to the program, not to the guard), its exit status and
+  its start and exit times. ``PR_SET_PDEATHSIG`` fires when the *thread* that forked the guard
+  ends, so every guard is forked by one thread that lives as long as the process.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import queue
 import secrets
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
 
 import psutil
 
@@ -40,6 +50,14 @@ _MAX_LINE = 64 * 1024
 LineCallback = Callable[[str], None]
 #: Environment variable that marks every process a launched program starts.
 TOKEN_VAR = "PERFSCOUT_RUN_TOKEN"
+#: Start programs under the guard (it needs Linux's prctl). Elsewhere they are started directly,
+#: and a PerfScout killed by SIGKILL leaves them running.
+GUARDED = sys.platform.startswith("linux")
+GUARD_SCRIPT = str(Path(__file__).with_name("guard.py"))
+#: Seconds the guard gets to report the program's pid (it starts in ~20 ms; a loaded machine is slow).
+GUARD_START_S = 60.0
+#: Seconds the guard gets for its last sweep after the runner let it go.
+GUARD_EXIT_S = 10.0
 
 
 class BoundedCapture:
@@ -124,7 +142,7 @@ def _drain(fd: int, capture: BoundedCapture) -> None:
 class ProcessTree:
     """The processes a launched program made: its descendants, its session, what was seen."""
 
-    def __init__(self, root_pid: int, token: str | None = None):
+    def __init__(self, root_pid: int, token: str | None = None, adopter: int | None = None):
         self.root_pid = root_pid
         self.token = token
         self.seen: dict[int, psutil.Process] = {}
@@ -133,6 +151,13 @@ class ProcessTree:
             self.seen[root_pid] = self.root
         except psutil.Error:
             self.root = None
+        #: The guard: a subreaper, so every orphan of the tree is one of its descendants.
+        self.adopter: psutil.Process | None = None
+        if adopter is not None:
+            try:
+                self.adopter = psutil.Process(adopter)
+            except psutil.Error:
+                pass
 
     def members(self, *, scan_session: bool = False) -> list[psutil.Process]:
         """Live processes of the tree. ``scan_session`` also looks for orphans by session id."""
@@ -143,6 +168,13 @@ class ProcessTree:
                     found[self.root.pid] = self.root
                 for c in self.root.children(recursive=True):
                     found.setdefault(c.pid, c)
+            except psutil.Error:
+                pass
+        if self.adopter is not None:
+            try:
+                for c in self.adopter.children(recursive=True):
+                    if _alive(c):
+                        found.setdefault(c.pid, c)
             except psutil.Error:
                 pass
         for pid, p in list(self.seen.items()):
@@ -253,6 +285,103 @@ class RunResult:
         return self.stderr.tail_text(max_lines)
 
 
+class _Spawner:
+    """The one thread that forks every guard, and lives as long as the process.
+
+    The kernel sends ``PR_SET_PDEATHSIG`` when the *thread* that forked the guard exits, not the
+    process: a guard forked from a short-lived worker thread (LangGraph runs nodes in pools)
+    would kill its program as soon as that thread ended.
+    """
+
+    _lock = threading.Lock()
+    _current: "_Spawner | None" = None
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._loop, name="perfscout-spawner", daemon=True).start()
+
+    @classmethod
+    def get(cls) -> "_Spawner":
+        with cls._lock:
+            if cls._current is None or cls._current.pid != os.getpid():
+                cls._current = cls()
+            return cls._current
+
+    @classmethod
+    def _after_fork(cls) -> None:
+        # Threads do not survive fork: a forked PerfScout (multiprocessing) makes its own.
+        cls._lock = threading.Lock()
+        cls._current = None
+
+    def _loop(self) -> None:
+        while True:
+            fn, box, done = self._jobs.get()
+            try:
+                box.append((fn(), None))
+            except BaseException as e:  # handed to the caller, raised there
+                box.append((None, e))
+            done.set()
+
+    def call(self, fn: Callable[[], Any]) -> Any:
+        box: list[tuple[Any, BaseException | None]] = []
+        done = threading.Event()
+        self._jobs.put((fn, box, done))
+        done.wait()
+        value, err = box[0]
+        if err is not None:
+            raise err
+        return value
+
+
+os.register_at_fork(after_in_child=_Spawner._after_fork)
+
+
+class _GuardedProgram:
+    """The program a guard started, with the part of ``Popen``'s interface the runner uses.
+
+    Its exit status comes from the guard (its parent), so ``poll``/``wait`` read what the guard
+    reported; signals go through psutil, which refuses a pid that now names another process."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.returncode: int | None = None
+        self.exited = threading.Event()
+        try:
+            self._proc: psutil.Process | None = psutil.Process(pid)
+        except psutil.Error:
+            self._proc = None
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        if not self.exited.wait(timeout):
+            raise subprocess.TimeoutExpired(str(self.pid), timeout or 0.0)
+        return self.returncode
+
+    def alive(self) -> bool:
+        return self._proc is not None and _alive(self._proc)
+
+    def send_signal(self, sig: int) -> None:
+        if self._proc is not None and not self.exited.is_set():
+            try:
+                self._proc.send_signal(sig)
+            except psutil.Error:
+                pass
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def _cannot_start(argv0: str, code: int, message: str) -> ToolFailure:
+    if code == errno.ENOENT:
+        return ToolFailure(ErrorKind.VALIDATION, f"{argv0}: not found ({message})")
+    if code in (errno.EACCES, errno.EPERM):
+        return ToolFailure(ErrorKind.VALIDATION, f"{argv0}: not executable ({message})")
+    return ToolFailure(ErrorKind.VALIDATION, f"{argv0}: cannot start ({message})")
+
+
 class Launched:
     """A running program. Use as a context manager: leaving it always stops the whole tree."""
 
@@ -274,7 +403,36 @@ class Launched:
         self.token = secrets.token_hex(8)
         run_env = dict(env if env is not None else os.environ)
         run_env[TOKEN_VAR] = self.token
+        self._exited = threading.Event()
+        self._exit_at: float | None = None
+        self._guard: subprocess.Popen | None = None
+        self._lifeline: int | None = None
+        self._status_reader: threading.Thread | None = None
+        self._swept: list[int] = []
+        self.outcome: str | None = None
+        self.ended: float | None = None
+        self.ready_s: float | None = None
+        self.stopped: list[int] = []
         self.started = time.monotonic()
+        if GUARDED:
+            self._start_guarded(cwd, run_env)
+        else:
+            self._start_direct(cwd, run_env)
+        self.tree = ProcessTree(self.pid, self.token, adopter=self._guard.pid if self._guard else None)
+
+    # -- starting ------------------------------------------------------------------------------
+
+    def _start_readers(self, proc: subprocess.Popen) -> None:
+        self._readers = [
+            threading.Thread(target=_drain, args=(os.dup(proc.stdout.fileno()), self.stdout), daemon=True),
+            threading.Thread(target=_drain, args=(os.dup(proc.stderr.fileno()), self.stderr), daemon=True),
+        ]
+        proc.stdout.close()
+        proc.stderr.close()
+        for t in self._readers:
+            t.start()
+
+    def _start_direct(self, cwd: str | None, run_env: dict[str, str]) -> None:
         try:
             self.popen = subprocess.Popen(
                 self.argv,
@@ -286,29 +444,141 @@ class Launched:
                 start_new_session=True,
                 bufsize=0,
             )
-        except FileNotFoundError as e:
-            raise ToolFailure(ErrorKind.VALIDATION, f"{self.argv[0]}: not found ({e.strerror})") from None
-        except PermissionError as e:
-            raise ToolFailure(ErrorKind.VALIDATION, f"{self.argv[0]}: not executable ({e.strerror})") from None
         except OSError as e:
-            raise ToolFailure(ErrorKind.VALIDATION, f"{self.argv[0]}: cannot start ({e.strerror or e})") from None
+            raise _cannot_start(self.argv[0], e.errno or 0, e.strerror or str(e)) from None
         self.pid = self.popen.pid
-        self.tree = ProcessTree(self.pid, self.token)
-        self._readers = [
-            threading.Thread(target=_drain, args=(os.dup(self.popen.stdout.fileno()), self.stdout), daemon=True),
-            threading.Thread(target=_drain, args=(os.dup(self.popen.stderr.fileno()), self.stderr), daemon=True),
-        ]
-        self.popen.stdout.close()
-        self.popen.stderr.close()
-        for t in self._readers:
-            t.start()
-        self._exited = threading.Event()
-        self._exit_at: float | None = None
+        self._start_readers(self.popen)
         threading.Thread(target=self._wait_exit, daemon=True).start()
-        self.outcome: str | None = None
-        self.ended: float | None = None
-        self.ready_s: float | None = None
-        self.stopped: list[int] = []
+
+    def _wait_exit(self) -> None:
+        self.popen.wait()
+        self._exit_at = time.monotonic()
+        self._exited.set()
+
+    def _start_guarded(self, cwd: str | None, run_env: dict[str, str]) -> None:
+        status_r, status_w = os.pipe()
+        life_r, life_w = os.pipe()
+        # The token goes on the guard's command line, not in its environment: the runner's own
+        # token scan must never take the guard for part of the program.
+        guard_env = {k: v for k, v in run_env.items() if k != TOKEN_VAR}
+        cmd = [sys.executable, "-I", "-S", GUARD_SCRIPT, self.token, str(os.getpid()), str(status_w), str(life_r)]
+        cmd += ["--", *self.argv]
+
+        def fork_guard() -> subprocess.Popen:
+            try:
+                return subprocess.Popen(
+                    cmd,
+                    cwd=cwd,
+                    env=guard_env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                    pass_fds=(status_w, life_r),
+                    bufsize=0,
+                )
+            finally:
+                os.close(status_w)
+                os.close(life_r)
+
+        try:
+            self._guard = _Spawner.get().call(fork_guard)
+        except OSError as e:
+            os.close(status_r)
+            os.close(life_w)
+            raise _cannot_start(self.argv[0], e.errno or 0, e.strerror or str(e)) from None
+        except BaseException:
+            os.close(status_r)
+            os.close(life_w)  # a guard that did start sees its lifeline end and sweeps
+            raise
+        self._lifeline = life_w
+        self._start_readers(self._guard)
+        started = threading.Event()
+        self._start_error: tuple[int, str] | None = None
+        self.popen = None  # type: ignore[assignment]
+        self._status_reader = threading.Thread(target=self._read_status, args=(status_r, started), daemon=True)
+        self._status_reader.start()
+        try:
+            if not started.wait(GUARD_START_S):
+                raise ToolFailure(
+                    ErrorKind.UNAVAILABLE,
+                    f"{self.argv[0]}: the process guard did not start within {GUARD_START_S:g} s (machine overloaded?)",
+                )
+            if self._start_error is not None:
+                raise _cannot_start(self.argv[0], *self._start_error)
+            if self.popen is None:
+                tail = self.stderr.tail_text(3, 500) or f"exit status {self._guard.poll()}"
+                raise ToolFailure(
+                    ErrorKind.UNAVAILABLE,
+                    f"{self.argv[0]}: the process guard ({GUARD_SCRIPT}) ended before starting it: {tail}",
+                )
+        except BaseException:
+            self._release_guard()
+            for t in self._readers:
+                t.join(timeout=5)
+            raise
+        self.pid = self.popen.pid
+
+    def _read_status(self, fd: int, started: threading.Event) -> None:
+        """The guard's reports, until it exits: the program's pid, its exit, what was swept."""
+        buf = b""
+        try:
+            while True:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    self._on_status(line.decode("ascii", "replace").split(" ", 2), started)
+        finally:
+            os.close(fd)
+            started.set()
+            if self.popen is not None and not self._exited.is_set():
+                # The guard died before the program did (it was killed): the program got
+                # SIGKILL from its own death signal; its status is lost with the guard.
+                while self.popen.alive():
+                    time.sleep(0.05)
+                self._mark_exit(None, time.monotonic())
+
+    def _on_status(self, words: list[str], started: threading.Event) -> None:
+        kind = words[0]
+        if kind == "pid" and len(words) == 3:
+            self.popen = _GuardedProgram(int(words[1]))
+            self.started = float(words[2])
+            started.set()
+        elif kind == "err" and len(words) >= 2:
+            self._start_error = (int(words[1]), words[2] if len(words) > 2 else "")
+            started.set()
+        elif kind == "exit" and len(words) == 3 and self.popen is not None:
+            self._mark_exit(int(words[1]), float(words[2]))
+        elif kind == "swept":
+            self._swept += [int(w) for w in " ".join(words[1:]).split()]
+
+    def _mark_exit(self, returncode: int | None, at: float) -> None:
+        self.popen.returncode = returncode
+        self._exit_at = at
+        self.popen.exited.set()
+        self._exited.set()
+
+    def _release_guard(self) -> None:
+        """Close the lifeline: the guard sweeps what is left of the run, reports it, and exits."""
+        if self._lifeline is not None:
+            os.close(self._lifeline)
+            self._lifeline = None
+        if self._guard is not None and self._guard.returncode is None:
+            try:
+                self._guard.wait(timeout=GUARD_EXIT_S)
+            except subprocess.TimeoutExpired:
+                self._guard.kill()
+                self._guard.wait()
+        if self._status_reader is not None:
+            self._status_reader.join(timeout=5)
+
+    # -- running -------------------------------------------------------------------------------
 
     def __enter__(self) -> "Launched":
         return self
@@ -321,11 +591,6 @@ class Launched:
     def elapsed(self) -> float:
         return (self.ended or time.monotonic()) - self.started
 
-    def _wait_exit(self) -> None:
-        self.popen.wait()
-        self._exit_at = time.monotonic()
-        self._exited.set()
-
     def wait(
         self,
         timeout_s: float,
@@ -336,10 +601,10 @@ class Launched:
         """Wait up to ``timeout_s`` from now until the program exits or becomes ready.
 
         ``ready()`` returns the monotonic time the program became ready, or None. Exit times
-        come from a thread blocked in ``waitpid``, so a start-up measured "to exit" is not
-        rounded to the polling interval. Returns "exited", "ready" or "timeout"; a timeout
-        leaves the program running (the caller stops it, or interrupts it first so it can
-        write its output).
+        come from a process blocked in ``waitpid`` (the guard, or a thread here), so a start-up
+        measured "to exit" is not rounded to the polling interval. Returns "exited", "ready"
+        or "timeout"; a timeout leaves the program running (the caller stops it, or interrupts
+        it first so it can write its output).
         """
         deadline = time.monotonic() + max(0.0, timeout_s)
         while True:
@@ -359,6 +624,13 @@ class Launched:
                 self.outcome = "timeout"
                 return self.outcome
 
+    def running(self) -> bool:
+        return not self._exited.is_set()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.returncode
+
     def interrupt(self) -> None:
         """SIGINT, as Ctrl-C would send: profilers write their file on it."""
         try:
@@ -372,6 +644,8 @@ class Launched:
             # The run's wall time ends now: at its exit, at the limit, or at Ctrl-C.
             self.ended = time.monotonic()
         self.stopped += [p for p in self.tree.stop(grace_s, self.popen) if p not in self.stopped]
+        self._release_guard()
+        self.stopped += [p for p in self._swept if p not in self.stopped]
         for t in self._readers:
             t.join(timeout=5)
 
