@@ -29,6 +29,7 @@ from nodes.collect.rundir import write_json, write_text
 from nodes.collect.runner import Launched, RunResult
 from nodes.collect.target import Target
 from nodes.common import ToolFailure
+from nodes.context import report_deadline
 
 #: Import lines kept at most (a large application imports a few thousand modules).
 MAX_IMPORT_LINES = 200_000
@@ -154,6 +155,8 @@ def measure_startup(target: Target, run_dir: Path, opts: CollectOptions) -> dict
     try:
         for i in range(opts.startup_runs):
             watch.check_port_free()
+            # Each launch has its own limit: the CLI counts down to it.
+            report_deadline("startup", opts.timeout_s, f"launch {i + 1} of {opts.startup_runs}: {target.display}")
             res = _launch(list(target.argv), target, opts, watch)
             record["runs"].append(_run_record(i, res))
             if i == 0:
@@ -216,6 +219,7 @@ def _importtime_run(
             lines.append(line)
 
     watch.check_port_free()
+    report_deadline("startup", opts.timeout_s, f"-X importtime run: {target.display}")
     res = _launch(target.with_python_flags("-X", "importtime"), target, opts, watch, on_stderr=keep)
     record["importtime_run"] = _run_record(-1, res)
     _check(res, target, opts, watch, "the -X importtime run", where)

@@ -26,6 +26,7 @@ from nodes.collect.runner import Launched
 from nodes.collect.sampler import TreeSampler
 from nodes.collect.target import Target
 from nodes.common import ToolFailure
+from nodes.context import report_deadline
 
 #: How often the wait loop checks that py-spy is still attached.
 _CHECK_S = 0.1
@@ -92,6 +93,8 @@ def collect_profile(target: Target, run_dir: Path, opts: CollectOptions) -> dict
         if perf is not None and perf.usable and perf.path:
             perf_run = PerfStatAttached(perf, prog.pid, perf_path)
         deadline = time.monotonic() + opts.timeout_s
+        # The CLI counts down to the limit, so a long wait reads as expected, not as a hang.
+        report_deadline("collect", opts.timeout_s, f"profiling {target.display}")
         while True:
             state = prog.wait(min(_CHECK_S, max(0.0, deadline - time.monotonic())))
             if state == "exited":
