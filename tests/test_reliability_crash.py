@@ -341,5 +341,7 @@ def test_sigkill_mid_collection_resumes_with_the_collection_intact(store, tmp_pa
 
 
 def test_no_process_outlives_a_killed_collection(tmp_path):
+    """Found by this test: the program and its helper outlived a SIGKILLed PerfScout; fixed by the
+    collector's owner (programs run under a subreaper guard with PR_SET_PDEATHSIG, d8931ca)."""
     orphans = _kill_mid_collection(str(tmp_path / "cp.sqlite"), f"o-{os.getpid()}", tmp_path)
     assert orphans == [], f"processes outlived the killed collection: {orphans}"

@@ -4,7 +4,9 @@ Prompt injection that names nodes, labels and shell commands; paths that escape 
 (``..``, absolute, a symlink); command strings with shell metacharacters (a canary file proves
 no shell ran them); a 1 MB message and control characters; trace files built to blow up memory
 (deep nesting, 10⁷ tiny events, a gzip bomb). The memory-hungry cases run in a subprocess that
-reports its peak RSS (``resource.getrusage``), asserted against a fixed bound.
+reports its peak RSS (``VmHWM``; ``resource.getrusage`` where /proc is missing — its
+``ru_maxrss`` survives exec, so a child forked from a large pytest would report the parent),
+asserted against a fixed bound.
 """
 
 from __future__ import annotations
@@ -118,6 +120,16 @@ CHILD_TURN = textwrap.dedent(
     """
     import json, resource, sys, time
     from pathlib import Path
+    def peak_rss_mb():
+            # VmHWM belongs to this process's own address space; ru_maxrss survives exec and would
+            # report the (large) pytest parent that forked us.
+            try:
+                for line in open("/proc/self/status"):
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+            except OSError:
+                pass
+            return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     from app.api import PerfScout
     from app.settings import Settings
     home, kind = sys.argv[1], sys.argv[2]
@@ -131,7 +143,7 @@ CHILD_TURN = textwrap.dedent(
         r = ps.ask(text)
     print(json.dumps({"status": r.status, "route": r.route, "answer": r.answer or "", "question": r.question,
                       "seconds": time.monotonic() - t0,
-                      "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                      "rss_mb": peak_rss_mb()}))
     """
 )
 
@@ -169,6 +181,16 @@ def test_enormous_or_control_character_messages_end_with_a_bounded_turn(tmp_path
 CHILD_LOAD = textwrap.dedent(
     """
     import json, resource, sys, time
+    def peak_rss_mb():
+            # VmHWM belongs to this process's own address space; ru_maxrss survives exec and would
+            # report the (large) pytest parent that forked us.
+            try:
+                for line in open("/proc/self/status"):
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+            except OSError:
+                pass
+            return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     from nodes.perf.errors import PerfDataError
     from nodes.perf.analysis import analyze_file
     t0 = time.monotonic()
@@ -178,7 +200,7 @@ CHILD_LOAD = textwrap.dedent(
     except PerfDataError as e:
         outcome = {"ok": False, "error": str(e)}
     outcome.update(seconds=time.monotonic() - t0,
-                   rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+                   rss_mb=peak_rss_mb())
     print(json.dumps(outcome))
     """
 )
