@@ -2,7 +2,8 @@
 
 It is the last node of every analysis pipeline. The report is complete without a model; with
 one configured, a short narrative is added on top, marked as model-written. It answers with the
-verdict and the report's path. Bad input is a typed validation failure, a folder it cannot write
+headline (what ran, for how long, where the time went and the source line the attributor
+found), the verdict and the report's path. Bad input is a typed validation failure, a folder it cannot write
 a typed permission/unavailable failure: one line each, never a traceback.
 """
 
@@ -24,7 +25,9 @@ def _thread_id(config: Mapping[str, Any] | None) -> str | None:
 
 
 def _answer(view: Any, report: Mapping[str, str]) -> str:
-    lines = [" ".join(view.summary_sentences())]
+    """The headline (what ran, how long, where the time went with its file:line) first, then the
+    verdict and the first findings, then where the full report is; no paths in the sentences."""
+    lines = list(view.summary_sentences())
     ranked = view.ranked_findings()[:3]
     if ranked:
         lines.append("Look at first:")

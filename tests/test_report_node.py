@@ -67,7 +67,9 @@ def test_report_goes_to_runs_dir_thread_time_and_a_rerun_gets_a_new_folder(tmp_p
 def test_answer_names_the_verdict_the_first_findings_and_the_path(tmp_path):
     out = reporter.make(NodeContext(runs_dir=str(tmp_path)))(_state())
     ans = out["answer"]
-    assert ans.startswith("Needs attention")
+    first, second = ans.splitlines()[:2]
+    assert first.startswith("py-spy record -- python slow_app.py covers ") and "600 frames" in first
+    assert second.startswith("Needs attention: 3 serious findings")
     assert "1. [high] Janky scrolling" in ans
     assert out["report"]["html"] in ans
     assert out["messages"][-1].content == ans and out["messages"][-1].name == "reporter"

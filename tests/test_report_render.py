@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from nodes.perf.model import AnalysisResult, FrameStats, StackWeight
-from nodes.report import charts
+from nodes.report import charts, fmt
 from nodes.report.html import render_html
 from nodes.report.markdown import render_markdown
 from nodes.report.sections import build_charts
@@ -50,14 +50,20 @@ def _marks(svg: ET.Element) -> list[ET.Element]:
 # --- the view ----------------------------------------------------------------------------
 
 
-def test_summary_leads_with_the_verdict_and_key_numbers():
+def test_summary_leads_with_what_was_measured_then_the_verdict_and_key_numbers():
     v = _view()
     s = v.summary_sentences()
     assert 2 <= len(s) <= 3
-    assert s[0].startswith("Needs attention") and "Janky scrolling" in s[0]
     a = v.analysis
-    assert f"{a.frames.count:,} frames" in s[1] and f"{100 * a.frames.jank_ratio:.1f} %" in s[1]
-    assert "655 ms" in s[1]  # the startup median
+    # a trace (not a program run here): the file's name and its length, then the frames
+    assert s[0].startswith(f"shop_scroll.json covers {fmt.dur(a.duration_ms)} of {a.format} data; ")
+    assert f"{a.frames.count:,} frames" in s[0] and f"{100 * a.frames.jank_ratio:.1f} %" in s[0]
+    assert s[1] == 'Needs attention: 3 serious findings; look first at "Janky scrolling" (some input was skipped or incomplete, 1 warning: see Warnings).'
+    assert s[2].startswith("Also: ") and "655 ms" in s[2]  # the startup median
+    # the top hot spot with the line the attributor found, quoted from its excerpt
+    assert ("33.6 % of self time in ImageDecoder.decode (app/src/main/java/shop/ImageDecoder.kt:88: "
+            "`return BitmapFactory.decodeByteArray(bytes, 0, bytes.size)`)") in s[2]
+    assert "traces/" not in " ".join(s)  # paths belong to the Sources lines
 
 
 def test_findings_are_ranked_by_severity_then_size():
@@ -69,7 +75,7 @@ def test_findings_are_ranked_by_severity_then_size():
 def test_a_clean_result_says_so():
     v = _view(analysis=AnalysisResult(format="pstats", source="p.prof", duration_ms=12.0))
     assert v.verdict == "No problems found"
-    assert v.summary_sentences()[0] == "No problems found in pstats data from p.prof covering 12.0 ms."
+    assert v.summary_sentences() == ["p.prof covers 12.0 ms of pstats data.", "No problems found."]
 
 
 @pytest.mark.parametrize(
@@ -108,7 +114,9 @@ def test_markdown_tables_survive_pipes_and_show_attribution():
     assert "JSON.parse \\| fast" in row
     assert row.count(" | ") == 8  # nine cells, the escaped pipe is not a separator
     assert "`app/src/main/java/shop/ImageDecoder.kt:88`" in md
-    assert "```kotlin\n86  fun decode" in md
+    # the attributor's numbered text keeps its numbers, in one gutter, and the hot line is marked
+    assert "```kotlin\n  86 | fun decode(bytes: ByteArray): Bitmap {\n  87 |     // decodes" in md
+    assert "\n> 88 |     return BitmapFactory.decodeByteArray(bytes, 0, bytes.size)\n" in md
     assert "system / library code (Android framework)" in md
     assert "not found in the workspace" in md
 

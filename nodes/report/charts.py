@@ -253,6 +253,11 @@ def icicle(stacks: Sequence[StackWeight]) -> Chart | None:
     return Chart("icicle", "Hottest stacks (icicle)", svg, note, marks)
 
 
+#: Width of one character of a 12 px ``lbl`` label in a proportional font, generously: names
+#: like ``Random._randbelow_with_getrandbits`` were clipped at the left edge with 6.4.
+LABEL_CHAR_PX = 7.2
+
+
 def hotspot_bars(hotspots: Sequence[Hotspot], limit: int = 12) -> Chart | None:
     """Self-time share of the top hot spots, as horizontal bars."""
     hs = [h for h in hotspots if h.self_ms > 0][:limit]
@@ -265,7 +270,7 @@ def hotspot_bars(hotspots: Sequence[Hotspot], limit: int = 12) -> Chart | None:
     parts = [open_svg(H, "Top hot spots by self time", "hotspots")]
     for i, h in enumerate(hs):
         y = top + i * row
-        parts.append(text(left - 8, y + row / 2 + 4, fit_label(h.name, left - 12) or h.name[:3], "lbl", "end"))
+        parts.append(text(left - 8, y + row / 2 + 4, fit_label(h.name, left - 12, LABEL_CHAR_PX) or h.name[:3], "lbl", "end"))
         parts.append(rect(left, y + 4, sx(h.self_pct) - left, row - 8, "accent", f"{h.name}: {h.self_ms:,.2f} ms self, {h.self_pct:.1f} %", h.self_pct))
         parts.append(text(sx(h.self_pct) + 5, y + row / 2 + 4, f"{h.self_pct:.1f} %", "tick"))
     parts.append(x_axis(sx, top + row * len(hs) + 2, 0, vmax * 1.05, "share of self time (%)", 6))

@@ -7,6 +7,7 @@ value or on where it came from.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, Mapping
 
 from nodes.perf.model import Evidence
@@ -19,6 +20,31 @@ def ms(v: float | None, digits: int | None = None) -> str:
     if digits is None:
         digits = 0 if abs(v) >= 100 else 1 if abs(v) >= 10 else 2
     return f"{v:,.{digits}f} ms"
+
+
+def dur(v: float | None) -> str:
+    """A length of time for a sentence: milliseconds below a second, else seconds to 3 digits."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    if abs(v) < 1000:
+        return ms(v)
+    s = v / 1000.0
+    return f"{s:.2f} s" if abs(s) < 10 else f"{s:.1f} s" if abs(s) < 100 else f"{s:,.0f} s"
+
+
+def files(source: str) -> str:
+    """Several data files of one capture, their shared folder said once.
+
+    ``a/run/x.json, a/run/y.txt`` → ``x.json, y.txt in a/run``; one file or files in different
+    folders are returned as they are.
+    """
+    parts = [p.strip() for p in str(source).split(", ") if p.strip()]
+    if len(parts) < 2:
+        return str(source)
+    dirs = {os.path.dirname(p) for p in parts}
+    if len(dirs) != 1 or not next(iter(dirs)):
+        return str(source)
+    return ", ".join(os.path.basename(p) for p in parts) + f" in {next(iter(dirs))}"
 
 
 def num(v: float | None, digits: int = 1) -> str:
@@ -83,7 +109,7 @@ class Provenance:
         if s is None and e is None and self.duration_ms and not ev.command:
             s, e = 0.0, self.duration_ms
         return {
-            "file": ev.source or self.source,
+            "file": files(ev.source or self.source),
             "range": span(s, e),
             "events": [e if len(e) <= 80 else e[:79] + "…" for e in list(ev.events or [])[:6]],
             "command": ev.command or self.command,

@@ -8,10 +8,11 @@ wide tables and charts scroll inside their own box so the page fits a phone's wi
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from nodes.perf.model import Evidence
-from nodes.report import fmt
+from nodes.report import excerpt, fmt
 from nodes.report.charts import Chart
 from nodes.report.sections import ChartSet
 from nodes.report.svg import esc
@@ -19,9 +20,9 @@ from nodes.report.view import ReportView
 
 CSS = """
 :root{--bg:#fbfbfc;--fg:#1d2127;--muted:#5d6673;--card:#fff;--line:#d9dde3;--accent:#2f6fd6;--soft:#b9cff2;
---ok:#3a9d5d;--bad:#d0453b;--warn:#c98a12;--task:#8a5cd0;--code:#f2f4f7;--lane:#f0f2f5;color-scheme:light dark}
+--ok:#3a9d5d;--bad:#d0453b;--warn:#c98a12;--task:#8a5cd0;--code:#f2f4f7;--lane:#f0f2f5;--hot:#fde8e6;color-scheme:light dark}
 @media (prefers-color-scheme:dark){:root{--bg:#14171b;--fg:#e6e9ee;--muted:#9aa4b2;--card:#1c2026;--line:#343a43;
---accent:#6ea2ff;--soft:#2f4775;--ok:#4fbf78;--bad:#ff6b5e;--warn:#e6ad3a;--task:#b48cff;--code:#23282f;--lane:#20252c}}
+--accent:#6ea2ff;--soft:#2f4775;--ok:#4fbf78;--bad:#ff6b5e;--warn:#e6ad3a;--task:#b48cff;--code:#23282f;--lane:#20252c;--hot:#4a2523}}
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,
 "Noto Sans","PingFang SC","Microsoft YaHei",sans-serif}
@@ -59,6 +60,10 @@ svg .budget{stroke:var(--bad);stroke-width:2;stroke-dasharray:6 4}svg .median{st
 svg .series{fill:none;stroke:var(--accent);stroke-width:2}svg .area{fill:var(--soft);opacity:.55}svg .peak{fill:var(--bad)}
 svg .ice{stroke:var(--card);stroke-width:.5}svg .ice-lbl{fill:#111;font-size:11px;pointer-events:none}
 details summary{cursor:pointer}
+pre.excerpt{line-height:1.45;padding:.5em 0}pre.excerpt code{background:none;padding:0;display:block;min-width:max-content}
+pre.excerpt .ln{display:inline-block;color:var(--muted);padding:0 .9em 0 .8em;text-align:right;user-select:none;-webkit-user-select:none}
+pre.excerpt .hot{display:inline-block;min-width:100%;background:var(--hot);box-shadow:inset 3px 0 0 var(--bad)}
+.excerpt-head{margin:.9em 0 .2em}
 .muted{color:var(--muted)}
 @media (max-width:600px){main{padding:10px}body{font-size:14px}h1{font-size:1.35em}table{min-width:600px}td code{overflow-wrap:normal}}
 """
@@ -88,6 +93,11 @@ def _table(head: list[tuple[str, bool]], rows: list[list[str]]) -> str:
     return f'<div class="tbl"><table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
+def _inline_code(s: str) -> str:
+    """Escaped text with its `backtick` spans (the quoted hot line) set as <code>."""
+    return re.sub(r"(?<!`)(`+) ?(.+?) ?(?<!`)\1(?!`)", r"<code>\2</code>", esc(s))
+
+
 def _tile(value: str, label: str, tip: str) -> str:
     return f'<div class="tile" title="{esc(tip)}"><b>{esc(value)}</b><span>{esc(label)}</span></div>'
 
@@ -98,10 +108,7 @@ def _attribution_cell(v: ReportView, a: dict[str, Any] | None) -> str:
     status = a.get("status")
     if status == "found":
         loc = f"{a.get('file')}:{a.get('line')}" if a.get("line") else str(a.get("file"))
-        out = f"<code>{esc(loc)}</code>"
-        if a.get("excerpt"):
-            out += f"<details><summary>excerpt</summary><pre>{esc(a['excerpt'])}</pre></details>"
-        return out
+        return f"<code>{esc(loc)}</code>"
     label = "system / library code" if status == "system" else "not found in the workspace"
     reason = f" ({esc(a['reason'])})" if a.get("reason") else ""
     return f'<span class="muted">{label}{reason}</span>'
@@ -133,7 +140,7 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         tiles.append(_tile(fmt.pct(h.self_pct), f"self time in {h.name}", src_tip))
     if a.long_tasks:
         tiles.append(_tile(str(len(a.long_tasks)), "long tasks (≥ 50 ms)", src_tip))
-    sentences = "".join(f"<p>{esc(s)}</p>" for s in v.summary_sentences())
+    sentences = "".join(f"<p>{_inline_code(s)}</p>" for s in v.summary_sentences())
     body.append(
         f'<section id="summary"><div class="card verdict"><span class="badge sev-{esc(sev)}">{esc(v.verdict)}</span>'
         f"{sentences}{_src(v)}</div>"
@@ -179,6 +186,9 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         rows = []
         for i, h in enumerate(a.hotspots[:30], 1):
             where = f"{h.file}:{h.line}" if h.file and h.line else (h.file or "")
+            att = v.attribution_for(h)
+            if att and att.get("status") == "found":
+                where = ""  # the source column says where, relative to the workspace
             rows.append(
                 [
                     str(i),
@@ -189,7 +199,7 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
                     esc(fmt.pct(h.total_pct)),
                     esc(fmt.num(h.count)),
                     esc(h.thread or "all"),
-                    _attribution_cell(v, v.attribution_for(h)),
+                    _attribution_cell(v, att),
                 ]
             )
         table = _table(
@@ -197,9 +207,16 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
              ("total %", True), ("count", True), ("thread", False), ("source", False)],
             rows,
         )
+        shown = []
+        for h, att, ex in v.excerpts():
+            loc = f"{att.get('file')}:{att.get('line')}" if att.get("line") else str(att.get("file"))
+            share = f"{fmt.pct(h.self_pct)} self" if h.self_ms > 0 else f"{fmt.pct(h.total_pct)} with callees"
+            shown.append(f'<div class="excerpt-head"><b>{esc(h.name)}</b> — <code>{esc(loc)}</code> '
+                         f'<span class="muted">· {esc(share)}</span></div>{excerpt.html_block(ex)}')
+        excerpts = f'<h3 id="excerpts">Source excerpts</h3>{"".join(shown)}' if shown else ""
         body.append(
             f'<section id="hotspots"><h2>Hot spots</h2>{_figure(v, cs.hotspots)}{table}'
-            f"{_src(v)}</section>"
+            f"{_src(v)}{excerpts}</section>"
         )
     if cs.icicle:
         nav.append(("stacks", "Stacks"))
@@ -310,27 +327,11 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
 
     # --- sources ----------------------------------------------------------------------------
     nav.append(("sources", "Sources"))
-    rows = [
-        ["data file", f"<code>{esc(a.source)}</code>"],
-        ["format", esc(a.format)],
-        ["time range", esc(fmt.span(0.0, a.duration_ms) or "–")],
-    ]
-    if v.prov.command:
-        rows.append(["command", f"<code>{esc(v.prov.command)}</code>"])
-    for k, x in (v.collected.get("paths") or {}).items():
-        rows.append([f"collected: {esc(k)}", f"<code>{esc(x)}</code>"])
-    for k, x in v.collection_summary():
-        rows.append([f"collection: {esc(k)}", esc(x)])
-    if v.route:
-        why = v.route_info.get("reason")
-        rows.append(["route", esc(v.route) + (f" — {esc(why)}" if why else "")])
-    if v.question:
-        rows.append(["request", esc(v.question)])
-    for k, x in sorted(a.meta.items()):
-        rows.append([esc(k), esc(x)])
-    for label, name in v.exports.items():
-        rows.append([f"export: {esc(label)}", f'<a href="{esc(name)}">{esc(name)}</a>'])
-    rows.append(["generated", esc(v.generated_at)])
+    rows = []
+    for label, value, style in v.source_rows():
+        shown_value = (f"<code>{esc(value)}</code>" if style == "code" else
+                       f'<a href="{esc(value)}">{esc(value)}</a>' if style == "link" else esc(value))
+        rows.append([esc(label), shown_value])
     warn = ""
     if a.warnings or a.partial:
         warn = "<h3>Warnings</h3><ul>" + "".join(f"<li>{esc(w)}</li>" for w in a.warnings[:50]) + (
@@ -339,7 +340,7 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
     body.append(f'<section id="sources"><h2>Sources</h2>{_table([("item", False), ("value", False)], rows)}{warn}</section>')
 
     navhtml = "".join(f'<a href="#{k}">{esc(t)}</a>' for k, t in nav)
-    title = f"PerfScout report — {a.source}"
+    title = f"PerfScout report — {v.subject}"
     return (
         "<!doctype html>\n"
         f'<html lang="en"><head><meta charset="utf-8">'
@@ -347,8 +348,8 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         f'<meta name="color-scheme" content="light dark">'
         f"<title>{esc(title)}</title><style>{CSS}</style></head>"
-        f'<body><main><header><h1>PerfScout report</h1><div class="meta">{esc(a.format)} · <code>{esc(a.source)}</code>'
-        f" · {esc(v.generated_at)}</div><nav>{navhtml}</nav></header>"
+        f'<body><main><header><h1>PerfScout report — {esc(v.subject)}</h1><div class="meta">{esc(a.format)}'
+        f" · {esc(v.generated_at)} · files and commands under <a href=\"#sources\">Sources</a></div><nav>{navhtml}</nav></header>"
         + "".join(body)
         + "</main></body></html>\n"
     )

@@ -8,11 +8,10 @@ terminal). Cells are escaped so a function name with ``|`` cannot break a table.
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from nodes.perf.model import Evidence
-from nodes.report import fmt
+from nodes.report import excerpt, fmt
 from nodes.report.view import ReportView
 
 _LANG = {".py": "python", ".js": "javascript", ".ts": "typescript", ".java": "java", ".kt": "kotlin",
@@ -65,7 +64,7 @@ def _text_histogram(durs: list[float], budget: float, width: int = 40) -> str:
 
 def render_markdown(v: ReportView) -> str:
     a = v.analysis
-    out: list[str] = [f"# PerfScout report — {code(a.source)}", ""]
+    out: list[str] = [f"# PerfScout report — {cell(v.subject)}", ""]
     first, *rest = v.summary_sentences()
     out.append(" ".join([f"**{first}**", *rest]))
     out += ["", _src(v), ""]
@@ -93,16 +92,10 @@ def render_markdown(v: ReportView) -> str:
     if a.hotspots:
         out += ["## Hot spots", ""]
         rows = []
-        excerpts: list[str] = []
         for i, h in enumerate(a.hotspots[:30], 1):
             att = v.attribution_for(h)
             if att and att.get("status") == "found":
                 where = code(f"{att.get('file')}:{att.get('line')}" if att.get("line") else att.get("file"))
-                if att.get("excerpt"):
-                    lang = _LANG.get(os.path.splitext(str(att.get("file")))[1], "")
-                    body = str(att["excerpt"]).rstrip()
-                    fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", body)), default=0))
-                    excerpts += [f"**{cell(h.name)}** — {where}", "", f"{fence}{lang}", body, fence, ""]
             elif att:
                 where = ("system / library code" if att.get("status") == "system" else "not found in the workspace") + (
                     f" ({cell(att['reason'])})" if att.get("reason") else "")
@@ -115,8 +108,14 @@ def render_markdown(v: ReportView) -> str:
         out.append(table(["#", "function / slice", "self", "self %", "total", "total %", "count", "thread", "source"], rows,
                          {0, 2, 3, 4, 5, 6}))
         out += ["", _src(v), ""]
-        if excerpts:
-            out += ["### Source excerpts", ""] + excerpts
+        shown = v.excerpts()
+        if shown:
+            out += ["### Source excerpts", ""]
+            for h, att, ex in shown:
+                loc = f"{att.get('file')}:{att.get('line')}" if att.get("line") else str(att.get("file"))
+                lang = _LANG.get(os.path.splitext(str(att.get("file")))[1], "")
+                share = f" — {fmt.pct(h.self_pct)} self" if h.self_ms > 0 else f" — {fmt.pct(h.total_pct)} with callees"
+                out += [f"**{cell(h.name)}** — {code(loc)}{share}", "", excerpt.markdown_block(ex, lang), ""]
 
     if a.stacks:
         out += ["## Hottest stacks", ""]
@@ -189,18 +188,10 @@ def render_markdown(v: ReportView) -> str:
         out += ["## Reported counters", "", table(["name", "value"], [[code(k), fmt.num(x, 3)] for k, x in a.stats.items()], {1}), "", _src(v), ""]
 
     out += ["## Sources", ""]
-    rows = [["data file", code(a.source)], ["format", cell(a.format)], ["time range", fmt.span(0.0, a.duration_ms) or "–"]]
-    if v.prov.command:
-        rows.append(["command", code(v.prov.command)])
-    rows += [[f"collected: {cell(k)}", code(x)] for k, x in (v.collected.get("paths") or {}).items()]
-    rows += [[f"collection: {cell(k)}", cell(x)] for k, x in v.collection_summary()]
-    if v.route:
-        rows.append(["route", cell(v.route) + (f" — {cell(v.route_info['reason'])}" if v.route_info.get("reason") else "")])
-    if v.question:
-        rows.append(["request", cell(v.question)])
-    rows += [[cell(k), cell(x)] for k, x in sorted(a.meta.items())]
-    rows += [[f"export: {cell(k)}", f"[{cell(n)}]({n})"] for k, n in v.exports.items()]
-    rows.append(["generated", v.generated_at])
+    rows = []
+    for label, value, style in v.source_rows():
+        shown_value = code(value) if style == "code" else f"[{cell(value)}]({value})" if style == "link" else cell(value)
+        rows.append([cell(label), shown_value])
     out += [table(["item", "value"], rows), ""]
     if a.warnings or a.partial:
         out += ["### Warnings", ""] + [f"- {w}" for w in a.warnings[:50]]

@@ -6,6 +6,7 @@ same verdict, the same ranking and the same provenance. Nothing here calls a mod
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Mapping
@@ -13,7 +14,7 @@ from typing import Any, Mapping
 from pydantic import ValidationError
 
 from nodes.perf.model import AnalysisResult, Finding, Hotspot
-from nodes.report import fmt
+from nodes.report import excerpt, fmt
 from nodes.report.fmt import Provenance
 
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
@@ -49,6 +50,8 @@ class ReportView:
     narrative_note: str | None = None
     #: Export file names written next to the report (filled by the writer).
     exports: dict[str, str] = field(default_factory=dict)
+    #: The workspace: paths under it are shown relative to it.
+    root: str = ""
 
     # --- derived --------------------------------------------------------------------------
     @property
@@ -88,7 +91,9 @@ class ReportView:
         for k, x in (self.collected.get("summary") or {}).items():
             if isinstance(x, bool) or x is None:
                 continue
-            if isinstance(x, (int, float)):
+            if isinstance(x, int) and (k == "pid" or str(k).endswith(("_pid", "exit_code"))):
+                out.append((str(k), str(x)))  # an id, not a quantity: no thousands separator
+            elif isinstance(x, (int, float)):
                 out.append((str(k), fmt.metric(x)))
             elif isinstance(x, str):
                 out.append((str(k), x))
@@ -96,23 +101,78 @@ class ReportView:
                 out.append((str(k), "; ".join(x[:5])))
         return out[:20]
 
-    def summary_sentences(self) -> list[str]:
-        """The verdict in two or three sentences, each with its key numbers."""
+    # --- the verdict ----------------------------------------------------------------------
+    @property
+    def subject(self) -> str:
+        """What was measured, short: the script or command that ran, else the data file(s).
+
+        The full paths and the command line stay in the Sources section; this is for the
+        title and the first sentence.
+        """
+        summary = self.collected.get("summary") or {}
+        kind = self.collected.get("kind")
+        if kind in ("profile", "startup"):
+            script = summary.get("script")
+            if isinstance(script, str) and script:
+                return _relative(script, self.root)
+            cmd = summary.get("command") or self.collected.get("source")
+            if isinstance(cmd, str) and cmd.strip():
+                return _short_command(cmd)
+        if kind == "android" and isinstance(summary.get("package"), str) and summary["package"]:
+            return str(summary["package"])
+        names = [os.path.basename(p.strip()) or p.strip() for p in self.analysis.source.split(", ") if p.strip()]
+        if not names:
+            return "the data"
+        return ", ".join(names) if len(names) <= 2 else f"{names[0]} and {len(names) - 1} more files"
+
+    @property
+    def ran_program(self) -> bool:
+        return self.collected.get("kind") in ("profile", "startup") and bool((self.collected.get("summary") or {}).get("command"))
+
+    def top_hotspot(self) -> Hotspot | None:
+        """The hot spot with the largest self share over all threads (per-thread rows only if
+        the data has no overall ones)."""
+        hs = [h for h in self.analysis.hotspots if h.thread is None] or list(self.analysis.hotspots)
+        hs = [h for h in hs if h.self_ms > 0] or hs
+        return max(hs, key=lambda h: h.self_pct) if hs else None
+
+    def location(self, h: Hotspot) -> tuple[str | None, str | None]:
+        """``file:line`` of a hot spot as the attributor found it (else as the profile said),
+        and the hot line's code when the attributor showed it."""
+        att = self.attribution_for(h)
+        if att and att.get("status") == "found" and att.get("file"):
+            loc = f"{att['file']}:{att['line']}" if att.get("line") else str(att["file"])
+            return loc, excerpt.snippet(excerpt.parse(att.get("excerpt"), att.get("line")))
+        if h.file:
+            f = _relative(h.file, self.root)
+            return (f"{f}:{h.line}" if h.line else f), None
+        return None, None
+
+    def excerpts(self, limit: int = 5) -> list[tuple[Hotspot, dict[str, Any], excerpt.Excerpt]]:
+        """The source excerpts worth showing: hot spots with self time, one per location."""
+        hs = list(self.analysis.hotspots[:30])
+        # callers with no self time (main, <module>) only when nothing has self time
+        ordered = [h for h in hs if h.self_ms > 0] or hs
+        out: list[tuple[Hotspot, dict[str, Any], excerpt.Excerpt]] = []
+        seen: set[tuple[Any, Any]] = set()
+        for h in ordered:
+            att = self.attribution_for(h)
+            if not att or att.get("status") != "found":
+                continue
+            ex = excerpt.parse(att.get("excerpt"), att.get("line"))
+            key = (att.get("file"), att.get("line"))
+            if ex is None or key in seen:
+                continue
+            seen.add(key)
+            out.append((h, att, ex))
+            if len(out) >= limit:
+                break
+        return out
+
+    def _facts(self) -> list[tuple[str, str]]:
+        """(kind, clause) of the key numbers, most telling first."""
         a = self.analysis
-        out: list[str] = []
-        what = f"{a.format} data from {a.source}"
-        if a.duration_ms:
-            what += f" covering {fmt.ms(a.duration_ms)}"
-        ranked = self.ranked_findings()
-        if ranked and ranked[0].severity in ("high", "medium"):
-            n_serious = sum(1 for f in ranked if f.severity in ("high", "medium"))
-            out.append(
-                f"{self.verdict}: {n_serious} serious finding{'s' if n_serious != 1 else ''} in {what}; "
-                f"first: {ranked[0].title}."
-            )
-        else:
-            out.append(f"{self.verdict} in {what}.")
-        facts: list[str] = []
+        out: list[tuple[str, str]] = []
         fr = a.frames
         if fr and fr.count:
             s = f"{fr.count:,} frames"
@@ -122,29 +182,116 @@ class ReportView:
                 s += f", {fmt.ratio_pct(fr.jank_ratio)} over the {fmt.ms(fr.budget_ms)} budget"
             if fr.p90_ms is not None:
                 s += f" (p90 {fmt.ms(fr.p90_ms)})"
-            facts.append(s)
+            out.append(("frames", s))
         st = a.startup
-        if st and (st.median_ms is not None or st.runs):
-            if st.median_ms is not None:
-                s = f"launch median {fmt.ms(st.median_ms)} over {len(st.runs) or 1} run{'s' if len(st.runs) != 1 else ''}"
-                if st.spread_ms is not None and len(st.runs) > 1:
-                    s += f" (spread {fmt.ms(st.spread_ms)})"
-                facts.append(s)
-        if a.hotspots:
-            h = max(a.hotspots, key=lambda h: h.self_pct)
-            facts.append(f"the top hot spot {h.name} holds {fmt.pct(h.self_pct)} of self time ({fmt.ms(h.self_ms)})")
+        if st and st.median_ms is not None:
+            n = len(st.runs) or 1
+            s = f"launch median {fmt.ms(st.median_ms)} over {n} run{'s' if n != 1 else ''}"
+            if st.spread_ms is not None and len(st.runs) > 1:
+                s += f" (spread {fmt.ms(st.spread_ms)})"
+            out.append(("startup", s))
+        h = self.top_hotspot()
+        if h is not None and h.self_ms > 0:
+            loc, code = self.location(h)
+            where = ""
+            if loc:
+                where = f" ({loc}: {_code_span(code)})" if code else f" ({loc})"
+            share = "of the profiled time" if self.ran_program else "of self time"
+            out.append(("hotspot", f"{fmt.pct(h.self_pct)} {share} in {h.name}{where}"))
         if a.long_tasks:
             worst = max(a.long_tasks, key=lambda t: t.dur_ms)
-            facts.append(f"{len(a.long_tasks)} long task{'s' if len(a.long_tasks) != 1 else ''} (longest {fmt.ms(worst.dur_ms)} on {worst.thread})")
+            n = len(a.long_tasks)
+            out.append(("long_tasks", f"{n} long task{'s' if n != 1 else ''} (longest {fmt.ms(worst.dur_ms)} on {worst.thread})"))
+        if self.ran_program:  # a profiled program: where the time went leads
+            out.sort(key=lambda kv: kv[0] != "hotspot")
+        return out
+
+    def headline(self) -> str:
+        """One sentence: what was measured, for how long, and where the time went (with the
+        source line the attributor found)."""
+        a = self.analysis
+        facts = self._facts()
+        summary = self.collected.get("summary") or {}
+        wall = summary.get("wall_s")
+        if self.ran_program and isinstance(wall, (int, float)) and not isinstance(wall, bool) and wall > 0:
+            what = f"{self.subject} ran {fmt.dur(1000.0 * wall)}"
+        elif self.ran_program and a.duration_ms:
+            what = f"{self.subject} ran {fmt.dur(a.duration_ms)}"
+        elif a.duration_ms:
+            what = f"{self.subject} covers {fmt.dur(a.duration_ms)} of {a.format} data"
+        else:
+            what = f"{self.subject}: {a.format} data"
         if facts:
-            out.append("Key numbers: " + "; ".join(facts[:3]) + ".")
+            return f"{what}; {facts[0][1]}."
+        return f"{what}."
+
+    def summary_sentences(self) -> list[str]:
+        """The verdict in two or three sentences: the headline, what to look at first, and the
+        other key numbers. Paths and commands are left to the Sources lines."""
+        a = self.analysis
+        out = [self.headline()]
+        ranked = self.ranked_findings()
+        serious = [f for f in ranked if f.severity in ("high", "medium")]
+        if serious:
+            n = len(serious)
+            verdict = f'{self.verdict}: {n} serious finding{"s" if n != 1 else ""}; look first at "{ranked[0].title}"'
+        elif ranked and self.worst_severity == "low":
+            n = sum(1 for f in ranked if f.severity == "low")
+            verdict = f'{self.verdict}: {n} minor finding{"s" if n != 1 else ""}; the first is "{ranked[0].title}"'
+        else:
+            verdict = self.verdict
         if a.partial or a.warnings:
-            out.append(
-                "Some input was skipped or incomplete"
-                + (f" ({len(a.warnings)} warning{'s' if len(a.warnings) != 1 else ''})" if a.warnings else "")
-                + ": see Warnings."
-            )
-        return out[:3]
+            w = len(a.warnings)
+            verdict += " (some input was skipped or incomplete" + (f", {w} warning{'s' if w != 1 else ''}" if w else "") + ": see Warnings)"
+        out.append(verdict + ".")
+        rest = [clause for _, clause in self._facts()[1:3]]
+        if rest:
+            out.append("Also: " + "; ".join(rest) + ".")
+        return out
+
+    def source_rows(self) -> list[tuple[str, str, str]]:
+        """The Sources table as (label, value, style) rows, style "code", "text" or "link".
+
+        A value already shown is not repeated (the collector, the readers and the merge each
+        record the command or a file name): the first row that shows it stays.
+        """
+        a = self.analysis
+        rows: list[tuple[str, str, str]] = []
+        shown: list[tuple[str, str]] = []
+
+        def base(label: str) -> str:
+            return label.split(": ", 1)[-1].split(" (", 1)[0]
+
+        def add(label: str, value: Any, style: str = "text", dedupe: bool = False) -> None:
+            v = str(value)
+            # the same fact under the same name, or a path/command already inside a longer one
+            if dedupe and any((base(label) == b and v == s) or (len(v) >= 6 and v in s) for b, s in shown):
+                return
+            rows.append((label, v, style))
+            shown.append((base(label), v))
+
+        paths = {k: str(x) for k, x in (self.collected.get("paths") or {}).items()}
+        files = [p.strip() for p in a.source.split(", ") if p.strip()]
+        if not files or not set(files) <= set(paths.values()):
+            add("data file" if len(files) <= 1 else "data files", a.source, "code")
+        for k, x in paths.items():
+            add(f"collected: {k}", x, "code")
+        add("format", a.format)
+        add("time range", fmt.span(0.0, a.duration_ms) or "–")
+        if self.prov.command:
+            add("command", self.prov.command, "code")
+        for k, x in self.collection_summary():
+            add(f"collection: {k}", x, dedupe=True)
+        if self.route:
+            add("route", self.route + (f" — {self.route_info['reason']}" if self.route_info.get("reason") else ""))
+        if self.question:
+            add("request", self.question)
+        for k, x in sorted(a.meta.items()):
+            add(k, x, dedupe=True)
+        for label, name in self.exports.items():
+            add(f"export: {label}", name, "link")
+        add("generated", self.generated_at)
+        return rows
 
     def facts(self) -> dict[str, Any]:
         """The computed findings a narrative may be written from (small, JSON-able)."""
@@ -172,6 +319,29 @@ class ReportView:
         return d
 
 
+def _relative(path: str, root: str) -> str:
+    """``path`` relative to ``root`` when it lies inside it, else unchanged."""
+    if not root or not os.path.isabs(path):
+        return path
+    try:
+        rel = os.path.relpath(path, root)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _short_command(cmd: str) -> str:
+    """``/venv/bin/python /src/app.py --n 5`` → ``python app.py --n 5`` (the full one is in Sources)."""
+    words = [w.rsplit("/", 1)[-1] if "/" in w and not w.startswith("-") else w for w in cmd.split()]
+    s = " ".join(w for w in words if w)
+    return s if len(s) <= 80 else s[:79] + "…"
+
+
+def _code_span(s: str) -> str:
+    """Inline code that survives a backtick inside (Markdown's rule: a longer fence, padded)."""
+    return f"`` {s} ``" if "`" in s else f"`{s}`"
+
+
 def _coerce_analysis(raw: Any) -> AnalysisResult:
     if isinstance(raw, AnalysisResult):
         return raw
@@ -194,6 +364,7 @@ def build_view(
     route_info: Mapping[str, Any] | None = None,
     question: str = "",
     now: datetime | None = None,
+    root: str | None = None,
 ) -> ReportView:
     """Validate the inputs and assemble the view (raises ReportInputError on bad input)."""
     a = _coerce_analysis(analysis)
@@ -208,4 +379,5 @@ def build_view(
         route_info=dict(route_info or {}),
         question=question or "",
         generated_at=now.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        root=os.path.abspath(root) if root else os.getcwd(),
     )
