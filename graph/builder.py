@@ -50,8 +50,8 @@ _FACTORIES: dict[Node, Callable[[NodeContext], Callable[[dict], dict]]] = {
     Node.FAIL: fail.make,
 }
 
-#: Where CONTINUE leads from each stage (the route pipelines of ROUTING.md).
-_CONTINUE_TO: dict[Node, Node] = {
+#: Where CONTINUE leads from each stage (the route pipelines of ROUTING.md); None is END.
+_CONTINUE_TO: dict[Node, Node | None] = {
     Node.COLLECTOR: Node.ANALYZER,
     Node.STARTUP: Node.ANALYZER,
     Node.PERF_ANALYZER: Node.ANALYZER,
@@ -59,6 +59,9 @@ _CONTINUE_TO: dict[Node, Node] = {
     Node.ANALYZER: Node.ATTRIBUTOR,
     Node.ATTRIBUTOR: Node.REPORTER,
     Node.EXPLORER: Node.REPORTER,
+    # The reporter is a stage too: a report that could not be written is retried or explained
+    # by the same policy as any other tool, not ended on a plain edge.
+    Node.REPORTER: None,
 }
 
 ROUTE_PATH_MAP: dict[str, str] = {
@@ -80,7 +83,7 @@ ANSWER_PATH_MAP: dict[str, str] = {n.value: n.value for n in ASKING_NODES} | {
 def stage_path_map(stage: Node) -> dict[str, str]:
     """The total map for a stage's edge: every NextStep has a target, END included."""
     return {
-        NextStep.CONTINUE.value: _CONTINUE_TO[stage].value,
+        NextStep.CONTINUE.value: _CONTINUE_TO[stage].value if _CONTINUE_TO[stage] else END,
         NextStep.RETRY.value: stage.value,
         NextStep.ASK_USER.value: Node.ASK_USER.value,
         NextStep.REJECT.value: Node.FAIL.value,
@@ -143,7 +146,7 @@ def build_graph(
     for stage in _CONTINUE_TO:
         g.add_conditional_edges(stage.value, _edge(stage, on_decision), stage_path_map(stage))
     g.add_conditional_edges(Node.ASK_USER.value, _edge(Node.ASK_USER, on_decision), ANSWER_PATH_MAP)
-    for terminal in (Node.REPORTER, Node.FALLBACK, Node.FAIL):
+    for terminal in (Node.FALLBACK, Node.FAIL):
         g.add_edge(terminal.value, END)
     return g.compile(checkpointer=checkpointer, **compile_kwargs)
 

@@ -171,11 +171,13 @@ def _evidence_complete(state: Mapping[str, Any], stage: str) -> bool:
         return state.get("attribution") is not None
     if stage == Node.EXPLORER.value:
         return bool(state.get("exploration"))
+    if stage == Node.REPORTER.value:
+        return bool(state.get("report"))
     return False
 
 
 def _on_success(stage: str, route: str, collected: Mapping[str, Any] | None) -> NextStep:
-    if stage == Node.EXPLORER.value:
+    if stage in (Node.EXPLORER.value, Node.REPORTER.value):
         return NextStep.FINISH
     if stage == Node.ANDROID_EXPERT.value:
         # Android queries that collected analysable data continue to the analyzer;

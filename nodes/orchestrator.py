@@ -34,6 +34,12 @@ TURN_RESET: dict[str, Any] = {
 _FOLLOWUP_ROUTES = frozenset({Route.ANALYZE.value, Route.END.value})
 
 
+def _names_program(command: str, program: str) -> bool:
+    """Whether ``command`` (a command line) runs ``program`` (a script path from the message)."""
+    tokens = command.split()
+    return any(t == program or t.endswith("/" + program.lstrip("./")) for t in tokens)
+
+
 def _may_take_followup(info: dict[str, Any]) -> bool:
     """A follow-up may replace the route when the route is about data or general, or when no
     rule or model decided it (a classifier guess loses to a question the last result answers)."""
@@ -65,9 +71,12 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
         )
         # Facts named in this message replace the thread's; facts not named are kept from
         # earlier turns only where they are the user's settings (allow_run, workspace).
-        if facts.programs:
+        current = str(state.get("target") or "")
+        if facts.programs and not _names_program(current, facts.programs[0]):
+            # An explicit command line (--target / the API) that already runs this program
+            # keeps its arguments; otherwise the program the message names is the target.
             update["target"] = facts.programs[0]
-        elif facts.quoted and not facts.data_paths:
+        elif facts.quoted and not facts.data_paths and not facts.programs:
             update["target"] = facts.quoted[0]
         # A data file counts only when this message names it; otherwise "the data" is what the
         # thread collected (perf_analyzer falls back to it).

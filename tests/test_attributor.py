@@ -322,7 +322,8 @@ def test_graph_full_analysis_attributes_a_real_profile(live_profile):
     def reporter(state):
         found = [a for a in state["attribution"] if a["status"] == "found"]
         text = "; ".join(f"{a['name']} {a['file']}:{a['line']}" for a in found)
-        return stamp(state, Node.REPORTER.value) | {"answer": text, "messages": [AIMessage(text)]}
+        return stamp(state, Node.REPORTER.value) | {"answer": text, "messages": [AIMessage(text)],
+                                                     "report": {"dir": "r"}}
 
     g = build_graph(checkpointer=InMemorySaver(), nodes={"collector": collector, "analyzer": analyzer, "reporter": reporter})
     out = g.invoke(

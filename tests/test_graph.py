@@ -40,6 +40,8 @@ def _recording(node: Node, calls: list[str]):
             upd["exploration"] = {"matches": []}
         if node is Node.ATTRIBUTOR:
             upd["attribution"] = []
+        if node is Node.REPORTER:
+            upd["report"] = {"dir": "/tmp/r"}
         return upd
 
     return fn
@@ -197,6 +199,28 @@ def test_ask_user_interrupt_and_resume_fills_the_field(tmp_path):
     g.invoke(Command(resume="t.json"), cfg)
     assert seen == [str(trace.resolve())]
     assert g.get_state(cfg).values["route_history"][-1] == "reporter"
+
+
+def test_a_reporter_that_fails_is_retried_then_explained():
+    calls: list[int] = []
+
+    def reporter(state):
+        calls.append(1)
+        upd = stamp(state, "reporter")
+        upd["attempts"] = attempt(state, "reporter")
+        upd.update(failure("reporter", ToolFailure(ErrorKind.RETRYABLE, "disk full")))
+        return upd
+
+    g = build_graph(checkpointer=InMemorySaver(), nodes={
+        Node.ORCHESTRATOR: _route_as("analyze"),
+        Node.PERF_ANALYZER: lambda s: stamp(s, "perf_analyzer") | {"collected": {"paths": {"d": "x"}}},
+        Node.ANALYZER: lambda s: stamp(s, "analyzer") | {"analysis": {"format": "x"}},
+        Node.ATTRIBUTOR: _recording(Node.ATTRIBUTOR, []),
+        Node.REPORTER: reporter,
+    })
+    out = g.invoke({"messages": [HumanMessage("x")]}, _cfg())
+    assert len(calls) == 2 and out["route_history"][-1] == "fail"
+    assert "disk full" in out["answer"]
 
 
 def test_decisions_are_logged_with_reasons_and_replay_detects_a_policy_change(tmp_path, monkeypatch):

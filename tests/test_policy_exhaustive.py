@@ -192,7 +192,7 @@ def test_answer_policy_over_whole_space():
 
 def test_every_stage_map_is_total():
     for stage in (Node.COLLECTOR, Node.STARTUP, Node.PERF_ANALYZER, Node.ANDROID_EXPERT, Node.ANALYZER,
-                  Node.ATTRIBUTOR, Node.EXPLORER):
+                  Node.ATTRIBUTOR, Node.EXPLORER, Node.REPORTER):
         assert set(stage_path_map(stage)) == {s.value for s in NextStep}
         assert "__end__" in stage_path_map(stage).values()
     assert set(ROUTE_PATH_MAP) == {s.value for s in RouteStep}

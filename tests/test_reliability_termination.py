@@ -43,7 +43,7 @@ def _success(node: Node, state: dict) -> dict:
         return {"attribution": []}
     if node is Node.EXPLORER:
         return {"exploration": {"matches": []}, **say(node.value, "found nothing")}
-    return say(node.value, "report written")  # reporter
+    return {"report": {"dir": "r"}, **say(node.value, "report written")}  # reporter
 
 
 def _scripted(node: Node, script: list[str], used: list[str]):
@@ -66,8 +66,7 @@ def _scripted(node: Node, script: list[str], used: list[str]):
         elif outcome != "nothing":
             upd.update(failure(node.value, ToolFailure(ErrorKind(outcome), f"{outcome} from {node.value}")))
         if node is Node.REPORTER and outcome != "ok":
-            # The reporter's edge is a plain edge to END: like the real reporter, it must say
-            # why there is no report whatever happened (no policy runs after it).
+            # Like the real reporter, it says why there is no report whatever happened.
             upd.update(say(node.value, f"No report: {outcome}"))
         return upd
 
