@@ -299,7 +299,8 @@ def parse(path: str, packet_limit: int = DEFAULT_PACKET_LIMIT) -> PerfData:
         report.problems.append(f"gzip stream ends before its end marker{detail}; read what came before")
         report.truncated = True
     if report.packets == 0:
-        raise PerfDataError(path, "no trace packets: empty or not a Perfetto trace")
+        why = f" ({'; '.join(report.problems[:2])})" if report.problems else ""
+        raise PerfDataError(path, f"no trace packets: empty or not a Perfetto trace{why}")
     if reader.bad_packets == report.packets:
         raise PerfDataError(path, "not a Perfetto trace: no packet decodes as a TracePacket")
     reader.finish(report)

@@ -132,28 +132,52 @@ def read_varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
 
 
 class _Reader:
-    """A forward-only byte source with a small look-ahead buffer."""
+    """A forward-only byte source with a small look-ahead buffer.
+
+    A record's length is claimed by the file itself, so it is never trusted for a read size:
+    on a seekable input the bytes left are known and a claim beyond them fails at once
+    without reading; on a stream (gunzip) data is pulled in chunks of at most
+    ``_READ_CHUNK`` and joined, so memory follows the bytes that exist, not the claim.
+    """
 
     def __init__(self, f: BinaryIO):
         self.f = f
         self.buf = b""
         self.pos = 0
-        self.offset = 0  # file offset of buf[0]
+        self.offset = 0  # offset of buf[0], counted from where the stream stood at the start
         self.eof = False
+        #: Bytes of ``f`` not read into ``buf`` yet; None when the input cannot tell (a pipe, gunzip).
+        self.left = _bytes_left(f)
 
     def _fill(self, need: int) -> bool:
-        """Make at least ``need`` bytes available from ``pos``; False at end of file."""
-        while len(self.buf) - self.pos < need:
-            if self.eof:
-                return False
-            chunk = self.f.read(max(_READ_CHUNK, need))
+        """Make at least ``need`` bytes available from ``pos``; False at end of file.
+
+        Each read asks for one chunk, or on a seekable input for what is missing but never
+        more than the file still holds; whatever arrives before the end stays in ``buf``.
+        """
+        have = len(self.buf) - self.pos
+        if have >= need:
+            return True
+        if self.eof:
+            return False
+        parts = [self.buf[self.pos :]] if have else []
+        self.offset += self.pos
+        self.pos = 0
+        while have < need:
+            if self.left is None:
+                want = _READ_CHUNK
+            else:
+                want = max(_READ_CHUNK, min(need - have, self.left))
+            chunk = self.f.read(want)
             if not chunk:
                 self.eof = True
-                return False
-            self.offset += self.pos
-            self.buf = self.buf[self.pos :] + chunk
-            self.pos = 0
-        return True
+                break
+            if self.left is not None:
+                self.left = max(0, self.left - len(chunk))
+            parts.append(chunk)
+            have += len(chunk)
+        self.buf = parts[0] if len(parts) == 1 else b"".join(parts)
+        return have >= need
 
     def at_end(self) -> bool:
         return not self._fill(1)
@@ -162,23 +186,47 @@ class _Reader:
         return self.offset + self.pos
 
     def varint(self) -> int | None:
-        """The next varint, or None when the file ends inside it."""
-        self._fill(10)
+        """The next varint, or None when the file ends inside it.
+
+        Raises :class:`StreamCorrupt` past 10 bytes: no 64-bit value is that long, so the
+        framing is lost from here on.
+        """
+        if len(self.buf) - self.pos < 10:
+            self._fill(10)
         try:
             value, self.pos = read_varint(self.buf, self.pos)
         except IndexError:
             return None
+        except ValueError:
+            raise StreamCorrupt(self.tell(), "varint longer than 10 bytes") from None
         return value
 
     def take(self, n: int) -> bytes | None:
-        if not self._fill(n):
-            return None
-        out = self.buf[self.pos : self.pos + n]
-        self.pos += n
-        return out
+        """The next ``n`` bytes, or None when the input holds fewer (known up front if it seeks)."""
+        pos = self.pos
+        end = pos + n
+        if end > len(self.buf):
+            if not self._holds(n) or not self._fill(n):
+                return None
+            pos, end = self.pos, self.pos + n
+        self.pos = end
+        return self.buf[pos:end]
 
     def skip(self, n: int) -> bool:
-        """Drop ``n`` bytes without keeping them (an oversized packet stays off the heap)."""
+        """Drop ``n`` bytes without keeping them (an oversized record stays off the heap)."""
+        have = len(self.buf) - self.pos
+        if n <= have:
+            self.pos += n
+            return True
+        if not self._holds(n):
+            return False
+        if self.left is not None and not self.eof:
+            rest = n - have
+            self.f.seek(rest, io.SEEK_CUR)
+            self.left -= rest
+            self.offset += len(self.buf) + rest
+            self.buf, self.pos = b"", 0
+            return True
         while n > 0:
             if not self._fill(1):
                 return False
@@ -187,6 +235,34 @@ class _Reader:
             n -= step
         return True
 
+    def _holds(self, n: int) -> bool:
+        """False when the input is known to end before ``n`` more bytes (nothing is read)."""
+        missing = n - (len(self.buf) - self.pos)
+        if missing <= 0 or self.left is None or missing <= self.left:
+            return True
+        if self.eof:
+            return False
+        self.left = _bytes_left(self.f)  # the file may have grown since the last look
+        return self.left is None or missing <= self.left
+
+
+def _bytes_left(f: BinaryIO) -> int | None:
+    """Bytes between the position of ``f`` and its end, or None when ``f`` cannot seek.
+
+    Asked by seeking, not by ``fstat``: a decompressor's ``fileno`` is the compressed file's.
+    (A seekable decompressor such as ``gzip.GzipFile`` would inflate everything to answer;
+    gzip input goes through :class:`GunzipStream`, which does not seek.)
+    """
+    try:
+        if not f.seekable():
+            return None
+        here = f.tell()
+        end = f.seek(0, io.SEEK_END)
+        f.seek(here)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return max(0, end - here)
+
 
 def iter_packets(
     f: BinaryIO, report: StreamReport, limit: int = DEFAULT_PACKET_LIMIT
@@ -194,8 +270,10 @@ def iter_packets(
     """Yield each TracePacket's bytes; framing problems end up in ``report``.
 
     A file cut inside a packet yields every whole packet before the cut and sets
-    ``report.truncated``. A record with an impossible wire type raises
-    :class:`StreamCorrupt` (the caller decides whether what came before is worth keeping).
+    ``report.truncated``; so does a length claiming more bytes than the file holds, which is
+    found out without reading (or allocating) the claimed size. A record with an impossible
+    wire type or a varint over 10 bytes raises :class:`StreamCorrupt` (the caller decides
+    whether what came before is worth keeping).
     """
     r = _Reader(f)
     while not r.at_end():
@@ -214,14 +292,24 @@ def iter_packets(
                 report.truncated = True
                 report.problems.append(f"file ends inside a record length at byte {start}")
                 return
-            if field_no == 1 and size > limit:
+            if field_no != 1:
+                # Not a packet: nothing here reads it, so it is skipped whatever its size.
+                if not r.skip(size):
+                    report.truncated = True
+                    report.problems.append(
+                        f"file ends inside a {size}-byte field-{field_no} record that starts at byte {start}"
+                    )
+                    return
+                report.other_fields += 1
+                continue
+            if size > limit:
                 report.oversized += 1
                 report.problems.append(
                     f"packet of {size} bytes at byte {start} is over the {limit}-byte limit; skipped"
                 )
                 if not r.skip(size):
                     report.truncated = True
-                    report.problems.append("file ends inside the oversized packet")
+                    report.problems.append(f"file ends inside the oversized packet that starts at byte {start}")
                     return
                 continue
             data = r.take(size)
@@ -232,11 +320,8 @@ def iter_packets(
                 )
                 return
             report.bytes_read = r.tell()
-            if field_no == 1:
-                report.packets += 1
-                yield data
-            else:
-                report.other_fields += 1
+            report.packets += 1
+            yield data
         elif wire == _WIRE_VARINT:
             if r.varint() is None:
                 report.truncated = True
