@@ -29,7 +29,7 @@ def _answer(view: Any, report: Mapping[str, str]) -> str:
     verdict and the first findings, then where the full report is; no paths in the sentences."""
     lines = list(view.summary_sentences())
     ranked = view.ranked_findings()[:3]
-    if ranked:
+    if len(ranked) > 1:  # a single finding is already named by the verdict sentence
         lines.append("Look at first:")
         lines += [f"  {i}. [{f.severity}] {f.title}" for i, f in enumerate(ranked, 1)]
     lines.append(f"Report: {report['html']}")

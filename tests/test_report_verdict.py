@@ -190,3 +190,23 @@ def test_several_files_in_one_folder_are_named_once():
     assert fmt.files(", ".join(FILES)) == f"psutil-series.json, pyspy.speedscope.json, perf-stat.txt in {RUN}"
     assert fmt.files("a/x.json, b/y.json") == "a/x.json, b/y.json" and fmt.files("x.json") == "x.json"
     assert (fmt.dur(950.0), fmt.dur(2906.2), fmt.dur(12_345.0), fmt.dur(123_456.0)) == ("950 ms", "2.91 s", "12.3 s", "123 s")
+
+
+def test_flat_counters_are_one_line_not_a_chart_each():
+    from nodes.perf.model import CounterSummary
+
+    def series(name, unit, values):
+        pts = [(100.0 * i, float(x)) for i, x in enumerate(values)]
+        return CounterSummary(name=name, unit=unit, min=min(values), max=max(values), mean=sum(values) / len(values),
+                              last=values[-1], points=pts)
+
+    a = _analysis().model_copy(update={"counters": [series("cpu_percent", "%", [0, 40, 55, 48]),
+                                                    series("num_procs", None, [1, 1, 1, 1]),
+                                                    series("read_bytes", "bytes", [0, 0, 0, 0])]})
+    v = build_view(a, attribution=_attribution(), collected=_collected(), root=str(ROOT))
+    cs = build_charts(v)
+    assert [c.title for c in cs.counters] == ["cpu_percent"]
+    html = render_html(v, cs)
+    assert "Constant over the capture: num_procs 1, read_bytes 0 MB." in html
+    md = render_markdown(v)  # the Markdown table still lists every series
+    assert "| num_procs |" in md and "| read_bytes |" in md

@@ -415,9 +415,25 @@ def counter_chart(c: CounterSummary) -> Chart | None:
     return Chart("counter", c.name, "".join(parts), note, 2)
 
 
+def constant_counters(counters: Sequence[CounterSummary]) -> list[CounterSummary]:
+    """Series that never moved (one process, zero bytes read): a flat chart says nothing a
+    number cannot, so the page lists them in one line instead."""
+    return [c for c in counters if len(c.points) >= 2 and c.min == c.max]
+
+
+def constant_label(c: CounterSummary) -> str:
+    if c.unit in _SCALED_UNITS:
+        unit, k = _SCALED_UNITS[c.unit]
+        return f"{c.name} {c.min * k:,.4g} {unit}"
+    return f"{c.name} {c.min:,.4g}" + (f" {c.unit}" if c.unit else "")
+
+
 def counter_charts(counters: Sequence[CounterSummary]) -> list[Chart]:
     out = []
+    flat = {id(c) for c in constant_counters(counters)}
     for c in sorted(counters, key=_counter_rank):
+        if id(c) in flat:
+            continue
         ch = counter_chart(c)
         if ch:
             out.append(ch)

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from nodes.perf.model import Evidence
-from nodes.report import excerpt, fmt
+from nodes.report import charts, excerpt, fmt
 from nodes.report.charts import Chart
 from nodes.report.sections import ChartSet
 from nodes.report.svg import esc
@@ -291,7 +291,7 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
                 _table(
                     [("thread", False), ("process", False), ("busy", True), ("slices", True), ("running", True), ("runnable", True), ("sleeping", True)],
                     [
-                        [esc(t.name) + (" <b>(main)</b>" if t.is_main else ""), esc(t.process or str(t.pid)), esc(fmt.ms(t.busy_ms)),
+                        [esc(t.name) + (" <b>(main)</b>" if t.is_main and "main" not in t.name.lower() else ""), esc(t.process or str(t.pid)), esc(fmt.ms(t.busy_ms)),
                          esc(fmt.num(t.slice_count)), esc(fmt.ms(t.running_ms)), esc(fmt.ms(t.runnable_ms)), esc(fmt.ms(t.sleeping_ms))]
                         for t in sorted(a.threads, key=lambda t: (not t.is_main, -t.busy_ms))[:25]
                     ],
@@ -310,10 +310,16 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         body.append("".join(parts))
 
     # --- counters ---------------------------------------------------------------------------
-    if cs.counters:
+    flat = charts.constant_counters(a.counters)
+    if cs.counters or flat:
         nav.append(("counters", "CPU / memory"))
+        const = (
+            f'<p>Constant over the capture: {esc(", ".join(charts.constant_label(c) for c in flat))}.</p>{_src(v)}'
+            if flat else ""
+        )
         body.append(
-            '<section id="counters"><h2>CPU and memory over time</h2>' + "".join(_figure(v, c) for c in cs.counters) + "</section>"
+            '<section id="counters"><h2>CPU and memory over time</h2>' + "".join(_figure(v, c) for c in cs.counters)
+            + const + "</section>"
         )
 
     if a.stats:

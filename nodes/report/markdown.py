@@ -169,7 +169,7 @@ def render_markdown(v: ReportView) -> str:
         out += ["## Threads and long tasks", ""]
         if a.threads:
             out += [table(["thread", "process", "busy", "slices", "running", "runnable"],
-                          [[cell(t.name) + (" **(main)**" if t.is_main else ""), cell(t.process or t.pid), fmt.ms(t.busy_ms),
+                          [[cell(t.name) + (" **(main)**" if t.is_main and "main" not in t.name.lower() else ""), cell(t.process or t.pid), fmt.ms(t.busy_ms),
                             fmt.num(t.slice_count), fmt.ms(t.running_ms), fmt.ms(t.runnable_ms)]
                            for t in sorted(a.threads, key=lambda t: (not t.is_main, -t.busy_ms))[:25]], {2, 3, 4, 5}), ""]
         if a.long_tasks:
