@@ -6,7 +6,7 @@ Run: ``python -m benchmarks.perf_parse`` (all points, a few minutes) or
 1. Throughput, in one run, on the same files: the baseline is what a straightforward reader
    does — ``json.load`` of the whole file and one loop aggregating X-slice durations by name —
    against ``nodes.perf.parsers.trace_event.parse`` (full reader: every phase, B/E matching,
-   columnar store). Files: the real 8.3 MB Chrome-for-Android trace from ``shared/traces``
+   columnar store). Files: the real 8.3 MB Chrome-for-Android trace from ``tests/data/perf`` (copied from shared/traces)
    (uncompressed into a temp dir) and a generated 10 MB trace. Reported: MB/s and the ratio.
 2. Growth: generated traces of 10, 50, 100, 250 and 500 MB, each read in a fresh subprocess
    that reports wall and CPU time and peak RSS (``VmHWM``; also minus its RSS before the
@@ -30,9 +30,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-REAL_TRACE = Path("/work/shared/traces/chrome-android-thread-time.json.gz")
-if not REAL_TRACE.exists():
-    REAL_TRACE = ROOT.parent / "shared" / "traces" / "chrome-android-thread-time.json.gz"
+#: The project's own copy (with its attribution in tests/data/perf/SOURCES.md).
+REAL_TRACE = ROOT / "tests" / "data" / "perf" / "chrome-android-thread-time.json.gz"
 
 NAMES = [
     "MessageLoop::RunTask", "ThreadControllerImpl::DoWork", "V8.Execute", "v8.callFunction",
