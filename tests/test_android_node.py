@@ -431,8 +431,6 @@ def test_graph_without_adb_ends_with_the_typed_skip(tmp_path, monkeypatch):
     assert out["route_history"] == ["orchestrator:android", NAME]
 
 
-@pytest.mark.skipif(importlib.util.find_spec("nodes.perf.analysis") is None,
-                    reason="the analyzer (nodes.perf.analysis) is not in this tree yet")
 def test_graph_fps_capture_continues_to_the_analyzer(tmp_path, monkeypatch):
     fake = FakeAdb(tmp_path, monkeypatch).device(S)
     fake.shell(S, f"dumpsys gfxinfo {PKG} reset", "")

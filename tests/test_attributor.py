@@ -337,7 +337,6 @@ def test_graph_full_analysis_attributes_a_real_profile(live_profile):
     assert f"quadratic hot_program.py:" in out["answer"]
 
 
-@pytest.mark.skipif(importlib.util.find_spec("nodes.perf.analysis") is None, reason="the analyzer is not built in this tree yet")
 @pytest.mark.skipif(not PY_SPY.exists() or not (REPO / "examples" / "slow_app.py").exists(), reason="needs py-spy and examples/slow_app.py")
 def test_full_analysis_of_an_example_program_with_the_real_pipeline():
     g = build_graph(checkpointer=InMemorySaver())

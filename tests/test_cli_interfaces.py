@@ -163,7 +163,6 @@ def test_terminal_session_asks_interactively_and_shows_progress(env, tmp_path):
     assert code == 1
 
 
-@pytest.mark.skipif(not HAS_ANALYZER, reason="nodes.perf.analysis (the analyzer) is not in this tree yet")
 def test_analyze_a_file_then_ask_a_follow_up_in_its_thread(env):
     direct = run(env, "analyze", "notebooks/data/tiny_trace.json", "--json", cwd=ROOT)
     assert direct.returncode == 0, direct.stderr

@@ -72,7 +72,6 @@ def test_demo_sentence_routes_to_the_collector_and_profiles_the_example(demo_sta
     assert any(f["name"] == "unique_customers" and f["file"] == str(SLOW_APP) for f in frames)
 
 
-@pytest.mark.skipif(not _analysis_ready(), reason="the analyzer (nodes.perf.analysis) and its readers are not in yet")
 def test_demo_top_hotspot_is_the_planted_quadratic_function(demo_state):
     collected = demo_state["collected"]
     assert collected["kind"] == "profile" and "profile" in collected["paths"]

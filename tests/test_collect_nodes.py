@@ -284,7 +284,6 @@ def test_program_exiting_at_once_is_recorded_without_error(tmp_path):
 
 
 @needs_pyspy
-@pytest.mark.skipif(not _formats_ready("speedscope", "perfscout_json"), reason="the analyzer's readers are not in yet")
 def test_collector_node_hands_analysable_paths_over(tmp_path):
     out = collector.make(ctx(tmp_path))(state(tmp_path, "examples/slow_app.py 8000", workspace=REPO))
     assert out["last_error"] is None

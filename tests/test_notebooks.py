@@ -62,7 +62,6 @@ def test_routing_policy_notebook(tmp_path, monkeypatch):
     assert not (ROOT / ".perfscout" / "older-decisions.jsonl").exists()
 
 
-@pytest.mark.skipif(not HAS_ANALYZER, reason="nodes.perf.analysis (the analyzer) is not in this tree yet")
 def test_quickstart_notebook(tmp_path, monkeypatch):
     nb = execute("quickstart.ipynb", tmp_path, monkeypatch)
     shown = outputs(nb)

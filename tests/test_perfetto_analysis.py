@@ -31,7 +31,6 @@ def test_registry_reads_a_gzipped_capture(tmp_path):
     assert formats.load(str(gz)).startup_runs[0].kind == "warm"
 
 
-@pytest.mark.skipif(not HAS_ANALYSIS, reason="nodes.perf.analysis (issue 4's metrics) is not in this tree yet")
 def test_analyze_file_gives_hot_slices_threads_frames_and_startup():
     from nodes.perf import analysis
 

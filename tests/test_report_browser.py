@@ -296,7 +296,6 @@ REAL = ["api32_startup_warm.perfetto-trace", "chrome-android-thread-time.json.gz
 HAS_ANALYSIS = importlib.util.find_spec("nodes.perf.analysis") is not None
 
 
-@pytest.mark.skipif(not HAS_ANALYSIS, reason="nodes.perf.analysis (issue 4's metrics) is not in this tree yet")
 @pytest.mark.parametrize("name", REAL)
 def test_real_capture_reports_draw_and_fit(browser, tmp_path, name):
     from nodes.perf.analysis import analyze_file

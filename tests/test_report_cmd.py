@@ -100,7 +100,6 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
     assert err.count("\n") == 1 and err.startswith("perfscout: ") and "Traceback" not in err
 
 
-@pytest.mark.skipif(not HAS_ANALYSIS, reason="nodes.perf.analysis (issue 4's metrics) is not in this tree yet")
 def test_a_trace_file_is_analysed_then_reported(tmp_path):
     trace = Path(__file__).parent / "data" / "report" / "chrome116-devtools-trace.json"
     out = run_report(str(trace), runs_dir=str(tmp_path / "runs"))

@@ -17,7 +17,6 @@ from nodes.report.view import build_view
 
 DATA = Path(__file__).parent / "data" / "report"
 HAS_ANALYSIS = importlib.util.find_spec("nodes.perf.analysis") is not None
-pytestmark = pytest.mark.skipif(not HAS_ANALYSIS, reason="nodes.perf.analysis (issue 4's metrics) is not in this tree yet")
 
 CAPTURES = ["chrome116-devtools-trace.json", "gfxinfo-reactnativefeed-flashlight.txt"]
 
