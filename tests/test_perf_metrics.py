@@ -151,7 +151,10 @@ def test_summary_only_frames_from_a_tool():
     pd.frame_summary.update({"total_frames": 200, "janky_frames": 50, "p50_ms": 12.0, "p90_ms": 21.0, "p99_ms": 40.0})
     res = compute(pd)
     assert res.frames.count == 200 and res.frames.jank_ratio == 0.25 and res.frames.p90_ms == 21.0
-    assert any("reports 25% janky" in f.title for f in res.findings)
+    rep = next(f for f in res.findings if f.title.startswith("The tool reports"))
+    # numbers written as the report writes them: one decimal and a space before %, ms with a unit
+    assert rep.title == "The tool reports 25.0 % janky frames"
+    assert "reported 50 janky of 200 frames (25.0 %); p90 21.0 ms." in rep.detail
 
 
 def test_startup_runs_phases_imports_and_findings():

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from nodes.perf.errors import PerfDataError
+from nodes.perf.metrics import compute
 from nodes.perf.parsers import atrace, importtime, perfstat
 
 DATA = Path(__file__).parent / "data" / "perf"
@@ -155,6 +156,42 @@ def test_perf_stat_same_command_runs_are_averaged(tmp_path):
     p.write_text(block.format(v="10.0", e="0.5") + "---\n" + block.format(v="20.0", e="1.5"))
     pd = perfstat.parse(str(p))
     assert pd.stats["task-clock"] == 15.0 and pd.stats["task-clock [run 2]"] == 20.0
+
+
+@pytest.mark.parametrize(
+    "header, meta",
+    [
+        ("process id '7708'", {"pid": "7708"}),
+        ("process id '7708,7709'", {"pid": "7708,7709"}),
+        ("thread id '12'", {"tid": "12"}),
+        ("'system wide'", {"target": "system wide"}),
+        ("'CPU(s) 0-3'", {"target": "CPU(s) 0-3"}),
+        ("'python x.py --n 5' (5 runs)", {"command": "python x.py --n 5", "repeats": "5"}),
+        ("'sh -c 'echo hi''", {"command": "sh -c 'echo hi'"}),
+    ],
+)
+def test_perf_stat_header_names_what_was_measured(tmp_path, header, meta):
+    p = tmp_path / "stat.txt"
+    p.write_text(f"# started on Mon Nov 30 11:26:43 2026\n\n\n Performance counter stats for {header}:\n\n"
+                 "           1424.83 msec task-clock                       #    0.636 CPUs utilized\n\n"
+                 "       2.239594742 seconds time elapsed\n")
+    pd = perfstat.parse(str(p))
+    got = {k: v for k, v in pd.meta.items() if k in ("command", "pid", "tid", "target", "repeats")}
+    assert got == meta
+    assert pd.stats["task-clock"] == 1424.83
+
+
+def test_perf_stat_findings_name_the_attached_pid(tmp_path):
+    block = (" Performance counter stats for process id '7708':\n\n"
+             "     2,000,000      cycles\n     1,000,000      instructions   #    0.50  insn per cycle\n\n"
+             "       1.5 seconds time elapsed\n")
+    p = tmp_path / "stat.txt"
+    p.write_text(block + "---\n" + block.replace("7708", "7709"))
+    res = compute(perfstat.parse(str(p)))
+    low = sorted(f.title for f in res.findings if f.title.startswith("Low IPC"))
+    assert low == ["Low IPC 0.5 (pid 7708)", "Low IPC 0.5 (pid 7709)"]
+    assert all(f.evidence.command is None for f in res.findings if f.title.startswith("Low IPC"))
+    assert "task-clock" not in res.stats and "cycles" not in res.stats  # two pids: no mean across them
 
 
 def test_perf_stat_without_counters_is_an_error(tmp_path):

@@ -8,18 +8,25 @@ results into one :class:`AnalysisResult`: hot spots, threads, counters, stats an
 every file; the frames of the file that has the most; startup runs, phases and imports
 combined. A file that cannot be read becomes a warning when others can; when none can, the
 first file's PerfDataError is raised.
+
+The files of one collection describe the same run, so the same thread seen by two tools is one
+thread: rows with the same real (pid, tid) are merged into one ThreadStat (busy time from the
+profile or trace, CPU time from psutil), and exactly one of them stays the main thread. Each
+section's files are named in ``meta["source: <section>"]``; a finding keeps the file that
+produced it in ``evidence.source``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from statistics import median
 from typing import Sequence
 
 from nodes.perf.errors import PerfDataError
 from nodes.perf.formats import load
-from nodes.perf.metrics import compute
-from nodes.perf.model import AnalysisResult, Finding, StartupStats
+from nodes.perf.metrics import MAX_THREADS, compute
+from nodes.perf.model import AnalysisResult, Evidence, Finding, StartupStats, ThreadStat
 
 _SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
 
@@ -49,42 +56,111 @@ def analyze_paths(paths: Sequence[str]) -> AnalysisResult:
     for e in errors:
         merged.warnings.append(f"skipped {e}")
         merged.findings.append(Finding(title="A data file could not be read", severity="info",
-                                       detail=str(e)))
+                                       detail=str(e), evidence=Evidence(source=e.path)))
         merged.partial = True
     return merged
 
 
 def merge(results: Sequence[AnalysisResult]) -> AnalysisResult:
     """One result from several (one collection): see the module docstring."""
-    first = results[0]
     out = AnalysisResult(
         format="+".join(dict.fromkeys(r.format for r in results)),
         source=", ".join(r.source for r in results),
         duration_ms=max(r.duration_ms for r in results),
     )
+    overall, per_thread = [], []
     for r in results:
         tag = os.path.basename(r.source)
-        out.hotspots.extend(r.hotspots)
-        out.threads.extend(r.threads)
+        for h in r.hotspots:
+            (overall if h.thread is None else per_thread).append(h)
         out.long_tasks.extend(r.long_tasks)
         out.counters.extend(r.counters)
         out.stacks.extend(r.stacks)
         for k, v in r.stats.items():
             out.stats[k if k not in out.stats else f"{k} ({tag})"] = v
         for k, v in r.meta.items():
+            if k == "source" or out.meta.get(k) == v:
+                continue  # the file is named per section below; a fact two files agree on once
             out.meta[k if k not in out.meta else f"{k} ({tag})"] = v
-        out.findings.extend(r.findings)
+        for f in r.findings:
+            if f.evidence.source is None:
+                f = f.model_copy(update={"evidence": f.evidence.model_copy(update={"source": r.source})})
+            out.findings.append(f)
         out.warnings.extend(f"{tag}: {w}" for w in r.warnings)
         out.partial = out.partial or r.partial
+    # overall hot spots of every file ranked together, as each file ranks its own: self time,
+    # then total (callers without self time after everything that has some); per thread after
+    overall.sort(key=lambda h: (-h.self_ms, -h.total_ms))
+    out.hotspots = overall + per_thread
+    out.threads = merge_threads(results)
     framed = [r for r in results if r.frames is not None]
     if framed:
-        out.frames = max(framed, key=lambda r: r.frames.count).frames  # type: ignore[union-attr]
+        best = max(framed, key=lambda r: r.frames.count)  # type: ignore[union-attr]
+        out.frames = best.frames
     out.startup = _merge_startup([r.startup for r in results if r.startup is not None])
     out.findings.sort(key=lambda f: _SEVERITY_ORDER.get(f.severity, 9))
     out.stacks.sort(key=lambda s: -s.weight_ms)
     out.stacks = out.stacks[:500]
-    del first
+    for section, has in (
+        ("hot spots", lambda r: r.hotspots), ("threads", lambda r: r.threads),
+        ("long tasks", lambda r: r.long_tasks), ("counters", lambda r: r.counters),
+        ("stats", lambda r: r.stats), ("startup", lambda r: r.startup),
+        ("stacks", lambda r: r.stacks),
+    ):
+        names = [os.path.basename(r.source) for r in results if has(r)]
+        if names:
+            out.meta[f"source: {section}"] = ", ".join(dict.fromkeys(names))
+    if framed:
+        out.meta["source: frames"] = os.path.basename(best.source)
     return out
+
+
+_GENERIC_NAME = re.compile(r"^(?:tid \d+|main thread)$")
+
+
+def merge_threads(results: Sequence[AnalysisResult]) -> list[ThreadStat]:
+    """The threads of several files of one run, one row per thread.
+
+    Rows with the same (pid, tid) — both real ids, > 0 — are one thread seen by several tools
+    (py-spy's sampled busy time, psutil's CPU time, a trace's slices): their facts are combined.
+    Busy time comes from the rows that measured it (slices, samples) before rows that only know
+    CPU time; scheduler times take the largest of what the files say (the same time measured
+    twice is not added up); slice counts add up (different files hold different slices). The
+    main thread is the one the most files call main (then the busiest): exactly one.
+    """
+    groups: dict[object, list[tuple[ThreadStat, bool]]] = {}
+    for i, r in enumerate(results):
+        for t in r.threads:
+            key: object = (t.pid, t.tid) if t.pid > 0 and t.tid > 0 else (i, t.pid, t.tid)
+            groups.setdefault(key, []).append((t, t.is_main))
+    rows: list[tuple[ThreadStat, int]] = []
+    for parts in groups.values():
+        ts = [t for t, _ in parts]
+        if len(ts) == 1:
+            row = ts[0].model_copy()
+        else:
+            timed = [t for t in ts if t.slice_count or t.running_ms is None or t.busy_ms != t.running_ms]
+            names = [t.name for t in ts if t.name and not _GENERIC_NAME.match(t.name)] or [t.name for t in ts]
+
+            def most(field: str) -> float | None:
+                vals = [getattr(t, field) for t in ts if getattr(t, field) is not None]
+                return max(vals) if vals else None
+
+            row = ThreadStat(
+                pid=ts[0].pid, tid=ts[0].tid, name=names[0],
+                process=next((t.process for t in ts if t.process), None),
+                busy_ms=max(t.busy_ms for t in (timed or ts)),
+                slice_count=sum(t.slice_count for t in ts),
+                running_ms=most("running_ms"), runnable_ms=most("runnable_ms"), sleeping_ms=most("sleeping_ms"),
+            )
+        row.is_main = False
+        rows.append((row, sum(1 for _, m in parts if m)))
+    votes = [(n, r.busy_ms, idx) for idx, (r, n) in enumerate(rows) if n]
+    if votes:
+        rows[max(votes, key=lambda v: (v[0], v[1], -v[2]))[2]][0].is_main = True
+    out = [r for r, _ in rows]
+    out.sort(key=lambda r: (not r.is_main, -r.busy_ms, -(r.running_ms or 0.0)))
+    return out[:MAX_THREADS]
 
 
 def _merge_startup(parts: list[StartupStats]) -> StartupStats | None:

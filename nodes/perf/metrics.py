@@ -101,6 +101,33 @@ def _pct(part: float, whole: float) -> float:
     return round(100.0 * part / whole, 2) if whole > 0 else 0.0
 
 
+def _fms(v: float | None) -> str:
+    """Milliseconds in a finding's text, written as the report writes them (``2,410 ms``,
+    ``97.2 ms``, ``3.14 ms``) so a finding and the table beside it show the same number."""
+    if v is None or not math.isfinite(v):
+        return "–"
+    digits = 0 if abs(v) >= 100 else 1 if abs(v) >= 10 else 2
+    return f"{v:,.{digits}f} ms"
+
+
+def _fpct(v: float | None) -> str:
+    """A share already in percent, one decimal, as the report writes it (``97.2 %``)."""
+    return "–" if v is None or not math.isfinite(v) else f"{v:,.1f} %"
+
+
+def shown_path(path: str, root: str | None = None) -> str:
+    """A path as a person reads it in a finding: relative to ``root`` (the current directory)
+    when it lies inside it, else as given. Hotspot.file keeps the absolute path: the attributor
+    opens it."""
+    if not path or not os.path.isabs(path):
+        return path
+    try:
+        rel = os.path.relpath(path, root or os.getcwd())
+    except (ValueError, OSError):  # another drive; the cwd was deleted
+        return path
+    return path if rel == ".." or rel.startswith(".." + os.sep) else rel
+
+
 def _q(sorted_vals: list[float], q: float) -> float | None:
     """Nearest-rank percentile of an ascending list."""
     if not sorted_vals:
@@ -259,7 +286,7 @@ class _Analysis:
                 if th.busy_us <= 0:
                     continue
                 label = pd.thread_label(*k)
-                for nid in sorted(th.self_by, key=lambda n: -th.self_by[n])[:TOP_PER_THREAD]:
+                for nid in sorted(th.self_by, key=lambda n: (-th.self_by[n], -th.total_by[n]))[:TOP_PER_THREAD]:
                     out.append(self._slice_hotspot(nid, th.self_by[nid], th.total_by[nid], th.count_by[nid], th.busy_us, label))
         return out
 
@@ -283,7 +310,8 @@ class _Analysis:
 
     # --- samples --------------------------------------------------------------------------
     def _samples(self) -> None:
-        """Aggregate sampled stacks per function (name, file): self, total, hottest line."""
+        """Aggregate sampled stacks per function (name, file): self, total, hottest line, and how
+        many samples the function was on (anywhere in the stack, once per sample)."""
         pd = self.pd
         if not pd.stacks:
             self.sample_rows: list = []
@@ -296,16 +324,19 @@ class _Analysis:
         line_w: dict = defaultdict(lambda: defaultdict(float))
         per_thread_self: dict = defaultdict(lambda: defaultdict(float))
         per_thread_total: dict = defaultdict(lambda: defaultdict(float))
+        per_thread_count: dict = defaultdict(lambda: defaultdict(int))
+        n_samples = pd.stack_samples
         grand = 0.0
-        for (track, ids), w in pd.stacks.items():
+        for key, w in pd.stacks.items():
+            track, ids = key
             if not ids:
                 continue
             grand += w
             self.sampled_busy[track] += w
+            n = n_samples.get(key, 1)
             leaf = ids[-1]
             lk = fkey[leaf]
             self_w[lk] += w
-            count[lk] += 1
             per_thread_self[track][lk] += w
             if refs[leaf].line is not None:
                 line_w[lk][refs[leaf].line] += w
@@ -316,17 +347,19 @@ class _Analysis:
                     continue
                 seen.add(k)
                 total_w[k] += w
+                count[k] += n
                 per_thread_total[track][k] += w
+                per_thread_count[track][k] += n
                 if k != lk and refs[i].line is not None and k not in line_w:
                     line_w[k][refs[i].line] += 0.0
             if len(self.paths) < MAX_PATHS:
                 self.paths[(track, ("s",) + tuple(fkey[i] for i in ids[-64:]))] += w
-        self.sample_rows = [self_w, total_w, count, line_w, per_thread_self, per_thread_total, grand]
+        self.sample_rows = [self_w, total_w, count, line_w, per_thread_self, per_thread_total, per_thread_count, grand]
 
     def _sample_hotspots(self) -> list[Hotspot]:
         if not self.pd.stacks or not self.sample_rows:
             return []
-        self_w, total_w, count, line_w, pts, ptt, grand = self.sample_rows
+        self_w, total_w, count, line_w, pts, ptt, ptc, grand = self.sample_rows
 
         def line_of(k) -> int | None:
             lines = line_w.get(k)
@@ -335,7 +368,9 @@ class _Analysis:
             return max(lines.items(), key=lambda kv: (kv[1], -kv[0]))[0]
 
         out: list[Hotspot] = []
-        keys = sorted(total_w, key=lambda k: (-self_w.get(k, 0.0), -total_w[k]))[: self.top]
+        # by self time, then total: callers with no self time of their own (main, <module>) come
+        # after every function that has some, ordered by the time spent under them
+        keys = sorted(total_w, key=lambda k: (-self_w.get(k, 0.0), -total_w[k], k[0], k[1] or ""))[: self.top]
         for k in keys:
             out.append(Hotspot(
                 name=k[0], file=k[1], line=line_of(k),
@@ -348,12 +383,12 @@ class _Analysis:
             for tr in tracks:
                 whole = self.sampled_busy[tr]
                 label = self.pd.thread_label(*tr)
-                for k in sorted(pts[tr], key=lambda k: -pts[tr][k])[:TOP_PER_THREAD]:
+                for k in sorted(pts[tr], key=lambda k: (-pts[tr][k], -ptt[tr].get(k, 0.0), k[0], k[1] or ""))[:TOP_PER_THREAD]:
                     out.append(Hotspot(
                         name=k[0], file=k[1], line=line_of(k),
                         self_ms=_ms(pts[tr][k]), total_ms=_ms(ptt[tr].get(k, 0.0)),
                         self_pct=_pct(pts[tr][k], whole), total_pct=_pct(ptt[tr].get(k, 0.0), whole),
-                        count=0, thread=label, kind="sample",
+                        count=ptc[tr].get(k, 0), thread=label, kind="sample",
                     ))
         return out
 
@@ -379,7 +414,7 @@ class _Analysis:
         if not imps:
             return []
         whole = sum(i.cumulative_us for i in imps if i.depth == 0) or sum(i.self_us for i in imps) or 1.0
-        ranked = sorted(imps, key=lambda i: -i.self_us)[: self.top]
+        ranked = sorted(imps, key=lambda i: (-i.self_us, -i.cumulative_us))[: self.top]
         return [
             Hotspot(
                 name=i.module, file=i.file, line=1 if i.file else None,
@@ -838,11 +873,12 @@ class _Analysis:
             h = hs[0]
             if h.self_pct >= 20.0 or (kind == "import" and h.self_ms >= 50.0):
                 sev = "high" if h.self_pct >= 40.0 else "medium"
-                where = f" ({h.file}:{h.line})" if h.file and h.line else (f" ({h.file})" if h.file else "")
+                f = shown_path(h.file) if h.file else None
+                where = f" ({f}:{h.line})" if f and h.line else (f" ({f})" if f else "")
                 self._add(
                     f"Hot spot: {h.name}", sev,
-                    f"{h.name}{where} takes {h.self_pct:g}% {what.get(kind, '')} by itself "
-                    f"({h.self_ms:g} ms self, {h.total_ms:g} ms with callees).",
+                    f"{h.name}{where} takes {_fpct(h.self_pct)} {what.get(kind, '')} by itself "
+                    f"({_fms(h.self_ms)} self, {_fms(h.total_ms)} with callees).",
                     start_ms=0.0, end_ms=res.duration_ms, events=[h.name],
                     metric={"self_ms": h.self_ms, "self_pct": h.self_pct, "kind": kind},
                 )
@@ -853,8 +889,8 @@ class _Analysis:
             sev = "high" if worst.dur_ms >= 200.0 or total >= 500.0 else "medium"
             self._add(
                 f"{n} long task(s) on the main thread", sev,
-                f"{n} tasks of ≥ {LONG_TASK_MS:g} ms on {worst.thread}; the longest is {worst.name} "
-                f"({worst.dur_ms:g} ms at {worst.start_ms:g} ms). Long tasks block input and frames.",
+                f"{n:,} tasks of ≥ {_fms(LONG_TASK_MS)} on {worst.thread}; the longest is {worst.name} "
+                f"({_fms(worst.dur_ms)} at {_fms(worst.start_ms)}). Long tasks block input and frames.",
                 start_ms=worst.start_ms, end_ms=round(worst.start_ms + worst.dur_ms, 3),
                 events=[t.name for t in res.long_tasks[:5]],
                 metric={"count": n, "longest_ms": worst.dur_ms, "total_ms": round(total, 3)},
@@ -865,10 +901,10 @@ class _Analysis:
                 sev = "high" if fs.jank_ratio >= 0.25 else "medium"
                 w = fs.worst[0] if fs.worst else None
                 self._add(
-                    f"Janky frames: {fs.jank_ratio * 100:.1f}%", sev,
-                    f"{fs.jank_count} of {fs.count} frames exceeded the {fs.budget_ms:g} ms budget "
-                    f"({fs.budget_source}); p90 {fs.p90_ms} ms, p99 {fs.p99_ms} ms"
-                    + (f"; worst {w.dur_ms:g} ms at {w.start_ms:g} ms" if w else "") + ".",
+                    f"Janky frames: {_fpct(fs.jank_ratio * 100)}", sev,
+                    f"{fs.jank_count:,} of {fs.count:,} frames exceeded the {_fms(fs.budget_ms)} budget "
+                    f"({fs.budget_source}); p90 {_fms(fs.p90_ms)}, p99 {_fms(fs.p99_ms)}"
+                    + (f"; worst {_fms(w.dur_ms)} at {_fms(w.start_ms)}" if w else "") + ".",
                     start_ms=w.start_ms if w else None,
                     end_ms=round(w.start_ms + w.dur_ms, 3) if w else None,
                     events=(w.ran[:5] if w else []),
@@ -876,18 +912,19 @@ class _Analysis:
                 )
             elif fs.count >= 10:
                 self._add("Frames within budget", "info",
-                          f"{fs.count} frames, {fs.jank_ratio * 100:.1f}% over the {fs.budget_ms:g} ms budget.",
+                          f"{fs.count:,} frames, {_fpct(fs.jank_ratio * 100)} over the {_fms(fs.budget_ms)} budget.",
                           metric={"jank_ratio": fs.jank_ratio})
         if fs and fs.reported:
             rep = _reported(fs.reported)
             jr = rep.get("janky_ratio")
             if jr is not None and jr >= 0.05:
                 jp = round(jr * 100.0, 2)
+                janky_n = f"{int(rep['janky']):,}" if rep.get("janky") else "?"
+                total_n = f"{int(rep['total']):,}" if rep.get("total") else "?"
                 self._add(
-                    f"The tool reports {jp:g}% janky frames", "high" if jp >= 25 else "medium",
-                    f"{pd.format} reported {int(rep.get('janky', 0)) or '?'} janky of "
-                    f"{int(rep.get('total', 0)) or '?'} frames ({jp:g}%)"
-                    + (f"; p90 {rep['p90']:g} ms" if rep.get("p90") is not None else "") + ".",
+                    f"The tool reports {_fpct(jp)} janky frames", "high" if jp >= 25 else "medium",
+                    f"{pd.format} reported {janky_n} janky of {total_n} frames ({_fpct(jp)})"
+                    + (f"; p90 {_fms(rep['p90'])}" if rep.get("p90") is not None else "") + ".",
                     metric={"janky_percent": jp},
                 )
         st = res.startup
@@ -895,38 +932,38 @@ class _Analysis:
             limit = {"cold": 5000.0, "warm": 2000.0, "hot": 1500.0}.get(st.kind, 1000.0)
             if st.median_ms >= limit:
                 self._add(
-                    f"Slow startup: {st.median_ms:g} ms (median)", "high" if st.median_ms >= 2 * limit else "medium",
-                    f"{len(st.runs)} run(s), median {st.median_ms:g} ms, min {st.min_ms:g}, max {st.max_ms:g} "
-                    f"({st.kind}); threshold {limit:g} ms.",
+                    f"Slow startup: {_fms(st.median_ms)} (median)", "high" if st.median_ms >= 2 * limit else "medium",
+                    f"{len(st.runs):,} run(s), median {_fms(st.median_ms)}, min {_fms(st.min_ms)}, max {_fms(st.max_ms)} "
+                    f"({st.kind}); threshold {_fms(limit)}.",
                     metric={"median_ms": st.median_ms, "runs": len(st.runs)},
                 )
             if len(st.runs) >= 3 and st.median_ms and st.spread_ms is not None and st.spread_ms > 0.3 * st.median_ms:
                 self._add("Startup time varies a lot", "low",
-                          f"spread {st.spread_ms:g} ms over {len(st.runs)} runs (median {st.median_ms:g} ms).",
+                          f"spread {_fms(st.spread_ms)} over {len(st.runs):,} runs (median {_fms(st.median_ms)}).",
                           metric={"spread_ms": st.spread_ms})
             if len(st.runs) >= 2 and st.first_ms and st.median_ms and st.first_ms >= 1.5 * st.median_ms:
                 self._add("The first run is much slower", "info",
-                          f"first run {st.first_ms:g} ms vs median {st.median_ms:g} ms: cold caches, "
+                          f"first run {_fms(st.first_ms)} vs median {_fms(st.median_ms)}: cold caches, "
                           "bytecode compilation or disk reads.", metric={"first_ms": st.first_ms})
         if st and st.imports:
             total = sum(i.cumulative_us for i in pd.imports if i.depth == 0) / 1000.0
             if total >= 100.0:
                 heavy = sorted(pd.imports, key=lambda i: -i.self_us)[:5]
                 self._add(
-                    f"Imports take {total:.0f} ms", "medium" if total < 500 else "high",
-                    "Heaviest modules by own time: " + ", ".join(f"{i.module} {i.self_us / 1000:.1f} ms" for i in heavy) + ".",
+                    f"Imports take {_fms(total)}", "medium" if total < 500 else "high",
+                    "Heaviest modules by own time: " + ", ".join(f"{i.module} {_fms(i.self_us / 1000)}" for i in heavy) + ".",
                     events=[i.module for i in heavy], metric={"import_ms": round(total, 3)},
                 )
         for c in res.counters:
             if c.name == "cpu_percent" and c.mean >= 90.0:
                 self._add("CPU bound", "medium",
-                          f"the process used {c.mean:.0f}% CPU on average (max {c.max:.0f}%): one core saturated.",
+                          f"the process used {_fpct(c.mean)} CPU on average (max {_fpct(c.max)}): one core saturated.",
                           metric={"cpu_mean": c.mean})
             if c.name == "rss_bytes" and c.points:
                 first, last = c.points[0][1], c.last
                 if last - first >= 50 * 2**20 and (first <= 0 or last / first >= 1.5):
                     self._add("Memory grows", "medium",
-                              f"RSS grew from {first / 2**20:.0f} MiB to {last / 2**20:.0f} MiB.",
+                              f"RSS grew from {first / 2**20:,.0f} MiB to {last / 2**20:,.0f} MiB.",
                               start_ms=c.points[0][0], end_ms=c.points[-1][0], metric={"rss_growth_bytes": last - first})
         self._perf_stat_findings()
         if self.main is not None:
@@ -935,11 +972,11 @@ class _Analysis:
             if tot > 0 and states.get("runnable", 0.0) / tot >= 0.1:
                 share = states["runnable"] / tot
                 self._add("Main thread waits for a CPU", "medium",
-                          f"{pd.thread_label(*self.main)} was runnable but not running {share * 100:.0f}% of its traced time.",
+                          f"{pd.thread_label(*self.main)} was runnable but not running {_fpct(share * 100)} of its traced time.",
                           metric={"runnable_share": round(share, 4)})
         if pd.partial or pd.skipped_events:
             self._add("Incomplete data", "info",
-                      f"{pd.skipped_events} events could not be read; results cover the rest. " + "; ".join(pd.warnings[:3]))
+                      f"{pd.skipped_events:,} events could not be read; results cover the rest. " + "; ".join(pd.warnings[:3]))
 
     def _perf_stat_findings(self) -> None:
         stats = self.pd.stats
@@ -947,9 +984,13 @@ class _Analysis:
             return
         runs = int(self.pd.meta.get("runs", "1") or 1)
         labels = [""] if runs == 1 else [f" [run {i}]" for i in range(1, runs + 1)]
-        for lab in labels:
-            cmd = self.pd.meta.get("command" if runs == 1 else f"run {lab.strip(' []').split()[-1]} command", "")
-            who = f" ({cmd})" if cmd else ""
+        for i, lab in enumerate(labels, 1):
+            prefix = "" if runs == 1 else f"run {i} "
+            cmd = self.pd.meta.get(prefix + "command", "")
+            # perf attached to a process/thread (-p/-t) or counted system-wide: name that instead
+            pid, tid, target = (self.pd.meta.get(prefix + k) for k in ("pid", "tid", "target"))
+            who = (f" ({cmd})" if cmd else f" (pid {pid})" if pid else f" (tid {tid})" if tid
+                   else f" ({target})" if target else "")
             ipc = stats.get(f"insn per cycle{lab}")
             if ipc is not None and ipc < 1.0:
                 self._add(f"Low IPC {ipc:g}{who}", "medium",
@@ -965,13 +1006,13 @@ class _Analysis:
             ):
                 v = stats.get(f"{key}{lab}")
                 if v is not None and v >= lim:
-                    self._add(f"{title} {v:g}%{who}", "high" if v >= 2 * lim else "medium",
-                              f"top-down analysis: {v:g}% of pipeline slots are {title.lower()}.",
+                    self._add(f"{title} {_fpct(v)}{who}", "high" if v >= 2 * lim else "medium",
+                              f"top-down analysis: {_fpct(v)} of pipeline slots are {title.lower()}.",
                               command=cmd or None, metric={key: v})
             bm = stats.get(f"branch-misses %{lab}")
             if bm is not None and bm >= 5.0:
-                self._add(f"Branch misses {bm:g}%{who}", "medium",
-                          f"{bm:g}% of branches mispredicted.", command=cmd or None, metric={"branch_miss_pct": bm})
+                self._add(f"Branch misses {_fpct(bm)}{who}", "medium",
+                          f"{_fpct(bm)} of branches mispredicted.", command=cmd or None, metric={"branch_miss_pct": bm})
 
 
 def _snap_period(us: float) -> float:

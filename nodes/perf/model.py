@@ -135,6 +135,9 @@ class PerfData:
         self.locations: dict[int, tuple[str | None, int | None]] = {}
         #: Sampled stacks aggregated: ((pid, tid), (frame ids root→leaf)) → weight in µs.
         self.stacks: dict[tuple[tuple[int, int], tuple[int, ...]], float] = {}
+        #: How many samples each key of ``stacks`` aggregates (hot-spot counts; weights alone
+        #: cannot tell 200 samples of 10 ms from one of 2 s).
+        self.stack_samples: dict[tuple[tuple[int, int], tuple[int, ...]], int] = {}
         self.frame_refs: list[FrameRef] = []
         self._frame_ids: dict[tuple[str, str | None, int | None], int] = {}
         self.instants: list[tuple[float, int, int, str]] = []
@@ -279,11 +282,12 @@ class PerfData:
         return i
 
     def add_sample(
-        self, stack: Sequence[int], weight_us: float, pid: int = 0, tid: int = 0
+        self, stack: Sequence[int], weight_us: float, pid: int = 0, tid: int = 0, samples: int = 1
     ) -> None:
-        """One sample (or an aggregated weight) for a stack of frame ids, root first."""
+        """One sample (or an aggregated weight of ``samples`` samples) for a stack of frame ids, root first."""
         key = ((pid, tid), tuple(stack))
         self.stacks[key] = self.stacks.get(key, 0.0) + weight_us
+        self.stack_samples[key] = self.stack_samples.get(key, 0) + max(0, int(samples))
         self.thread(pid, tid)
 
     # --- scalar facts -----------------------------------------------------------------

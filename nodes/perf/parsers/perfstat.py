@@ -7,6 +7,12 @@ and the ``seconds time elapsed / user / sys`` lines. Several runs (several "Perf
 counter stats for" blocks, e.g. joined by ``---``) are kept apart: ``stats`` holds
 ``<name> [run N]`` for each, and the plain ``<name>`` is their mean when every run measured
 the same command.
+
+The header names what was measured: a command (``for 'python app.py' (5 runs):``), a process
+perf attached to (``for process id '7708':``, ``-p``), threads (``thread id``, ``-t``), or the
+whole system / some CPUs (``'system wide'``, ``'CPU(s) 0-3'``). They land in ``meta`` as
+``command`` / ``pid`` / ``tid`` / ``target`` (``run N …`` when there are several runs), and
+``repeats`` for ``-r N`` — so an attached pid is never mistaken for a command line.
 """
 
 from __future__ import annotations
@@ -34,6 +40,18 @@ _METRIC_ONLY = re.compile(r"^\s*#\s*(?P<value>[\d.]+)\s*(?P<pct>%)?\s*(?P<name>[
 _TIME = re.compile(r"^\s*(?P<value>[\d,.]+)\s+(?:\+-\s*[\d.]+\s+)?seconds\s+(?P<what>time elapsed|user|sys)", re.ASCII)
 _DERIVED = re.compile(r"^(?P<value>[\d][\d,.]*)\s*(?P<pct>%)?\s*(?P<name>.*?)\s*$", re.ASCII)
 _RATE_UNITS = {"/sec", "K/sec", "M/sec", "G/sec", "GHz", "MHz"}
+#: What follows "Performance counter stats for": ``process id '1,2'``, ``thread id '3'``,
+#: ``'cmd args' (5 runs)``; quotes are optional in old versions.
+_TARGET = re.compile(
+    r"^(?:(?P<kind>process id|thread id)\s+)?"
+    r"(?P<q>['\"]?)(?P<what>.*?)(?P=q)"
+    r"(?:\s*\((?P<repeats>\d+)\s+runs?\))?$"
+)
+#: Targets perf prints in quotes that are not a command line (``-a``, ``-C``, ``-b``).
+_SYSTEM = re.compile(r"^(?:system wide|CPU\(s\)\s.*|BPF program\(s\)\s.*)$")
+_KIND_KEY = {"process id": "pid", "thread id": "tid"}
+#: Meta keys a run's target may use, in the order findings name them.
+TARGET_KEYS = ("command", "pid", "tid", "target")
 
 
 def sniff(head: bytes, name: str) -> bool:
@@ -54,6 +72,25 @@ def _num(s: str) -> float | None:
         return None
 
 
+def target_of(header: str) -> tuple[str, str, int | None]:
+    """(meta key, value, repeats) for the text after "Performance counter stats for".
+
+    ``process id '7708'`` → ("pid", "7708", None); ``'python x.py' (5 runs)`` → ("command",
+    "python x.py", 5); ``'system wide'`` → ("target", "system wide", None).
+    """
+    m = _TARGET.match(header.strip())
+    if not m:
+        return "target", header.strip(), None
+    what = m.group("what").strip()
+    repeats = int(m.group("repeats")) if m.group("repeats") else None
+    kind = m.group("kind")
+    if kind:
+        return _KIND_KEY[kind], re.sub(r"\s+", "", what), repeats
+    if _SYSTEM.match(what):
+        return "target", what, repeats
+    return "command", what, repeats
+
+
 def parse(path: str) -> PerfData:
     runs: list[dict] = []
     cur: dict | None = None
@@ -61,7 +98,8 @@ def parse(path: str) -> PerfData:
         for line in f:
             m = _HEADER.search(line)
             if m:
-                cur = {"what": m.group("what").strip().strip("'\""), "stats": {}, "units": {}, "notes": []}
+                key, what, repeats = target_of(m.group("what"))
+                cur = {"key": key, "what": what, "repeats": repeats, "stats": {}, "units": {}, "notes": []}
                 runs.append(cur)
                 continue
             if cur is None:
@@ -71,10 +109,13 @@ def parse(path: str) -> PerfData:
     if not runs:
         raise PerfDataError(path, "no perf stat counters found (expected 'Performance counter stats for …')")
     pd = PerfData(FORMAT, path)
-    same = len({r["what"] for r in runs}) == 1
+    same = len({(r["key"], r["what"]) for r in runs}) == 1
     pd.meta["runs"] = str(len(runs))
     for i, r in enumerate(runs, 1):
-        pd.meta[f"run {i} command" if len(runs) > 1 else "command"] = r["what"][:300]
+        prefix = f"run {i} " if len(runs) > 1 else ""
+        pd.meta[prefix + r["key"]] = r["what"][:300]
+        if r["repeats"]:
+            pd.meta[prefix + "repeats"] = str(r["repeats"])
         for note in r["notes"]:
             pd.warn(f"run {i}: {note}" if len(runs) > 1 else note)
     if len(runs) == 1:
