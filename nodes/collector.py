@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from graph.enums import ErrorKind, Node
-from nodes.collect.nodeutil import permission, refused, run_folder
+from graph.enums import Node
+from nodes.collect.nodeutil import ask_for_target, measure_into, permission, refused
 from nodes.collect.options import CollectOptions
 from nodes.collect.profile import collect_profile
-from nodes.collect.target import parse_target
-from nodes.common import ToolFailure, attempt, failure, skip, stamp
+from nodes.common import attempt, failure, skip, stamp
 from nodes.context import NodeContext
 
 TARGET_PROMPT = (
@@ -50,39 +49,18 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
             update["allow_run"] = True
         target = str(state.get("target") or "").strip()
         if not target:
-            # An earlier turn's collection must not pass for this turn's evidence.
-            update.update({"collected": None, "missing": ["target"]})
-            update["question"] = {"field": "target", "prompt": TARGET_PROMPT, "for_node": name}
+            update.update(ask_for_target(name, TARGET_PROMPT))
             return update
-        try:
-            t = parse_target(target, state.get("workspace") or ".")
-            run_dir = run_folder(state, ctx, "profile")
-            update["run_dir"] = str(run_dir)
-            collected = collect_profile(t, run_dir, opts)
-        except ToolFailure as e:
-            if e.kind is ErrorKind.UNAVAILABLE:
-                update.update(skip(name, e.message))
-            else:
-                update.update(failure(name, e))
-            return update
-        except OSError as e:  # the run folder could not be written (disk full, read-only …)
-            msg = f"could not write the run folder {update.get('run_dir') or ctx.runs_dir}: {e.strerror or e}"
-            update.update(failure(name, ToolFailure(ErrorKind.UNAVAILABLE, msg)))
-            return update
-        if not collected["paths"]:
-            notes = "; ".join(collected["summary"].get("notes") or []) or "no readable files"
-            update.update(
-                failure(
-                    name,
-                    ToolFailure(
-                        ErrorKind.UNAVAILABLE,
-                        f"the run of {t.display} finished but the analyzer can read none of its files "
-                        f"({notes}); they are in {run_dir}",
-                    ),
-                )
+        update.update(
+            measure_into(
+                name, state, ctx, "profile", target,
+                lambda t, run_dir: collect_profile(t, run_dir, opts),
+                lambda t, collected, notes, run_dir: (
+                    f"the run of {t.display} finished but the analyzer can read none of its files "
+                    f"({notes}); they are in {run_dir}"
+                ),
             )
-            return update
-        update.update({"collected": collected, "last_error": None, "missing": [], "question": None})
+        )
         return update
 
     return collector

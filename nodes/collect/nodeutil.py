@@ -1,14 +1,15 @@
-"""What the collector and startup nodes share: the permission gate, the run folder, the thread."""
+"""What the collector and startup nodes share: the permission gate, the question for a missing
+target, the run folder, and running one measurement into a typed node update."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from graph.enums import ErrorKind
 from nodes.collect.rundir import open_run_dir
-from nodes.collect.target import is_allowlisted
-from nodes.common import ToolFailure
+from nodes.collect.target import Target, is_allowlisted, parse_target
+from nodes.common import ToolFailure, failure, skip
 from nodes.context import NodeContext
 
 
@@ -40,3 +41,49 @@ def refused(node: str) -> ToolFailure:
 
 def run_folder(state: Mapping[str, Any], ctx: NodeContext, kind: str) -> Path:
     return open_run_dir(state.get("run_dir"), ctx.runs_dir, thread_id(), kind)
+
+
+def ask_for_target(node: str, prompt: str) -> dict[str, Any]:
+    """The update that asks the user which program to run (an earlier turn's collection must
+    not pass for this turn's evidence, so it is cleared)."""
+    return {
+        "collected": None,
+        "missing": ["target"],
+        "question": {"field": "target", "prompt": prompt, "for_node": node},
+    }
+
+
+def measure_into(
+    node: str,
+    state: Mapping[str, Any],
+    ctx: NodeContext,
+    kind: str,
+    target: str,
+    measure: Callable[[Target, Path], dict[str, Any]],
+    unreadable: Callable[[Target, dict[str, Any], str, Path], str],
+) -> dict[str, Any]:
+    """Run ``measure`` on ``target`` in a fresh run folder and turn the outcome into an update.
+
+    A missing tool (``UNAVAILABLE``) is a typed skip, any other tool failure a typed error, a
+    folder that cannot be written an ``UNAVAILABLE`` error, and a run whose files the analyzer
+    cannot read an ``UNAVAILABLE`` error that says where they are (``unreadable`` words it).
+    """
+    update: dict[str, Any] = {}
+    try:
+        t = parse_target(target, state.get("workspace") or ".")
+        run_dir = run_folder(state, ctx, kind)
+        update["run_dir"] = str(run_dir)
+        collected = measure(t, run_dir)
+    except ToolFailure as e:
+        update.update(skip(node, e.message) if e.kind is ErrorKind.UNAVAILABLE else failure(node, e))
+        return update
+    except OSError as e:  # the run folder could not be written (disk full, read-only …)
+        msg = f"could not write the run folder {update.get('run_dir') or ctx.runs_dir}: {e.strerror or e}"
+        update.update(failure(node, ToolFailure(ErrorKind.UNAVAILABLE, msg)))
+        return update
+    if not collected["paths"]:
+        notes = "; ".join(collected["summary"].get("notes") or []) or "no readable files"
+        update.update(failure(node, ToolFailure(ErrorKind.UNAVAILABLE, unreadable(t, collected, notes, run_dir))))
+        return update
+    update.update({"collected": collected, "last_error": None, "missing": [], "question": None})
+    return update
