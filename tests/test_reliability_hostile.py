@@ -154,11 +154,7 @@ TURN_LIMIT_S = 45
 
 @pytest.mark.parametrize("kind", [
     "huge",
-    pytest.param("huge_ascii", marks=pytest.mark.xfail(
-        strict=True, raises=AssertionError,
-        reason="known bug, reported: the router is quadratic on one long word (nodes/routing/rules.py DATA_FILE "
-               "/ SOURCE_FILE patterns and normalize.strip_injections backtrack): 8 000 chars take 4 s, "
-               "32 000 take 65 s, 1 MB does not finish")),
+    "huge_ascii",
     "control",
 ])
 def test_enormous_or_control_character_messages_end_with_a_bounded_turn(tmp_path, kind):

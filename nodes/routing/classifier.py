@@ -34,10 +34,11 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from nodes.routing.normalize import generalise, strip_injections
+from nodes.routing.normalize import ROUTING_VIEW_CHARS, generalise, strip_injections
 
-#: Bump when the features or the model change: the cache key includes it.
-FEATURE_VERSION = "char_wb-1-4-sublinear-C20-v1"
+#: Bump when the features or the model change: the cache key includes it. v2: the classifier
+#: reads the routing view of a message, whose length is part of the key.
+FEATURE_VERSION = f"char_wb-1-4-sublinear-C20-v2-view{ROUTING_VIEW_CHARS}"
 NGRAM_RANGE = (1, 4)
 C = 20.0
 #: The accuracy assumed for the model tier when deciding what to send it (the issue's figure for
@@ -49,7 +50,11 @@ _WHITESPACES = re.compile(r"\s\s+")
 
 
 def features_text(text: str) -> str:
-    """What the classifier reads: injections removed, names generalised, lower case."""
+    """What the classifier reads: the routing view, injections removed, names generalised, lower case.
+
+    Bounding the text (``strip_injections`` cuts it to the routing view) bounds the n-grams too:
+    a megabyte of one word would otherwise make four million of them.
+    """
     return generalise(strip_injections(text))
 
 

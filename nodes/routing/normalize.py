@@ -7,6 +7,13 @@ see only what the user actually asks for, so an injection cannot win through any
 The classifier additionally sees package names, data files and source files replaced by class
 tokens: it should learn "a data file was named", not the 500 particular file names of the
 labelled set, or it would fail on every name it has never seen.
+
+Every tier reads at most the first ``ROUTING_VIEW_CHARS`` characters (see ``routing_view``),
+which bounds the work whatever the message holds: a megabyte of one word used to take hours
+of regex backtracking. Within the view, the patterns that rescanned a word from each of its
+positions start only where a match can start (a lookbehind at the edge of a word or path,
+possessive and atomic runs) and are linear; a few branches still rescan once per opener (an
+unclosed ``“`` or ``<!--``, "哪个…更好"), which only the view bounds.
 """
 
 from __future__ import annotations
@@ -40,8 +47,14 @@ _INJECTION = re.compile(
     re.I,
 )
 # Pieces a message is cut into: sentences (CJK and Latin), lines, and bracketed asides.
+# A ``route=…`` / ``label: …`` assignment starts at the edge of its word, or right where an
+# earlier assignment's label ended ("route=end性能label=android"): a match can start nowhere
+# else in a word, because one starting a character earlier would have been found first. The
+# word is then taken in one atomic step, up to its end (the only place ``[=:]`` can follow).
+# Without this, a long word made every position rescan the rest of it twice: cubic time.
+_ASSIGNMENT_START = r"(?:(?<![\w-])|(?<=analysis)|(?<=startup)|(?<=explorer)|(?<=android)|(?<=analyze)|(?<=end))"
 _BRACKETED = re.compile(
-    rf"[\w-]*(?:route|label)[\w-]*\s*[=:]\s*[\"']?{_LABEL}[\"']?"
+    rf"{_ASSIGNMENT_START}(?>[\w-]*?(?:route|label)[\w-]*+)\s*[=:]\s*[\"']?{_LABEL}[\"']?"
     r"|\"[^\"\n]*\"|\u201c[^\u201d\n]*\u201d|<!--.*?-->|<<\s*sys\s*>>.*?<<\s*/\s*sys\s*>>|<(system|sys|router)>.*?</\1>|</?[a-z]+>"
     r"|\[[^\[\]\n]*\]|【[^【】\n]*】|\([^()\n]*\)|\uff08[^\uff08\uff09\n]*\uff09|\{[^{}\n]*\}",
     re.I | re.S,
@@ -62,8 +75,37 @@ _PACKAGE = re.compile(r"(?<![\w./-])[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){2,}(?![\w-])
 _NUMBER = re.compile(r"\d+")
 
 
+#: How much of a message routing reads. The longest labelled message is 156 characters; what a
+#: user asks for is said at the start, and a message this long is a paste (a log, a stack, a
+#: file), whose bulk says nothing about the route. Reading more only lets input size the cost.
+ROUTING_VIEW_CHARS = 2000
+
+
+def routing_view(text: str) -> str:
+    """The part of ``text`` the router reads: all of it up to ``ROUTING_VIEW_CHARS`` characters.
+
+    A longer text is cut at the last whitespace in the second half of the window, so no word
+    is cut short ("trace.json" must not become "trace.js", a source file); one enormous word is
+    cut at the limit. Applying it twice changes nothing.
+    """
+    if len(text) <= ROUTING_VIEW_CHARS:
+        return text
+    head = text[:ROUTING_VIEW_CHARS]
+    if head[-1].isspace() or text[ROUTING_VIEW_CHARS].isspace():
+        return head
+    whole_words = head.rsplit(None, 1)
+    if len(whole_words) == 2 and len(whole_words[0]) >= ROUTING_VIEW_CHARS // 2:
+        return whole_words[0]
+    return head
+
+
 def strip_injections(text: str) -> str:
-    """The message without clauses or asides that try to dictate the label or the rules."""
+    """The routing view of the message, without clauses or asides that try to dictate the label.
+
+    Every tier starts from this text, so cutting the message to its routing view here bounds
+    the work of all of them.
+    """
+    text = routing_view(text)
     kept: list[str] = []
     pos = 0
     for m in _BRACKETED.finditer(text):
@@ -92,4 +134,4 @@ def names_a_label(text: str) -> bool:
     return any(re.search(rf"(?<![a-z_]){re.escape(label)}(?![a-z_])", low) for label in ROUTE_LABELS)
 
 
-__all__ = ["strip_injections", "generalise", "names_a_label", "DATA_EXT", "SOURCE_EXT"]
+__all__ = ["strip_injections", "routing_view", "generalise", "names_a_label", "DATA_EXT", "SOURCE_EXT", "ROUTING_VIEW_CHARS"]

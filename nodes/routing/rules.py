@@ -5,6 +5,10 @@ launch word with a measuring verb …) with the words that would contradict it (
 collection request, an attribution request). A rule that sees a contradiction stays silent and
 leaves the message to the classifier: a rule's job is precision, the classifier's is coverage.
 The patterns name kinds of words, never sentences from the labelled set.
+
+Patterns that take a run of word characters start only at the edge of that run (a match that
+starts inside it would have been found one character earlier): without that lookbehind every
+position of one long word rescans the rest of it, and a megabyte took hours.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from graph.enums import Route
-from nodes.routing.normalize import DATA_EXT, SOURCE_EXT
+from nodes.routing.normalize import DATA_EXT, SOURCE_EXT, routing_view
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -23,9 +27,9 @@ def _rx(pattern: str) -> re.Pattern[str]:
 # --- vocabulary ------------------------------------------------------------------------------
 
 #: A file of collected performance data (trace, profile, dump, table of numbers).
-DATA_FILE = _rx(rf"[\w./-]*\w\.(?:{DATA_EXT})(?![\w-])")
+DATA_FILE = _rx(rf"(?<![\w./-])[\w./-]*\w\.(?:{DATA_EXT})(?![\w-])")
 #: A source or config file.
-SOURCE_FILE = _rx(rf"[\w./-]*\w\.(?:{SOURCE_EXT})(?![\w.-])")
+SOURCE_FILE = _rx(rf"(?<![\w./-])[\w./-]*\w\.(?:{SOURCE_EXT})(?![\w.-])")
 PACKAGE = _rx(r"(?<![\w./-])[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){2,}(?![\w-])")
 
 #: Code and where code lives.
@@ -107,7 +111,7 @@ WHOLE = _rx(
 )
 #: Something the pipeline can be pointed at.
 TARGET = _rx(
-    r"(?<![\w./-])[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){2,}(?![\w-])|[\w./-]+\.(?:py|js|jar|go|apk|x86_64)\b|"
+    r"(?<![\w./-])[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){2,}(?![\w-])|(?<![\w./-])[\w./-]+\.(?:py|js|jar|go|apk|x86_64)\b|"
     r"\bapp\b|\bapk\b|页面|頁面|页|頁|\bpage\b|\bscreen\b|\bscene\b|场景|場景|\bflow\b|流程|\bscript\b|脚本|"
     r"\bcli\b|\bprogram\b|程序|游戏|遊戲|\bgame\b|\bservice\b|\bendpoint\b|\bworker\b|\bfeed\b|列表|"
     r"\bbin/\w+|cmd/\w+|services/\w+|\bbuild\s+\d+"
@@ -128,10 +132,13 @@ GREETING = _rx(
     r"^\W*(?:hi|hey|hello|yo|thanks?(?:\s+you)?|thx|ok(?:ay)?|bye|cool|你好\w{0,2}|您好|在吗|在嗎|"
     r"谢谢\w{0,2}|謝謝\w{0,2}|謝啦|多謝\w{0,2}|好嘞|好的|拜拜)\W*$"
 )
+#: Runs of spaces and punctuation are taken possessively: the words between them start with a
+#: word character, so giving any back never helps, while a greedy ``\W*`` and three ``\s*``
+#: split a run of n spaces O(n^4) ways before failing.
 VAGUE = _rx(
-    r"^\W*(?:帮我|幫我|帮忙|幫忙|请|請)?\s*(?:分析|看看|check|检查|檢查)?\s*(?:一下|下)?\s*"
-    r"(?:性能|效能|performance|perf)\s*(?:吧|呗|唄)?\W*$|^\W*(?:can\s+you\s+)?check\s+(?:the\s+)?"
-    r"perf(?:ormance)?\W*$|^\W*(?:分析|perf|performance)\W*$"
+    r"^\W*+(?:帮我|幫我|帮忙|幫忙|请|請)?\s*+(?:分析|看看|check|检查|檢查)?\s*+(?:一下|下)?\s*+"
+    r"(?:性能|效能|performance|perf)\s*+(?:吧|呗|唄)?\W*+$|^\W*+(?:can\s+you\s+)?check\s+(?:the\s+)?"
+    r"perf(?:ormance)?\W*+$|^\W*+(?:分析|perf|performance)\W*+$"
 )
 
 
@@ -153,10 +160,10 @@ _CODE_REQUEST_STRICT = _near(
 _GREP_LIKE = _rx(
     r"\b(?:which|what)\s+(?:module|script|code|file|function)\s+(?:reads|writes|generates|parses|"
     r"loads|creates|produces|handles)\b|哪(?:个|個)(?:脚本|腳本|模块|模組|文件|檔案|函数|函數)(?:生成|读|讀|解析|写|寫|处理|處理)|"
-    r"\bwhere(?:'s|\s+is)\s+[\w./-]+\.\w+\s*\??\s*$|"
+    r"\bwhere(?:'s|\s+is)\s+[\w./-]+\.\w+\s*+\??\s*+$|"
     r"\bgrep\b|\brg\s+-n|\bhead\s+-n|\bwhere\s+(?:is|are)\s+\S+\s+defined|\bdefined\?|定义在哪|定義在哪|"
     r"(?:打开|打開|\bopen\b|查看文件|\bread\s+(?:through\s+)?)\s*(?:一下\s*)?"
-    rf"(?:[\w.-]*/[\w./-]*\w|[\w.-]*\w\.(?:{SOURCE_EXT}|{DATA_EXT}))(?![\w-])"
+    rf"(?:[\w.-]*+/[\w./-]*\w|[\w.-]*\w\.(?:{SOURCE_EXT}|{DATA_EXT}))(?![\w-])"
 )
 #: Nouns that only mean source code (a code request even without a verb: "源码", "冷启动 代码").
 _CODE_NOUN = _rx(r"源码|源碼|原始碼|程式碼|代码|代碼|\bsource\s+code\b|\bcode\s?base\b")
@@ -250,7 +257,8 @@ RULES = (_explorer, _analyze, _startup, _advice, _whole, _device)
 
 
 def apply_rules(text: str) -> RuleHit | None:
-    """The first rule (in contract order) that is sure about ``text``, or None."""
+    """The first rule (in contract order) that is sure about ``text``'s routing view, or None."""
+    text = routing_view(text)
     if not text.strip():
         return None
     for rule in RULES:
