@@ -16,7 +16,7 @@ from typing import Any
 from graph.enums import Route, Tier
 from nodes.routing import classifier as clf
 from nodes.routing.llm_tier import DEFAULT_TIMEOUT_S, ask
-from nodes.routing.normalize import strip_injections
+from nodes.routing.normalize import ROUTING_VIEW_CHARS, strip_injections
 from nodes.routing.override import startup_override
 from nodes.routing.rules import apply_rules
 
@@ -93,6 +93,8 @@ def route_message(text: str, llm: Any = None, *, model: clf.NgramModel | None = 
     route, override = startup_override(info["route"], strip_injections(text) if isinstance(text, str) else "")
     info["route"] = route
     info["override"] = override
+    if isinstance(text, str) and len(text) > ROUTING_VIEW_CHARS:
+        info["reason"] += f" (routed on the first {ROUTING_VIEW_CHARS} characters)"
     info["latency_ms"] = round((time.perf_counter() - t0) * 1000, 4)
     return info
 
