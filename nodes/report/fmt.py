@@ -82,6 +82,10 @@ def span(start_ms: float | None, end_ms: float | None) -> str | None:
     return f"{a}–{b} ms"
 
 
+#: Prefix of the analysis meta keys that name the files behind one report section.
+SECTION_KEY = "source: "
+
+
 class Provenance:
     """Where the numbers of one report came from: the capture, its time range, the command."""
 
@@ -96,12 +100,37 @@ class Provenance:
             str(src) if src and str(src) != self.source else None
         )
         self.collected_kind: str | None = collected.get("kind")
+        #: section → the file names that fed it, as the merge recorded them ("source: <section>")
+        self.sections: dict[str, list[str]] = {
+            k[len(SECTION_KEY):]: [n.strip() for n in str(x).split(", ") if n.strip()]
+            for k, x in meta.items() if k.startswith(SECTION_KEY)
+        }
 
-    def evidence(self, ev: Evidence | None = None, *, start_ms: float | None = None, end_ms: float | None = None) -> dict[str, Any]:
+    def section_files(self, *sections: str) -> str:
+        """The data files that fed these sections, as full paths in the capture's order.
+
+        A collection's sections come from different files (hot spots from the profile, CPU from
+        the psutil series, counters from perf stat); naming all of them under each section would
+        send a reader to the wrong file. With no record for any of the sections (one-file
+        analysis, an older report.json) every file of the capture is named.
+        """
+        names = [n for s in sections for n in self.sections.get(s, [])]
+        if not names:
+            return self.source
+        paths = [p.strip() for p in self.source.split(", ") if p.strip()]
+        picked = [p for p in paths if os.path.basename(p) in names or p in names]
+        # a name the source list does not hold (renamed capture) is still named, as recorded
+        known = {os.path.basename(p) for p in picked} | set(picked)
+        picked += [n for n in dict.fromkeys(names) if n not in known]
+        return ", ".join(picked)
+
+    def evidence(self, ev: Evidence | None = None, *, start_ms: float | None = None, end_ms: float | None = None,
+                 sections: tuple[str, ...] = ()) -> dict[str, Any]:
         """The four provenance facts for a number: file, time range, events, command.
 
-        An Evidence object with gaps is completed from the capture itself (its file, its whole
-        time range), so no number is ever printed without a source.
+        An Evidence object with gaps is completed from the capture itself (the files of the
+        ``sections`` it belongs to, its whole time range), so no number is ever printed without
+        a source.
         """
         ev = ev or Evidence()
         s = ev.start_ms if ev.start_ms is not None else start_ms
@@ -109,7 +138,7 @@ class Provenance:
         if s is None and e is None and self.duration_ms and not ev.command:
             s, e = 0.0, self.duration_ms
         return {
-            "file": files(ev.source or self.source),
+            "file": files(ev.source or self.section_files(*sections)),
             "range": span(s, e),
             "events": [e if len(e) <= 80 else e[:79] + "…" for e in list(ev.events or [])[:6]],
             "command": ev.command or self.command,

@@ -71,16 +71,17 @@ pre.excerpt .hot{display:inline-block;min-width:100%;background:var(--hot);box-s
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
-def _src(v: ReportView, ev: Evidence | None = None, **kw: Any) -> str:
-    return f'<div class="src">Source: {esc(v.prov.text(ev, **kw))}</div>'
+def _src(v: ReportView, ev: Evidence | None = None, *sections: str) -> str:
+    """A section's Source line: its own files (``sections`` as the analysis names them)."""
+    return f'<div class="src">Source: {esc(v.prov.text(ev, sections=sections))}</div>'
 
 
-def _figure(v: ReportView, c: Chart | None, ev: Evidence | None = None) -> str:
+def _figure(v: ReportView, c: Chart | None, *sections: str) -> str:
     if not c:
         return ""
     return (
         f'<figure data-kind="{esc(c.kind)}"><div class="chartbox">{c.svg}</div>'
-        f"<figcaption>{esc(c.note)} Source: {esc(v.prov.text(ev))}</figcaption></figure>"
+        f"<figcaption>{esc(c.note)} Source: {esc(v.prov.text(sections=sections))}</figcaption></figure>"
     )
 
 
@@ -123,23 +124,28 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
     # --- summary ------------------------------------------------------------------------
     tiles = []
     src_tip = v.prov.text()
-    if a.duration_ms:
+    if v.wall_ms is not None:  # one duration on the page; the others are labelled in Sources
+        tiles.append(_tile(fmt.dur(v.wall_ms), "wall time of the run", f"{src_tip} · the collector's clock, launch to exit"))
+    elif a.duration_ms:
         tiles.append(_tile(fmt.ms(a.duration_ms), "capture length", src_tip))
     if a.frames and a.frames.count:
         fr = a.frames
+        tip = v.prov.text(sections=("frames",))
         if fr.fps:
-            tiles.append(_tile(f"{fr.fps:.1f}", "frames per second", src_tip))
+            tiles.append(_tile(f"{fr.fps:.1f}", "frames per second", tip))
         if fr.jank_ratio is not None:
-            tiles.append(_tile(fmt.ratio_pct(fr.jank_ratio), f"janky (> {fr.budget_ms:.2f} ms)", src_tip))
+            tiles.append(_tile(fmt.ratio_pct(fr.jank_ratio), f"janky (> {fr.budget_ms:.2f} ms)", tip))
         if fr.p90_ms is not None:
-            tiles.append(_tile(fmt.ms(fr.p90_ms), "frame time p90", src_tip))
+            tiles.append(_tile(fmt.ms(fr.p90_ms), "frame time p90", tip))
     if a.startup and a.startup.median_ms is not None:
-        tiles.append(_tile(fmt.ms(a.startup.median_ms), f"launch median ({len(a.startup.runs)} runs)", src_tip))
+        tiles.append(_tile(fmt.ms(a.startup.median_ms), f"launch median ({len(a.startup.runs)} runs)",
+                           v.prov.text(sections=("startup",))))
     if a.hotspots:
         h = max(a.hotspots, key=lambda h: h.self_pct)
-        tiles.append(_tile(fmt.pct(h.self_pct), f"self time in {h.name}", src_tip))
+        of = {"sample": "sampled time", "import": "import time"}.get(h.kind, "self time")
+        tiles.append(_tile(fmt.pct(h.self_pct), f"{of} in {h.name}", v.prov.text(sections=("hot spots",))))
     if a.long_tasks:
-        tiles.append(_tile(str(len(a.long_tasks)), "long tasks (≥ 50 ms)", src_tip))
+        tiles.append(_tile(str(len(a.long_tasks)), "long tasks (≥ 50 ms)", v.prov.text(sections=("long tasks",))))
     sentences = "".join(f"<p>{_inline_code(s)}</p>" for s in v.summary_sentences())
     body.append(
         f'<section id="summary"><div class="card verdict"><span class="badge sev-{esc(sev)}">{esc(v.verdict)}</span>'
@@ -215,12 +221,12 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
                          f'<span class="muted">· {esc(share)}</span></div>{excerpt.html_block(ex)}')
         excerpts = f'<h3 id="excerpts">Source excerpts</h3>{"".join(shown)}' if shown else ""
         body.append(
-            f'<section id="hotspots"><h2>Hot spots</h2>{_figure(v, cs.hotspots)}{table}'
-            f"{_src(v)}{excerpts}</section>"
+            f'<section id="hotspots"><h2>Hot spots</h2>{_figure(v, cs.hotspots, "hot spots")}{table}'
+            f"{_src(v, None, 'hot spots')}{excerpts}</section>"
         )
     if cs.icicle:
         nav.append(("stacks", "Stacks"))
-        body.append(f'<section id="stacks"><h2>Hottest stacks</h2>{_figure(v, cs.icicle)}</section>')
+        body.append(f'<section id="stacks"><h2>Hottest stacks</h2>{_figure(v, cs.icicle, "stacks")}</section>')
 
     # --- frames ---------------------------------------------------------------------------
     fr = a.frames
@@ -248,11 +254,11 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
             )
         body.append(
             f'<section id="frames"><h2>Frames</h2>{_table([("metric", False), ("value", False)], stats)}'
-            f"{_src(v)}{_figure(v, cs.histogram)}{worst}</section>"
+            f"{_src(v, None, 'frames')}{_figure(v, cs.histogram, 'frames')}{worst}</section>"
         )
     if cs.timeline:
         nav.append(("timeline", "Timeline"))
-        body.append(f'<section id="timeline"><h2>Timeline</h2>{_figure(v, cs.timeline)}</section>')
+        body.append(f'<section id="timeline"><h2>Timeline</h2>{_figure(v, cs.timeline, "frames", "long tasks")}</section>')
 
     # --- startup --------------------------------------------------------------------------
     st = a.startup
@@ -278,8 +284,8 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
                     ],
                 )
             )
-        parts.append(_src(v))
-        parts += [_figure(v, cs.runs), _figure(v, cs.waterfall), _figure(v, cs.imports), "</section>"]
+        parts.append(_src(v, None, "startup"))
+        parts += [_figure(v, c, "startup") for c in (cs.runs, cs.waterfall, cs.imports)] + ["</section>"]
         body.append("".join(parts))
 
     # --- threads and long tasks -------------------------------------------------------------
@@ -306,7 +312,8 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
                      for t in sorted(a.long_tasks, key=lambda t: -t.dur_ms)[:25]],
                 )
             )
-        parts.append(_src(v) + "</section>")
+        parts.append(_src(v, None, *(["threads"] if a.threads else []), *(["long tasks"] if a.long_tasks else []))
+                     + "</section>")
         body.append("".join(parts))
 
     # --- counters ---------------------------------------------------------------------------
@@ -314,11 +321,11 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
     if cs.counters or flat:
         nav.append(("counters", "CPU / memory"))
         const = (
-            f'<p>Constant over the capture: {esc(", ".join(charts.constant_label(c) for c in flat))}.</p>{_src(v)}'
+            f'<p>Constant over the capture: {esc(", ".join(charts.constant_label(c) for c in flat))}.</p>{_src(v, None, "counters")}'
             if flat else ""
         )
         body.append(
-            '<section id="counters"><h2>CPU and memory over time</h2>' + "".join(_figure(v, c) for c in cs.counters)
+            '<section id="counters"><h2>CPU and memory over time</h2>' + "".join(_figure(v, c, "counters") for c in cs.counters)
             + const + "</section>"
         )
 
@@ -327,7 +334,7 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         body.append(
             '<section id="stats"><h2>Reported counters</h2>'
             + _table([("name", False), ("value", True)], [[f"<code>{esc(k)}</code>", esc(fmt.num(x, 3))] for k, x in a.stats.items()])
-            + _src(v)
+            + _src(v, None, "stats")
             + "</section>"
         )
 

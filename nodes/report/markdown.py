@@ -38,8 +38,9 @@ def table(head: list[str], rows: list[list[Any]], right: set[int] | None = None)
     return "\n".join(out)
 
 
-def _src(v: ReportView, ev: Evidence | None = None) -> str:
-    return f"_Source: {cell(v.prov.text(ev))}_"
+def _src(v: ReportView, ev: Evidence | None = None, *sections: str) -> str:
+    """A section's Source line: its own files (``sections`` as the analysis names them)."""
+    return f"_Source: {cell(v.prov.text(ev, sections=sections))}_"
 
 
 def _text_histogram(durs: list[float], budget: float, width: int = 40) -> str:
@@ -107,7 +108,7 @@ def render_markdown(v: ReportView) -> str:
                          fmt.num(h.count), cell(h.thread or "all"), where])
         out.append(table(["#", "function / slice", "self", "self %", "total", "total %", "count", "thread", "source"], rows,
                          {0, 2, 3, 4, 5, 6}))
-        out += ["", _src(v), ""]
+        out += ["", _src(v, None, "hot spots"), ""]
         shown = v.excerpts()
         if shown:
             out += ["### Source excerpts", ""]
@@ -123,7 +124,7 @@ def render_markdown(v: ReportView) -> str:
         rows = [[fmt.ms(s.weight_ms), fmt.pct(100 * s.weight_ms / total), cell(s.thread or "–"),
                  code(" → ".join(s.frames[-4:]) if len(s.frames) <= 4 else "… → " + " → ".join(s.frames[-4:]))]
                 for s in sorted(a.stacks, key=lambda s: -s.weight_ms)[:10]]
-        out += [table(["time", "share", "thread", "stack (leaf last)"], rows, {0, 1}), "", _src(v), ""]
+        out += [table(["time", "share", "thread", "stack (leaf last)"], rows, {0, 1}), "", _src(v, None, "stacks"), ""]
 
     fr = a.frames
     if fr and fr.count:
@@ -134,7 +135,7 @@ def render_markdown(v: ReportView) -> str:
                 ["p50 / p90 / p99", " / ".join(fmt.ms(x) for x in (fr.p50_ms, fr.p90_ms, fr.p99_ms))],
                 ["worst", fmt.ms(fr.max_ms)]]
         rows += [[f"reported by the tool: {cell(k)}", cell(fmt.num(x) if isinstance(x, (int, float)) else x)] for k, x in fr.reported.items()]
-        out += [table(["metric", "value"], rows), "", _src(v), ""]
+        out += [table(["metric", "value"], rows), "", _src(v, None, "frames"), ""]
         hist = _text_histogram(fr.durations_ms, fr.budget_ms)
         if hist:
             out += [hist, ""]
@@ -163,7 +164,7 @@ def render_markdown(v: ReportView) -> str:
             out += ["### Slowest imports", "", table(["module", "cumulative", "self", "depth"],
                                                     [[code(e.module), fmt.ms(e.cumulative_us / 1000), fmt.ms(e.self_us / 1000), e.depth] for e in top],
                                                     {1, 2, 3}), ""]
-        out += [_src(v), ""]
+        out += [_src(v, None, "startup"), ""]
 
     if a.threads or a.long_tasks:
         out += ["## Threads and long tasks", ""]
@@ -176,16 +177,16 @@ def render_markdown(v: ReportView) -> str:
             out += ["### Long tasks", "", table(["task", "thread", "start", "duration"],
                                                 [[code(t.name), cell(t.thread), fmt.ms(t.start_ms), fmt.ms(t.dur_ms)]
                                                  for t in sorted(a.long_tasks, key=lambda t: -t.dur_ms)[:25]], {2, 3}), ""]
-        out += [_src(v), ""]
+        out += [_src(v, None, *(["threads"] if a.threads else []), *(["long tasks"] if a.long_tasks else [])), ""]
 
     if a.counters:
         out += ["## CPU and memory over time", "",
                 table(["series", "unit", "min", "mean", "max", "last", "points"],
                       [[cell(c.name), cell(c.unit or "–"), fmt.num(c.min, 2), fmt.num(c.mean, 2), fmt.num(c.max, 2), fmt.num(c.last, 2), len(c.points)]
-                       for c in a.counters], {2, 3, 4, 5, 6}), "", _src(v), ""]
+                       for c in a.counters], {2, 3, 4, 5, 6}), "", _src(v, None, "counters"), ""]
 
     if a.stats:
-        out += ["## Reported counters", "", table(["name", "value"], [[code(k), fmt.num(x, 3)] for k, x in a.stats.items()], {1}), "", _src(v), ""]
+        out += ["## Reported counters", "", table(["name", "value"], [[code(k), fmt.num(x, 3)] for k, x in a.stats.items()], {1}), "", _src(v, None, "stats"), ""]
 
     out += ["## Sources", ""]
     rows = []

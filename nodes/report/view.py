@@ -129,6 +129,38 @@ class ReportView:
     def ran_program(self) -> bool:
         return self.collected.get("kind") in ("profile", "startup") and bool((self.collected.get("summary") or {}).get("command"))
 
+    @property
+    def wall_ms(self) -> float | None:
+        """The collector's own clock for the whole run (launch to exit), when a program ran.
+
+        It is longer than the data: the profiler attaches after the launch and the series
+        samples on a period, so it is labelled "wall time" wherever it is shown.
+        """
+        wall = (self.collected.get("summary") or {}).get("wall_s")
+        if self.ran_program and isinstance(wall, (int, float)) and not isinstance(wall, bool) and wall > 0:
+            return 1000.0 * float(wall)
+        return None
+
+    def hotspot_base(self) -> tuple[float, str] | None:
+        """The time the top hot spot's share is a share of, and its label.
+
+        A sampled profile covers less than the wall time, an import hot spot is a share of the
+        import time only; naming the base keeps "94 %" from reading as 94 % of the run.
+        """
+        h = self.top_hotspot()
+        if h is None or h.self_pct <= 0 or h.self_ms <= 0:
+            return None
+        label = _BASE_LABEL.get(h.kind)
+        return (100.0 * h.self_ms / h.self_pct, label) if label else None
+
+    @property
+    def is_startup(self) -> bool:
+        """A startup measurement (the startup route, or the collector's startup runs): its
+        report leads with the launch figure."""
+        st = self.analysis.startup
+        return (self.collected.get("kind") == "startup" or self.route == "startup") and bool(
+            st and st.median_ms is not None and st.runs)
+
     def top_hotspot(self) -> Hotspot | None:
         """The hot spot with the largest self share over all threads (per-thread rows only if
         the data has no overall ones)."""
@@ -196,8 +228,17 @@ class ReportView:
             where = ""
             if loc:
                 where = f" ({loc}: {_code_span(code)})" if code else f" ({loc})"
-            share = "of the profiled time" if self.ran_program else "of self time"
-            out.append(("hotspot", f"{fmt.pct(h.self_pct)} {share} in {h.name}{where}"))
+            base = self.hotspot_base()
+            if h.kind == "import":
+                of = f"of the {fmt.dur(base[0])} import time" if base else "of the import time"
+                out.append(("hotspot", f"slowest import {h.name}{where}: {fmt.dur(h.self_ms)} by itself, "
+                                       f"{fmt.pct(h.self_pct)} {of}"))
+            else:
+                if self.ran_program and base:
+                    share = f"of the {fmt.dur(base[0])} {base[1]}"
+                else:
+                    share = "of the profiled time" if self.ran_program else "of self time"
+                out.append(("hotspot", f"{fmt.pct(h.self_pct)} {share} in {h.name}{where}"))
         if a.long_tasks:
             worst = max(a.long_tasks, key=lambda t: t.dur_ms)
             n = len(a.long_tasks)
@@ -206,21 +247,40 @@ class ReportView:
             out.sort(key=lambda kv: kv[0] != "hotspot")
         return out
 
-    def headline(self) -> str:
-        """One sentence: what was measured, for how long, and where the time went (with the
-        source line the attributor found)."""
+    def _lead(self) -> tuple[str, list[tuple[str, str]]]:
+        """What was measured and for how long, and the key facts left to tell after it.
+
+        A startup report leads with the launch figure (median over the runs, the first, cold
+        run apart), so the launch clause is not repeated among the facts.
+        """
         a = self.analysis
         facts = self._facts()
-        summary = self.collected.get("summary") or {}
-        wall = summary.get("wall_s")
-        if self.ran_program and isinstance(wall, (int, float)) and not isinstance(wall, bool) and wall > 0:
-            what = f"{self.subject} ran {fmt.dur(1000.0 * wall)}"
+        st = a.startup
+        if self.is_startup and st is not None and st.median_ms is not None:
+            n = len(st.runs)
+            ready = {r.ready_by for r in st.runs}
+            until = ""
+            if len(ready) == 1 and next(iter(ready)):
+                r = next(iter(ready))
+                until = ", measured to exit" if r == "exit" else f", measured until {r}"
+            first = f"; first run {fmt.ms(st.first_ms)}" if st.first_ms is not None and n > 1 else ""
+            what = f"{self.subject} launches in {fmt.ms(st.median_ms)} (median of {n} run{'s' if n != 1 else ''}{until}{first})"
+            return what, [f for f in facts if f[0] != "startup"]
+        wall = self.wall_ms
+        if wall is not None:
+            what = f"{self.subject} ran {fmt.dur(wall)} (wall time)"
         elif self.ran_program and a.duration_ms:
             what = f"{self.subject} ran {fmt.dur(a.duration_ms)}"
         elif a.duration_ms:
             what = f"{self.subject} covers {fmt.dur(a.duration_ms)} of {a.format} data"
         else:
             what = f"{self.subject}: {a.format} data"
+        return what, facts
+
+    def headline(self) -> str:
+        """One sentence: what was measured, for how long, and where the time went (with the
+        source line the attributor found)."""
+        what, facts = self._lead()
         if facts:
             return f"{what}; {facts[0][1]}."
         return f"{what}."
@@ -244,7 +304,7 @@ class ReportView:
             w = len(a.warnings)
             verdict += " (some input was skipped or incomplete" + (f", {w} warning{'s' if w != 1 else ''}" if w else "") + ": see Warnings)"
         out.append(verdict + ".")
-        rest = [clause for _, clause in self._facts()[1:3]]
+        rest = [clause for _, clause in self._lead()[1][1:3]]
         if rest:
             out.append("Also: " + "; ".join(rest) + ".")
         return out
@@ -277,10 +337,19 @@ class ReportView:
         for k, x in paths.items():
             add(f"collected: {k}", x, "code")
         add("format", a.format)
-        add("time range", fmt.span(0.0, a.duration_ms) or "–")
+        if self.wall_ms is not None:
+            add("wall time of the run", f"{fmt.dur(self.wall_ms)} — the collector's clock, launch to exit")
+        add("time range", (fmt.span(0.0, a.duration_ms) or "–")
+            + (" — the data's span (the longest data file)" if self.wall_ms is not None else ""))
+        share_of = self.hotspot_base()
+        if share_of:
+            add("sampled for" if share_of[1] == "sampled" else share_of[1],
+                f"{fmt.dur(share_of[0])} — what the hot spot shares are shares of")
         if self.prov.command:
             add("command", self.prov.command, "code")
         for k, x in self.collection_summary():
+            if k == "wall_s" and self.wall_ms is not None:
+                continue  # shown above, labelled
             add(f"collection: {k}", x, dedupe=True)
         if self.route:
             add("route", self.route + (f" — {self.route_info['reason']}" if self.route_info.get("reason") else ""))
@@ -317,6 +386,10 @@ class ReportView:
         if a.long_tasks:
             d["long_tasks"] = [t.model_dump() for t in a.long_tasks[:8]]
         return d
+
+
+#: What the hot spot shares of each profile kind are shares of (a trace's slices: none here).
+_BASE_LABEL = {"sample": "sampled", "call": "profiled", "import": "import time"}
 
 
 def _relative(path: str, root: str) -> str:
