@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Callable
 
 from graph.enums import Node
-from nodes.collect.nodeutil import ask_for_target, measure_into, permission, refused
+from nodes.collect.nodeutil import run_local
 from nodes.collect.options import CollectOptions
 from nodes.collect.profile import collect_profile
-from nodes.common import attempt, failure, skip, stamp
+from nodes.common import attempt, skip, stamp
 from nodes.context import NodeContext
 
 TARGET_PROMPT = (
@@ -41,19 +41,9 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
             # Nothing local to run: an app on a device is profiled through a device trace.
             update.update(skip(name, ANDROID_SKIP.format(package=state["package"])))
             return update
-        allowed, by_allowlist = permission(state, ctx)
-        if not allowed:
-            update.update(failure(name, refused(name)))
-            return update
-        if by_allowlist:
-            update["allow_run"] = True
-        target = str(state.get("target") or "").strip()
-        if not target:
-            update.update(ask_for_target(name, TARGET_PROMPT))
-            return update
         update.update(
-            measure_into(
-                name, state, ctx, "profile", target,
+            run_local(
+                name, state, ctx, "profile", TARGET_PROMPT,
                 lambda t, run_dir: collect_profile(t, run_dir, opts),
                 lambda t, collected, notes, run_dir: (
                     f"the run of {t.display} finished but the analyzer can read none of its files "

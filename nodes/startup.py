@@ -15,9 +15,9 @@ from typing import Callable
 from graph.enums import Node
 from nodes.android.launch import startup_update
 from nodes.collect.launches import measure_startup
-from nodes.collect.nodeutil import ask_for_target, measure_into, permission, refused
+from nodes.collect.nodeutil import run_local
 from nodes.collect.options import CollectOptions
-from nodes.common import attempt, failure, stamp
+from nodes.common import attempt, stamp
 from nodes.context import NodeContext
 from nodes.extract import extract
 
@@ -49,18 +49,9 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
         if state.get("package") and not target:
             update.update(startup_update(state, ctx))
             return update
-        allowed, by_allowlist = permission(state, ctx)
-        if not allowed:
-            update.update(failure(name, refused(name)))
-            return update
-        if by_allowlist:
-            update["allow_run"] = True
-        if not target:
-            update.update(ask_for_target(name, TARGET_PROMPT))
-            return update
         update.update(
-            measure_into(
-                name, state, ctx, "startup", target,
+            run_local(
+                name, state, ctx, "startup", TARGET_PROMPT,
                 lambda t, run_dir: measure_startup(t, run_dir, opts),
                 lambda t, collected, notes, run_dir: (
                     f"{t.display} started {collected['summary'].get('runs', 0)} times but the analyzer "

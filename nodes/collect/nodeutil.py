@@ -87,3 +87,23 @@ def measure_into(
         return update
     update.update({"collected": collected, "last_error": None, "missing": [], "question": None})
     return update
+
+
+def run_local(
+    node: str,
+    state: Mapping[str, Any],
+    ctx: NodeContext,
+    kind: str,
+    prompt: str,
+    measure: Callable[[Target, Path], dict[str, Any]],
+    unreadable: Callable[[Target, dict[str, Any], str, Path], str],
+) -> dict[str, Any]:
+    """Permission first, then the target (asked for when missing), then the measurement."""
+    allowed, by_allowlist = permission(state, ctx)
+    if not allowed:
+        return failure(node, refused(node))
+    update: dict[str, Any] = {"allow_run": True} if by_allowlist else {}
+    target = str(state.get("target") or "").strip()
+    if not target:
+        return {**update, **ask_for_target(node, prompt)}
+    return {**update, **measure_into(node, state, ctx, kind, target, measure, unreadable)}
