@@ -163,3 +163,17 @@ def _ping(url: str) -> None:
 
     with psycopg.connect(url, connect_timeout=10) as conn:
         conn.execute("SELECT 1")
+
+
+def require() -> "PostgresServer":
+    """The server, for a test that needs one. In CI (``CI`` set) a server that cannot start fails
+    the test, since .ci/run installs PostgreSQL; on a developer's machine without it, the test
+    skips with the reason (the one case the issue allows)."""
+    import pytest
+
+    server, why = start()
+    if server is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"PostgreSQL cannot start in CI: {why}")
+        pytest.skip(f"PostgreSQL cannot start here: {why}")
+    return server

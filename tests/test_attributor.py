@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -248,15 +247,13 @@ def _record(tmp_path: Path) -> Path:
         [str(PY_SPY), "record", "-r", "200", "-f", "speedscope", "-o", str(out), "--", sys.executable, str(script), "2"],
         capture_output=True, text=True, timeout=60,
     )
-    if r.returncode != 0 or not out.exists():
-        pytest.skip(f"py-spy cannot record here: {r.stderr.strip()[:200]}")
+    assert r.returncode == 0 and out.exists(), f"py-spy could not record: {r.stderr.strip()[:200]}"
     return out
 
 
 @pytest.fixture(scope="module")
 def live_profile(tmp_path_factory) -> tuple[Path, Path]:
-    if not PY_SPY.exists():
-        pytest.skip("py-spy is not installed next to the interpreter")
+    assert PY_SPY.exists(), "py-spy (a project dependency) is not installed next to the interpreter"
     tmp = tmp_path_factory.mktemp("live")
     return tmp / "proj", _record(tmp)
 
@@ -334,7 +331,7 @@ def test_graph_full_analysis_attributes_a_real_profile(live_profile):
     assert Node.ATTRIBUTOR.value in out["route_history"]
     found = [a for a in out["attribution"] if a["status"] == "found"]
     assert found and all(a["file"] == "hot_program.py" for a in found)
-    assert f"quadratic hot_program.py:" in out["answer"]
+    assert "quadratic hot_program.py:" in out["answer"]
 
 
 @pytest.mark.skipif(not PY_SPY.exists() or not (REPO / "examples" / "slow_app.py").exists(), reason="needs py-spy and examples/slow_app.py")

@@ -27,6 +27,8 @@ from nodes.collect.runner import Launched, run_bounded
 REPO = Path(__file__).resolve().parents[1]
 GUARD = REPO / "nodes" / "collect" / "guard.py"
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the guard needs Linux's prctl")
+#: The guarded path exists on Linux only; the direct one everywhere.
+GUARD_PARAMS = [pytest.param(True, marks=linux_only), False]
 
 #: A child, a grandchild that left the session (setsid), an orphan of a double fork, and a
 #: setsid'd double-forked daemon; their pids go to argv[1], then the program hangs.
@@ -193,7 +195,7 @@ def test_the_pid_is_the_program_not_the_guard(tmp_path):
     assert not _alive(prog.pid) and not _alive(guard.pid)
 
 
-@pytest.mark.parametrize("guarded", [True, False], ids=["guarded", "direct"])
+@pytest.mark.parametrize("guarded", GUARD_PARAMS, ids=["guarded", "direct"])
 @pytest.mark.parametrize(
     "code, returncode",
     [
@@ -204,8 +206,6 @@ def test_the_pid_is_the_program_not_the_guard(tmp_path):
     ],
 )
 def test_exit_codes_are_the_programs_own(monkeypatch, guarded, code, returncode):
-    if guarded and not sys.platform.startswith("linux"):
-        pytest.skip("the guard needs Linux's prctl")
     monkeypatch.setattr(runner, "GUARDED", guarded)
     res = run_bounded([sys.executable, "-c", code + "\nprint('out')"], timeout_s=60)
     assert (res.outcome, res.returncode) == ("exited", returncode)
@@ -213,10 +213,8 @@ def test_exit_codes_are_the_programs_own(monkeypatch, guarded, code, returncode)
     assert (res.stdout.text() == "out\n") == (returncode == 0)
 
 
-@pytest.mark.parametrize("guarded", [True, False], ids=["guarded", "direct"])
+@pytest.mark.parametrize("guarded", GUARD_PARAMS, ids=["guarded", "direct"])
 def test_a_timeout_stops_a_program_that_ignores_sigterm(monkeypatch, guarded):
-    if guarded and not sys.platform.startswith("linux"):
-        pytest.skip("the guard needs Linux's prctl")
     monkeypatch.setattr(runner, "GUARDED", guarded)
     code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(60)"
     lines: list[str] = []

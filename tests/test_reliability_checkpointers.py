@@ -21,10 +21,7 @@ from app.settings import Settings
 def store_url(request, tmp_path):
     if request.param == "sqlite":
         return str(tmp_path / "cp.sqlite")
-    server, why = postgres_server.start()
-    if server is None:
-        pytest.skip(f"PostgreSQL cannot start here: {why}")
-    return server.create_database("api")
+    return postgres_server.require().create_database("api")
 
 
 def _settings(tmp_path, url: str) -> Settings:

@@ -17,7 +17,6 @@ import json
 import multiprocessing as mp
 import os
 import signal
-import sys
 import time
 from pathlib import Path
 
@@ -156,10 +155,7 @@ def store(request, tmp_path_factory):
     if request.param == "sqlite":
         yield lambda name: str(tmp_path_factory.mktemp("cp") / f"{name}.sqlite")
         return
-    server, why = postgres_server.start()
-    if server is None:
-        pytest.skip(f"PostgreSQL cannot start here: {why}")
-    url = server.create_database("crash")
+    url = postgres_server.require().create_database("crash")
     yield lambda name: url
 
 
