@@ -295,6 +295,25 @@ def route(
     raise typer.Exit(code)
 
 
+@app.command()
+def mcp(
+    workspace: Optional[Path] = typer.Option(None, "--workspace", help="The only folder whose files the server reads (default: cwd)."),
+    allow_run: bool = typer.Option(
+        False, "--allow-run", help="Programs may run, on a call that says allow_run=true (this lets an agent run code)."
+    ),
+    allow: Optional[list[str]] = typer.Option(None, "--allow", help="Only this program may run (repeatable); see docs/mcp.md."),
+    offline: bool = typer.Option(False, "--offline", help="Never call a model, even if one is configured."),
+) -> None:
+    """Serve PerfScout to coding agents over MCP (stdio); see docs/mcp.md."""
+    from app.mcp_server import ServerOptions, serve
+
+    ws = (workspace or Path.cwd()).expanduser()
+    if not ws.is_dir():
+        raise CliError(f"{ws}: the workspace is not an existing directory")
+    allowlist = tuple(allow or ()) + _settings(offline).allowlist
+    serve(ServerOptions(workspace=ws.resolve(), allow_run=allow_run, allowlist=allowlist, offline=offline))
+
+
 threads_app = typer.Typer(help="The conversation threads in the checkpoint store.", no_args_is_help=True)
 app.add_typer(threads_app, name="threads")
 
