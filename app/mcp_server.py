@@ -458,6 +458,20 @@ def build_server(opts: ServerOptions) -> PerfScoutMCP:
             raise fail(f"thread: not a thread id: {thread!r}")
         return thread
 
+    def fresh_permission(ps: Any, call: Callable[..., Any], thread: str, allow_run: bool) -> dict[str, Any]:
+        """The keyword that gives the call its own permission. An API whose ``resume`` /
+        ``continue_run`` take no ``allow_run`` keeps the yes of the turn that started the thread;
+        a call without allow_run=true must not inherit it, so it is refused instead."""
+        if _accepts(call, "allow_run"):
+            return {"allow_run": graph_allow(allow_run)}
+        earlier = (ps.graph.get_state(ps.config(thread)).values or {}).get("allow_run")
+        if earlier and not allow_run:
+            raise fail(
+                f"thread {thread} was started with allow_run=true and this PerfScout would keep that yes "
+                "when it goes on: say allow_run=true again to continue it"
+            )
+        return {}
+
     def known(ps: Any, thread: str) -> Any:
         snap = ps.graph.get_state(ps.config(thread))
         if not snap.values:
@@ -524,7 +538,7 @@ def build_server(opts: ServerOptions) -> PerfScoutMCP:
         cq = current.question or {}
         if current.status != "needs_input" or cq.get("field") != CONFIRM_KEY or list(cq.get("argv") or []) != list(argv):
             raise fail(f"thread {thread}: the command to confirm changed or was answered meanwhile; nothing ran")
-        kwargs = {"allow_run": graph_allow(allow_run)} if _accepts(ps.resume, "allow_run") else {}
+        kwargs = fresh_permission(ps, ps.resume, thread, allow_run)
         r = await drive(ctx, lambda emit: ps.resume(thread, "yes" if yes else "no", on_event=emit, **kwargs))
         return await settle(tool, ctx, ps, r, allow_run)
 
@@ -682,7 +696,7 @@ def build_server(opts: ServerOptions) -> PerfScoutMCP:
                 f"thread {thread} waits for a person to confirm running {shlex.join(map(str, q.get('argv') or []))}: "
                 f"an answer from the agent does not count; call continue({thread!r}) to ask the person through the client"
             )
-        kwargs = {"allow_run": graph_allow(allow_run)} if _accepts(ps.resume, "allow_run") else {}
+        kwargs = fresh_permission(ps, ps.resume, thread, allow_run)
         r = await drive(ctx, lambda emit: ps.resume(thread, answer, on_event=emit, **kwargs))
         return await settle("resume", ctx, ps, r, allow_run)
 
@@ -705,7 +719,7 @@ def build_server(opts: ServerOptions) -> PerfScoutMCP:
         if _status(ps, current) != "incomplete":
             return result(turn_payload("continue", ps, current, opts) | {"note": "nothing to continue: the turn had ended"})
         call = ps.continue_run
-        kwargs = {"allow_run": graph_allow(allow_run)} if _accepts(call, "allow_run") else {}
+        kwargs = fresh_permission(ps, call, thread, allow_run)
         r = await drive(ctx, lambda emit: call(thread, on_event=emit, **kwargs))
         return await settle("continue", ctx, ps, r, allow_run)
 
@@ -807,6 +821,20 @@ def _thread_report(thread: str, settings: Any) -> tuple[str, dict[str, str]]:
     return md.read_text(encoding="utf-8", errors="replace"), {"markdown": str(md)}
 
 
+def _own_output(target: str, settings: Any) -> Path | None:
+    """``target`` when it is one of the server's own reports (under its runs folder, which may lie
+    outside the workspace: PERFSCOUT_HOME); None otherwise (then the workspace rule applies)."""
+    from nodes.sandbox import SandboxError, resolve_inside
+
+    runs = Path(settings.runs_dir)
+    if not Path(target).is_absolute() or not runs.is_dir():
+        return None
+    try:
+        return resolve_inside(runs, target)
+    except SandboxError:
+        return None
+
+
 def _report_markdown(target: str, root: Path, settings: Any, inside: Callable[[str], Path]) -> tuple[str, dict[str, str]]:
     """What ``report`` returns: a thread's newest report, a report folder's, or a new one of a file."""
     from app.report_cmd import run_report
@@ -816,7 +844,7 @@ def _report_markdown(target: str, root: Path, settings: Any, inside: Callable[[s
     looks_like_path = "/" in target or "\\" in target or target.startswith((".", "~")) or (root / target).exists()
     if not looks_like_path:
         return _thread_report(target, settings)
-    real = inside(target)
+    real = _own_output(target, settings) or inside(target)
     if real.is_dir():
         md = real / "report.md" if (real / "report.md").is_file() else _newest_report(real)
         if md is None:
