@@ -6,8 +6,9 @@ PerfScout result can be far bigger — a hot-spot table of a long trace, a 40 KB
 MCP server shrinks every result *before* sending it, the same way each time:
 
 * the result is measured as the JSON text the client receives (``json.dumps``, UTF-8 kept);
-* while it is too long, the largest list is halved (its first items kept: results are sorted
-  most-important-first) or, when a string is the largest part, that string is cut to half;
+* while it is too long, the largest list is cut to the share that fits, at most half (its first
+  items kept: results are sorted most-important-first) or, when a string is the largest part, that string is cut by what is
+  over the budget (never below a readable floor);
 * each cut is recorded in ``truncated`` as "``path``: kept N of M items" / "kept N of M
   characters", so an agent knows that more exists and where (``report`` gives the full text).
 
@@ -27,6 +28,8 @@ _NOTE_ROOM = 1_500
 _MIN_STRING = 200
 #: A list is never cut below this many items.
 _MIN_ITEMS = 1
+#: A list longer than this is cut as a whole, not searched item by item (keeps one pass cheap).
+_WALK_ITEMS = 50
 
 
 def size(obj: Any) -> int:
@@ -34,33 +37,39 @@ def size(obj: Any) -> int:
     return len(json.dumps(obj, ensure_ascii=False, default=str))
 
 
-def _largest(obj: Any, path: str = "") -> tuple[int, str, Any, Any] | None:
-    """(size, path, container, key) of the largest cuttable list or string below ``obj``."""
-    best: tuple[int, str, Any, Any] | None = None
-    items: list[tuple[Any, Any]]
+Best = tuple[int, str, Any, Any]  # (size, path, container, key) of a cuttable part
+
+
+def _walk(obj: Any, path: str = "") -> tuple[int, Best | None]:
+    """(approximate JSON size of ``obj``, its largest cuttable list or string below it).
+
+    One pass, sizes summed bottom-up (a leaf is measured by ``json.dumps``), so finding the next
+    cut costs one walk of the result rather than one ``dumps`` per node."""
     if isinstance(obj, dict):
-        items = list(obj.items())
-    elif isinstance(obj, list):
+        items: list[tuple[Any, Any]] = list(obj.items())
+    elif isinstance(obj, list) and len(obj) <= _WALK_ITEMS:
         items = list(enumerate(obj))
-    else:
-        return None
+    else:  # a leaf, or a long list: cut as a whole (its items are not looked into)
+        return size(obj), None
+    total, best = 2, None
     for key, value in items:
         if key == "truncated" and path == "":
             continue
-        sub = f"{path}.{key}" if isinstance(key, str) else f"{path}[{key}]"
-        sub = sub.lstrip(".")
-        if isinstance(value, list) and len(value) > _MIN_ITEMS:
-            cand = (size(value), sub, obj, key)
-            if best is None or cand[0] > best[0]:
-                best = cand
-        elif isinstance(value, str) and len(value) > _MIN_STRING:
-            cand = (size(value), sub, obj, key)
-            if best is None or cand[0] > best[0]:
-                best = cand
-        inner = _largest(value, sub)
+        sub = (f"{path}.{key}" if isinstance(key, str) else f"{path}[{key}]").lstrip(".")
+        n, inner = _walk(value, sub)
+        total += n + 1 + (size(key) + 1 if isinstance(key, str) else 0)
         if inner is not None and (best is None or inner[0] > best[0]):
             best = inner
-    return best
+        cuttable = (isinstance(value, list) and len(value) > _MIN_ITEMS) or (
+            isinstance(value, str) and len(value) > _MIN_STRING
+        )
+        if cuttable and (best is None or n >= best[0]):
+            best = (n, sub, obj, key)
+    return total, best
+
+
+def _largest(obj: Any) -> Best | None:
+    return _walk(obj)[1]
 
 
 def bound(result: dict[str, Any], limit: int = MAX_RESULT_CHARS) -> dict[str, Any]:
@@ -70,7 +79,8 @@ def bound(result: dict[str, Any], limit: int = MAX_RESULT_CHARS) -> dict[str, An
     cuts: dict[str, str] = {}
     originals: dict[str, int] = {}
     budget = max(1_000, limit - _NOTE_ROOM)
-    while size(out) > budget:
+    current = size(out)
+    while current > budget:
         found = _largest(out)
         if found is None:
             break
@@ -78,15 +88,19 @@ def bound(result: dict[str, Any], limit: int = MAX_RESULT_CHARS) -> dict[str, An
         value = container[key]
         if isinstance(value, list):
             originals.setdefault(path, len(value))
-            keep = max(_MIN_ITEMS, len(value) // 2)
+            # Keep about the share of items that fits, at most half (items are of similar size).
+            share = 1 - (current - budget) / max(1, found[0])
+            keep = max(_MIN_ITEMS, min(len(value) // 2, int(len(value) * share)))
             container[key] = value[:keep]
             cuts[path] = f"kept {keep} of {originals[path]} items"
         else:
             originals.setdefault(path, len(value))
-            keep = max(_MIN_STRING, len(value) // 2)
+            # A string is cut once, by what is over (or to its floor), not halved repeatedly.
+            keep = max(_MIN_STRING, len(value) - (current - budget) - 16)
             container[key] = value[:keep] + " […]"
             cuts[path] = f"kept {keep} of {originals[path]} characters"
-        if size(out) <= budget:
+        current = size(out)
+        if current <= budget:
             break
         if len(cuts) > 200:  # pathological shapes: stop cutting piecemeal
             break

@@ -367,3 +367,66 @@ def test_stdout_carries_only_protocol_messages(workspace, tmp_path):
     assert by_id[3]["result"]["structuredContent"]["startup"]["median_ms"] > 0
     # the garbage line before them broke nothing: ids 2 and 3 were still answered
     assert "Traceback" not in err
+
+
+#: A command the message *proposes* (a workspace script with an interpreter flag is not the
+#: user's own program: docs/permission.md), so it needs a person's confirmation of its argv.
+PROPOSAL = "profile `python -u examples/slow_app.py 5000`"
+PROPOSED_ARGV = ["python", "-u", "examples/slow_app.py", "5000"]
+
+
+def test_a_proposed_command_is_refused_when_nobody_can_be_asked(workspace, tmp_path):
+    async def body(c: Client):
+        asked = await c.call_tool("ask", {"message": PROPOSAL, "allow_run": True})
+        tid = data(asked)["thread_id"]
+        return asked, await c.call_tool("resume", {"thread": tid, "answer": "yes"}), await c.call_tool("continue", {"thread": tid, "allow_run": True})
+
+    asked, agent_yes, again = session(params(workspace, "--allow-run", env=server_env(tmp_path)), body)
+    a = data(asked)
+    assert a["status"] == "refused" and "does not support MCP elicitation" in a["refused"]
+    assert a["question"]["field"] == "confirm_run" and a["question"]["argv"] == PROPOSED_ARGV
+    line = error_line(agent_yes)
+    assert "an answer from the agent does not count" in line and "python -u examples/slow_app.py 5000" in line
+    assert data(again)["status"] == "refused"
+    assert not _ran_anything(tmp_path / "home", a["thread_id"])
+
+
+def _elicitation(answer: dict[str, Any] | None, seen: list[str]):
+    async def callback(ctx: Any, p: types.ElicitRequestParams) -> types.ElicitResult:
+        seen.append(p.message)
+        if answer is None:
+            return types.ElicitResult(action="decline")
+        return types.ElicitResult(action="accept", content=answer)
+
+    return callback
+
+
+@pytest.mark.parametrize(
+    "mode, answer, ran",
+    [
+        ("auto", {"run": True}, True),  # 2026-07-28: an input_required result, answered in the retry
+        ("legacy", None, False),  # 2025-11-25: elicitation/create in the middle of the call, declined
+        ("legacy", {"run": False}, False),  # accepted the form but said no
+    ],
+)
+def test_a_proposed_command_runs_only_when_the_person_confirms_it(workspace, tmp_path, mode, answer, ran):
+    seen: list[str] = []
+
+    async def body(c: Client):
+        r = await c.call_tool("ask", {"message": PROPOSAL, "allow_run": True})
+        return r, c.protocol_version
+
+    r, version = session(
+        params(workspace, "--allow-run", env=server_env(tmp_path)), body,
+        mode=mode, elicitation_callback=_elicitation(answer, seen),
+    )
+    assert (version >= "2026-07-28") == (mode == "auto")
+    assert len(seen) == 1 and "python -u examples/slow_app.py 5000" in seen[0]
+    out = data(r)
+    if ran:
+        assert out["status"] == "done", out
+        assert any(h["name"] == "unique_customers" for h in out["hotspots"])
+        assert _ran_anything(tmp_path / "home", out["thread_id"])
+    else:
+        assert out["status"] == "failed" and "declined" in out["answer"]
+        assert not _ran_anything(tmp_path / "home", out["thread_id"])
