@@ -202,6 +202,15 @@ def _status(ps: Any, r: Any) -> str:
     return r.status
 
 
+def _last_error(ps: Any, thread: str) -> dict[str, Any]:
+    try:
+        values = ps.graph.get_state(ps.config(thread)).values or {}
+    except Exception:
+        return {}
+    err = values.get("last_error")
+    return dict(err) if isinstance(err, dict) else {}
+
+
 class Progress:
     """Turns StreamEvents into MCP progress notifications.
 
@@ -378,7 +387,10 @@ def turn_payload(tool: str, ps: Any, r: Any, opts: ServerOptions) -> dict[str, A
     if status == "incomplete":
         out["next"] = f"the turn stopped before a node; call continue({r.thread_id!r}) to go on"
     out["permission"] = opts.describe()
-    if status == "failed" and "permission" in (r.diagnosis or ""):
+    err = _last_error(ps, r.thread_id) if status == "failed" else {}
+    if err.get("kind"):
+        out["error_kind"] = err["kind"]  # typed (graph.enums.ErrorKind), unlike the message
+    if err.get("kind") == "permission":
         # The graph's wording names the CLI's flags; say what works over MCP.
         out["how_to_allow"] = (
             "call again with allow_run=true" if opts.runs_anything
@@ -436,8 +448,9 @@ def build_server(opts: ServerOptions) -> PerfScoutMCP:
         return bool(allow_run and opts.allow_run)
 
     def check_target(target: str | None) -> str | None:
-        """A target named by the agent must be a script or program inside the workspace: any
-        other command line belongs in the message, where it is a proposal a person confirms."""
+        """A target named by the agent (the ``target`` argument, or its answer to "which
+        program?") must be a script or program inside the workspace: any other command line
+        belongs in the message, where it is a proposal a person confirms."""
         if target is None:
             return None
         try:
@@ -696,6 +709,10 @@ def build_server(opts: ServerOptions) -> PerfScoutMCP:
                 f"thread {thread} waits for a person to confirm running {shlex.join(map(str, q.get('argv') or []))}: "
                 f"an answer from the agent does not count; call continue({thread!r}) to ask the person through the client"
             )
+        if q.get("field") == "target":
+            # The graph takes an answer to "which program?" as the user's own choice; over MCP the
+            # agent answers, so it gets what the target argument gets: a program in the workspace.
+            check_target(answer)
         kwargs = fresh_permission(ps, ps.resume, thread, allow_run)
         r = await drive(ctx, lambda emit: ps.resume(thread, answer, on_event=emit, **kwargs))
         return await settle("resume", ctx, ps, r, allow_run)

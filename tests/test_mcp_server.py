@@ -171,6 +171,27 @@ def test_paths_outside_the_workspace_are_refused(workspace, tmp_path):
     assert "link_out" in lines[2]
 
 
+def test_the_agent_s_answer_to_which_program_is_held_to_the_workspace(workspace, tmp_path):
+    """The graph takes an answer to "which program?" as the user's own choice (run on
+    --allow-run, never refused by shape): over MCP the agent answers, so it must name a program
+    inside the workspace; any other command line has to be proposed in a message."""
+
+    async def body(c: Client):
+        q = await c.call_tool("ask", {"message": "profile my program", "allow_run": True})
+        tid = data(q)["thread_id"]
+        return q, [
+            await c.call_tool("resume", {"thread": tid, "answer": answer, "allow_run": True})
+            for answer in ("/usr/bin/yes", "sh -c 'yes > /dev/null'", "python -c 'print(1)'")
+        ]
+
+    q, answers = session(params(workspace, "--allow-run", env=server_env(tmp_path)), body)
+    assert data(q)["status"] == "needs_input" and data(q)["question"]["field"] == "target"
+    lines = [error_line(r) for r in answers]
+    assert "outside the workspace" in lines[0]
+    assert all("no such file in the workspace" in line for line in lines[1:]), lines
+    assert not _ran_anything(tmp_path / "home")
+
+
 def test_malformed_arguments_get_one_line_errors(workspace, tmp_path):
     async def body(c: Client):
         return [
@@ -233,7 +254,7 @@ def test_running_needs_the_server_flag_and_the_call_s_allow_run(workspace, tmp_p
     with_flag, without_call = session(params(workspace, env=env), refused)
     assert "allow_run=true refused" in error_line(with_flag) and "--allow-run" in error_line(with_flag)
     t = data(without_call)
-    assert t["status"] == "failed" and "permission" in t["diagnosis"]
+    assert t["status"] == "failed" and t["error_kind"] == "permission"
     assert not _ran_anything(tmp_path / "home")
 
     async def allowed(c: Client):
@@ -244,13 +265,42 @@ def test_running_needs_the_server_flag_and_the_call_s_allow_run(workspace, tmp_p
 
     no_yes, yes = session(params(workspace, "--allow-run", env=env), allowed)
     n = data(no_yes)
-    assert n["status"] == "failed" and n["how_to_allow"] == "call again with allow_run=true"
+    assert n["status"] == "failed" and n["error_kind"] == "permission"
+    assert n["how_to_allow"] == "call again with allow_run=true"
     assert not _ran_anything(tmp_path / "home", n["thread_id"])
     y = data(yes)
     assert y["status"] == "done", y
     assert any(h["name"] == "unique_customers" for h in y["hotspots"])
     assert Path(y["report_paths"]["markdown"]).is_file()
     assert _ran_anything(tmp_path / "home", y["thread_id"])
+    assert y["report_resource"] == f"perfscout://report/{y['thread_id']}"
+
+    async def read(c: Client):
+        return await c.read_resource(y["report_resource"])
+
+    contents = session(params(workspace, env=env), read).contents
+    assert contents[0].mime_type == "text/markdown"
+    assert "unique_customers" in contents[0].text
+
+
+def test_an_allowlisted_program_still_needs_the_call_s_yes(workspace, tmp_path):
+    target = "examples/slow_app.py 6000"
+
+    async def body(c: Client):
+        return (
+            await c.call_tool("ask", {"message": "profile examples/slow_app.py", "target": target}),
+            await c.call_tool("ask", {"message": "profile examples/slow_app.py", "target": target, "allow_run": True}),
+            await c.call_tool("ask", {"message": "profile forever.py", "target": "forever.py", "allow_run": True}),
+        )
+
+    no_yes, yes, other = session(params(workspace, "--allow", "examples/slow_app.py", env=server_env(tmp_path)), body)
+    n = data(no_yes)
+    assert n["status"] == "failed" and n["error_kind"] == "permission"
+    assert not _ran_anything(tmp_path / "home", n["thread_id"])
+    assert data(yes)["status"] == "done" and _ran_anything(tmp_path / "home", data(yes)["thread_id"])
+    o = data(other)  # not on the list: refused, though the call said yes
+    assert o["status"] == "failed" and o["error_kind"] == "permission"
+    assert not _ran_anything(tmp_path / "home", o["thread_id"])
 
 
 def _descendants(pid: int) -> list[psutil.Process]:
@@ -322,7 +372,7 @@ def test_a_cancelled_collection_stops_everything_and_the_thread_can_continue(wor
     if r.is_error:
         assert "allow_run=true" in error_line(r)
     else:
-        assert data(r)["status"] == "failed" and "permission" in data(r)["diagnosis"]
+        assert data(r)["status"] == "failed" and data(r)["error_kind"] == "permission"
     c = data(seen["continued"])
     assert c["thread_id"] == "cancel-me" and "note" not in c  # it had something left to run
     assert c["status"] == "done", c
