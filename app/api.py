@@ -36,6 +36,7 @@ from app.decision_log import DecisionLog
 from app.models import make_chat_model
 from app.settings import Settings
 from graph.builder import build_graph
+from graph.enums import Node, TurnOutcome
 from nodes.context import NodeContext
 
 Status = Literal["done", "needs_input", "failed", "skipped"]
@@ -359,13 +360,13 @@ class PerfScout:
                 question = intr.value if isinstance(intr.value, dict) else {"prompt": str(intr.value)}
         analysis = st.get("analysis") or {}
         if question is not None:
-            status: Status = "needs_input"
-        elif (st.get("route_history") or [""])[-1].startswith("fail"):
-            status = "failed"
-        elif st.get("skipped"):
-            status = "skipped"
+            status: Status = TurnOutcome.NEEDS_INPUT.value
+        elif st.get("outcome") in (TurnOutcome.FAILED.value, TurnOutcome.SKIPPED.value):
+            status = st["outcome"]  # written by the fail node / the stage runner's skip
+        elif "outcome" not in st and _legacy_outcome(st):
+            status = _legacy_outcome(st)  # a thread checkpointed before ``outcome`` existed
         else:
-            status = "done"
+            status = TurnOutcome.DONE.value
         return AskResult(
             thread_id=thread_id,
             status=status,
@@ -385,6 +386,13 @@ class PerfScout:
             report_paths=_existing_paths(st.get("report")),
             analysis_source=analysis.get("source"),
         )
+
+
+def _legacy_outcome(st: dict[str, Any]) -> str | None:
+    """How a turn checkpointed by PerfScout 0.1 (no ``outcome`` key) ended."""
+    if (st.get("route_history") or [""])[-1].startswith(Node.FAIL.value):
+        return TurnOutcome.FAILED.value
+    return TurnOutcome.SKIPPED.value if st.get("skipped") else None
 
 
 def _existing_paths(report: dict[str, Any] | None) -> dict[str, str]:
