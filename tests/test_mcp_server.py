@@ -242,7 +242,7 @@ def _ran_anything(home: Path, thread: str | None = None) -> bool:
 
 def test_running_needs_the_server_flag_and_the_call_s_allow_run(workspace, tmp_path):
     message = "profile examples/slow_app.py"
-    target = "examples/slow_app.py 6000"
+    target = "examples/slow_app.py 20000"
 
     async def refused(c: Client):
         return (
@@ -284,7 +284,7 @@ def test_running_needs_the_server_flag_and_the_call_s_allow_run(workspace, tmp_p
 
 
 def test_an_allowlisted_program_still_needs_the_call_s_yes(workspace, tmp_path):
-    target = "examples/slow_app.py 6000"
+    target = "examples/slow_app.py 20000"
 
     async def body(c: Client):
         return (
@@ -421,8 +421,8 @@ def test_stdout_carries_only_protocol_messages(workspace, tmp_path):
 
 #: A command the message *proposes* (a workspace script with an interpreter flag is not the
 #: user's own program: docs/permission.md), so it needs a person's confirmation of its argv.
-PROPOSAL = "profile `python -u examples/slow_app.py 5000`"
-PROPOSED_ARGV = ["python", "-u", "examples/slow_app.py", "5000"]
+PROPOSAL = "profile `python -u examples/slow_app.py 20000`"
+PROPOSED_ARGV = ["python", "-u", "examples/slow_app.py", "20000"]
 
 
 def test_a_proposed_command_is_refused_when_nobody_can_be_asked(workspace, tmp_path):
@@ -436,7 +436,7 @@ def test_a_proposed_command_is_refused_when_nobody_can_be_asked(workspace, tmp_p
     assert a["status"] == "refused" and "does not support MCP elicitation" in a["refused"]
     assert a["question"]["field"] == "confirm_run" and a["question"]["argv"] == PROPOSED_ARGV
     line = error_line(agent_yes)
-    assert "an answer from the agent does not count" in line and "python -u examples/slow_app.py 5000" in line
+    assert "an answer from the agent does not count" in line and "python -u examples/slow_app.py 20000" in line
     assert data(again)["status"] == "refused"
     assert not _ran_anything(tmp_path / "home", a["thread_id"])
 
@@ -471,7 +471,7 @@ def test_a_proposed_command_runs_only_when_the_person_confirms_it(workspace, tmp
         mode=mode, elicitation_callback=_elicitation(answer, seen),
     )
     assert (version >= "2026-07-28") == (mode == "auto")
-    assert len(seen) == 1 and "python -u examples/slow_app.py 5000" in seen[0]
+    assert len(seen) == 1 and "python -u examples/slow_app.py 20000" in seen[0]
     out = data(r)
     if ran:
         assert out["status"] == "done", out
