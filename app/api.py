@@ -37,7 +37,6 @@ from app.models import make_chat_model
 from app.settings import Settings
 from graph.builder import build_graph
 from graph.enums import Node, TurnOutcome
-from nodes.context import NodeContext
 
 Status = Literal["done", "needs_input", "failed", "skipped"]
 #: Called with (node name, that node's state update) as the graph runs.
@@ -110,6 +109,8 @@ class PerfScout:
     ):
         self.settings = settings or Settings.from_env()
         self._llm = make_chat_model(self.settings) if llm == "configured" else llm
+        #: The runtime context every invocation passes to the graph (LangGraph context_schema).
+        self.context = self.settings.node_context(self._llm)
         self._checkpointer = checkpointer
         self._stack = ExitStack()
         self._graph = None
@@ -134,14 +135,7 @@ class PerfScout:
             if saver is None:
                 saver = self._stack.enter_context(open_checkpointer(self.settings.checkpoint_target))
                 self._checkpointer = saver
-            ctx = NodeContext(
-                llm=self._llm,
-                runs_dir=str(self.settings.runs_dir),
-                run_timeout_s=self.settings.run_timeout_s,
-                startup_runs=self.settings.startup_runs,
-                allowlist=self.settings.allowlist,
-            )
-            self._graph = build_graph(checkpointer=saver, context=ctx, on_decision=self.decisions.append)
+            self._graph = build_graph(checkpointer=saver, context=self.context, on_decision=self.decisions.append)
         return self._graph
 
     # --- running ------------------------------------------------------------------------
@@ -308,7 +302,7 @@ class PerfScout:
     def _events(self, inp: Any, tid: str) -> Iterator[StreamEvent]:
         """The graph's stream as StreamEvents: tasks (start/end), custom (progress), interrupts."""
         cfg = self.config(tid)
-        for mode, chunk in self.graph.stream(inp, cfg, stream_mode=["tasks", "custom", "updates"]):
+        for mode, chunk in self.graph.stream(inp, cfg, stream_mode=["tasks", "custom", "updates"], context=self.context):
             if mode == "tasks":
                 name = chunk.get("name")
                 if "result" not in chunk:
