@@ -19,17 +19,10 @@ from nodes.perf.model import PerfData
 # Event codes in the per-thread atrace columns.
 _B, _E = 1, 2
 # Event codes in the per-thread sched columns.
-_IN, _OUT_RUNNABLE, _OUT_SLEEPING, _OUT_DEAD, _WAKE, _OUT_D, _BLOCKED_IO = 0, 1, 2, 3, 4, 5, 6
+_IN, _OUT_RUNNABLE, _OUT_SLEEPING, _OUT_DEAD, _WAKE = 0, 1, 2, 3, 4
 
-#: prev_state bits that mean the task is gone: EXIT_DEAD and EXIT_ZOMBIE (0x10, 0x20 on every
-#: kernel) and TASK_DEAD (0x40 before 4.14). 0x80 is not death: TASK_WAKEKILL ("K", as in
-#: D|K = 130) before 4.14, TASK_IDLE ("I", an idle kernel thread) since.
-_DEAD_BITS = 0x10 | 0x20 | 0x40
-#: TASK_UNINTERRUPTIBLE: "D", split from "S" for the state spans (IO, kernel locks).
-_D_BIT = 0x2
-#: Span codes (nodes.perf.model.STATE_NAMES indices).
-_RUNNING, _RUNNABLE, _SLEEPING, _UNINTERRUPTIBLE, _IO_WAIT = 0, 1, 2, 3, 4
-_TOTAL_OF = ("running", "runnable", "sleeping", "sleeping", "sleeping")
+#: prev_state bits that mean the task is gone (EXIT_DEAD, EXIT_ZOMBIE, TASK_DEAD).
+_DEAD_BITS = 0x10 | 0x20 | 0x80
 #: Kernels >= 4.14 report a preempted task as 0x100 ("R+"): still runnable.
 _PREEMPT_BIT = 0x100
 _CLONE_THREAD = 0x00010000
@@ -148,11 +141,6 @@ class FtraceState:
             elif kind == "task_rename":
                 if e.task_rename.newcomm:
                     self.comm[e.task_rename.pid] = e.task_rename.newcomm
-            elif kind == "sched_blocked_reason":
-                # Written right after a switch-out into D: io_wait says the wait is for IO.
-                br = e.sched_blocked_reason
-                if br.pid and br.io_wait:
-                    self._push(self.sched, br.pid, to_ns(e.timestamp), _BLOCKED_IO)
 
     def _compact(self, cpu: int, cs, to_ns) -> None:
         """Compact sched: delta-encoded timestamps, comms interned per bundle, prev implicit."""
@@ -192,9 +180,7 @@ class FtraceState:
             if prev_state & _DEAD_BITS:
                 code = _OUT_DEAD
             elif prev_state & 0xFF == 0 or prev_state == _PREEMPT_BIT:
-                code = _OUT_RUNNABLE  # R, R+ (0x100 since 4.14, 0x400 before: & 0xFF == 0)
-            elif prev_state & _D_BIT:
-                code = _OUT_D
+                code = _OUT_RUNNABLE
             else:
                 code = _OUT_SLEEPING
             self._push(self.sched, prev, ts, code)
@@ -304,56 +290,36 @@ class FtraceState:
         self.atrace.clear()
         end = self.sched_last_ns
         for tid, cols in self.sched.items():
-            self._states(data, self.pid_for(tid, known_tgid), tid, cols, end)
+            pid = self.pid_for(tid, known_tgid)
+            totals = {"running": 0, "runnable": 0, "sleeping": 0}
+            state: str | None = None
+            since = 0
+            for i in sorted(range(len(cols.ts)), key=cols.ts.__getitem__):
+                ts, code = cols.ts[i], cols.code[i]
+                if code == _WAKE:
+                    if state == "sleeping":
+                        totals["sleeping"] += ts - since
+                        state, since = "runnable", ts
+                    elif state is None:
+                        state, since = "runnable", ts
+                    continue
+                if state is not None:
+                    totals[state] += ts - since
+                since = ts
+                if code == _IN:
+                    state = "running"
+                elif code == _OUT_RUNNABLE:
+                    state = "runnable"
+                elif code == _OUT_SLEEPING:
+                    state = "sleeping"
+                else:
+                    state = None
+            if state is not None and end is not None:
+                totals[state] += end - since
+            for k, v in totals.items():
+                if v:
+                    data.add_thread_state(pid, tid, k, v / 1000.0)
         self.sched.clear()
-
-
-    @staticmethod
-    def _states(data: PerfData, pid: int, tid: int, cols: _Columns, end: int | None) -> None:
-        """One thread's switch/wake events, in time order → per-state totals and spans.
-
-        A wake-up moves a sleeper (S or D) to runnable; time before the first event is not
-        counted; the last state runs to the end of the scheduler data. ``sched_blocked_reason``
-        with io_wait turns the current D span into an IO wait.
-        """
-        totals = {"running": 0, "runnable": 0, "sleeping": 0}
-        state: int | None = None
-        since = 0
-
-        def close(ts: int) -> None:
-            if state is not None and ts >= since:
-                totals[_TOTAL_OF[state]] += ts - since
-                if ts > since:
-                    data.add_state_span(pid, tid, since / 1000.0, (ts - since) / 1000.0, state)
-
-        for i in sorted(range(len(cols.ts)), key=cols.ts.__getitem__):
-            ts, code = cols.ts[i], cols.code[i]
-            if code == _BLOCKED_IO:
-                if state == _UNINTERRUPTIBLE:
-                    state = _IO_WAIT
-                continue
-            if code == _WAKE:
-                if state in (_SLEEPING, _UNINTERRUPTIBLE, _IO_WAIT) or state is None:
-                    close(ts)
-                    state, since = _RUNNABLE, ts
-                continue
-            close(ts)
-            since = ts
-            if code == _IN:
-                state = _RUNNING
-            elif code == _OUT_RUNNABLE:
-                state = _RUNNABLE
-            elif code == _OUT_SLEEPING:
-                state = _SLEEPING
-            elif code == _OUT_D:
-                state = _UNINTERRUPTIBLE
-            else:
-                state = None
-        if state is not None and end is not None:
-            close(end)
-        for k, v in totals.items():
-            if v:
-                data.add_thread_state(pid, tid, k, v / 1000.0)
 
 
 def _is_int(s: str) -> bool:
