@@ -102,27 +102,6 @@ class Frame(BaseModel):
     display_jank_type: str | None = None
 
 
-class StateSpans:
-    """Scheduler states of one thread as time-ordered spans (µs), for questions about a window
-    ("was the main thread runnable during this frame?") that per-thread totals cannot answer.
-    Codes are :data:`STATE_NAMES` indices. 17 bytes a span."""
-
-    __slots__ = ("ts", "dur", "state")
-
-    def __init__(self) -> None:
-        self.ts = array("d")
-        self.dur = array("d")
-        self.state = array("b")
-
-    def __len__(self) -> int:
-        return len(self.ts)
-
-
-#: Thread states as the scheduler data tells them apart: ``uninterruptible`` is ``D``;
-#: ``io_wait`` is ``D`` that ``sched_blocked_reason`` marked as waiting for IO.
-STATE_NAMES = ("running", "runnable", "sleeping", "uninterruptible", "io_wait")
-
-
 class StartupRun(BaseModel):
     """One launch of the target: a local run, or one ``am start -W``."""
 
@@ -186,8 +165,6 @@ class PerfData:
         self.frame_summary: dict[str, float | str] = {}
         #: Time spent per thread in each scheduler state, in µs (from sched data).
         self.thread_states: dict[tuple[int, int], dict[str, float]] = {}
-        #: The same as time-ordered spans per thread (readers with sched events fill it).
-        self.state_spans: dict[tuple[int, int], StateSpans] = {}
         self.startup_runs: list[StartupRun] = []
         self.startup_phases: list[StartupPhase] = []
         self.imports: list[ImportEntry] = []
@@ -299,16 +276,6 @@ class PerfData:
     def add_frame(self, frame: Frame) -> None:
         self.frames.append(frame)
         self._seen(frame.ts_us, frame.ts_us + frame.dur_us)
-
-    def add_state_span(self, pid: int, tid: int, ts_us: float, dur_us: float, state: int) -> None:
-        """One scheduler-state span of a thread; ``state`` indexes :data:`STATE_NAMES`.
-        Spans must come in time order per thread."""
-        spans = self.state_spans.get((pid, tid))
-        if spans is None:
-            spans = self.state_spans[(pid, tid)] = StateSpans()
-        spans.ts.append(ts_us)
-        spans.dur.append(max(0.0, dur_us))
-        spans.state.append(state)
 
     def add_thread_state(self, pid: int, tid: int, state: str, dur_us: float) -> None:
         """Accumulate scheduler time: state is "running", "runnable" or "sleeping"."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 from nodes.perf import findings  # a module, not its names: findings imports metrics.common
-from nodes.perf.metrics import counters, frames, hotspots, startup, threads
+from nodes.perf.metrics import counters, frames, hotspots, scope, startup, threads
 from nodes.perf.metrics.common import (
     DEFAULT_BUDGET_MS,
     LONG_TASK_MS,
@@ -32,9 +32,11 @@ from nodes.perf.model import AnalysisResult, PerfData
 __all__ = ["compute", "shown_path", "Context", "MAX_THREADS", "LONG_TASK_MS", "DEFAULT_BUDGET_MS", "TOP_HOTSPOTS"]
 
 
-def compute(pd: PerfData, top: int = TOP_HOTSPOTS) -> AnalysisResult:
-    """The analysis of one reader's output."""
+def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None) -> AnalysisResult:
+    """The analysis of one reader's output; ``process`` (a name or pid) names the app the
+    analysis is about, overriding the rules of :mod:`.scope`."""
     ctx = Context(pd, top)
+    ctx.process = process
     res = ctx.res
     res.duration_ms = round(pd.duration_us / 1000.0, 3)
     res.stats = dict(pd.stats)
@@ -45,9 +47,13 @@ def compute(pd: PerfData, top: int = TOP_HOTSPOTS) -> AnalysisResult:
     for key in pd.slices:
         hotspots.walk(ctx, key)
     hotspots.samples(ctx)
+    ctx.scope, scope_warnings = scope.identify(pd, process)
+    res.warnings.extend(scope_warnings)
     threads.pick_main(ctx)
     res.hotspots = (hotspots.slice_hotspots(ctx) + hotspots.sample_hotspots(ctx)
                     + hotspots.call_hotspots(ctx) + hotspots.import_hotspots(ctx))
+    res.slice_stats = hotspots.slice_stats(ctx)
+    res.app = hotspots.app_scope(ctx)
     res.threads = threads.thread_stats(ctx)
     res.long_tasks = threads.long_tasks(ctx)
     res.frames = frames.frames(ctx)

@@ -1,28 +1,54 @@
 """Frames: from the reader (frame timeline, gfxinfo), Android ``Choreographer#doFrame``, or
-Chrome ``BeginFrame``/``DrawFrame``; count, FPS, p50/p90/p99, jank against the budget the data
-gives (expected frame durations, the vsync period) or 16.67 ms, the worst frames and the longest
-slices that ran during them.
+Chrome ``BeginFrame``/``DrawFrame``; count, FPS, p50/p90/p99 and jank **of one process** — the
+app (:mod:`.scope`) — with the other processes summarised apart.
+
+Jank: with a frame timeline, a frame is janky when FrameTimeline marks it with a user-visible
+jank type (``perfetto_frames.USER_VISIBLE_JANK``) and ``jank_types`` counts every component of
+the marks; without one, a frame is janky when it is longer than the budget the data gives
+(expected frame durations, the vsync period) or 16.67 ms. The worst frames get a cause
+(:mod:`.frame_causes`) and the longest slices that ran during them.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from statistics import median
 
 import numpy as np
 
+from nodes.perf.metrics import frame_causes
 from nodes.perf.metrics.common import ANDROID_FRAME, DEFAULT_BUDGET_MS, MAX_FRAME_POINTS, _ms, _q
-from nodes.perf.model import Frame, FrameStats, WorstFrame
+from nodes.perf.model import Frame, FrameStats, MissingData, OtherProcessFrames, WorstFrame
+from nodes.perf.parsers.perfetto_frames import jank_components
+
+
+#: At most this many janky frames of the app get a cause (the worst first): bounded work.
+MAX_CAUSE_FRAMES = 200
+#: How many worst frames the result lists.
+WORST_FRAMES = 5
+#: How many other processes' frame summaries the result lists.
+MAX_OTHER_PROCESSES = 10
+
+CAPTURE_FRAME_TIMELINE = 'data_sources { config { name: "android.surfaceflinger.frametimeline" } }'
+CAPTURE_SCHED = ('data_sources { config { name: "linux.ftrace" ftrace_config {\n'
+                 '  ftrace_events: "sched/sched_switch" ftrace_events: "sched/sched_waking"\n'
+                 '  ftrace_events: "sched/sched_blocked_reason" } } }')
+CAPTURE_ATRACE = ('data_sources { config { name: "linux.ftrace" ftrace_config {\n'
+                  '  atrace_categories: "gfx" atrace_categories: "view" atrace_categories: "dalvik"\n'
+                  '  atrace_categories: "binder_driver" atrace_apps: "{app}" } } }')
+
+
+def _is_timeline(f: Frame) -> bool:
+    return f.token is not None or f.layer is not None
 
 
 def frames(ctx) -> FrameStats | None:
+    """Frame statistics of the app (``ctx.scope``), the other processes apart."""
     pd = ctx.pd
     frames: list[Frame] = list(pd.frames)
     origin = "reader"
-    budget_us: float | None = None
-    budget_source = "default"
     if not frames:
         frames = android_frames(ctx)
         origin = ANDROID_FRAME
@@ -31,6 +57,23 @@ def frames(ctx) -> FrameStats | None:
         origin = "DrawFrame"
     if not frames and not _reported(pd.frame_summary).get("total"):
         return None
+    scope = getattr(ctx, "scope", None)
+    pid: int | None = None
+    chosen_by: str | None = None
+    others: list[Frame] = []
+    if frames and any(f.pid for f in frames):
+        if scope is not None:
+            pid, chosen_by = scope.pid, scope.chosen_by
+        else:
+            counts = Counter(f.pid for f in frames if f.pid)
+            pid = max(counts, key=lambda p: (counts[p], -p))
+            chosen_by = "most frames"
+        others = [f for f in frames if f.pid != pid]
+        frames = [f for f in frames if f.pid == pid]
+    elif frames:
+        chosen_by = "single source"
+    budget_us: float | None = None
+    budget_source = "default"
     budgets = [f.budget_us for f in frames if f.budget_us and f.budget_us > 0]
     if budgets:
         budget_us = median(budgets)
@@ -43,13 +86,23 @@ def frames(ctx) -> FrameStats | None:
             budget_source = "vsync period"
     budget_ms = budget_us / 1000.0 if budget_us else DEFAULT_BUDGET_MS
     fs = FrameStats(count=len(frames), budget_ms=round(budget_ms, 3), budget_source=budget_source)
+    fs.pid, fs.chosen_by = pid, chosen_by
+    fs.process = pd.processes.get(pid) if pid is not None else None
+    if fs.process is None and scope is not None and pid == scope.pid:
+        fs.process = scope.process
     fs.reported = {  # the model holds float | str: ints become floats
         str(k): (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v))
         for k, v in pd.frame_summary.items()
     }
-    if not frames:
+    fs.other_processes = _other_processes(ctx, others, budget_ms)
+    fs.missing = _missing(ctx, origin, pid, fs.process)
+    timeline = any(_is_timeline(f) for f in frames) or any(_is_timeline(f) for f in others)
+    fs.jank_source = "frame timeline" if timeline else (
+        "reported" if frames and all(f.janky is not None for f in frames) else "over budget")
+    if not frames and not others:
         # only the producer's own totals (gfxinfo without per-frame rows)
         rep = _reported(pd.frame_summary)
+        fs.jank_source = "reported"
         fs.count = int(rep.get("total", 0) or 0)
         fs.jank_count = int(rep.get("janky", 0) or 0)
         jr = rep.get("janky_ratio")
@@ -57,12 +110,17 @@ def frames(ctx) -> FrameStats | None:
         for q in (50, 90, 99):
             setattr(fs, f"p{q}_ms", rep.get(f"p{q}"))
         return fs
+    ctx.frame_origin = origin
+    if not frames:
+        return fs  # the app drew none: count 0, the others apart, and ``missing`` says so
     frames.sort(key=lambda f: f.ts_us)
     durs = [f.dur_us / 1000.0 for f in frames]
-    janky = [
-        (f.janky if f.janky is not None else (f.dur_us / 1000.0) > (f.budget_us / 1000.0 if f.budget_us else budget_ms))
-        for f in frames
-    ]
+    janky = [_janky(f, budget_ms) for f in frames]
+    if timeline:
+        types: Counter[str] = Counter()
+        for f in frames:
+            types.update(jank_components(f.jank_type))
+        fs.jank_types = dict(types.most_common())
     sd = sorted(durs)
     fs.jank_count = sum(1 for j in janky if j)
     fs.jank_ratio = round(fs.jank_count / len(frames), 4)
@@ -74,15 +132,95 @@ def frames(ctx) -> FrameStats | None:
     step = max(1, math.ceil(len(frames) / MAX_FRAME_POINTS))
     fs.durations_ms = [round(d, 3) for d in durs[::step]]
     fs.starts_ms = [ctx.rel(f.ts_us) for f in frames[::step]]
-    worst = sorted(range(len(frames)), key=lambda i: -durs[i])[:5]
+    worst = sorted(range(len(frames)), key=lambda i: -durs[i])[:WORST_FRAMES]
     for i in worst:
-        f = frames[i]
-        fs.worst.append(WorstFrame(
-            start_ms=ctx.rel(f.ts_us), dur_ms=round(durs[i], 3),
-            jank_type=f.jank_type, ran=ran_during(ctx, f),
-        ))
-    ctx.frame_origin = origin
+        fs.worst.append(_worst(ctx, frames[i]))
+    causes: Counter[str] = Counter()
+    late = sorted((i for i in range(len(frames)) if janky[i]), key=lambda i: -durs[i])[:MAX_CAUSE_FRAMES]
+    by_index = {i: w for i, w in zip(worst, fs.worst)}
+    for i in late:
+        w = by_index.get(i) or _worst(ctx, frames[i], with_ran=False)
+        if w.cause is not None:
+            causes[w.cause.value] += 1
+    fs.causes = dict(causes.most_common())
     return fs
+
+
+def _janky(f: Frame, budget_ms: float) -> bool:
+    if f.janky is not None:
+        return f.janky
+    if _is_timeline(f):
+        return False  # Unspecified: the timeline gives no verdict, and none is made up
+    return (f.dur_us / 1000.0) > (f.budget_us / 1000.0 if f.budget_us else budget_ms)
+
+
+def _overrun_us(f: Frame) -> float | None:
+    """Actual end minus expected end, as stdlib android_frames_overrun computes it."""
+    if f.expected_ts_us is None or not f.budget_us:
+        return None
+    return (f.ts_us + f.dur_us) - (f.expected_ts_us + f.budget_us)
+
+
+def _worst(ctx, f: Frame, with_ran: bool = True) -> WorstFrame:
+    over = _overrun_us(f)
+    w = WorstFrame(
+        start_ms=ctx.rel(f.ts_us), dur_ms=round(f.dur_us / 1000.0, 3),
+        jank_type=f.jank_type, ran=ran_during(ctx, f) if with_ran else [],
+        pid=f.pid, overrun_ms=round(over / 1000.0, 3) if over is not None else None,
+        present_type=f.present_type,
+    )
+    frame_causes.explain(ctx, w, f.ts_us, f.dur_us, f.pid, f.tid, f.jank_type, f.on_time_finish, over)
+    return w
+
+
+def _other_processes(ctx, others: list[Frame], budget_ms: float) -> list[OtherProcessFrames]:
+    by: dict[int | None, list[Frame]] = defaultdict(list)
+    for f in others:
+        by[f.pid].append(f)
+    rows = []
+    for pid, fl in sorted(by.items(), key=lambda kv: -len(kv[1]))[:MAX_OTHER_PROCESSES]:
+        d = sorted(f.dur_us / 1000.0 for f in fl)
+        types: Counter[str] = Counter()
+        for f in fl:
+            types.update(jank_components(f.jank_type))
+        rows.append(OtherProcessFrames(
+            pid=pid, process=ctx.pd.processes.get(pid) if pid is not None else None, count=len(fl),
+            jank_count=sum(1 for f in fl if _janky(f, budget_ms)),
+            p50_ms=round(_q(d, 50), 3), max_ms=round(d[-1], 3), jank_types=dict(types.most_common()),
+        ))
+    return rows
+
+
+def _missing(ctx, origin: str, pid: int | None, process: str | None) -> list[MissingData]:
+    """What an Android trace lacks for frames to be judged as FrameTimeline and causes need."""
+    pd = ctx.pd
+    if pd.format != "perfetto":
+        return []
+    out = []
+    if pd.meta.get("perfetto.frame_timeline_events", "0") == "0":
+        out.append(MissingData(
+            what="FrameTimeline jank types (frames.jank_types) and per-frame deadlines",
+            why="the trace has no android.surfaceflinger.frametimeline data (Android 12+); jank is "
+                "judged by duration over the budget instead",
+            capture=CAPTURE_FRAME_TIMELINE))
+    if pid is None:
+        return out
+    if not any(k[0] == pid for k in getattr(pd, "sched_intervals", {})):
+        out.append(MissingData(
+            what="scheduler states of the app's threads (sched delay, IO wait as frame causes)",
+            why="the trace has no sched_switch / sched_waking events for the app",
+            capture=CAPTURE_SCHED))
+    if not any(k[0] == pid and len(c) for k, c in pd.slices.items()):
+        out.append(MissingData(
+            what="the app's atrace slices (which slice made a frame long)",
+            why="the trace has no atrace slices for the app's threads",
+            capture=CAPTURE_ATRACE.replace("{app}", process or str(pid))))
+    if origin == "reader" and not any(f.pid == pid for f in pd.frames):
+        out.append(MissingData(
+            what=f"frames of {process or pid}",
+            why="the app drew no frame in the trace's frame timeline (other processes did)",
+            capture=None))
+    return out
 
 
 def ids_with_prefix(ctx, prefix: str) -> list[int]:

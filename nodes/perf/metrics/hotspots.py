@@ -14,7 +14,7 @@ from collections import defaultdict
 import numpy as np
 
 from nodes.perf.metrics.common import MAX_PATHS, TOP_PER_THREAD, _ms, _pct, _Thread
-from nodes.perf.model import MAX_RESULT_STACKS, Hotspot, StackWeight
+from nodes.perf.model import MAX_RESULT_STACKS, AppScope, Hotspot, ScopeSummary, SliceStat, StackWeight
 
 
 def walk(ctx, key: tuple[int, int]) -> None:
@@ -58,7 +58,12 @@ def walk(ctx, key: tuple[int, int]) -> None:
             active[n_] -= 1
         if stack:
             parent = stack[-1]
-            parent[4] += (end if end < parent[0] else parent[0]) - t
+            if end > parent[0]:
+                # Overlaps its parent's end (no proper nesting, e.g. JSON X events): only the
+                # part inside the parent is its own, so self time never exceeds busy time.
+                end = parent[0]
+                d = end - t
+            parent[4] += d
             path = parent[5] + (nid,) if len(parent[5]) < 64 else parent[5]
         else:
             busy += d
@@ -80,15 +85,26 @@ def walk(ctx, key: tuple[int, int]) -> None:
     th.busy_us = busy
 
 
+def _in_scope(ctx, key: tuple[int, int]) -> bool:
+    sc = ctx.scope
+    return sc is None or key[0] in sc.app_pids
+
+
 def slice_hotspots(ctx) -> list[Hotspot]:
+    """Self/total time per slice name over the app's threads when an app is identified
+    (``ctx.scope``; rows marked scope="app"), else over every thread; then per thread. Only
+    thread slices count: async spans (``PerfData.async_slices``: network requests,
+    ``launching:``) are not time a thread spent."""
     if not ctx.threads:
         return []
     pd = ctx.pd
-    total_busy = sum(t.busy_us for t in ctx.threads.values())
+    mine = {k: th for k, th in ctx.threads.items() if _in_scope(ctx, k)}
+    scope = "app" if ctx.scope is not None else None
+    total_busy = sum(t.busy_us for t in mine.values())
     agg_self: dict[int, float] = defaultdict(float)
     agg_total: dict[int, float] = defaultdict(float)
     agg_count: dict[int, int] = defaultdict(int)
-    for th in ctx.threads.values():
+    for th in mine.values():
         for nid, v in th.self_by.items():
             agg_self[nid] += v
         for nid, v in th.total_by.items():
@@ -98,10 +114,10 @@ def slice_hotspots(ctx) -> list[Hotspot]:
     out: list[Hotspot] = []
     ranked = sorted(agg_self, key=lambda n: (-agg_self[n], -agg_total[n]))[: ctx.top]
     for nid in ranked:
-        out.append(slice_hotspot(ctx, nid, agg_self[nid], agg_total[nid], agg_count[nid], total_busy, None))
-    # per thread: the main thread and the busiest others
-    keys = sorted(ctx.threads, key=lambda k: -ctx.threads[k].busy_us)[:8]
-    if ctx.main in ctx.threads and ctx.main not in keys:
+        out.append(slice_hotspot(ctx, nid, agg_self[nid], agg_total[nid], agg_count[nid], total_busy, None, scope))
+    # per thread: the main thread and the busiest others (of the app, when there is one)
+    keys = sorted(mine, key=lambda k: -mine[k].busy_us)[:8]
+    if ctx.main in mine and ctx.main not in keys:
         keys.insert(0, ctx.main)
     if len(ctx.threads) > 1:
         for k in keys:
@@ -110,11 +126,103 @@ def slice_hotspots(ctx) -> list[Hotspot]:
                 continue
             label = pd.thread_label(*k)
             for nid in sorted(th.self_by, key=lambda n: (-th.self_by[n], -th.total_by[n]))[:TOP_PER_THREAD]:
-                out.append(slice_hotspot(ctx, nid, th.self_by[nid], th.total_by[nid], th.count_by[nid], th.busy_us, label))
+                out.append(slice_hotspot(ctx, nid, th.self_by[nid], th.total_by[nid], th.count_by[nid], th.busy_us,
+                                         label, scope))
     return out
 
 
-def slice_hotspot(ctx, nid: int, s: float, t: float, c: int, whole: float, thread: str | None) -> Hotspot:
+#: Rows of ``slice_stats`` kept per scope (by summed duration): bounded JSON.
+MAX_SLICE_STATS = 1500
+#: Names the summaries of the other scopes list.
+SCOPE_TOP_NAMES = 5
+
+
+def slice_stats(ctx) -> list[SliceStat]:
+    """Per-name statistics of every slice, for the app ("app") and for all processes ("all"),
+    as androidx TraceSectionMetric computes them: every slice with that name counts (nested
+    ones too), ``sum`` adds their durations, ``first`` is the earliest by start time; thread
+    slices and process-scoped async spans (kind "async") each get their own row."""
+    pd = ctx.pd
+    sc = ctx.scope
+    acc: dict[tuple[str, str, int], list] = {}  # (scope, kind, nid) → [count, sum, min, max, first_ts, first_dur, pid]
+
+    def add(scope: str, kind: str, nid: int, n: int, tot: float, lo: float, hi: float, t0: float, d0: float, pid: int):
+        a = acc.get((scope, kind, nid))
+        if a is None:
+            acc[(scope, kind, nid)] = [n, tot, lo, hi, t0, d0, pid]
+            return
+        a[0] += n
+        a[1] += tot
+        a[2] = min(a[2], lo)
+        a[3] = max(a[3], hi)
+        if t0 < a[4]:
+            a[4], a[5], a[6] = t0, d0, pid
+
+    def group(kind: str, pid: int, ts: np.ndarray, dur: np.ndarray, name: np.ndarray) -> None:
+        if not len(ts):
+            return
+        order = np.lexsort((ts, name))
+        ts, dur, name = ts[order], dur[order], name[order]
+        uniq, first, counts = np.unique(name, return_index=True, return_counts=True)
+        sums = np.add.reduceat(dur, first)
+        mins = np.minimum.reduceat(dur, first)
+        maxs = np.maximum.reduceat(dur, first)
+        scopes = ["all"] + (["app"] if sc is not None and pid in sc.app_pids else [])
+        for j, nid in enumerate(uniq.tolist()):
+            i = int(first[j])
+            for scope in scopes:
+                add(scope, kind, nid, int(counts[j]), float(sums[j]), float(mins[j]), float(maxs[j]),
+                    float(ts[i]), float(dur[i]), pid)
+
+    for key, th in ctx.threads.items():
+        group("thread", key[0], th.ts, th.dur, th.name)
+    for (pid, _track), cols in pd.async_slices.items():
+        group("async", pid, np.frombuffer(cols.ts, dtype=np.float64), np.frombuffer(cols.dur, dtype=np.float64),
+              np.frombuffer(cols.name, dtype=np.dtype(cols.name.typecode)).astype(np.int64))
+    out: list[SliceStat] = []
+    for scope in ("app", "all"):
+        rows = sorted(((k, v) for k, v in acc.items() if k[0] == scope), key=lambda kv: -kv[1][1])[:MAX_SLICE_STATS]
+        for (_, kind, nid), (n, tot, lo, hi, t0, d0, pid) in rows:
+            out.append(SliceStat(
+                name=pd.strings[nid], scope=scope, kind=kind, count=n, sum_ms=_ms(tot), min_ms=_ms(lo),
+                max_ms=_ms(hi), first_ms=_ms(d0), first_start_ms=ctx.rel(t0), first_process=pd.processes.get(pid),
+            ))
+    return out
+
+
+def app_scope(ctx) -> AppScope | None:
+    """The app process and, apart, what the harness and the system processes did."""
+    sc = ctx.scope
+    if sc is None:
+        return None
+    pd = ctx.pd
+    groups: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for k in ctx.threads:
+        groups[sc.group(k[0])].append(k)
+    summaries = []
+    for g in ("app", "harness", "system"):
+        keys = groups.get(g, [])
+        if not keys:
+            continue
+        self_by: dict[int, float] = defaultdict(float)
+        for k in keys:
+            for nid, v in ctx.threads[k].self_by.items():
+                self_by[nid] += v
+        top = sorted(self_by, key=lambda n: -self_by[n])[:SCOPE_TOP_NAMES]
+        pids = sorted({k[0] for k in keys})
+        summaries.append(ScopeSummary(
+            scope=g,
+            processes=[pd.processes.get(p) or str(p) for p in pids][:20],
+            busy_ms=_ms(sum(ctx.threads[k].busy_us for k in keys)),
+            slice_count=sum(ctx.threads[k].count for k in keys),
+            top=[f"{pd.strings[n]} ({_ms(self_by[n]):g} ms)" for n in top],
+        ))
+    return AppScope(pid=sc.pid, process=sc.process, chosen_by=sc.chosen_by, summaries=summaries,
+                    harness=[pd.processes.get(p) or str(p) for p in sorted(sc.harness_pids)])
+
+
+def slice_hotspot(ctx, nid: int, s: float, t: float, c: int, whole: float, thread: str | None,
+                  scope: str | None = None) -> Hotspot:
     name = ctx.pd.strings[nid]
     file, line = ctx.pd.locations.get(nid, (None, None))
     if file is not None and name.endswith(f" ({file}:{line})"):
@@ -130,6 +238,7 @@ def slice_hotspot(ctx, nid: int, s: float, t: float, c: int, whole: float, threa
         count=c,
         thread=thread,
         kind="slice",
+        scope=scope,
     )
 
 

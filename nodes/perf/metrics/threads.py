@@ -32,6 +32,11 @@ def pick_main(ctx) -> None:
         keys = list(keys)
         return max(keys, key=lambda k: (thread_busy_us(ctx, k), -k[1])) if keys else None
 
+    # The app the analysis is scoped to (metrics/scope.py): its main thread is pid == tid.
+    sc = ctx.scope
+    if sc is not None and (sc.pid, sc.pid) in pd.threads:
+        ctx.main = (sc.pid, sc.pid)
+        return
     # Android: the app whose frames were measured (frame timeline / gfxinfo pid), or the
     # app being launched; its main thread is the thread whose tid is the pid
     for (pid, _track), cols in pd.async_slices.items():
