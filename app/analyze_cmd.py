@@ -36,8 +36,10 @@ def to_json(result: AnalysisResult) -> dict[str, Any]:
     return data
 
 
-def run(paths: str | Sequence[str], as_json: bool = False, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Analyse ``paths`` (one file, or the files of one collection) and print the result."""
+def run(paths: str | Sequence[str], as_json: bool = False, out: TextIO | None = None, err: TextIO | None = None,
+        process: str | None = None) -> int:
+    """Analyse ``paths`` (one file, or the files of one collection) and print the result;
+    ``process`` (NAME or PID) is the app the frames and hot spots are about."""
     from nodes.perf.analysis import analyze_paths
 
     out = out or sys.stdout
@@ -45,7 +47,7 @@ def run(paths: str | Sequence[str], as_json: bool = False, out: TextIO | None = 
     if isinstance(paths, (str, os.PathLike)):
         paths = [os.fspath(paths)]
     try:
-        result = analyze_paths(list(paths))
+        result = analyze_paths(list(paths), process=process)
     except PerfDataError as e:
         err.write(f"perfscout: {str(e).splitlines()[0] if str(e) else 'unreadable data'}\n")
         return EXIT_BAD_INPUT

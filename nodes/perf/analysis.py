@@ -31,13 +31,15 @@ from nodes.perf.model import AnalysisResult, Evidence, Finding, StartupStats, Th
 _SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
 
 
-def analyze_file(path: str) -> AnalysisResult:
-    """Read one file and compute its analysis. Raises PerfDataError on bad input."""
-    return compute(load(os.fspath(path)))
+def analyze_file(path: str, process: str | None = None) -> AnalysisResult:
+    """Read one file and compute its analysis. Raises PerfDataError on bad input.
+    ``process`` (a name or pid) names the app the analysis is about (metrics/scope.py)."""
+    return compute(load(os.fspath(path)), process=process)
 
 
-def analyze_paths(paths: Sequence[str]) -> AnalysisResult:
-    """Analyse the files of one collection and merge them into one result."""
+def analyze_paths(paths: Sequence[str], process: str | None = None) -> AnalysisResult:
+    """Analyse the files of one collection and merge them into one result; ``process`` as
+    for :func:`analyze_file`."""
     paths = [os.fspath(p) for p in paths if p]
     if not paths:
         raise PerfDataError(None, "no data files given")
@@ -45,7 +47,7 @@ def analyze_paths(paths: Sequence[str]) -> AnalysisResult:
     errors: list[PerfDataError] = []
     for p in dict.fromkeys(paths):  # keep order, drop duplicates
         try:
-            results.append(analyze_file(p))
+            results.append(analyze_file(p, process=process))
         except PerfDataError as e:
             errors.append(e)
     if not results:

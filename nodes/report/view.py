@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
-from nodes.perf.model import AnalysisResult, Finding, Hotspot
+from nodes.perf.model import FRAME_CAUSE_LABELS, AnalysisResult, Finding, FrameCause, Hotspot
 from nodes.report import excerpt, fmt
 from nodes.report.fmt import Provenance
 
@@ -207,13 +207,19 @@ class ReportView:
         out: list[tuple[str, str]] = []
         fr = a.frames
         if fr and fr.count:
-            s = f"{fr.count:,} frames"
+            s = f"{fr.count:,} frames" + (f" of {fr.process}" if fr.process else "")
             if fr.fps:
                 s += f" at {fr.fps:.1f} FPS"
             if fr.jank_ratio is not None:
-                s += f", {fmt.ratio_pct(fr.jank_ratio)} over the {fmt.ms(fr.budget_ms)} budget"
+                if fr.jank_source == "frame timeline":  # FrameTimeline's own verdicts (docs/analyzer.md)
+                    s += f", {fmt.ratio_pct(fr.jank_ratio)} janky"
+                else:
+                    s += f", {fmt.ratio_pct(fr.jank_ratio)} over the {fmt.ms(fr.budget_ms)} budget"
             if fr.p90_ms is not None:
                 s += f" (p90 {fmt.ms(fr.p90_ms)})"
+            if fr.causes and fr.jank_count:
+                cause = next(iter(fr.causes))
+                s += f", mostly late because of {FRAME_CAUSE_LABELS[FrameCause(cause)]}"
             out.append(("frames", s))
         st = a.startup
         if st and st.median_ms is not None:

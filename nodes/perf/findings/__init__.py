@@ -38,6 +38,8 @@ def evaluate(ctx: "Context") -> list[Finding]:
     out += hotspots.hot_spots(res.hotspots, res.duration_ms, src)
     out += threads.long_tasks(res.long_tasks, ctx.long_count, src)
     out += frames.janky_frames(res.frames, src)
+    out += frames.frame_causes(res.frames, src)
+    out += frames.missing_frame_data(res.frames, src)
     out += frames.reported_jank(res.frames, pd.format, src)
     out += startup.slow_startup(res.startup, src)
     out += startup.startup_varies(res.startup, src)

@@ -205,7 +205,8 @@ def _missing(ctx, origin: str, pid: int | None, process: str | None) -> list[Mis
             capture=CAPTURE_FRAME_TIMELINE))
     if pid is None:
         return out
-    if not any(k[0] == pid for k in getattr(pd, "sched_intervals", {})):
+    if not any(k[0] == pid for k in getattr(pd, "sched_intervals", {})) and not any(
+            k[0] == pid for k in pd.thread_states):
         out.append(MissingData(
             what="scheduler states of the app's threads (sched delay, IO wait as frame causes)",
             why="the trace has no sched_switch / sched_waking events for the app",
