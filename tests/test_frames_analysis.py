@@ -295,8 +295,16 @@ def test_runnable_main_thread_is_sched_delay_and_io_wait_is_io():
 def test_ui_thread_sleeping_while_render_thread_works_is_render_thread():
     w = _one_frame([(10, 0, 38, "Choreographer#doFrame"), (11, 2, 30, "DrawFrame")],
                    {10: [(0, 2, 0, -1), (2, 32, 3, -1), (32, 38, 0, -1)], 11: [(0, 40, 0, -1)]})
-    assert w.cause == FrameCause.RENDER_THREAD and w.cause_ms == 30.0
-    assert w.evidence[0].startswith("Choreographer#doFrame waiting for RenderThread")
+    # 30 ms the UI thread waited while DrawFrame ran, + 2 ms the RenderThread ran after doFrame
+    assert w.cause == FrameCause.RENDER_THREAD and w.cause_ms == 32.0
+    assert w.evidence[0].startswith("Choreographer#doFrame waiting for RenderThread 30 ms")
+
+
+def test_a_cause_that_explains_little_of_the_frame_is_no_cause():
+    # 5 ms of main-thread work in a 40 ms frame: the rest happened elsewhere
+    w = _one_frame([(10, 0, 5, "Choreographer#doFrame")], {10: [(0, 5, 0, -1), (5, 40, 3, -1)]})
+    assert w.cause is None and w.candidates == {"main_thread_slice": 5.0}
+    assert "account for 5 ms at most of the 40 ms frame" in w.cause_missing
 
 
 def test_no_slices_and_no_sched_is_no_cause_and_says_why():

@@ -23,6 +23,10 @@ REPORTED_JANK_HIGH_PCT = 25.0
 #: that got a cause (and at least one frame); at most this many cause findings.
 CAUSE_SHARE = 0.2
 MAX_CAUSE_FINDINGS = 3
+#: A cause finding is "high" when it explains this share of the explained janky frames, at
+#: least this many of them, and the frames are "high" janky.
+CAUSE_HIGH_SHARE = 0.5
+CAUSE_HIGH_FRAMES = 3
 #: FrameTimeline types listed in a finding's text.
 TYPES_SHOWN = 4
 
@@ -170,9 +174,9 @@ def frame_causes(fs: FrameStats | None, source: str | None) -> list[Finding]:
         if w is not None:
             detail += f"; e.g. the {_fms(w.dur_ms)} frame at {_fms(w.start_ms)}: " + "; ".join(w.evidence[:3])
         sugg, link = CAUSE_SUGGESTIONS[cause]
+        high = n >= CAUSE_HIGH_FRAMES and n / explained >= CAUSE_HIGH_SHARE and (fs.jank_ratio or 0) >= JANK_RATIO_HIGH
         out.append(finding(
-            f"Late frames: {FRAME_CAUSE_LABELS[cause]}", "high" if n / explained >= 0.5 and fs.jank_ratio
-            and fs.jank_ratio >= JANK_RATIO_HIGH else "medium",
+            f"Late frames: {FRAME_CAUSE_LABELS[cause]}", "high" if high else "medium",
             detail + ".", source,
             start_ms=w.start_ms if w else None, end_ms=round(w.start_ms + w.dur_ms, 3) if w else None,
             events=(w.evidence[:5] if w else []),
