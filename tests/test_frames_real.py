@@ -128,8 +128,10 @@ def test_emulator_frames_are_the_process_with_the_most_surface_frames(emu_data):
     assert fs.jank_count == visible and fs.jank_ratio == round(visible / fs.count, 4)
     assert 0 < visible < sum(1 for f in mine if f.jank_type != "None")  # stuffing/prediction alone are not jank
     assert {o.pid for o in fs.other_processes} == set(surface) - {app}
-    title = next(f.title for f in res.findings if f.title.startswith("Janky frames"))
-    assert title.endswith(f"of {fs.process}")
+    # a jank trace: the answer leads with the jank and its causes, each with a suggestion
+    assert res.findings[0].title == f"Janky frames: {fs.jank_ratio * 100:.1f} % of {fs.process}"
+    assert res.findings[1].title.startswith("Late frames: ")
+    assert all(f.suggestion and f.link for f in res.findings if f.family == "frames")
 
 
 def test_named_process_chooses_the_frames(emu_data):
@@ -144,7 +146,8 @@ def test_cold_start_without_frame_timeline_says_what_is_missing_and_how_to_captu
     miss = fs.missing[0]
     assert "FrameTimeline" in miss.what and 'name: "android.surfaceflinger.frametimeline"' in miss.capture
     f = next(f for f in cold.findings if f.title == "Frame analysis is missing data")
-    assert "android.surfaceflinger.frametimeline" in f.suggestion
+    assert "android.surfaceflinger.frametimeline" in f.suggestion and f.family == "frames"
+    assert cold.findings[0].family == "startup"  # a startup trace leads with the startup
     # the first frame's cause is decided on the app's own slices, with evidence
     w = fs.worst[0]
     assert w.cause is not None and w.evidence and w.cause_ms <= w.dur_ms

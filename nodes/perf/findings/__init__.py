@@ -23,10 +23,13 @@ __all__ = ["evaluate", "incomplete_data", "lead_family", "ordered", "SEVERITY_OR
 
 def lead_family(res) -> str | None:
     """The family the answer leads with: "startup" when the data holds an app startup read
-    from a system trace (the question such a trace answers), else None (severity alone)."""
+    from a system trace (the question such a trace answers), "frames" when the app's frames
+    are janky (findings/frames.py ``is_jank_trace``), else None (severity alone)."""
     st = getattr(res, "startup", None)
     if st is not None and any(r.package for r in st.runs):
         return "startup"
+    if frames.is_jank_trace(getattr(res, "frames", None)):
+        return "frames"  # a jank trace: the jank and its causes lead
     return None
 
 

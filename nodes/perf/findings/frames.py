@@ -71,7 +71,15 @@ NO_CAUSE_SUGGESTION = ("Capture a system trace with atrace (gfx, view) and sched
                        "explained; the Janky frames track shows it.", _JANK_DETECTION)
 WITHIN_BUDGET_SUGGESTION = ("Keep it so: a Macrobenchmark FrameTimingMetric test catches regressions.",
                             "https://developer.android.com/topic/performance/benchmarking/macrobenchmark-metrics")
-MISSING_LINK = "https://perfetto.dev/docs/data-sources/frametimeline"
+#: Recording a Perfetto trace on a device with a config (developer.android.com).
+MISSING_LINK = "https://developer.android.com/tools/perfetto"
+FAMILY = "frames"
+
+
+def is_jank_trace(fs: FrameStats | None) -> bool:
+    """The app's frames are janky enough to be a finding: what a trace is about when it holds
+    no app startup."""
+    return bool(fs and fs.count and fs.jank_ratio is not None and fs.jank_ratio >= JANK_RATIO)
 
 
 def _app(fs: FrameStats) -> str:
@@ -143,7 +151,7 @@ def janky_frames(fs: FrameStats | None, source: str | None) -> list[Finding]:
             metric={"jank_ratio": fs.jank_ratio, "count": fs.count, "budget_ms": fs.budget_ms,
                     "jank_source": fs.jank_source, **({"pid": float(fs.pid)} if fs.pid is not None else {}),
                     **({"cause": cause.value} if cause else {})},
-            suggestion=sugg, link=link,
+            suggestion=sugg, link=link, family=FAMILY,
         )]
     if fs.count >= WITHIN_BUDGET_MIN_FRAMES:
         how = ("carry a user-visible jank type" if fs.jank_source == "frame timeline"
@@ -151,7 +159,7 @@ def janky_frames(fs: FrameStats | None, source: str | None) -> list[Finding]:
         return [finding("Frames within budget", "info",
                         f"{fs.count:,} frames{of}, {_fpct(fs.jank_ratio * 100)} {how}.",
                         source, metric={"jank_ratio": fs.jank_ratio},
-                        suggestion=WITHIN_BUDGET_SUGGESTION[0], link=WITHIN_BUDGET_SUGGESTION[1])]
+                        suggestion=WITHIN_BUDGET_SUGGESTION[0], link=WITHIN_BUDGET_SUGGESTION[1], family=FAMILY)]
     return []
 
 
@@ -181,7 +189,7 @@ def frame_causes(fs: FrameStats | None, source: str | None) -> list[Finding]:
             start_ms=w.start_ms if w else None, end_ms=round(w.start_ms + w.dur_ms, 3) if w else None,
             events=(w.evidence[:5] if w else []),
             metric={"cause": c, "frames": float(n), "explained": float(explained)},
-            suggestion=sugg, link=link,
+            suggestion=sugg, link=link, family=FAMILY,
         ))
     return out
 
@@ -199,7 +207,7 @@ def missing_frame_data(fs: FrameStats | None, source: str | None) -> list[Findin
         source, metric={"missing": float(len(fs.missing))},
         suggestion=("Record again with: " + " ".join(x.capture for x in fs.missing if x.capture)) if any(
             x.capture for x in fs.missing) else "Record a trace while the app draws frames.",
-        link=MISSING_LINK,
+        link=MISSING_LINK, family=FAMILY,
     )]
 
 
@@ -220,5 +228,5 @@ def reported_jank(fs: FrameStats | None, fmt: str, source: str | None) -> list[F
         + (f"; p90 {_fms(rep['p90'])}" if rep.get("p90") is not None else "") + ".",
         source, metric={"janky_percent": jp},
         suggestion="Record a system trace of the same interaction to see which frames are late and why.",
-        link=_JANK_DETECTION,
+        link=_JANK_DETECTION, family=FAMILY,
     )]
