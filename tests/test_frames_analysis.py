@@ -322,3 +322,46 @@ def test_scope_rules_on_names():
     assert scope_mod.find_process(pd, "remote") == 6
     sc, _ = scope_mod.identify(pd, "com.verylongpackage.name.app")
     assert sc.app_pids == frozenset({5, 6}) and sc.group(6) == "app" and sc.group(7) == "system"
+
+
+# --- binder transactions → slices --------------------------------------------------------
+
+
+def _binder_bundle(b, cpu: int, events: list[tuple[float, int, str, dict]]) -> None:
+    pkt = b.add_packet()
+    pkt.trusted_packet_sequence_id = SEQ
+    pkt.ftrace_events.cpu = cpu
+    for ts, tid, kind, fields in events:
+        e = pkt.ftrace_events.event.add()
+        e.timestamp, e.pid = int(ts * MS), tid
+        msg = getattr(e, kind)
+        for k, v in fields.items():
+            setattr(msg, k, v)
+
+
+def test_binder_ftrace_events_become_trace_processors_binder_slices(tmp_path):
+    b = TraceProtoBuilder()
+    _process_tree(b, {APP: "com.example.app", SYSTEM_SERVER: "system_server"},
+                  {APP: (APP, "example.app"), 1001: (SYSTEM_SERVER, "binder:1000_1")})
+    # the server's CPU bundle is read first: pairing must follow time, not arrival
+    _binder_bundle(b, 1, [
+        (2.0, 1001, "binder_transaction_received", {"debug_id": 7}),
+        (8.0, 1001, "binder_transaction", {"debug_id": 8, "reply": 1}),
+        (12.0, 1001, "binder_transaction_received", {"debug_id": 9}),
+    ])
+    _binder_bundle(b, 0, [
+        (1.0, APP, "binder_transaction", {"debug_id": 7, "reply": 0, "flags": 0}),
+        (9.0, APP, "binder_transaction_received", {"debug_id": 8}),
+        (11.0, APP, "binder_transaction", {"debug_id": 9, "reply": 0, "flags": 1}),  # one-way
+    ])
+    p = tmp_path / "binder.perfetto-trace"
+    p.write_bytes(b.serialize())
+    data = perfetto.parse(str(p))
+
+    def slices(key):
+        c = data.slices[key]
+        return sorted((data.strings[n], t / 1000.0, d / 1000.0) for t, d, n in zip(c.ts, c.dur, c.name))
+
+    # the client blocked from sending until the reply came back; the server replied in between
+    assert slices((APP, APP)) == [("binder transaction", 1.0, 8.0), ("binder transaction async", 11.0, 0.0)]
+    assert slices((SYSTEM_SERVER, 1001)) == [("binder async rcv", 12.0, 0.0), ("binder reply", 2.0, 6.0)]

@@ -16,6 +16,7 @@ from array import array
 from dataclasses import dataclass, field
 
 from nodes.perf.model import PerfData, SchedIntervals
+from nodes.perf.parsers.perfetto_binder import BinderState
 
 # Event codes in the per-thread atrace columns.
 _B, _E = 1, 2
@@ -125,6 +126,8 @@ class FtraceState:
         self.blocked_reasons = 0
         #: (tgid, tid, ts_ns, name) of atrace instants.
         self.instants: list[tuple[int, int, int, str]] = []
+        #: binder_transaction / _received → "binder transaction" / "binder reply" slices.
+        self.binder = BinderState()
         self.sched_intervals_dropped = 0
 
     # --- helpers -----------------------------------------------------------------------
@@ -188,6 +191,10 @@ class FtraceState:
                 if br.pid and br.HasField("io_wait"):
                     self.blocked_reasons += 1
                     self._push(self.sched, br.pid, to_ns(e.timestamp), _BLOCKED, 1 if br.io_wait else 0)
+            elif kind == "binder_transaction":
+                self.binder.transaction(to_ns(e.timestamp), tid, e.binder_transaction)
+            elif kind == "binder_transaction_received":
+                self.binder.received(to_ns(e.timestamp), tid, e.binder_transaction_received)
             elif kind == "task_newtask":
                 nt = e.task_newtask
                 if nt.comm:
@@ -350,6 +357,9 @@ class FtraceState:
                     self.unmatched_ends += 1
             self.unfinished += len(stack)
         self.atrace.clear()
+        self.binder.finish(data, lambda t: self.pid_for(t, known_tgid))
+        if self.binder.dropped:
+            data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
         for tgid, tid, ts, name in self.instants:
             data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
         end = self.sched_last_ns
