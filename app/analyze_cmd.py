@@ -135,16 +135,27 @@ def render(result: AnalysisResult, out: TextIO | None = None) -> None:
     fs = r.frames
     if fs:
         line = (f"[bold]Frames[/bold]: {fs.count}"
+                + (f" of {e(fs.process or str(fs.pid))} ({e(fs.chosen_by or '')})" if fs.pid is not None else "")
                 + (f", {fs.fps:g} fps" if fs.fps else "")
-                + (f", jank {fs.jank_ratio * 100:.1f}% ({fs.jank_count})" if fs.jank_ratio is not None else "")
+                + (f", jank {fs.jank_ratio * 100:.1f}% ({fs.jank_count}, {e(fs.jank_source)})" if fs.jank_ratio is not None else "")
                 + f", p50 {_ms(fs.p50_ms)}, p90 {_ms(fs.p90_ms)}, p99 {_ms(fs.p99_ms)}"
                 + f"; budget {fs.budget_ms:g} ms ({e(fs.budget_source)})")
         con.print(line)
+        if fs.jank_types:
+            con.print("  jank types: " + e(", ".join(f"{k} {v}" for k, v in fs.jank_types.items())))
+        if fs.causes:
+            con.print("  causes: " + e(", ".join(f"{k} {v}" for k, v in fs.causes.items())))
+        if fs.other_processes:
+            con.print("  other processes: " + e(", ".join(f"{o.process or o.pid} {o.count}" for o in fs.other_processes[:5])))
+        for m in fs.missing[:3]:
+            con.print(f"  [dim]missing: {e(m.what)}[/dim]")
         if fs.reported:
             keys = [k for k, v in fs.reported.items() if not (isinstance(v, str) and len(v) > 60)][:10]
             con.print("  reported: " + e(", ".join(f"{k}={fs.reported[k]}" for k in keys)))
         for w in fs.worst[:3]:
-            con.print(f"  worst: {_ms(w.dur_ms)} at {_ms(w.start_ms)}" + (f" — {e('; '.join(w.ran[:3]))}" if w.ran else ""))
+            why = f" — {e(w.cause.value)}: {e('; '.join(w.evidence[:2]))}" if w.cause else (
+                f" — {e('; '.join(w.ran[:3]))}" if w.ran else "")
+            con.print(f"  worst: {_ms(w.dur_ms)} at {_ms(w.start_ms)}" + why)
 
     st = r.startup
     if st:
