@@ -71,10 +71,19 @@ def slow_imports(st: StartupStats | None, imports: list[ImportEntry], source: st
 #: Android vitals' "excessive" launch times by kind (developer.android.com/topic/performance/
 #: vitals/launch-time): the same numbers as SLOW_STARTUP_MS.
 VITALS_SLOW_MS = SLOW_STARTUP_MS
-#: Breakdown reasons that are scheduler states, named for a reader.
+#: Breakdown reasons (trace_processor's keys and thread states) named for a reader.
 STATE_WORDS = {"Running": "running on a CPU", "R": "runnable (waiting for a CPU)", "R+": "runnable (preempted)",
                "S": "sleeping", "D": "uninterruptible sleep", "io": "blocked on IO",
-               "launch_delay": "before the app's main thread ran"}
+               "launch_delay": "before the app's main thread ran", "bind_application": "bindApplication",
+               "activity_start": "activityStart", "activity_resume": "activityResume",
+               "activity_restart": "activityRestart", "choreographer_do_frame": "Choreographer#doFrame",
+               "verify_class": "class verification", "binder": "binder transactions",
+               "monitor_contention": "monitor contention", "art_lock_contention": "ART lock contention",
+               "mutex_contention": "pthread mutex contention", "dlopen": "dlopen (native libraries)",
+               "open_dex_files_from_oat": "opening dex files", "inflate": "view inflation",
+               "resources_manager_get_resources": "ResourcesManager#getResources",
+               "userspace_memory_reclaim": "waiting for GC", "kernel_memory_reclaim": "kernel memory reclaim",
+               "client_transaction_executed": "clientTransactionExecuted"}
 
 
 def _android_runs(st: StartupStats | None):
