@@ -20,6 +20,12 @@ IMPORTS_MS = 100.0
 IMPORTS_HIGH_MS = 500.0
 
 
+def _advice(key: str) -> dict:
+    """suggestion= and link= of a finding from the curated table (nodes/perf/suggestions.py)."""
+    s = suggestions.get(key)
+    return {"suggestion": s.text, "link": s.link} if s else {}
+
+
 def slow_startup(st: StartupStats | None, source: str | None) -> list[Finding]:
     if not st or st.median_ms is None:
         return []
@@ -30,7 +36,7 @@ def slow_startup(st: StartupStats | None, source: str | None) -> list[Finding]:
         f"Slow startup: {_fms(st.median_ms)} (median)", "high" if st.median_ms >= 2 * limit else "medium",
         f"{len(st.runs):,} run(s), median {_fms(st.median_ms)}, min {_fms(st.min_ms)}, max {_fms(st.max_ms)} "
         f"({st.kind}); threshold {_fms(limit)}.",
-        source, metric={"median_ms": st.median_ms, "runs": len(st.runs)},
+        source, metric={"median_ms": st.median_ms, "runs": len(st.runs)}, family="startup", **_advice("SLOW_LAUNCH"),
     )]
 
 
@@ -40,7 +46,7 @@ def startup_varies(st: StartupStats | None, source: str | None) -> list[Finding]
         return []
     return [finding("Startup time varies a lot", "low",
                     f"spread {_fms(st.spread_ms)} over {len(st.runs):,} runs (median {_fms(st.median_ms)}).",
-                    source, metric={"spread_ms": st.spread_ms})]
+                    source, metric={"spread_ms": st.spread_ms}, family="startup", **_advice("STARTUP_VARIES"))]
 
 
 def first_run_slower(st: StartupStats | None, source: str | None) -> list[Finding]:
@@ -49,7 +55,8 @@ def first_run_slower(st: StartupStats | None, source: str | None) -> list[Findin
         return []
     return [finding("The first run is much slower", "info",
                     f"first run {_fms(st.first_ms)} vs median {_fms(st.median_ms)}: cold caches, "
-                    "bytecode compilation or disk reads.", source, metric={"first_ms": st.first_ms})]
+                    "bytecode compilation or disk reads.", source, metric={"first_ms": st.first_ms}, family="startup",
+                    **_advice("FIRST_RUN_SLOWER"))]
 
 
 def slow_imports(st: StartupStats | None, imports: list[ImportEntry], source: str | None) -> list[Finding]:
@@ -63,7 +70,8 @@ def slow_imports(st: StartupStats | None, imports: list[ImportEntry], source: st
     return [finding(
         f"Imports take {_fms(total)}", "medium" if total < IMPORTS_HIGH_MS else "high",
         "Heaviest modules by own time: " + ", ".join(f"{i.module} {_fms(i.self_us / 1000)}" for i in heavy) + ".",
-        source, events=[i.module for i in heavy], metric={"import_ms": round(total, 3)},
+        source, events=[i.module for i in heavy], metric={"import_ms": round(total, 3)}, family="startup",
+        **_advice("SLOW_IMPORTS"),
     )]
 
 
