@@ -371,3 +371,26 @@ def test_prev_state_is_read_with_the_kernels_bit_layout(raw, kernel, want):
 def test_kernel_version_from_the_uname_line():
     assert kernel_version("Linux 3.10.73-gb75eb01 aarch64") == (3, 10)
     assert kernel_version(None) is None
+
+
+def test_the_report_headline_and_answer_lead_with_the_startup(real):
+    from nodes.report.view import build_view
+
+    for name, result in real.items():
+        _, _, ttid, _, kind = REFERENCE[name]
+        v = build_view(result.model_dump())
+        first, *rest = v.summary_sentences()
+        assert first.startswith(f"{TARGET} {kind} start: TTID ") and "TTFD" in first
+        assert "the biggest part is" in first
+        assert any("first suggestion:" in s and "https://developer.android.com/" in s for s in rest)
+        assert v.ranked_findings()[0].family == "startup"
+
+
+def test_legacy_startup_rules_carry_a_suggestion_too():
+    from nodes.perf.findings.startup import first_run_slower, slow_startup
+    from nodes.perf.model import StartupRun, StartupStats
+
+    st = StartupStats(runs=[StartupRun(index=i, total_ms=t) for i, t in enumerate((9000.0, 2500.0, 2600.0))],
+                      median_ms=2600.0, first_ms=9000.0, min_ms=2500.0, max_ms=9000.0, spread_ms=6500.0)
+    found = slow_startup(st, None) + first_run_slower(st, None)
+    assert len(found) == 2 and all(f.suggestion and f.link and f.family == "startup" for f in found)

@@ -78,6 +78,13 @@ TABLE: dict[str, Suggestion] = {
         "Measure repeatedly with Macrobenchmark (StartupTimingMetric) and look at the largest part of the breakdown first", _MACRO),
     "NO_REPORT_FULLY_DRAWN": Suggestion(
         "Call reportFullyDrawn() when the content is shown so time to full display can be measured", _FULLY_DRAWN),
+    "STARTUP_VARIES": Suggestion(
+        "Launch times vary a lot: run more iterations on an idle machine and compare medians, not single runs", _MACRO),
+    "FIRST_RUN_SLOWER": Suggestion(
+        "The first run pays for cold caches and compilation: measure cold and warm starts apart", _MACRO),
+    "SLOW_IMPORTS": Suggestion(
+        "Import heavy modules lazily (inside the function that needs them) and drop unused imports",
+        "https://docs.python.org/3/using/cmdline.html#cmdoption-X"),
     "SLOW_LAUNCH": Suggestion(
         "The launch is over Android vitals' threshold for its kind: work through the slow-start reasons and the breakdown", _LAUNCH),
 }

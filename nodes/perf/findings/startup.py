@@ -20,6 +20,12 @@ IMPORTS_MS = 100.0
 IMPORTS_HIGH_MS = 500.0
 
 
+def _advice(key: str) -> dict:
+    """suggestion= and link= of a finding from the curated table (nodes/perf/suggestions.py)."""
+    s = suggestions.get(key)
+    return {"suggestion": s.text, "link": s.link} if s else {}
+
+
 def slow_startup(st: StartupStats | None, source: str | None) -> list[Finding]:
     if not st or st.median_ms is None:
         return []
@@ -30,7 +36,7 @@ def slow_startup(st: StartupStats | None, source: str | None) -> list[Finding]:
         f"Slow startup: {_fms(st.median_ms)} (median)", "high" if st.median_ms >= 2 * limit else "medium",
         f"{len(st.runs):,} run(s), median {_fms(st.median_ms)}, min {_fms(st.min_ms)}, max {_fms(st.max_ms)} "
         f"({st.kind}); threshold {_fms(limit)}.",
-        source, metric={"median_ms": st.median_ms, "runs": len(st.runs)},
+        source, metric={"median_ms": st.median_ms, "runs": len(st.runs)}, family="startup", **_advice("SLOW_LAUNCH"),
     )]
 
 
@@ -40,7 +46,7 @@ def startup_varies(st: StartupStats | None, source: str | None) -> list[Finding]
         return []
     return [finding("Startup time varies a lot", "low",
                     f"spread {_fms(st.spread_ms)} over {len(st.runs):,} runs (median {_fms(st.median_ms)}).",
-                    source, metric={"spread_ms": st.spread_ms})]
+                    source, metric={"spread_ms": st.spread_ms}, family="startup", **_advice("STARTUP_VARIES"))]
 
 
 def first_run_slower(st: StartupStats | None, source: str | None) -> list[Finding]:
@@ -49,7 +55,8 @@ def first_run_slower(st: StartupStats | None, source: str | None) -> list[Findin
         return []
     return [finding("The first run is much slower", "info",
                     f"first run {_fms(st.first_ms)} vs median {_fms(st.median_ms)}: cold caches, "
-                    "bytecode compilation or disk reads.", source, metric={"first_ms": st.first_ms})]
+                    "bytecode compilation or disk reads.", source, metric={"first_ms": st.first_ms}, family="startup",
+                    **_advice("FIRST_RUN_SLOWER"))]
 
 
 def slow_imports(st: StartupStats | None, imports: list[ImportEntry], source: str | None) -> list[Finding]:
@@ -63,7 +70,8 @@ def slow_imports(st: StartupStats | None, imports: list[ImportEntry], source: st
     return [finding(
         f"Imports take {_fms(total)}", "medium" if total < IMPORTS_HIGH_MS else "high",
         "Heaviest modules by own time: " + ", ".join(f"{i.module} {_fms(i.self_us / 1000)}" for i in heavy) + ".",
-        source, events=[i.module for i in heavy], metric={"import_ms": round(total, 3)},
+        source, events=[i.module for i in heavy], metric={"import_ms": round(total, 3)}, family="startup",
+        **_advice("SLOW_IMPORTS"),
     )]
 
 
@@ -71,10 +79,19 @@ def slow_imports(st: StartupStats | None, imports: list[ImportEntry], source: st
 #: Android vitals' "excessive" launch times by kind (developer.android.com/topic/performance/
 #: vitals/launch-time): the same numbers as SLOW_STARTUP_MS.
 VITALS_SLOW_MS = SLOW_STARTUP_MS
-#: Breakdown reasons that are scheduler states, named for a reader.
+#: Breakdown reasons (trace_processor's keys and thread states) named for a reader.
 STATE_WORDS = {"Running": "running on a CPU", "R": "runnable (waiting for a CPU)", "R+": "runnable (preempted)",
                "S": "sleeping", "D": "uninterruptible sleep", "io": "blocked on IO",
-               "launch_delay": "before the app's main thread ran"}
+               "launch_delay": "before the app's main thread ran", "bind_application": "bindApplication",
+               "activity_start": "activityStart", "activity_resume": "activityResume",
+               "activity_restart": "activityRestart", "choreographer_do_frame": "Choreographer#doFrame",
+               "verify_class": "class verification", "binder": "binder transactions",
+               "monitor_contention": "monitor contention", "art_lock_contention": "ART lock contention",
+               "mutex_contention": "pthread mutex contention", "dlopen": "dlopen (native libraries)",
+               "open_dex_files_from_oat": "opening dex files", "inflate": "view inflation",
+               "resources_manager_get_resources": "ResourcesManager#getResources",
+               "userspace_memory_reclaim": "waiting for GC", "kernel_memory_reclaim": "kernel memory reclaim",
+               "client_transaction_executed": "clientTransactionExecuted"}
 
 
 def _android_runs(st: StartupStats | None):
