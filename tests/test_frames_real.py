@@ -168,3 +168,15 @@ def test_analyze_json_has_the_keys_and_process_chooses(tmp_path):
     for key in ("cause", "cause_ms", "evidence", "candidates"):
         assert key in fr["worst"][0]
     assert {"slice_stats", "app"} <= d.keys()
+
+
+def test_on_a_jank_trace_the_headline_and_answer_lead_with_the_jank_and_its_causes(emu_data):
+    from nodes.report.view import build_view
+
+    res = compute(emu_data)
+    fs = res.frames
+    first, *rest = build_view(res.model_dump()).summary_sentences()
+    assert f"{fs.count} frames of {fs.process}" in first and "janky" in first
+    top = next(iter(fs.causes))
+    assert "mostly late because of" in first and top in {c.value for c in (w.cause for w in fs.worst) if c}
+    assert any("first suggestion:" in s and "https://developer.android.com/" in s for s in rest)

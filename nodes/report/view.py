@@ -279,6 +279,7 @@ class ReportView:
         run = self.app_startup
         if run is not None:
             return self._app_startup_lead(run, [f for f in facts if f[0] != "startup"])
+        facts = self._jank_lead(facts)
         if self.is_startup and st is not None and st.median_ms is not None:
             n = len(st.runs)
             ready = {r.ready_by for r in st.runs}
@@ -299,6 +300,20 @@ class ReportView:
         else:
             what = f"{self.subject}: {a.format} data"
         return what, facts
+
+    def _jank_lead(self, facts: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """On a jank trace (the app's frames are janky, no startup: lead_family "frames") the
+        frames clause — the app, its janky share, the main cause — then the first frame
+        suggestion lead the other facts."""
+        from nodes.perf.findings import lead_family
+
+        if lead_family(self.analysis) != "frames":
+            return facts
+        first = next((f for f in self.ranked_findings() if f.family == "frames" and f.suggestion), None)
+        lead = [f for f in facts if f[0] == "frames"]
+        if first is not None:
+            lead.append(("suggestion", f"first suggestion: {first.suggestion}" + (f" ({first.link})" if first.link else "")))
+        return lead + [f for f in facts if f[0] != "frames"]
 
     def _app_startup_lead(self, run, facts: list[tuple[str, str]]) -> tuple[str, list[tuple[str, str]]]:
         """"<package> cold start: TTID …, TTFD …", then the biggest part of the breakdown and

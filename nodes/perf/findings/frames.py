@@ -149,8 +149,7 @@ def janky_frames(fs: FrameStats | None, source: str | None) -> list[Finding]:
             end_ms=round(w.start_ms + w.dur_ms, 3) if w else None,
             events=((w.evidence or w.ran)[:5] if w else []),
             metric={"jank_ratio": fs.jank_ratio, "count": fs.count, "budget_ms": fs.budget_ms,
-                    "jank_source": fs.jank_source, **({"pid": float(fs.pid)} if fs.pid is not None else {}),
-                    **({"cause": cause.value} if cause else {})},
+                    "jank_source": fs.jank_source, **({"cause": cause.value} if cause else {})},
             suggestion=sugg, link=link, family=FAMILY,
         )]
     if fs.count >= WITHIN_BUDGET_MIN_FRAMES:
