@@ -95,6 +95,9 @@ def merge(results: Sequence[AnalysisResult]) -> AnalysisResult:
     overall.sort(key=lambda h: (-h.self_ms, -h.total_ms))
     out.hotspots = overall + per_thread
     out.threads = merge_threads(results)
+    # the app scope and slice statistics of the files that have them (traces of one run)
+    out.app = next((r.app for r in results if r.app is not None), None)
+    out.slice_stats = [s for r in results for s in r.slice_stats]
     framed = [r for r in results if r.frames is not None]
     if framed:
         best = max(framed, key=lambda r: r.frames.count)  # type: ignore[union-attr]
