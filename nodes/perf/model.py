@@ -572,8 +572,9 @@ class FrameStats(BaseModel):
     #: The one process these frames are of (count, percentiles and jank are its own).
     pid: int | None = None
     process: str | None = None
-    #: Why that process: "named by the user", "launched package", "most surface frames",
-    #: "main thread" (no process-tagged frames), or "single source" (e.g. gfxinfo of one app).
+    #: Why that process: an app rule of metrics/scope.py ("named by the user", "launched
+    #: package", "most surface frames", "most frames"), "most frames (no app identified)" (e.g. a
+    #: Chrome trace's compositor), or "single source" (frames with no process, e.g. gfxinfo).
     chosen_by: str | None = None
     #: FrameTimeline jank types as the trace marks them, each component of a combined type
     #: counted on its own ("App Deadline Missed, Buffer Stuffing" counts under both).

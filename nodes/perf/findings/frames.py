@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from nodes.perf.findings.common import finding
 from nodes.perf.metrics.common import _fms, _fpct
+from nodes.perf.metrics.scope import CHOSEN_BY_FRAMES, CHOSEN_BY_LAUNCH, CHOSEN_BY_SURFACE_FRAMES, CHOSEN_BY_USER
 from nodes.perf.metrics.frames import _reported
 from nodes.perf.model import FRAME_CAUSE_LABELS, FrameCause, FrameStats, Finding, WorstFrame
 from nodes.perf.parsers.perfetto_frames import JANK_LABELS, USER_VISIBLE_JANK
@@ -74,12 +75,15 @@ WITHIN_BUDGET_SUGGESTION = ("Keep it so: a Macrobenchmark FrameTimingMetric test
 #: Recording a Perfetto trace on a device with a config (developer.android.com).
 MISSING_LINK = "https://developer.android.com/tools/perfetto"
 FAMILY = "frames"
+APP_RULES = frozenset({CHOSEN_BY_USER, CHOSEN_BY_LAUNCH, CHOSEN_BY_SURFACE_FRAMES, CHOSEN_BY_FRAMES})
 
 
 def is_jank_trace(fs: FrameStats | None) -> bool:
-    """The app's frames are janky enough to be a finding: what a trace is about when it holds
-    no app startup."""
-    return bool(fs and fs.count and fs.jank_ratio is not None and fs.jank_ratio >= JANK_RATIO)
+    """An app's frames (metrics/scope.py chose the app) are janky enough to be a finding: what
+    a system trace is about when it holds no app startup. Frames of no identified app (a web
+    page's compositor, one gfxinfo dump) do not decide what the answer leads with."""
+    return bool(fs and fs.count and fs.jank_ratio is not None and fs.jank_ratio >= JANK_RATIO
+                and fs.chosen_by in APP_RULES)
 
 
 def _app(fs: FrameStats) -> str:

@@ -24,6 +24,8 @@ from nodes.perf.model import Frame, FrameStats, MissingData, OtherProcessFrames,
 from nodes.perf.parsers.perfetto_frames import jank_components
 
 
+#: ``chosen_by`` of frames whose process no app rule chose (e.g. a Chrome trace's compositor).
+NO_APP_CHOSEN_BY = "most frames (no app identified)"
 #: At most this many janky frames of the app get a cause (the worst first): bounded work.
 MAX_CAUSE_FRAMES = 200
 #: How many worst frames the result lists.
@@ -67,7 +69,7 @@ def frames(ctx) -> FrameStats | None:
         else:
             counts = Counter(f.pid for f in frames if f.pid)
             pid = max(counts, key=lambda p: (counts[p], -p))
-            chosen_by = "most frames"
+            chosen_by = NO_APP_CHOSEN_BY
         others = [f for f in frames if f.pid != pid]
         frames = [f for f in frames if f.pid == pid]
     elif frames:
