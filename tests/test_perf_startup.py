@@ -168,6 +168,11 @@ class _Trace:
         self.events.append(("blocked", int(ts_ms * MS), tid, io_wait))
         return self
 
+    def binder(self, ts_ms: float, tid: int, debug_id: int, *, reply: bool = False, oneway: bool = False,
+               received: bool = False):
+        self.events.append(("binder", int(ts_ms * MS), tid, debug_id, reply, oneway, received))
+        return self
+
     def write(self, path: Path) -> str:
         pkt = self.b.add_packet()
         pkt.trusted_packet_sequence_id = self.SEQ
@@ -187,6 +192,13 @@ class _Trace:
                 e.pid = 0
                 e.sched_waking.pid = ev[2]
                 e.sched_waking.comm = "t"
+            elif ev[0] == "binder":
+                e.pid = ev[2]
+                if ev[6]:
+                    e.binder_transaction_received.debug_id = ev[3]
+                else:
+                    bt = e.binder_transaction
+                    bt.debug_id, bt.reply, bt.flags = ev[3], 1 if ev[4] else 0, 1 if ev[5] else 0
             else:
                 e.pid = ev[2]
                 e.sched_blocked_reason.pid = ev[2]
@@ -394,3 +406,22 @@ def test_legacy_startup_rules_carry_a_suggestion_too():
                       median_ms=2600.0, first_ms=9000.0, min_ms=2500.0, max_ms=9000.0, spread_ms=6500.0)
     found = slow_startup(st, None) + first_run_slower(st, None)
     assert len(found) == 2 and all(f.suggestion and f.link and f.family == "startup" for f in found)
+
+
+def test_binder_calls_become_slices_the_breakdown_blames_and_a_slow_reason(tmp_path):
+    t = _cold(_app())
+    # main thread calls system_server inside bindApplication: 15–40 ms; the server replies after 23 ms
+    t.binder(15, MAIN, 1).binder(16, SSTID, 1, received=True).binder(39, SSTID, 2, reply=True)
+    t.binder(40, MAIN, 2, received=True)
+    t.binder(50, MAIN, 3, oneway=True).binder(51, SSTID, 3, received=True)  # one-way: blocks no one
+    t.wake(5, MAIN).switch(5, 0, 0, MAIN).switch(15, MAIN, 1, 0).wake(40, MAIN).switch(40, 0, 0, MAIN)
+    t.switch(110, MAIN, 1, 0)
+    r, run = _one(t.write(tmp_path / "t.perfetto-trace"))
+    got = {b.reason: b.dur_ms for b in run.breakdown}
+    assert got["binder"] == pytest.approx(25.0)  # asleep in the call: the slice's name wins over S
+    assert sum(got.values()) == pytest.approx(run.total_ms)
+    pd_binder = r.meta["perfetto.binder_slices"]
+    assert pd_binder == "2"  # the client's transaction and the server's reply; none for the one-way call
+    blocked = [x for x in run.slow_reasons if x.id == "MAIN_THREAD_BINDER_TRANSCATIONS_BLOCKED"]
+    assert blocked and blocked[0].observed_ms == pytest.approx(25.0) and blocked[0].observed == 1
+    assert "background thread" in blocked[0].suggestion

@@ -398,10 +398,10 @@ def _flat_slices(ctx, key, start: float, end: float) -> list[tuple[float, float,
     non-overlapping (start, end, reason) pieces (``_intervals_flatten`` of the normalised,
     re-parented slice tree, clipped to the startup)."""
     s = _thread_slices(ctx, key)
-    if s is None:
-        return []
+    named = s.where(ctx.pd, lambda n: normalize(n) is not None) if s is not None else []
+    named += [(t, d, n) for t, d, n, _reply in ctx.pd.binder_slices.get(key, [])]
     hits = []
-    for t, d, n in s.where(ctx.pd, lambda n: normalize(n) is not None):
+    for t, d, n in named:
         if d > 0 and t < end and t + d > start:
             hits.append((t, t + d, normalize(n)))
     # slices on one thread nest: sorted by start (longer first), the open stack's top is deepest

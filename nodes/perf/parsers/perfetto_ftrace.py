@@ -16,6 +16,7 @@ from array import array
 from dataclasses import dataclass, field
 
 from nodes.perf.model import PerfData, SchedIntervals
+from nodes.perf.parsers.perfetto_binder import BinderState
 
 # Event codes in the per-thread atrace columns.
 _B, _E = 1, 2
@@ -126,6 +127,8 @@ class FtraceState:
         #: (tgid, tid, ts_ns, name) of atrace instants.
         self.instants: list[tuple[int, int, int, str]] = []
         self.sched_intervals_dropped = 0
+        self.binder = BinderState()
+        self.binder_slices = 0
 
     # --- helpers -----------------------------------------------------------------------
     def _name_id(self, name: str) -> int:
@@ -181,6 +184,10 @@ class FtraceState:
                 self._wake(to_ns(e.timestamp), w.pid, w.comm)
             elif kind == "zero":
                 self._zero(to_ns(e.timestamp), tid, e.zero)
+            elif kind == "binder_transaction":
+                self.binder.transaction(to_ns(e.timestamp), tid, e.binder_transaction)
+            elif kind == "binder_transaction_received":
+                self.binder.received(to_ns(e.timestamp), tid, e.binder_transaction_received)
             elif kind == "sched_blocked_reason":
                 # Emitted when a blocked task is woken: says whether it waited on IO. Applies
                 # to the task's last blocked interval, as trace_processor's thread_state does.
@@ -352,6 +359,7 @@ class FtraceState:
         self.atrace.clear()
         for tgid, tid, ts, name in self.instants:
             data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
+        self.binder_slices = self.binder.finish(data, lambda t: self.pid_for(t, known_tgid))
         end = self.sched_last_ns
         kept = 0
         for tid, cols in self.sched.items():
