@@ -425,3 +425,14 @@ def test_binder_calls_become_slices_the_breakdown_blames_and_a_slow_reason(tmp_p
     blocked = [x for x in run.slow_reasons if x.id == "MAIN_THREAD_BINDER_TRANSCATIONS_BLOCKED"]
     assert blocked and blocked[0].observed_ms == pytest.approx(25.0) and blocked[0].observed == 1
     assert "background thread" in blocked[0].suggestion
+
+
+def test_maxsdk28_hot_start_is_an_activity_resume_outside_any_launch_to_the_end_of_its_frame(tmp_path):
+    t = _app()
+    t.slice(MAIN, APP, "activityResume", 10, 5)
+    t.slice(MAIN, APP, "Choreographer#doFrame", 20, 6).slice(RT, APP, "DrawFrame", 24, 5)
+    t.slice(MAIN, APP, "Choreographer#doFrame", 40, 6).slice(RT, APP, "DrawFrame", 44, 5)
+    _, run = _one(t.write(tmp_path / "t.perfetto-trace"))
+    assert run.kind == "hot" and run.package == "com.example.app"
+    assert run.total_ms == pytest.approx(19.0)  # 10 ms → the first frame's last DrawFrame ends at 29
+    assert run.ttid_ms == pytest.approx(19.0)
