@@ -41,7 +41,7 @@ reference tools' own answers on the shared captures.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -52,7 +52,6 @@ from nodes.perf.model import (
     BreakdownItem,
     MainThreadState,
     PerfData,
-    SlowReason,
     StartupPhase,
     StartupRun,
 )
@@ -106,7 +105,6 @@ class _Startup:
     package: str
     platform_kind: str | None = None
     launching_ts: float | None = None
-    extra: dict = field(default_factory=dict)
 
 
 # --- android_startups ------------------------------------------------------------------------
@@ -335,7 +333,10 @@ _PHASES = ("ActivityThreadMain", "bindApplication", "activityStart", "activityRe
            DO_FRAME, FULLY_DRAWN)
 
 
-def _phases(ctx, st: _Startup, pid: int, ttid_end: float | None) -> list[StartupPhase]:
+def _phases(ctx, st: _Startup, pid: int) -> list[StartupPhase]:
+    """The launch's markers on the app's main thread (first of each, inside the startup;
+    reportFullyDrawn after its start too) and the first RenderThread DrawFrame, in ms from the
+    startup's start."""
     pd = ctx.pd
     out = [StartupPhase(name="startup", start_ms=0.0, dur_ms=_ms(st.ts_end - st.ts), thread="system_server")]
     main = _thread_slices(ctx, (pid, pid))
@@ -583,7 +584,7 @@ def launches(ctx) -> list[Launch]:
         run.ttid_ms = _ms(ttid) if ttid is not None else None
         run.ttfd_ms = _ms(ttfd) if ttfd is not None else None
         run.missing += missing
-        run.phases = _phases(ctx, st, pid, ttid)
+        run.phases = _phases(ctx, st, pid)
         key = (pid, pid)
         has_main_sched = has_sched and key in pd.sched_intervals
         run.breakdown, missing = breakdown(ctx, key, st.ts, st.ts_end, has_main_sched)
