@@ -93,6 +93,10 @@ def test_phases_of_the_cold_start_are_the_target_process_sections(real):
     assert phases["activityStart"].dur_ms == pytest.approx(81.979, rel=0.01)
     assert phases["inflate"].dur_ms == pytest.approx(4.949, rel=0.01)
     assert phases["bindApplication"].start_ms < phases["activityStart"].start_ms < phases["first Choreographer#doFrame"].start_ms
+    # the process did not exist when the launch began: its start is the breakdown's launch_delay
+    delay = next(b.dur_ms for b in real["api24_cold"].startup.runs[0].breakdown if b.reason == "launch_delay")
+    assert phases["process start"].dur_ms == pytest.approx(delay, abs=0.001)
+    assert "process start" not in {p.name for p in real["api32_warm"].startup.runs[0].phases}
 
 
 def test_on_a_startup_trace_the_startup_leads_the_findings(real):
@@ -249,7 +253,9 @@ def test_maxsdk28_launch_is_the_launching_slice_and_ttid_ttfd_end_at_drawframes(
     assert run.ttid_ms == pytest.approx(85.0)
     # reportFullyDrawn at 85 ms: the first doFrame ending after it starts at 92; DrawFrame ends at 105
     assert run.ttfd_ms == pytest.approx(105.0)
-    assert [p.name for p in run.phases][:4] == ["startup", "bindApplication", "activityStart", "activityResume"]
+    assert [p.name for p in run.phases][:5] == ["startup", "process start", "bindApplication", "activityStart",
+                                                "activityResume"]
+    assert run.phases[1].dur_ms == pytest.approx(10.0)  # no sched here: to the main thread's first slice
 
 
 def test_no_report_fully_drawn_leaves_ttfd_null_and_says_what_is_missing(tmp_path):

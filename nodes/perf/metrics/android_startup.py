@@ -358,6 +358,27 @@ def _phases(ctx, st: _Startup, pid: int) -> list[StartupPhase]:
     return out
 
 
+def _process_start(ctx, st: _Startup, pid: int) -> StartupPhase | None:
+    """A cold start's "process start": from the startup's start to the first thing the new
+    process's main thread does in it (its first scheduler interval, else its first slice)."""
+    firsts = []
+    iv = ctx.pd.sched_intervals.get((pid, pid))
+    if iv is not None and len(iv):
+        ts = np.frombuffer(iv.ts, dtype=np.float64)
+        inside = ts[(ts >= st.ts) & (ts <= st.ts_end)]
+        if len(inside):
+            firsts.append(float(inside.min()))
+    s = _thread_slices(ctx, (pid, pid))
+    if s is not None:
+        inside = s.ts[(s.ts >= st.ts) & (s.ts <= st.ts_end)]
+        if len(inside):
+            firsts.append(float(inside.min()))
+    if not firsts:
+        return None
+    return StartupPhase(name="process start", start_ms=0.0, dur_ms=_ms(min(firsts) - st.ts),
+                        thread=ctx.pd.thread_label(pid, pid))
+
+
 def _ms(us: float) -> float:
     return round(us / 1000.0, 3)
 
@@ -585,6 +606,10 @@ def launches(ctx) -> list[Launch]:
         run.ttfd_ms = _ms(ttfd) if ttfd is not None else None
         run.missing += missing
         run.phases = _phases(ctx, st, pid)
+        if kind == "cold":
+            born = _process_start(ctx, st, pid)
+            if born is not None:
+                run.phases.insert(1, born)
         key = (pid, pid)
         has_main_sched = has_sched and key in pd.sched_intervals
         run.breakdown, missing = breakdown(ctx, key, st.ts, st.ts_end, has_main_sched)
