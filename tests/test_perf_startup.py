@@ -442,3 +442,16 @@ def test_maxsdk28_hot_start_is_an_activity_resume_outside_any_launch_to_the_end_
     assert run.kind == "hot" and run.package == "com.example.app"
     assert run.total_ms == pytest.approx(19.0)  # 10 ms → the first frame's last DrawFrame ends at 29
     assert run.ttid_ms == pytest.approx(19.0)
+
+
+@pytest.mark.parametrize("n,fires", [(15, False), (16, True)])
+def test_broadcasts_dispatched_during_the_launch_count_above_15(tmp_path, n, fires):
+    t = _cold(_app())
+    for k in range(n):
+        t.slice(SSTID, SS, f"Broadcast dispatched (#{k})", 1 + 5 * k, 1)
+    t.slice(SSTID, SS, "Broadcast dispatched (after)", 150, 1)  # after the launch: not counted
+    _, run = _one(t.write(tmp_path / "t.perfetto-trace"))
+    got = [x for x in run.slow_reasons if x.id == "BROADCAST_DISPATCHED_COUNT"]
+    assert bool(got) is fires
+    if fires:
+        assert got[0].observed == n

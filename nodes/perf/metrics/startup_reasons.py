@@ -12,6 +12,7 @@ package list and keyguard state are not read), ``RUN_FROM_APK`` (its odex-status
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from typing import Callable
 
 from nodes.perf import suggestions
@@ -194,10 +195,20 @@ def jit_compiled_methods(ctx, launch: Launch, _all) -> SlowReason | None:
     return _reason("JIT_COMPILED_METHODS", f"≤ {JIT_COMPILED_METHODS_COUNT} methods", observed=n)
 
 
+def _starts_with(ctx, prefix: str) -> list[float]:
+    """Start times of every thread slice whose name starts with ``prefix``, sorted; computed
+    once per analysis (a trace with many launches asks for each)."""
+    cache = ctx.__dict__.setdefault("_slice_starts", {})
+    if prefix not in cache:
+        cache[prefix] = [t for t, _d, _n, _k in _all_thread_slices(ctx, lambda s: s.startswith(prefix))]
+    return cache[prefix]
+
+
 def _count_rule(rid: str, limit: int, prefix: str):
     def rule(ctx, launch: Launch, _all) -> SlowReason | None:
         st = launch.startup
-        n = sum(1 for t, _d, _n, _k in _all_thread_slices(ctx, lambda s: s.startswith(prefix)) if st.ts <= t <= st.ts_end)
+        starts = _starts_with(ctx, prefix)
+        n = bisect_right(starts, st.ts_end) - bisect_left(starts, st.ts)
         return _reason(rid, f"≤ {limit}", observed=n) if n > limit else None
     rule.__name__ = rid.lower()
     return rule
