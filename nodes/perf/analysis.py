@@ -31,13 +31,15 @@ from nodes.perf.model import AnalysisResult, Evidence, Finding, StartupStats, Th
 _SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
 
 
-def analyze_file(path: str) -> AnalysisResult:
-    """Read one file and compute its analysis. Raises PerfDataError on bad input."""
-    return compute(load(os.fspath(path)))
+def analyze_file(path: str, process: str | None = None) -> AnalysisResult:
+    """Read one file and compute its analysis. Raises PerfDataError on bad input.
+    ``process`` (a name or pid) names the app the analysis is about (metrics/scope.py)."""
+    return compute(load(os.fspath(path)), process=process)
 
 
-def analyze_paths(paths: Sequence[str]) -> AnalysisResult:
-    """Analyse the files of one collection and merge them into one result."""
+def analyze_paths(paths: Sequence[str], process: str | None = None) -> AnalysisResult:
+    """Analyse the files of one collection and merge them into one result; ``process`` as
+    for :func:`analyze_file`."""
     paths = [os.fspath(p) for p in paths if p]
     if not paths:
         raise PerfDataError(None, "no data files given")
@@ -45,7 +47,7 @@ def analyze_paths(paths: Sequence[str]) -> AnalysisResult:
     errors: list[PerfDataError] = []
     for p in dict.fromkeys(paths):  # keep order, drop duplicates
         try:
-            results.append(analyze_file(p))
+            results.append(analyze_file(p, process=process))
         except PerfDataError as e:
             errors.append(e)
     if not results:
@@ -93,6 +95,9 @@ def merge(results: Sequence[AnalysisResult]) -> AnalysisResult:
     overall.sort(key=lambda h: (-h.self_ms, -h.total_ms))
     out.hotspots = overall + per_thread
     out.threads = merge_threads(results)
+    # the app scope and slice statistics of the files that have them (traces of one run)
+    out.app = next((r.app for r in results if r.app is not None), None)
+    out.slice_stats = [s for r in results for s in r.slice_stats]
     framed = [r for r in results if r.frames is not None]
     if framed:
         best = max(framed, key=lambda r: r.frames.count)  # type: ignore[union-attr]
