@@ -141,6 +141,10 @@ class PerfData:
         self.frame_refs: list[FrameRef] = []
         self._frame_ids: dict[tuple[str, str | None, int | None], int] = {}
         self.instants: list[tuple[float, int, int, str]] = []
+        #: Instants kept with their decoded args: (ts µs, pid, tid, name, args or None). The
+        #: Trace Event reader keeps the page marks the web vitals read (MARK_NAMES in
+        #: nodes/perf/parsers/trace_event/events.py); other readers leave it empty.
+        self.marks: list[tuple[float, int, int, str, dict | None]] = []
         #: Async spans (Trace Event b/e and S/F, atrace S/F), which do not nest on a thread:
         #: (pid, track name) → columns. Track name is the span's name (or its category).
         self.async_slices: dict[tuple[int, str], SliceColumns] = {}
