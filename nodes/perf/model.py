@@ -450,6 +450,10 @@ class Finding(BaseModel):
     detail: str
     evidence: Evidence = Field(default_factory=Evidence)
     metric: dict[str, float | str] = Field(default_factory=dict)
+    #: What to do about it, one line from a curated offline table (no model involved).
+    suggestion: str | None = None
+    #: The documentation that explains the fix (Android developers, web.dev …).
+    link: str | None = None
 
 
 class AnalysisResult(BaseModel):
