@@ -2,7 +2,7 @@
 
 Inputs: the real warm-start capture (tests/data/perfetto/api32_startup_warm.perfetto-trace,
 2.0 MB) and copies of it concatenated with timestamps, pids, track uuids and packet sequences
-shifted so the copies do not collide (benchmarks/perfetto_concat.py). Each size is read
+shifted so the copies do not collide (benchmarks/_perfetto_concat.py). Each size is read
 (``nodes.perf.parsers.perfetto.parse``) and analysed (``nodes.perf.analysis.analyze_file``:
 read + every metric family) in a fresh subprocess that reports wall and CPU seconds and its
 peak RSS (``VmHWM``) and growth over its RSS before the read. Run:
@@ -65,7 +65,7 @@ def main(argv: list[str]) -> int:
         _child(*args.child)
         return 0
     sys.path.insert(0, str(ROOT))
-    from benchmarks.perfetto_concat import concat
+    from benchmarks._perfetto_concat import concat
 
     rows = []
     print(f"{'size MB':>8} {'copies':>6} {'read s':>7} {'read CPU s':>10} {'MB/s':>6} {'read peak MB':>12} "
