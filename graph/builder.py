@@ -50,7 +50,7 @@ _FACTORIES: dict[Node, Callable[[NodeContext], Callable[[dict], dict]]] = {
     Node.FAIL: fail.make,
 }
 
-#: Where CONTINUE leads from each stage (the route pipelines of ROUTING.md); None is END.
+#: Where CONTINUE leads from each stage (the route pipelines of docs/ROUTING.md); None is END.
 _CONTINUE_TO: dict[Node, Node | None] = {
     Node.COLLECTOR: Node.ANALYZER,
     Node.STARTUP: Node.ANALYZER,

@@ -10,7 +10,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-#: Extensions of performance data files (ROUTING.md rule 2).
+#: Extensions of performance data files (docs/ROUTING.md rule 2).
 DATA_EXTENSIONS = (
     ".json", ".json.gz", ".gz", ".perfetto-trace", ".pftrace", ".pb", ".trace", ".prof",
     ".pstats", ".speedscope.json", ".txt", ".log", ".html", ".ctrace", ".atrace",

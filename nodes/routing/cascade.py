@@ -2,7 +2,7 @@
 
 Cheapest and surest first. Each tier answers only when it is confident by its own measure
 (a rule's precision, the classifier's calibrated threshold, the model's reply being a label);
-otherwise the next tier gets the message. The startup override (ROUTING.md rule 3) runs last
+otherwise the next tier gets the message. The startup override (docs/ROUTING.md rule 3) runs last
 on whatever was decided. Every decision carries its tier, confidence, reason and latency so
 the decision log and ``perfscout route`` can show why.
 """

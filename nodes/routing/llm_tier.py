@@ -1,7 +1,7 @@
 """Tier 3: one 5-token model call for what the rules and the classifier leave open.
 
 The prompt is short because input tokens are the cost: one-line definitions, the CRITICAL rules
-of ROUTING.md, a few examples, "Reply with exactly one word". The user's text goes in its own
+of docs/ROUTING.md, a few examples, "Reply with exactly one word". The user's text goes in its own
 message between markers and is described to the model as data, and the reply is matched only
 against the closed label set: whatever the text says, the answer is one of six labels or the
 cascade's default.

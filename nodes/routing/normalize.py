@@ -1,6 +1,6 @@
 """Text clean-up shared by every tier: injected routing orders out, volatile names generalised.
 
-ROUTING.md rule 7 says text that tries to dictate the label does not count. Removing such
+docs/ROUTING.md rule 7 says text that tries to dictate the label does not count. Removing such
 clauses *before* any tier looks at the message means a rule, the classifier and the model all
 see only what the user actually asks for, so an injection cannot win through any of them.
 

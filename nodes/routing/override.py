@@ -1,4 +1,4 @@
-"""The startup-keyword override of ROUTING.md rule 3, applied after whichever tier decided.
+"""The startup-keyword override of docs/ROUTING.md rule 3, applied after whichever tier decided.
 
 Launch words upgrade a whole-pipeline request or a device measurement to ``startup`` (the
 launch is what the user wants measured). They never touch ``explorer``, ``analyze`` or

@@ -1,4 +1,4 @@
-"""Tier 1: the ROUTING.md rules as patterns, in the contract's order, firing only when sure.
+"""Tier 1: the docs/ROUTING.md rules as patterns, in the contract's order, firing only when sure.
 
 Each rule pairs the words that make a route (a code verb with a code object, a data file, a
 launch word with a measuring verb …) with the words that would contradict it (advice, a
