@@ -3,13 +3,15 @@
 Launch words upgrade a whole-pipeline request or a device measurement to ``startup`` (the
 launch is what the user wants measured). They never touch ``explorer``, ``analyze`` or
 ``end``: searching launch code, reading a launch trace or asking launch advice stay what they
-are.
+are. A launch word the user set aside ("别测启动了，帮我全面分析 com.demo.shop") is no launch
+request: the override reads only the asked-for text (``scope.split_scope``).
 """
 
 from __future__ import annotations
 
 from graph.enums import Route
 from nodes.routing.rules import LAUNCH, NOT_LAUNCH
+from nodes.routing.scope import split_scope
 
 UPGRADABLE = frozenset({Route.FULL_ANALYSIS.value, Route.ANDROID.value})
 
@@ -18,7 +20,7 @@ def startup_override(route: str, text: str) -> tuple[str, str | None]:
     """(route, description of the override or None)."""
     if route not in UPGRADABLE or NOT_LAUNCH.search(text):
         return route, None
-    m = LAUNCH.search(text)
+    m = LAUNCH.search(split_scope(text).asked)
     if not m:
         return route, None
     return Route.STARTUP.value, f"{route} -> startup: launch keyword {m.group(0)!r}"

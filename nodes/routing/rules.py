@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from graph.enums import Route
 from nodes.routing.normalize import DATA_EXT, SOURCE_EXT, routing_view
+from nodes.routing.scope import Scope, split_scope
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -65,7 +66,20 @@ EXISTING_DATA = _rx(
     r"(?:trace|profile|file|capture|graph)\s+i\s+attached"
 )
 #: Asking for fresh data although old data exists.
-FRESH = _rx(r"\bfresh\b|don'?t\s+reuse|重新采|重新抓|重新測|重新测|再测一次|再測一次")
+FRESH = _rx(
+    r"\bfresh\b|don'?t\s+reuse|重新|再测|再測|再量|再跑|再采|再採|再抓|\bre-?(?:measure|run|collect|capture|record)\b|"
+    r"\bagain\b|\bnew\s+(?:capture|trace|run|measurement|profile)"
+)
+#: A comparison with a run or capture that already exists ("和上次比变快了吗", "better than the
+#: previous run?"): existing data, so ``analyze`` (docs/ROUTING.md rule 2) unless new data is asked for.
+COMPARE_PREVIOUS = _rx(
+    r"(?:和|跟|与|與|同|比|对比|對比|相比)\s*(?:上次|上一次|上一轮|上一輪|之前|以前|前一次|昨天|昨晚|上周|上週|上个版本|上個版本|"
+    r"上一版|旧版|舊版|老版本)|(?:上次|上一次|之前)(?:那次|那份|的结果|的結果|的数据|的數據)?(?:比|相比|对比|對比)|"
+    r"变快了吗|變快了嗎|变慢了吗|變慢了嗎|有没有变快|有沒有變快|有没有变慢|有沒有變慢|快了没|快了沒|有没有改善|有沒有改善|"
+    r"\b(?:than|vs\.?|versus|to|with|against)\s+(?:the\s+)?(?:previous|last|prior|earlier|yesterday'?s?|old|baseline)\s+"
+    r"(?:run|capture|trace|one|build|time|measurement|results?|numbers|profile|version)\b|"
+    r"\b(?:previous|last)\s+(?:run|capture|measurement)\b|\bthan\s+before\b|\bany\s+(?:better|faster)\s+now\b"
+)
 #: A request to produce data (then the file named is a destination, not an input).
 COLLECT_VERB = _rx(
     r"\bcollect\b|\bcapture\b|\brecord\b|\bstore\s+(?:it\s+)?(?:under|in|to)\b|\bwrite\s+it\s+to\b|"
@@ -99,7 +113,9 @@ ADVICE = _rx(
     r"\bwhy\s+(?:do|does|is\s+it)\b|\bbest\s+(?:practices?|way)|\btips\b|\badvice\b|\brecommend|"
     r"\bdifference\b|\bexplain\b|\bworth\b|\bvs\.?\b|\bshould\s+i\b|\bis\s+there\s+a\s+way|"
     r"\bcounterpart\b|\bequivalent\s+of\b|\bwhich\s+(?:is|one)\b|\bexactly\?|"
-    r"\bmean\b|\bmeans\b|意思"
+    r"\bmean\b|\bmeans\b|意思|"
+    r"\b(?:which|what)\s+(?:command|tool|adb\s+command)s?\b|哪个命令|哪個命令|什么命令|什麼命令|"
+    r"用什么工具|用什麼工具|有什么工具|有什麼工具|哪个工具|哪個工具|讲讲|講講|聊聊|介绍一下|介紹一下"
 )
 #: The whole-pipeline words of ROUTING.md rule 5.
 WHOLE = _rx(
@@ -149,6 +165,23 @@ class RuleHit:
     evidence: str
 
 
+@dataclass(frozen=True)
+class RuleOpen:
+    """A rule saw its cue but cannot tell what the user wants: no rule decides, the classifier does."""
+
+    rule: str
+    why: str
+
+
+@dataclass(frozen=True)
+class RuleOutcome:
+    """What the rule tier says about one message: a hit, an open question, or nothing."""
+
+    hit: RuleHit | None
+    open: RuleOpen | None
+    scope: Scope
+
+
 def _near(a: str, b: str, window: int = 25) -> re.Pattern[str]:
     return _rx(rf"{a}.{{0,{window}}}{b}|{b}.{{0,{window}}}{a}")
 
@@ -168,6 +201,25 @@ _GREP_LIKE = _rx(
 #: Nouns that only mean source code (a code request even without a verb: "源码", "冷启动 代码").
 _CODE_NOUN = _rx(r"源码|源碼|原始碼|程式碼|代码|代碼|\bsource\s+code\b|\bcode\s?base\b")
 _NEGATION = _rx(r"(?:no\s+need\s+for|不用|不要|别整|別整|without|don'?t\s+(?:need|want)|\bnot\b|无需|無需|唔使|不必|別|别).{0,8}$")
+
+
+#: A verb of doing something (running, measuring, collecting): said inside a set-aside span with
+#: no topic of its own ("don't execute it", "先别跑", "don't run anything"), the user declines
+#: action altogether, so no measuring route can be sure.
+ACT_VERB = _rx(
+    r"\b(?:run|execute|exec|measure|collect|capture|profile|record|trace|do\s+it|touch)\w*|"
+    r"测|測|跑|执行|執行|运行|運行|采|採|抓|量|动手|動手|操作|碰"
+)
+#: The cue words a set-aside span can hold, by kind (what the classifier is told was declined).
+NEGATED_KINDS: dict[str, re.Pattern[str]] = {}
+#: Routes that mean doing something on a device or a program.
+ACTING_ROUTES = frozenset({Route.STARTUP, Route.ANDROID, Route.FULL_ANALYSIS})
+#: Phrases that ask for a launch measurement to be made now, even next to advice words.
+MEASURE_NOW = _rx(
+    r"帮我测|幫我測|帮忙测|幫忙測|测一下|測一下|测下|測下|测测|測測|量一下|量下|实测|實測|真机|真機|直接测|直接測|"
+    r"\bmeasure\s+(?:it|the|how|my|our|its|cold|warm|launch|startup)\b|(?:^|[,.;!?]\s*|\bplease\s+|\bcan\s+you\s+)"
+    r"(?:measure|time)\b|\btime\s+it\b"
+)
 
 
 def _whole_asked(t: str) -> re.Match[str] | None:
@@ -194,25 +246,31 @@ def _explorer(t: str) -> RuleHit | None:
     return None
 
 
-def _analyze(t: str) -> RuleHit | None:
+def _analyze(t: str) -> RuleHit | RuleOpen | None:
     files = [f for f in DATA_FILE.findall(t)]
     if files and not COLLECT_VERB.search(t):
         return RuleHit(Route.ANALYZE, "data-file", files[0])
     m = EXISTING_DATA.search(t)
     if m and not FRESH.search(t):
         return RuleHit(Route.ANALYZE, "existing-data", m.group(0))
+    m = COMPARE_PREVIOUS.search(t)
+    if m and not FRESH.search(t):
+        if COLLECT_VERB.search(t) or MEASURE_NOW.search(t):
+            return RuleOpen("compare-previous", "a comparison with an earlier run next to a request for new data")
+        return RuleHit(Route.ANALYZE, "compare-previous", m.group(0))
     return None
 
 
-def _startup(t: str) -> RuleHit | None:
+def _startup(t: str) -> RuleHit | RuleOpen | None:
     launch = LAUNCH.search(t)
     if not launch or NOT_LAUNCH.search(t):
         return None
     measure = MEASURE.search(t)
     if measure:
-        # "Why is launch slow? Measure it" asks for a measurement; "how to optimise launch" does not.
-        if ADVICE.search(t) and not re.search(r"测|測|量|measure|time\s+it|实测|真机", t, re.I):
-            return None
+        # "Why is launch slow? Measure it" asks for a measurement; "how to optimise launch" or
+        # "which command measures warm start" does not, and a rule cannot always tell the two.
+        if ADVICE.search(t) and not MEASURE_NOW.search(t):
+            return RuleOpen("launch+measure", "launch words next to both advice and a measuring word")
         return RuleHit(Route.STARTUP, "launch+measure", f"{launch.group(0)} / {measure.group(0)}")
     bare = re.sub(r"[\s\W_]+", "", LAUNCH.sub("", t))
     if len(bare) <= 4 and not ADVICE.search(t):
@@ -256,16 +314,61 @@ def _device(t: str) -> RuleHit | None:
 RULES = (_explorer, _analyze, _startup, _advice, _whole, _device)
 
 
-def apply_rules(text: str) -> RuleHit | None:
-    """The first rule (in contract order) that is sure about ``text``'s routing view, or None."""
-    text = routing_view(text)
-    if not text.strip():
-        return None
-    for rule in RULES:
-        hit = rule(text)
-        if hit is not None:
-            return hit
+#: Cue kinds of a set-aside span (the classifier's negation features, ``negated_kinds``).
+NEGATED_KINDS.update(
+    code=_rx(rf"{CODE_VERB}|{CODE_OBJECT}|{_CODE_NOUN.pattern}"),
+    launch=LAUNCH,
+    whole=WHOLE,
+    device=DEVICE_METRIC,
+    data=_rx(rf"{DATA_FILE.pattern}|{EXISTING_DATA.pattern}"),
+    advice=ADVICE,
+    act=ACT_VERB,
+)
+_TOPICS = ("code", "launch", "whole", "device", "data")
+
+
+def negated_kinds(scope: Scope) -> list[str]:
+    """The cue kinds found in the set-aside spans, in a fixed order (empty when nothing is set aside)."""
+    return [k for k, rx in NEGATED_KINDS.items() if any(rx.search(span) for span in scope.set_aside)]
+
+
+def _declines_action(scope: Scope) -> str | None:
+    """A set-aside span that refuses action as such ("don't execute it", "先别跑"), or None."""
+    for span in scope.set_aside:
+        if ACT_VERB.search(span) and not any(NEGATED_KINDS[k].search(span) for k in _TOPICS):
+            return span
     return None
 
 
-__all__ = ["RuleHit", "apply_rules", "RULES", "LAUNCH", "NOT_LAUNCH", "ADVICE"]
+def evaluate(text: str) -> RuleOutcome:
+    """The rule tier on ``text``'s routing view: rules read only what the user asks for.
+
+    Rules run in contract order on the asked-for text (``scope.split_scope``). The first rule
+    that fires decides; a rule that returns ``RuleOpen`` stops the tier, so no later rule guesses
+    in its place. A measuring route is also left open when the user declined action itself, and
+    when everything with a cue was set aside.
+    """
+    scope = split_scope(text)
+    asked = scope.asked
+    if not asked.strip():
+        return RuleOutcome(None, None, scope)
+    if scope.set_aside and not re.sub(r"[\s\W_]+", "", asked):
+        return RuleOutcome(None, RuleOpen("scope", "everything the message names is set aside"), scope)
+    for rule in RULES:
+        result = rule(asked)
+        if isinstance(result, RuleOpen):
+            return RuleOutcome(None, result, scope)
+        if result is not None:
+            declined = _declines_action(scope) if result.route in ACTING_ROUTES else None
+            if declined:
+                return RuleOutcome(None, RuleOpen(result.rule, f"{result.route.value} cue, but the user said {declined!r}"), scope)
+            return RuleOutcome(result, None, scope)
+    return RuleOutcome(None, None, scope)
+
+
+def apply_rules(text: str) -> RuleHit | None:
+    """The rule that decides ``text`` (see ``evaluate``), or None when no rule is sure."""
+    return evaluate(text).hit
+
+
+__all__ = ["RuleHit", "RuleOpen", "RuleOutcome", "apply_rules", "evaluate", "negated_kinds", "RULES", "LAUNCH", "NOT_LAUNCH", "ADVICE"]
