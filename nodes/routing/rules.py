@@ -50,7 +50,9 @@ CODE_VERB = (
 ATTRIBUTION = _rx(
     r"导致|導致|造成|归因|歸因|定位到|\bblame|\bguilty|responsible|\battribut|\bbottleneck|瓶颈|"
     r"慢在|慢喺|卡在|where\s+the\s+time\s+goes|为啥卡|為什麼卡|\bwhy\b.{0,30}\b(?:slow|laggy|jank|stutter)|"
-    r"\bmap\w*\s+(?:\w+\s+){0,2}to\s+(?:source|code|functions?)|\bhot\s+frames|热点函数"
+    r"\bmap\w*\s+(?:\w+\s+){0,2}to\s+(?:source|code|functions?)|\bhot\s+frames|热点函数|"
+    r"(?:为什么|為什麼|为啥|為啥|咋|怎么会|怎麼會)(?:会|會)?.{0,12}(?:卡|掉帧|掉幀|慢|顿|頓|发热|發熱|耗电|耗電|lag|jank)|"
+    r"\bwhich\s+(?:functions?|methods?|code)\s+(?:is|are|makes?|causes?)\b"
 )
 
 #: Words that point at data which already exists.
@@ -63,7 +65,15 @@ EXISTING_DATA = _rx(
     r"\b(?:you|we)\s+just\s+(?:took|captured|collected|ran|measured)|\bjust\s+(?:captured|collected|pulled)|"
     r"\bfrom\s+earlier\b|\bearlier\b|\bpasted\b|\balready\s+(?:have|collected)|"
     r"\b(?:i|you)\s+attached|\battached\s+(?:\S+\.\w+|trace|profile|file|capture|dump|flame)|"
-    r"(?:trace|profile|file|capture|graph)\s+i\s+attached"
+    r"(?:trace|profile|file|capture|graph)\s+i\s+attached|"
+    r"(?:这个|這個|那个|那個)\s*(?:trace|profile|capture|dump|火焰图|火焰圖|数据|數據)|"
+    r"上次(?:测|測|采|採|抓|跑|量)的|上次的(?:结果|結果|数据|數據|trace)|上一次(?:测|測|采|採|跑)的|"
+    r"\blast\s+time\s+(?:you|we|i)\s+(?:measured|ran|captured|collected|recorded)"
+)
+#: Existing-data cues that a request for new data can also use ("start recording the trace",
+#: "like I said earlier, measure …"): next to such a request the rule cannot tell.
+WEAK_EXISTING = _rx(
+    r"^(?:(?:the|this|that)\s+(?:trace|profile|capture|systrace|flame\s?graph)|earlier|昨晚|上周那)$"
 )
 #: Asking for fresh data although old data exists.
 FRESH = _rx(
@@ -102,7 +112,8 @@ MEASURE = _rx(
     r"分析|剖析|\banaly[sz]|\bbreak\s?down|\bfind\s+out|\bfigure\s+out|查|排查|\blook\s+into|\bdig|"
     r"采|採|录|錄|\bcollect|\bgrab|\bdump|\bsample|\bmonitor|\blog\b|\bread\b|\bpull|\btake\b|"
     r"\bshow\s+me|\blist\b|\btrack|看看|看下|看一下|睇下|\bwhat'?s\s+(?:the\s+)?current|多少|占用|佔用|用量|"
-    r"\bgive\s+me|\bget\s+me|\bre-?measure|\bverify|\bconfirm"
+    r"\bgive\s+me|\bget\s+me|\bre-?measure|\bverify|\bconfirm|"
+    r"\bwhat\s+is\s+(?:the\s+|my\s+|our\s+)?current|\bright\s+now\b|\bat\s+the\s+moment\b|现在|現在|目前|当前|當前|实时|實時"
 )
 #: Asking how, why in general, or for advice (ROUTING.md rule 4).
 ADVICE = _rx(
@@ -124,6 +135,20 @@ WHOLE = _rx(
     r"attribution|pass)|\bcomplete\b|\bholistic|\btop\s+to\s+bottom|\bwhole\s+(?:thing|pipeline|"
     r"picture|chain)|\bthe\s+works\b|\boverall\b|\ball\s+the\s+way|从采集到|從採集到|采集到报告|"
     r"\bfrom\s+(?:capture|sampling|collect)\w*\s+(?:to|through)|查清楚|找出原因|找出.*原因"
+)
+#: Whole-pipeline words that cannot mean "all of one metric" ("整个页面的 FPS", "overall CPU",
+#: "一份完整的 trace" are one device metric): next to a device metric only these decide.
+STRONG_WHOLE = _rx(
+    r"全面|端到端|体检|體檢|全链路|全鏈路|全流程|一条龙|一條龍|从头到尾|從頭到尾|由頭到尾|从头查|从采集到|從採集到|采集到报告|"
+    r"报告|報告|归因|歸因|\bend[\s-]to[\s-]end\b|\bfull\s+(?:analysis|report|perf|pipeline|attribution|pass)|"
+    r"\breport\b|\bpipeline\b|\battribut|\btop\s+to\s+bottom|\bholistic|\bthe\s+works\b|查清楚|找出原因|"
+    r"\bfrom\s+(?:capture|sampling|collect)\w*\s+(?:to|through)"
+)
+#: A launch word used as the verb of starting the app before something else is measured
+#: ("launch the app and record FPS", "启动后测一下内存"): not a launch measurement.
+LAUNCH_AS_STEP = _rx(
+    r"\blaunch\s+(?:the\s+app|it|com\.)|\b(?:after|once)\s+(?:the\s+)?(?:app\s+)?(?:launch|startup|start-?up|starts?|launches)\b|"
+    r"(?:启动|啟動)[^，,。;；]{0,16}?(?:后|後|之后|之後|以后|以後|完|起来后|起來後)"
 )
 #: Something the pipeline can be pointed at.
 TARGET = _rx(
@@ -217,8 +242,8 @@ ACTING_ROUTES = frozenset({Route.STARTUP, Route.ANDROID, Route.FULL_ANALYSIS})
 #: Phrases that ask for a launch measurement to be made now, even next to advice words.
 MEASURE_NOW = _rx(
     r"帮我测|幫我測|帮忙测|幫忙測|测一下|測一下|测下|測下|测测|測測|量一下|量下|实测|實測|真机|真機|直接测|直接測|"
-    r"\bmeasure\s+(?:it|the|how|my|our|its|cold|warm|launch|startup)\b|(?:^|[,.;!?]\s*|\bplease\s+|\bcan\s+you\s+)"
-    r"(?:measure|time)\b|\btime\s+it\b"
+    r"(?:^|[,.;!?:]\s*|\b(?:please|pls|can\s+you|could\s+you|then|and|now|just|also)\s+)(?:measure|time|benchmark)\b|"
+    r"\b(?:time|measure)\s+it\b"
 )
 
 
@@ -239,6 +264,9 @@ def _explorer(t: str) -> RuleHit | None:
     # With a data file named, only code proper (not "the hottest function in it") is a code request.
     m = (_CODE_REQUEST_STRICT if DATA_FILE.search(t) else _CODE_REQUEST).search(t)
     if m:
+        objects = {o.lower() for o in re.findall(CODE_OBJECT, t, re.I)}
+        if objects <= {"file", "文件", "檔案"} and EXISTING_DATA.search(t):
+            return RuleOpen("code-verb+code-object", "reading a file that holds existing data")
         return RuleHit(Route.EXPLORER, "code-verb+code-object", m.group(0))
     m = _CODE_NOUN.search(t)
     if m:
@@ -252,19 +280,29 @@ def _analyze(t: str) -> RuleHit | RuleOpen | None:
         return RuleHit(Route.ANALYZE, "data-file", files[0])
     m = EXISTING_DATA.search(t)
     if m and not FRESH.search(t):
+        weak = all(WEAK_EXISTING.match(x.group(0)) for x in EXISTING_DATA.finditer(t))
+        if weak and _acting(EXISTING_DATA.sub(" ", t)):
+            return RuleOpen("existing-data", f"{m.group(0)!r} next to a request for new data")
         return RuleHit(Route.ANALYZE, "existing-data", m.group(0))
     m = COMPARE_PREVIOUS.search(t)
     if m and not FRESH.search(t):
-        if COLLECT_VERB.search(t) or MEASURE_NOW.search(t):
-            return RuleOpen("compare-previous", "a comparison with an earlier run next to a request for new data")
+        if _acting(t) or re.search(r"查|排查|\bfind\s+out|\bfigure\s+out|\bdig\b|\binvestigat|\bprofile\b", t, re.I):
+            return RuleOpen("compare-previous", "a comparison with an earlier run next to a request to act")
         return RuleHit(Route.ANALYZE, "compare-previous", m.group(0))
     return None
+
+
+def _acting(t: str) -> bool:
+    """Whether ``t`` asks for something to be collected, measured or run now."""
+    return bool(COLLECT_VERB.search(t) or ACT_VERB.search(t) or MEASURE_NOW.search(t) or _whole_asked(t) or ATTRIBUTION.search(t))
 
 
 def _startup(t: str) -> RuleHit | RuleOpen | None:
     launch = LAUNCH.search(t)
     if not launch or NOT_LAUNCH.search(t):
         return None
+    if DEVICE_METRIC.search(t) and LAUNCH_AS_STEP.search(t):
+        return RuleOpen("launch+measure", f"{launch.group(0)!r} may only be the step before a device measurement")
     measure = MEASURE.search(t)
     if measure:
         # "Why is launch slow? Measure it" asks for a measurement; "how to optimise launch" or
@@ -289,10 +327,12 @@ def _advice(t: str) -> RuleHit | None:
     return None
 
 
-def _whole(t: str) -> RuleHit | None:
+def _whole(t: str) -> RuleHit | RuleOpen | None:
     whole = _whole_asked(t)
     target = TARGET.search(t)
     if whole and target and not ADVICE.search(t):
+        if DEVICE_METRIC.search(t) and not STRONG_WHOLE.search(t) and not ATTRIBUTION.search(t):
+            return RuleOpen("whole-pipeline+target", f"{whole.group(0)!r} may mean all of one device metric")
         return RuleHit(Route.FULL_ANALYSIS, "whole-pipeline+target", f"{whole.group(0)} / {target.group(0)}")
     return None
 
@@ -332,10 +372,23 @@ def negated_kinds(scope: Scope) -> list[str]:
     return [k for k, rx in NEGATED_KINDS.items() if any(rx.search(span) for span in scope.set_aside)]
 
 
+#: What "it" a declined action can have when it declines action altogether.
+_GENERIC_OBJECT = _rx(r"\b(?:it|this|that|anything|something|them|for\s+me)\b|任何|东西|東西|什么|什麼")
+_NEGATOR_WORDS = _rx(r"\b(?:don'?t|do\s+not|dont|no\s+need\s+to|needn'?t|without|skip|not|no)\b|先别|先別|别|別|不用|不要|不必|无需|無需|唔使|唔好|先不|不")
+
+
 def _declines_action(scope: Scope) -> str | None:
-    """A set-aside span that refuses action as such ("don't execute it", "先别跑"), or None."""
+    """A set-aside span that refuses action as such ("don't execute it", "先别跑"), or None.
+
+    The span must hold a verb of doing and nothing else it could be about: no topic word, and
+    either a generic object ("it", "anything", "任何东西") or almost nothing besides the negator
+    and the verb ("ignore the old capture" sets a capture aside, it does not refuse to act).
+    """
     for span in scope.set_aside:
-        if ACT_VERB.search(span) and not any(NEGATED_KINDS[k].search(span) for k in _TOPICS):
+        if not ACT_VERB.search(span) or any(NEGATED_KINDS[k].search(span) for k in _TOPICS):
+            continue
+        rest = re.sub(r"[\s\W_]+", "", ACT_VERB.sub("", _NEGATOR_WORDS.sub("", span)))
+        if _GENERIC_OBJECT.search(span) or len(rest) <= 3:
             return span
     return None
 

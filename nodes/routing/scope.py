@@ -47,9 +47,10 @@ _PRE_CJK = (
     r"不(?=测|測|跑|搜|找|看|分析|采|採|抓|量|出|做|查|翻|打开|打開|录|錄|管|动|動)"
 )
 _PRE_EN = (
-    r"\b(?:don'?t|do\s+not|dont|doesn'?t\s+need|no\s+need\s+(?:to|for)|needn'?t|without|instead\s+of|"
-    r"rather\s+than|skip(?:ping)?|never\s+mind|forget(?:\s+about)?|ignore|ignoring|hold\s+off(?:\s+on)?|"
-    r"leave\s+out|not|no)\b"
+    r"\b(?:(?:don'?t|do\s+not|dont|not|no)(?!\s+(?:know|understand|see|get|think|care|like|have|sure|really|much|many|"
+    r"very|too|so|that|enough|working|work|responding|idea|matter|clue|only|longer)\b)|doesn'?t\s+need|no\s+need\s+(?:to|for)|"
+    r"needn'?t|without|instead\s+of|rather\s+than|skip(?:ping)?|never\s+mind|forget(?:\s+about)?|ignore|ignoring|"
+    r"hold\s+off(?:\s+on)?|leave\s+out)\b"
 )
 _PRE = _rx(rf"(?P<cjk>{_PRE_CJK})|(?P<en>{_PRE_EN})")
 #: Negators that dismiss what comes before them, when they end the clause.
