@@ -19,6 +19,7 @@ unclosed ``“`` or ``<!--``, "哪个…更好"), which only the view bounds.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from graph.enums import ROUTE_LABELS
 
@@ -143,6 +144,7 @@ def routing_view(text: str) -> str:
     return head
 
 
+@lru_cache(maxsize=256)
 def strip_injections(text: str) -> str:
     """The routing view of the message, without clauses or asides that try to dictate the label.
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from graph.enums import Route
 from nodes.routing.normalize import DATA_EXT, SOURCE_EXT, routing_view
@@ -183,6 +184,14 @@ VAGUE = _rx(
 )
 
 
+#: More vague requests (docs/ROUTING.md rule 6) in other word orders; anchored, so linear.
+VAGUE_MORE = _rx(
+    r"^\W*(?:perf(?:ormance)?\s+check|check\s+(?:my|our|its|the\s+app'?s)\s+perf(?:ormance)?|(?:看看|查查|查一下|檢查一下|检查一下)性能|"
+    r"性能(?:检查|檢查|看看|查查)(?:一下)?|how'?s\s+(?:the\s+)?perf(?:ormance)?|(?:is|how\s+is)\s+(?:the\s+)?performance\s+ok)"
+    r"(?:\s*(?:pls|please|plz|吧|呗|唄|一下))?\W*$"
+)
+
+
 @dataclass(frozen=True)
 class RuleHit:
     route: Route
@@ -212,6 +221,8 @@ def _near(a: str, b: str, window: int = 25) -> re.Pattern[str]:
 
 
 _CODE_REQUEST = _near(CODE_VERB, CODE_OBJECT, 40)
+_CODE_VERB_RX = _rx(CODE_VERB)
+_CODE_OBJECT_RX = _rx(CODE_OBJECT)
 _CODE_REQUEST_STRICT = _near(
     CODE_VERB, r"(?:源码|源碼|原始碼|代码|代碼|程式碼|\bcode\b|\bsource\b|\bmodule\b|模块|定义|定義|\bdefin\w+|实现|實作)", 40
 )
@@ -247,6 +258,12 @@ MEASURE_NOW = _rx(
 )
 
 
+@lru_cache(maxsize=4096)
+def _s(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """``pattern.search(text)``, remembered: the rules ask the same question of a message many times."""
+    return pattern.search(text)
+
+
 def _whole_asked(t: str) -> re.Match[str] | None:
     """A whole-pipeline word the user asks for (not "no need for the full report")."""
     for m in WHOLE.finditer(t):
@@ -256,19 +273,21 @@ def _whole_asked(t: str) -> re.Match[str] | None:
 
 
 def _explorer(t: str) -> RuleHit | None:
-    m = _GREP_LIKE.search(t)
+    m = _s(_GREP_LIKE, t)
     if m:
         return RuleHit(Route.EXPLORER, "code-search", m.group(0))
-    if ATTRIBUTION.search(t):
+    if _s(ATTRIBUTION, t):
         return None
     # With a data file named, only code proper (not "the hottest function in it") is a code request.
-    m = (_CODE_REQUEST_STRICT if DATA_FILE.search(t) else _CODE_REQUEST).search(t)
+    # Both halves present is a cheap test that saves the windowed search on most messages.
+    both = _s(_CODE_VERB_RX, t) and _s(_CODE_OBJECT_RX, t)
+    m = both and (_CODE_REQUEST_STRICT if _s(DATA_FILE, t) else _CODE_REQUEST).search(t)
     if m:
         objects = {o.lower() for o in re.findall(CODE_OBJECT, t, re.I)}
-        if objects <= {"file", "文件", "檔案"} and EXISTING_DATA.search(t):
+        if objects <= {"file", "文件", "檔案"} and _s(EXISTING_DATA, t):
             return RuleOpen("code-verb+code-object", "reading a file that holds existing data")
         return RuleHit(Route.EXPLORER, "code-verb+code-object", m.group(0))
-    m = _CODE_NOUN.search(t)
+    m = _s(_CODE_NOUN, t)
     if m:
         return RuleHit(Route.EXPLORER, "code-noun", m.group(0))
     return None
@@ -276,16 +295,16 @@ def _explorer(t: str) -> RuleHit | None:
 
 def _analyze(t: str) -> RuleHit | RuleOpen | None:
     files = [f for f in DATA_FILE.findall(t)]
-    if files and not COLLECT_VERB.search(t):
+    if files and not _s(COLLECT_VERB, t):
         return RuleHit(Route.ANALYZE, "data-file", files[0])
-    m = EXISTING_DATA.search(t)
-    if m and not FRESH.search(t):
+    m = _s(EXISTING_DATA, t)
+    if m and not _s(FRESH, t):
         weak = all(WEAK_EXISTING.match(x.group(0)) for x in EXISTING_DATA.finditer(t))
         if weak and _acting(EXISTING_DATA.sub(" ", t)):
             return RuleOpen("existing-data", f"{m.group(0)!r} next to a request for new data")
         return RuleHit(Route.ANALYZE, "existing-data", m.group(0))
-    m = COMPARE_PREVIOUS.search(t)
-    if m and not FRESH.search(t):
+    m = _s(COMPARE_PREVIOUS, t)
+    if m and not _s(FRESH, t):
         if _acting(t) or re.search(r"查|排查|\bfind\s+out|\bfigure\s+out|\bdig\b|\binvestigat|\bprofile\b", t, re.I):
             return RuleOpen("compare-previous", "a comparison with an earlier run next to a request to act")
         return RuleHit(Route.ANALYZE, "compare-previous", m.group(0))
@@ -294,56 +313,56 @@ def _analyze(t: str) -> RuleHit | RuleOpen | None:
 
 def _acting(t: str) -> bool:
     """Whether ``t`` asks for something to be collected, measured or run now."""
-    return bool(COLLECT_VERB.search(t) or ACT_VERB.search(t) or MEASURE_NOW.search(t) or _whole_asked(t) or ATTRIBUTION.search(t))
+    return bool(_s(COLLECT_VERB, t) or _s(ACT_VERB, t) or _s(MEASURE_NOW, t) or _whole_asked(t) or _s(ATTRIBUTION, t))
 
 
 def _startup(t: str) -> RuleHit | RuleOpen | None:
-    launch = LAUNCH.search(t)
-    if not launch or NOT_LAUNCH.search(t):
+    launch = _s(LAUNCH, t)
+    if not launch or _s(NOT_LAUNCH, t):
         return None
-    if DEVICE_METRIC.search(t) and LAUNCH_AS_STEP.search(t):
+    if _s(DEVICE_METRIC, t) and _s(LAUNCH_AS_STEP, t):
         return RuleOpen("launch+measure", f"{launch.group(0)!r} may only be the step before a device measurement")
-    measure = MEASURE.search(t)
+    measure = _s(MEASURE, t)
     if measure:
         # "Why is launch slow? Measure it" asks for a measurement; "how to optimise launch" or
         # "which command measures warm start" does not, and a rule cannot always tell the two.
-        if ADVICE.search(t) and not MEASURE_NOW.search(t):
+        if _s(ADVICE, t) and not _s(MEASURE_NOW, t):
             return RuleOpen("launch+measure", "launch words next to both advice and a measuring word")
         return RuleHit(Route.STARTUP, "launch+measure", f"{launch.group(0)} / {measure.group(0)}")
     bare = re.sub(r"[\s\W_]+", "", LAUNCH.sub("", t))
-    if len(bare) <= 4 and not ADVICE.search(t):
+    if len(bare) <= 4 and not _s(ADVICE, t):
         return RuleHit(Route.STARTUP, "launch-term-alone", launch.group(0))
     return None
 
 
 def _advice(t: str) -> RuleHit | None:
-    if GREETING.search(t):
+    if _s(GREETING, t):
         return RuleHit(Route.END, "greeting", t.strip())
-    if VAGUE.search(t):
+    if _s(VAGUE, t) or _s(VAGUE_MORE, t):
         return RuleHit(Route.END, "vague", t.strip())
-    m = ADVICE.search(t)
-    if m and not MEASURE.search(t) and not PACKAGE.search(t):
+    m = _s(ADVICE, t)
+    if m and not _s(MEASURE, t) and not _s(PACKAGE, t):
         return RuleHit(Route.END, "advice", m.group(0))
     return None
 
 
 def _whole(t: str) -> RuleHit | RuleOpen | None:
     whole = _whole_asked(t)
-    target = TARGET.search(t)
-    if whole and target and not ADVICE.search(t):
-        if DEVICE_METRIC.search(t) and not STRONG_WHOLE.search(t) and not ATTRIBUTION.search(t):
+    target = _s(TARGET, t)
+    if whole and target and not _s(ADVICE, t):
+        if _s(DEVICE_METRIC, t) and not _s(STRONG_WHOLE, t) and not _s(ATTRIBUTION, t):
             return RuleOpen("whole-pipeline+target", f"{whole.group(0)!r} may mean all of one device metric")
         return RuleHit(Route.FULL_ANALYSIS, "whole-pipeline+target", f"{whole.group(0)} / {target.group(0)}")
     return None
 
 
 def _device(t: str) -> RuleHit | None:
-    metric = DEVICE_METRIC.search(t)
-    if not metric or _whole_asked(t) or ATTRIBUTION.search(t):
+    metric = _s(DEVICE_METRIC, t)
+    if not metric or _whole_asked(t) or _s(ATTRIBUTION, t):
         return None
-    measure = MEASURE.search(t)
+    measure = _s(MEASURE, t)
     bare = re.sub(r"[\s\W_]+", "", DEVICE_METRIC.sub("", t))
-    if measure and not ADVICE.search(t):
+    if measure and not _s(ADVICE, t):
         return RuleHit(Route.ANDROID, "device-metric+measure", f"{metric.group(0)} / {measure.group(0)}")
     if len(bare) <= 3:
         return RuleHit(Route.ANDROID, "metric-alone", metric.group(0))

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from nodes.routing.normalize import routing_view
 
@@ -37,7 +38,7 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 #: Clause boundaries: punctuation, a dash, and the zero-width point before a contrast word.
 _CLAUSE_BREAK = _rx(
-    r"[,，。;；!！?？\n、:：]|——|\s[-–—]\s|(?=\bbut\b)|(?=\bhowever\b)|(?=但是|而是|不过|不過|可是|反而)"
+    r"[,，。;；!！?？\n、:：]|\.(?=\s|$)|——|\s[-–—]\s|(?=\bbut\b)|(?=\bhowever\b)|(?=但是|而是|不过|不過|可是|反而)"
 )
 
 #: Negators that take what follows them (their scope runs right, to the clause end).
@@ -129,8 +130,12 @@ def _spans_in(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return spans
 
 
+@lru_cache(maxsize=256)
 def split_scope(text: str) -> Scope:
-    """The asked-for text and the set-aside spans of ``text``'s routing view."""
+    """The asked-for text and the set-aside spans of ``text``'s routing view.
+
+    Cached: the rules, the classifier and the startup override each ask for the same message.
+    """
     text = routing_view(text)
     if not _ANY_NEGATOR.search(text):
         return Scope(text, ())
