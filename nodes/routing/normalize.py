@@ -106,6 +106,8 @@ _NUMBER = re.compile(r"\d+")
 #: user asks for is said at the start, and a message this long is a paste (a log, a stack, a
 #: file), whose bulk says nothing about the route. Reading more only lets input size the cost.
 ROUTING_VIEW_CHARS = 2000
+#: How much of a message is searched for terminal escapes before the view is cut (8 views).
+_ESCAPE_SCAN_CHARS = 8 * ROUTING_VIEW_CHARS
 
 
 def strip_terminal(text: str) -> str:
@@ -132,7 +134,9 @@ def routing_view(text: str) -> str:
     is cut short ("trace.json" must not become "trace.js", a source file); one enormous word is
     cut at the limit. Applying it twice changes nothing.
     """
-    text = strip_terminal(text)
+    # Escapes are stripped from a bounded head only: a megabyte of them would otherwise cost a
+    # second, and whatever lies past 8 views can never reach the view anyway.
+    text = strip_terminal(text if len(text) <= _ESCAPE_SCAN_CHARS else text[:_ESCAPE_SCAN_CHARS])
     if len(text) <= ROUTING_VIEW_CHARS:
         return text
     head = text[:ROUTING_VIEW_CHARS]
