@@ -53,7 +53,26 @@ ATTRIBUTION = _rx(
     r"慢在|慢喺|卡在|where\s+the\s+time\s+goes|为啥卡|為什麼卡|\bwhy\b.{0,30}\b(?:slow|laggy|jank|stutter)|"
     r"\bmap\w*\s+(?:\w+\s+){0,2}to\s+(?:source|code|functions?)|\bhot\s+frames|热点函数|"
     r"(?:为什么|為什麼|为啥|為啥|咋|怎么会|怎麼會)(?:会|會)?.{0,12}(?:卡|掉帧|掉幀|慢|顿|頓|发热|發熱|耗电|耗電|lag|jank)|"
-    r"\bwhich\s+(?:functions?|methods?|code)\s+(?:is|are|makes?|causes?)\b"
+    r"\bwhich\s+(?:functions?|methods?|code)\s+(?:is|are|makes?|causes?)\b|"
+    r"(?:为什么|為什麼|为啥|為啥)[^，,。?？]{0,12}(?:slow|laggy|janky|stutter)"
+)
+#: A request to go and find the cause (with ATTRIBUTION and a target: "find out why it is slow"
+#: on an app or program is ``full_analysis``, docs/ROUTING.md rule 5).
+INVESTIGATE = _rx(
+    r"帮我|幫我|幫手|帮忙|幫忙|请|請|麻烦|麻煩|分析|查|找|排查|\bfind\s+out|\bfigure\s+out|\bdig\b|\binvestigat|"
+    r"\blook\s+into|\btell\s+me\s+why|\bprofile\b|\btrack\s+(?:it\s+)?down"
+)
+#: A how-to question at the start of the message ("how do I measure cold start?", "怎么测 FPS"):
+#: asking for the method, not for a measurement (docs/ROUTING.md rule 4).
+HOWTO = _rx(
+    r"^\W*(?:how\s+(?:do|can|should|would)\s+(?:i|we|you|one)\b|how\s+to\b|(?:请问|請問)?(?:怎么|怎麼|如何|点样|點樣)"
+    r"(?!这么|這麼|回事|了|样了|樣了|搞的))"
+)
+#: Advice words that stay advice with an app named ("com.demo.shop 的 FPS 怎么提升?").
+STRONG_ADVICE = _rx(
+    r"建议|建議|(?:怎么|怎麼|如何)(?:才能)?(?:优化|優化|提升|提高|改善|减少|減少|降低|解决|解決|避免)|"
+    r"\bhow\s+(?:do|can|should)\s+(?:i|we)\s+(?:improve|optimi[sz]e|speed\s+up|reduce|fix|cut|lower|avoid)|"
+    r"\btips\b|\bbest\s+practices?"
 )
 
 #: Words that point at data which already exists.
@@ -305,7 +324,8 @@ def _analyze(t: str) -> RuleHit | RuleOpen | None:
         return RuleHit(Route.ANALYZE, "existing-data", m.group(0))
     m = _s(COMPARE_PREVIOUS, t)
     if m and not _s(FRESH, t):
-        if _acting(t) or re.search(r"查|排查|\bfind\s+out|\bfigure\s+out|\bdig\b|\binvestigat|\bprofile\b", t, re.I):
+        rest = COMPARE_PREVIOUS.sub(" ", t)  # "the previous run" names old data, it asks for no run
+        if _acting(rest) or re.search(r"查|排查|\bfind\s+out|\bfigure\s+out|\bdig\b|\binvestigat|\bprofile\b", rest, re.I):
             return RuleOpen("compare-previous", "a comparison with an earlier run next to a request to act")
         return RuleHit(Route.ANALYZE, "compare-previous", m.group(0))
     return None
@@ -320,6 +340,8 @@ def _startup(t: str) -> RuleHit | RuleOpen | None:
     launch = _s(LAUNCH, t)
     if not launch or _s(NOT_LAUNCH, t):
         return None
+    if _howto(t):
+        return None  # "how do I measure cold start?" is advice (the advice rule decides)
     if _s(DEVICE_METRIC, t) and _s(LAUNCH_AS_STEP, t):
         return RuleOpen("launch+measure", f"{launch.group(0)!r} may only be the step before a device measurement")
     measure = _s(MEASURE, t)
@@ -341,14 +363,24 @@ def _advice(t: str) -> RuleHit | None:
     if _s(VAGUE, t) or _s(VAGUE_MORE, t):
         return RuleHit(Route.END, "vague", t.strip())
     m = _s(ADVICE, t)
-    if m and not _s(MEASURE, t) and not _s(PACKAGE, t):
+    if m and not _s(MEASURE, t) and (not _s(PACKAGE, t) or _s(STRONG_ADVICE, t)):
         return RuleHit(Route.END, "advice", m.group(0))
+    if _howto(t):
+        return RuleHit(Route.END, "how-to question", _s(HOWTO, t).group(0))
     return None
+
+
+def _howto(t: str) -> bool:
+    """A question about method: starts with how-to, asks for nothing now, names no app or data."""
+    return bool(_s(HOWTO, t) and not _s(MEASURE_NOW, t) and not _s(PACKAGE, t) and not _s(DATA_FILE, t))
 
 
 def _whole(t: str) -> RuleHit | RuleOpen | None:
     whole = _whole_asked(t)
     target = _s(TARGET, t)
+    why = _s(ATTRIBUTION, t)
+    if not whole and why and target and _s(INVESTIGATE, t) and not _s(ADVICE, t) and not _howto(t):
+        return RuleHit(Route.FULL_ANALYSIS, "find-the-cause+target", f"{why.group(0)} / {target.group(0)}")
     if whole and target and not _s(ADVICE, t):
         if _s(DEVICE_METRIC, t) and not _s(STRONG_WHOLE, t) and not _s(ATTRIBUTION, t):
             return RuleOpen("whole-pipeline+target", f"{whole.group(0)!r} may mean all of one device metric")
@@ -358,7 +390,7 @@ def _whole(t: str) -> RuleHit | RuleOpen | None:
 
 def _device(t: str) -> RuleHit | None:
     metric = _s(DEVICE_METRIC, t)
-    if not metric or _whole_asked(t) or _s(ATTRIBUTION, t):
+    if not metric or _whole_asked(t) or _s(ATTRIBUTION, t) or _howto(t):
         return None
     measure = _s(MEASURE, t)
     bare = re.sub(r"[\s\W_]+", "", DEVICE_METRIC.sub("", t))
