@@ -136,6 +136,7 @@ CHILD_PATTERNS = textwrap.dedent(
         ("scope._POST", scope._POST, ["不算", "算了 ", "is not"]),
         ("scope._RESTART", scope._RESTART, ["a", " i"]),
         ("typos._WORD", typos._WORD, ["a", "ab'"]),
+        ("rules.TWO_TARGETS", rules.TWO_TARGETS, ["a.py vs ", "a.", "a.b.c "]),
     ]
     for name, pattern, frags in checks:
         for frag in frags:
@@ -149,7 +150,7 @@ CHILD_PATTERNS = textwrap.dedent(
 
 def test_rewritten_patterns_scan_a_megabyte_within_the_timeout():
     results = _run_child(CHILD_PATTERNS)
-    assert len(results) == 26 + 18
+    assert len(results) == 26 + 21
 
 
 # --- the routing view -------------------------------------------------------------------------

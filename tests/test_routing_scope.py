@@ -104,6 +104,20 @@ def test_a_set_aside_launch_word_does_not_trigger_the_startup_override():
     assert startup_override("android", "launch the app and record FPS for 30 seconds")[0] == "android"
 
 
+@pytest.mark.parametrize(
+    "text, route",
+    [
+        # Added after the one unseen_v2 measurement (docs/routing.md says which error each follows).
+        ("skip the re-measurement and read the launch trace I already uploaded", "analyze"),
+        ("a.py vs b.py: which one launches faster?", "startup"),
+        ("这几次采集的内存数据比一下", "analyze"),
+        ("列表页 FPS 目标定多少合适", "end"),
+    ],
+)
+def test_phrasings_after_the_first_measurement(text, route, model):
+    assert route_message(text, model=model)["route"] == route
+
+
 # --- the scope splitter --------------------------------------------------------------------------
 
 

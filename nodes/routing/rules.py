@@ -68,6 +68,13 @@ HOWTO = _rx(
     r"^\W*(?:how\s+(?:do|can|should|would)\s+(?:i|we|you|one)\b|how\s+to\b|(?:请问|請問)?(?:怎么|怎麼|如何|点样|點樣)"
     r"(?!这么|這麼|回事|了|样了|樣了|搞的))"
 )
+#: Asking what a number should be ("FPS 目标定多少合适", "多少算流畅", "what should the frame budget
+#: be"): advice about a threshold, although "多少" is also a measuring word.
+TARGET_QUESTION = _rx(
+    r"(?:定|设|設|要)?多少(?:才)?(?:合适|合適|算|比较好|比較好|为宜|為宜)|多少算|"
+    r"\bwhat\s+should\s+(?:the|my|our|a)\s+(?:\w+\s+){0,2}(?:target|budget|threshold|limit)\b|"
+    r"\bwhat(?:'s|\s+is)\s+a\s+(?:good|reasonable|acceptable)\b"
+)
 #: Advice words that stay advice with an app named ("com.demo.shop 的 FPS 怎么提升?").
 STRONG_ADVICE = _rx(
     r"建议|建議|(?:怎么|怎麼|如何)(?:才能)?(?:优化|優化|提升|提高|改善|减少|減少|降低|解决|解決|避免)|"
@@ -81,13 +88,13 @@ EXISTING_DATA = _rx(
     r"我上传|上傳|上传的|发来|發來|贴给你|我贴|貼給|我导出|我導出|"
     r"\b(?:the|this|that)\s+(?:trace|profile|capture|systrace|flame\s?graph)\b"
     r"(?!\s+(?:of|for|while|during))|"
-    r"\bi\s+(?:just\s+)?(?:sent|attached|uploaded|captured|pulled|exported|pasted|ran)\b|"
+    r"\bi\s+(?:just\s+|already\s+|have\s+|'ve\s+)?(?:sent|attached|uploaded|captured|pulled|exported|pasted|ran)\b|"
     r"\b(?:you|we)\s+just\s+(?:took|captured|collected|ran|measured)|\bjust\s+(?:captured|collected|pulled)|"
     r"\bfrom\s+earlier\b|\bearlier\b|\bpasted\b|\balready\s+(?:have|collected)|"
     r"\b(?:i|you)\s+attached|\battached\s+(?:\S+\.\w+|trace|profile|file|capture|dump|flame)|"
     r"(?:trace|profile|file|capture|graph)\s+i\s+attached|"
     r"(?:这个|這個|那个|那個)\s*(?:trace|profile|capture|dump|火焰图|火焰圖|数据|數據)|"
-    r"上次(?:测|測|采|採|抓|跑|量)的|上次的(?:结果|結果|数据|數據|trace)|上一次(?:测|測|采|採|跑)的|"
+    r"上次(?:测|測|采|採|抓|跑|量)的|(?:这|這|那)(?:两|兩|几|幾)(?:次|份|个|個)|(?:采集|採集|抓|录|錄)(?:到)?的(?:数据|數據|结果|結果|trace)|上次的(?:结果|結果|数据|數據|trace)|上一次(?:测|測|采|採|跑)的|"
     r"\blast\s+time\s+(?:you|we|i)\s+(?:measured|ran|captured|collected|recorded)"
 )
 #: Existing-data cues that a request for new data can also use ("start recording the trace",
@@ -146,7 +153,8 @@ ADVICE = _rx(
     r"\bcounterpart\b|\bequivalent\s+of\b|\bwhich\s+(?:is|one)\b|\bexactly\?|"
     r"\bmean\b|\bmeans\b|意思|"
     r"\b(?:which|what)\s+(?:command|tool|adb\s+command)s?\b|哪个命令|哪個命令|什么命令|什麼命令|"
-    r"用什么工具|用什麼工具|有什么工具|有什麼工具|哪个工具|哪個工具|讲讲|講講|聊聊|介绍一下|介紹一下"
+    r"用什么工具|用什麼工具|有什么工具|有什麼工具|哪个工具|哪個工具|讲讲|講講|聊聊|介绍一下|介紹一下|"
+    r"合适|合適|定多少|多少才|\bwhat\s+should\s+(?:the|my|our|a)\b"
 )
 #: The whole-pipeline words of ROUTING.md rule 5.
 WHOLE = _rx(
@@ -163,6 +171,12 @@ STRONG_WHOLE = _rx(
     r"报告|報告|归因|歸因|\bend[\s-]to[\s-]end\b|\bfull\s+(?:analysis|report|perf|pipeline|attribution|pass)|"
     r"\breport\b|\bpipeline\b|\battribut|\btop\s+to\s+bottom|\bholistic|\bthe\s+works\b|查清楚|找出原因|"
     r"\bfrom\s+(?:capture|sampling|collect)\w*\s+(?:to|through)"
+)
+_PROGRAM = r"(?:[\w./-]*\w\.(?:py|js|jar|go|apk|x86_64|exe|bin)|[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){2,}|build\s+\d+)"
+#: Two programs or apps set against each other ("a.py vs b.py", "v1.apk 和 v2.apk"): with launch
+#: words, docs/ROUTING.md's "two programs against each other" (``startup``), never advice.
+TWO_TARGETS = _rx(
+    rf"(?<![\w./-]){_PROGRAM}(?![\w-])\s*(?:vs\.?|versus|against|and|和|与|與|跟|对|對|比)\s*{_PROGRAM}(?![\w-])"
 )
 #: A launch word used as the verb of starting the app before something else is measured
 #: ("launch the app and record FPS", "启动后测一下内存"): not a launch measurement.
@@ -344,6 +358,9 @@ def _startup(t: str) -> RuleHit | RuleOpen | None:
         return None  # "how do I measure cold start?" is advice (the advice rule decides)
     if _s(DEVICE_METRIC, t) and _s(LAUNCH_AS_STEP, t):
         return RuleOpen("launch+measure", f"{launch.group(0)!r} may only be the step before a device measurement")
+    m = _s(TWO_TARGETS, t)
+    if m:  # "比较一下 v1.py 和 v2.py 的启动耗时": two programs' launches against each other
+        return RuleHit(Route.STARTUP, "launch+two-targets", f"{launch.group(0)} / {m.group(0)}")
     measure = _s(MEASURE, t)
     if measure:
         # "Why is launch slow? Measure it" asks for a measurement; "how to optimise launch" or
@@ -367,6 +384,9 @@ def _advice(t: str) -> RuleHit | None:
         return RuleHit(Route.END, "advice", m.group(0))
     if _howto(t):
         return RuleHit(Route.END, "how-to question", _s(HOWTO, t).group(0))
+    m = _s(TARGET_QUESTION, t)
+    if m and not _s(MEASURE_NOW, t) and not _s(PACKAGE, t) and not _s(DATA_FILE, t):
+        return RuleHit(Route.END, "what-target question", m.group(0))
     return None
 
 
