@@ -35,7 +35,7 @@ def model(dev, tmp_path_factory):
     return clf.load_or_train(cache_dir=cache, reaches_fn=rules_leave_open)
 
 
-# --- rules and the override, one per ROUTING.md rule --------------------------------------------
+# --- rules and the override, one per docs/ROUTING.md rule-----------------------------------------
 
 
 @pytest.mark.parametrize(

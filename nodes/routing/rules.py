@@ -142,7 +142,7 @@ MEASURE = _rx(
     r"\bgive\s+me|\bget\s+me|\bre-?measure|\bverify|\bconfirm|"
     r"\bwhat\s+is\s+(?:the\s+|my\s+|our\s+)?current|\bright\s+now\b|\bat\s+the\s+moment\b|现在|現在|目前|当前|當前|实时|實時"
 )
-#: Asking how, why in general, or for advice (ROUTING.md rule 4).
+#: Asking how, why in general, or for advice (docs/ROUTING.md rule 4).
 ADVICE = _rx(
     r"怎么|怎麼|怎样|怎樣|如何|点样|點樣|点算|點算|咋整|咋办|为什么会|為什麼會|为啥会|一般|通常|常见|常見|"
     r"建议|建議|最佳实践|最佳實踐|手段|思路|推荐|推薦|值不值|值唔值|有帮助|有幫助|是什么|是啥|什么意思|"
@@ -156,7 +156,7 @@ ADVICE = _rx(
     r"用什么工具|用什麼工具|有什么工具|有什麼工具|哪个工具|哪個工具|讲讲|講講|聊聊|介绍一下|介紹一下|"
     r"合适|合適|定多少|多少才|\bwhat\s+should\s+(?:the|my|our|a)\b"
 )
-#: The whole-pipeline words of ROUTING.md rule 5.
+#: The whole-pipeline words of docs/ROUTING.md rule 5.
 WHOLE = _rx(
     r"全面|完整|整体|整體|全链路|全鏈路|全流程|全套|全量|一条龙|一條龍|从头到尾|從頭到尾|由頭到尾|从头查|"
     r"端到端|体检|體檢|整个|\bend[\s-]to[\s-]end\b|\bfull\s+(?:analysis|report|perf|pipeline|"
@@ -191,7 +191,7 @@ TARGET = _rx(
     r"\bcli\b|\bprogram\b|程序|游戏|遊戲|\bgame\b|\bservice\b|\bendpoint\b|\bworker\b|\bfeed\b|列表|"
     r"\bbin/\w+|cmd/\w+|services/\w+|\bbuild\s+\d+"
 )
-#: One thing measured or read on a device (ROUTING.md rule 5, second half).
+#: One thing measured or read on a device (docs/ROUTING.md rule 5, second half).
 DEVICE_METRIC = _rx(
     r"\bfps\b|帧率|幀率|掉帧|掉幀|帧|幀|\bjank|\bcpu\b|\bgpu\b|内存|內存|记忆体|記憶體|内纯|\bmemory|meminfo|"
     r"gfxinfo|framestats|frame\s+(?:time|stats|rate|pacing)|\bbattery|batterystats|耗电|耗電|食幾多電|"
@@ -421,7 +421,7 @@ def _device(t: str) -> RuleHit | None:
     return None
 
 
-#: ROUTING.md's order: source code, existing data, launch, advice/vague, whole pipeline, device.
+#: docs/ROUTING.md's order: source code, existing data, launch, advice/vague, whole pipeline, device.
 RULES = (_explorer, _analyze, _startup, _advice, _whole, _device)
 
 
