@@ -16,6 +16,7 @@ from typing import Any, Sequence, TextIO
 
 import orjson
 
+from nodes.perf.units import dur
 from nodes.perf.errors import PerfDataError
 from nodes.perf.model import AnalysisResult
 
@@ -61,12 +62,7 @@ def run(paths: str | Sequence[str], as_json: bool = False, out: TextIO | None = 
 # --- the readable summary --------------------------------------------------------------
 
 
-def _ms(v: float | None) -> str:
-    if v is None:
-        return "–"
-    if v >= 1000:
-        return f"{v / 1000:.2f} s"
-    return f"{v:.1f} ms" if v >= 10 else f"{v:.2f} ms"
+_ms = dur  # the one duration vocabulary (nodes/perf/units.py)
 
 
 def _loc(file: str | None, line: int | None) -> str:

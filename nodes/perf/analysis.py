@@ -28,7 +28,7 @@ from nodes.perf.formats import load
 from nodes.perf.metrics import MAX_THREADS, compute
 from nodes.perf.model import AnalysisResult, Evidence, Finding, StartupStats, ThreadStat
 
-_SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
+from nodes.perf.units import SEVERITY_ORDER as _SEVERITY_ORDER
 
 
 def analyze_file(path: str, process: str | None = None) -> AnalysisResult:

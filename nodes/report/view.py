@@ -13,11 +13,11 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
+from nodes.perf.units import SEVERITY_ORDER
 from nodes.perf.model import FRAME_CAUSE_LABELS, AnalysisResult, Finding, FrameCause, Hotspot
 from nodes.report import excerpt, fmt
 from nodes.report.fmt import Provenance
 
-SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
 
 #: Verdict headline for the worst severity found.
 VERDICTS = {
