@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-from statistics import median
 from typing import Sequence
 
 from nodes.perf.errors import PerfDataError
@@ -180,11 +179,5 @@ def _merge_startup(parts: list[StartupStats]) -> StartupStats | None:
         imports=[i for p in parts for i in p.imports],
         kind=next((p.kind for p in parts if p.runs and p.kind != "unknown"), next((p.kind for p in parts if p.kind != "unknown"), "unknown")),
     )
-    if runs:
-        totals = [r.total_ms for r in runs]
-        st.median_ms = round(median(totals), 3)
-        st.min_ms = round(min(totals), 3)
-        st.max_ms = round(max(totals), 3)
-        st.spread_ms = round(st.max_ms - st.min_ms, 3)
-        st.first_ms = round(sorted(runs, key=lambda r: r.index)[0].total_ms, 3)
+    st.fill_statistics()
     return st

@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
+from graph.enums import AttributionStatus
 from nodes.perf.units import SEVERITY_ORDER
 from nodes.perf.model import FRAME_CAUSE_LABELS, AnalysisResult, Finding, FrameCause, Hotspot
 from nodes.report import excerpt, fmt
@@ -186,7 +187,7 @@ class ReportView:
         """``file:line`` of a hot spot as the attributor found it (else as the profile said),
         and the hot line's code when the attributor showed it."""
         att = self.attribution_for(h)
-        if att and att.get("status") == "found" and att.get("file"):
+        if att and att.get("status") == AttributionStatus.FOUND.value and att.get("file"):
             loc = f"{att['file']}:{att['line']}" if att.get("line") else str(att["file"])
             return loc, excerpt.snippet(excerpt.parse(att.get("excerpt"), att.get("line")))
         if h.file:
@@ -203,7 +204,7 @@ class ReportView:
         seen: set[tuple[Any, Any]] = set()
         for h in ordered:
             att = self.attribution_for(h)
-            if not att or att.get("status") != "found":
+            if not att or att.get("status") != AttributionStatus.FOUND.value:
                 continue
             ex = excerpt.parse(att.get("excerpt"), att.get("line"))
             key = (att.get("file"), att.get("line"))
