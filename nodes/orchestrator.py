@@ -60,7 +60,7 @@ def make(default: NodeContext) -> Callable[..., dict]:
         ctx = node_context(runtime, default)
         text = last_user_text(state)
         info = route_message(text, llm=ctx.llm)
-        facts = extract(text)
+        facts = extract(text, state.get("workspace") or ".")
         if (
             _may_take_followup(info)
             and not facts.data_paths
