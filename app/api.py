@@ -137,6 +137,8 @@ class PerfScout:
                 llm=self._llm,
                 runs_dir=str(self.settings.runs_dir),
                 run_timeout_s=self.settings.run_timeout_s,
+                llm_timeout_s=self.settings.llm_timeout_s,
+                llm_turn_budget_s=self.settings.turn_model_budget_s,
                 startup_runs=self.settings.startup_runs,
                 allowlist=self.settings.allowlist,
             )
@@ -164,6 +166,7 @@ class PerfScout:
             "workspace": self.workspace,
             "step_budget": self.settings.step_budget,
             "retry_budget": self.settings.retry_budget,
+            "llm_turn_budget_s": self.settings.turn_model_budget_s,
             "run_dir": str(_unique_dir(run_dir)),
         }
         # Permission is given per turn: a yes (or an allowlisted program) in an earlier turn

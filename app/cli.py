@@ -247,6 +247,7 @@ def report(
             runs_dir=str(settings.runs_dir),
             out=str(out) if out else None,
             llm=make_chat_model(settings) if narrative else None,
+            llm_timeout_s=settings.llm_timeout_s,
         )
     except ReportInputError as e:
         raise CliError(str(e)) from None

@@ -103,7 +103,9 @@ def resolve_inputs(target: str, runs_dir: str) -> tuple[dict[str, Any], str | No
     return {"analysis": result, "collected": {"kind": "file", "paths": {"data": str(p)}, "source": str(p)}}, thread
 
 
-def run_report(target: str, *, runs_dir: str, out: str | None = None, llm: Any = None) -> dict[str, str]:
+def run_report(
+    target: str, *, runs_dir: str, out: str | None = None, llm: Any = None, llm_timeout_s: float = 10.0
+) -> dict[str, str]:
     """Render ``target`` into a fresh folder; returns the written paths (the ``report`` dict).
 
     Raises ReportInputError (or the analyzer's PerfDataError) with a one-line message on bad input.
@@ -113,6 +115,6 @@ def run_report(target: str, *, runs_dir: str, out: str | None = None, llm: Any =
 
     kwargs, thread = resolve_inputs(target, runs_dir)
     view = build_view(**kwargs)
-    add_narrative(view, llm)
+    add_narrative(view, llm, deadline_s=llm_timeout_s)
     folder = report_dir(out, runs_dir, thread or "local")
     return write_report(view, folder)

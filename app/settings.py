@@ -20,6 +20,17 @@ def _float(name: str, default: float) -> float:
         raise SettingsError(f"{name}={raw!r} is not a number") from e
 
 
+def _positive(name: str, default: float | None) -> float | None:
+    """A number of seconds > 0 (a zero or negative limit would disable the model silently)."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = _float(name, 0.0)
+    if not value > 0 or value != value or value == float("inf"):
+        raise SettingsError(f"{name}={raw!r} must be a number of seconds greater than 0")
+    return value
+
+
 def _int(name: str, default: int) -> int:
     return int(_float(name, default))
 
@@ -34,8 +45,10 @@ class Settings:
     base_url: str | None = None
     api_key: str | None = None
     model: str = "gpt-4o-mini"
-    #: Seconds one model call may take before the router falls back.
+    #: Wall-clock seconds one model call may take, body included (router, fallback, narrative).
     llm_timeout_s: float = 10.0
+    #: Total model seconds one turn may spend; None = 2 × llm_timeout_s (docs/reliability.md).
+    llm_turn_budget_s: float | None = None
     #: Force the offline path even when a model is configured.
     offline: bool = False
     #: Where PerfScout keeps its checkpoints, decision log and runs.
@@ -52,6 +65,13 @@ class Settings:
     @property
     def model_configured(self) -> bool:
         return not self.offline and bool(self.api_key or self.base_url)
+
+    @property
+    def turn_model_budget_s(self) -> float:
+        """The turn's model-time budget, in seconds (``PERFSCOUT_LLM_TURN_BUDGET``)."""
+        if self.llm_turn_budget_s is not None:
+            return float(self.llm_turn_budget_s)
+        return 2.0 * self.llm_timeout_s
 
     @property
     def checkpoint_target(self) -> str:
@@ -73,7 +93,8 @@ class Settings:
             base_url=env.get("OPENAI_BASE_URL") or None,
             api_key=env.get("OPENAI_API_KEY") or None,
             model=env.get("PERFSCOUT_MODEL") or env.get("OPENAI_MODEL") or "gpt-4o-mini",
-            llm_timeout_s=_float("PERFSCOUT_LLM_TIMEOUT", 10.0),
+            llm_timeout_s=_positive("PERFSCOUT_LLM_TIMEOUT", 10.0),
+            llm_turn_budget_s=_positive("PERFSCOUT_LLM_TURN_BUDGET", None),
             offline=env.get("PERFSCOUT_OFFLINE", "").lower() in {"1", "true", "yes"},
             state_dir=Path(env.get("PERFSCOUT_HOME") or ".perfscout"),
             checkpoint_url=env.get("PERFSCOUT_CHECKPOINT_URL") or None,

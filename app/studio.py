@@ -18,6 +18,8 @@ graph = build_graph(
         llm=make_chat_model(_settings),
         runs_dir=str(_settings.runs_dir),
         run_timeout_s=_settings.run_timeout_s,
+        llm_timeout_s=_settings.llm_timeout_s,
+        llm_turn_budget_s=_settings.turn_model_budget_s,
         startup_runs=_settings.startup_runs,
         allowlist=_settings.allowlist,
     ),

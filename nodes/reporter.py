@@ -17,6 +17,7 @@ from langchain_core.runnables import RunnableConfig
 from graph.enums import ErrorKind, Node
 from nodes.common import ToolFailure, attempt, failure, last_user_text, say, stamp
 from nodes.context import NodeContext
+from nodes.model_call import spend, time_left_s
 
 
 def _thread_id(config: Mapping[str, Any] | None) -> str | None:
@@ -69,7 +70,7 @@ def make(ctx: NodeContext) -> Callable[..., dict]:
             update.update(failure(name, ToolFailure(ErrorKind.VALIDATION, str(e))))
             update.update(say(name, f"No report: {e}."))
             return update
-        add_narrative(view, ctx.llm)
+        update.update(spend(state, add_narrative(view, ctx.llm, deadline_s=time_left_s(ctx, state))))
         try:
             folder = report_dir(state.get("run_dir"), ctx.runs_dir, _thread_id(config))
             report = write_report(view, folder)
