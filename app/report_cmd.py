@@ -39,6 +39,10 @@ def _load_json_object(path: Path) -> dict[str, Any] | None:
             data = json.loads(f.read().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         return None
+    except RecursionError:
+        # json's C scanner stops at the interpreter's recursion limit: too deep for a result
+        # PerfScout wrote, so it is a trace (or nothing): the analyzer decides, in one line.
+        return None
     return data if isinstance(data, dict) else None
 
 

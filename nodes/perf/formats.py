@@ -113,18 +113,42 @@ class _CappedReader(io.RawIOBase):
             super().close()
 
 
-def _check_file(path: str) -> os.stat_result:
+#: What a path that is not a regular file is, in the refusal (``stat`` never opens it, so a
+#: FIFO with no writer or /dev/zero cannot block or flood a reader).
+_KINDS = (
+    (stat.S_ISDIR, "is a directory, not a data file"),
+    (stat.S_ISFIFO, "is a FIFO (named pipe), not a data file: PerfScout reads regular files; save the data to a file first"),
+    (stat.S_ISCHR, "is a character device, not a data file"),
+    (stat.S_ISBLK, "is a block device, not a data file"),
+    (stat.S_ISSOCK, "is a socket, not a data file"),
+)
+
+
+def not_regular(st: os.stat_result) -> str | None:
+    """Why a file with this ``stat`` is not a data file (None for a regular file)."""
+    if stat.S_ISREG(st.st_mode):
+        return None
+    for test, problem in _KINDS:
+        if test(st.st_mode):
+            return problem
+    return "is not a regular file"
+
+
+def check_data_file(path: str) -> os.stat_result:
+    """``stat`` of ``path`` when it is a regular file; else PerfDataError saying what it is."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
         raise PerfDataError(path, "no such file") from None
     except OSError as e:
         raise PerfDataError(path, f"cannot open ({e.strerror or e})") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise PerfDataError(path, "is a directory, not a data file")
-    if not stat.S_ISREG(st.st_mode):
-        raise PerfDataError(path, "is not a regular file")
+    problem = not_regular(st)
+    if problem:
+        raise PerfDataError(path, problem)
     return st
+
+
+_check_file = check_data_file
 
 
 def is_gzip(path: str) -> bool:
