@@ -108,6 +108,7 @@ class PerfScout:
         workspace: str | Path | None = None,
     ):
         self.settings = settings or Settings.from_env()
+        self.settings.install_read_limits()
         self._llm = make_chat_model(self.settings) if llm == "configured" else llm
         self._checkpointer = checkpointer
         self._stack = ExitStack()

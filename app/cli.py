@@ -50,7 +50,9 @@ def emit_json(obj: Any) -> None:
 def _settings(offline: bool = False, **overrides: Any):
     from app.settings import Settings
 
-    return Settings.from_env(offline=offline or None, **overrides)
+    settings = Settings.from_env(offline=offline or None, **overrides)
+    settings.install_read_limits()
+    return settings
 
 
 def _print_result(result: Any, as_json: bool) -> int:
@@ -377,6 +379,11 @@ def main() -> None:
     from nodes.sandbox import SandboxError
 
     try:
+        # The reader bounds (inflate cap, event cap …) are settings; the readers are plain
+        # functions, so they are installed for the process before any command runs.
+        from app.settings import Settings
+
+        Settings.from_env().install_read_limits()
         code = app(standalone_mode=False)
         sys.exit(code if isinstance(code, int) else EXIT_OK)
     except typer.Exit as e:

@@ -9,6 +9,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nodes.perf import limits
+
 
 def _float(name: str, default: float) -> float:
     raw = os.environ.get(name)
@@ -28,6 +30,20 @@ def _positive(name: str, default: float | None) -> float | None:
     value = _float(name, 0.0)
     if not value > 0 or value != value or value == float("inf"):
         raise SettingsError(f"{name}={raw!r} must be a number of seconds greater than 0")
+    return value
+
+
+def _count(name: str, default: int) -> int:
+    """A whole number > 0 (a byte or event cap; 0 would refuse every input)."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise SettingsError(f"{name}={raw!r} is not a whole number") from None
+    if value <= 0:
+        raise SettingsError(f"{name}={raw!r} must be greater than 0")
     return value
 
 
@@ -59,6 +75,11 @@ class Settings:
     startup_runs: int = 5
     step_budget: int = 24
     retry_budget: int = 1
+    #: Reader bounds (nodes/perf/limits.py): what a compressed input may inflate to, what a
+    #: whole-file reader may load (bytes), and how many events one input's data keeps.
+    max_inflated_bytes: int = limits.DEFAULT.max_inflated_bytes
+    max_whole_file_bytes: int = limits.DEFAULT.max_whole_file_bytes
+    max_events: int = limits.DEFAULT.max_events
     #: Programs the user allows PerfScout to run without --allow-run (basenames or paths).
     allowlist: tuple[str, ...] = field(default_factory=tuple)
 
@@ -72,6 +93,17 @@ class Settings:
         if self.llm_turn_budget_s is not None:
             return float(self.llm_turn_budget_s)
         return 2.0 * self.llm_timeout_s
+
+    def read_limits(self) -> limits.ReadLimits:
+        return limits.ReadLimits(
+            max_inflated_bytes=self.max_inflated_bytes,
+            max_whole_file_bytes=self.max_whole_file_bytes,
+            max_events=self.max_events,
+        )
+
+    def install_read_limits(self) -> None:
+        """Make these reader bounds the process's (the readers are plain functions: no context)."""
+        limits.configure(self.read_limits())
 
     @property
     def checkpoint_target(self) -> str:
@@ -103,6 +135,9 @@ class Settings:
             step_budget=_int("PERFSCOUT_STEP_BUDGET", 24),
             retry_budget=_int("PERFSCOUT_RETRY_BUDGET", 1),
             allowlist=allow,
+            max_inflated_bytes=_count("PERFSCOUT_MAX_DECOMPRESSED", limits.DEFAULT.max_inflated_bytes),
+            max_whole_file_bytes=_count("PERFSCOUT_MAX_WHOLE_FILE", limits.DEFAULT.max_whole_file_bytes),
+            max_events=_count("PERFSCOUT_MAX_EVENTS", limits.DEFAULT.max_events),
         )
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

@@ -13,6 +13,7 @@ from graph.builder import build_graph
 from nodes.context import NodeContext
 
 _settings = Settings.from_env()
+_settings.install_read_limits()
 graph = build_graph(
     context=NodeContext(
         llm=make_chat_model(_settings),

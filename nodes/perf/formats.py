@@ -25,19 +25,21 @@ import zlib
 from types import ModuleType
 from typing import IO, Callable
 
+from nodes.perf import limits
 from nodes.perf.errors import PerfDataError
-from nodes.perf.model import PerfData
+from nodes.perf.model import CapacityReached, PerfData
 
 #: How much of the (decompressed) start of a file ``sniff`` sees.
 HEAD_BYTES = 64 * 1024
 
 #: Upper bound on the bytes a compressed input may expand to (a gzip bomb stops here).
-#: Override with the environment variable PERFSCOUT_MAX_DECOMPRESSED (bytes).
-DEFAULT_MAX_DECOMPRESSED = 4 * 1024**3
+#: The setting PERFSCOUT_MAX_DECOMPRESSED (bytes; app/settings.py) overrides it, through
+#: nodes/perf/limits.py.
+DEFAULT_MAX_DECOMPRESSED = limits.DEFAULT.max_inflated_bytes
 
 #: Upper bound for readers that need the whole input in memory (speedscope, pstats, …).
-#: Override with PERFSCOUT_MAX_WHOLE_FILE (bytes).
-DEFAULT_MAX_WHOLE_FILE = 512 * 1024**2
+#: The setting PERFSCOUT_MAX_WHOLE_FILE (bytes) overrides it.
+DEFAULT_MAX_WHOLE_FILE = limits.DEFAULT.max_whole_file_bytes
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -56,20 +58,13 @@ REGISTRY: tuple[tuple[str, str], ...] = (
 )
 
 
-def _env_int(name: str, default: int) -> int:
-    try:
-        v = int(os.environ.get(name, ""))
-        return v if v > 0 else default
-    except ValueError:
-        return default
-
-
 def max_decompressed() -> int:
-    return _env_int("PERFSCOUT_MAX_DECOMPRESSED", DEFAULT_MAX_DECOMPRESSED)
+    """The inflate cap in force (``PERFSCOUT_MAX_DECOMPRESSED``, installed by the app)."""
+    return limits.current().max_inflated_bytes
 
 
 def max_whole_file() -> int:
-    return _env_int("PERFSCOUT_MAX_WHOLE_FILE", DEFAULT_MAX_WHOLE_FILE)
+    return limits.current().max_whole_file_bytes
 
 
 # ======================================================================================
@@ -100,8 +95,8 @@ class _CappedReader(io.RawIOBase):
         if self._count > self._cap:
             raise PerfDataError(
                 self._path,
-                f"decompresses to more than {self._cap} bytes; refusing (a gzip bomb?). "
-                "Raise PERFSCOUT_MAX_DECOMPRESSED if it is genuine",
+                f"decompresses to more than {limits.size_text(self._cap)}, the inflate cap "
+                "PERFSCOUT_MAX_DECOMPRESSED; refusing (a gzip bomb?). Raise it if the data is genuine",
             )
         b[:n] = data
         return n
@@ -347,6 +342,10 @@ def load(path: str, format: str | None = None) -> PerfData:
         fmt, mod = detect(path, head)
     try:
         data = mod.parse(path)
+    except CapacityReached as full:
+        # The reader stopped at the event cap without finishing itself: what it stored is kept,
+        # marked partial (the warning names the cap and PERFSCOUT_MAX_EVENTS).
+        data = full.data
     except PerfDataError:
         raise
     except MemoryError:

@@ -31,7 +31,7 @@ import numpy as np
 
 from nodes.perf.errors import PerfDataError
 from nodes.perf.formats import open_input, strip_json_start
-from nodes.perf.model import MAX_INSTANTS, PerfData, SliceColumns
+from nodes.perf.model import MAX_INSTANTS, CapacityReached, PerfData, SliceColumns
 
 FORMAT = "trace_event"
 
@@ -159,7 +159,10 @@ class _Reader:
         try:
             buf = self._prefix()
             if buf is not None:
-                self._events(buf)
+                try:
+                    self._events(buf)
+                except CapacityReached:
+                    pass  # marked partial with a warning (nodes/perf/model.py); the rest is paired below
         finally:
             if enabled:
                 gc.enable()
@@ -597,6 +600,10 @@ class _Reader:
         path), pid/tid only when the thread changes, names only when first seen."""
         if not events:
             return
+        # The event cap (nodes/perf/limits.py), once per decoded block: what the columns and
+        # the B/E and async buffers hold.
+        self.pd.check_capacity(self.pd.slice_count + len(self.async_events)
+                               + sum(len(t) for t, _ in self.stacks.values()))
         self.events_seen += len(events)
         i = 0
         n = len(events)
