@@ -227,3 +227,19 @@ def test_route_jsonl_a_huge_line_is_that_lines_error_and_the_next_line_routes(tm
     assert lines[0]["line"] == 1 and "longer than" in lines[0]["error"]
     assert lines[1]["line"] == 2 and lines[1]["route"] == "explorer"
     assert res["rc"] == 2 and res["rss_mb"] < 300, res
+
+
+def test_a_text_capture_with_one_endless_line_is_refused_with_bounded_memory(tmp_path):
+    """A real atrace head, then 600 MiB without a newline (a ~0.6 MB gzip): before, the text
+    reader's line iteration held the whole line (900 MiB: 1.9 GB peak)."""
+    text = (ROOT / "tests" / "data" / "perf" / "android-atrace-systrace.txt").read_bytes()[:20_000]
+    p = tmp_path / "endless.txt.gz"
+    with gzip.open(p, "wb", compresslevel=9) as f:
+        f.write(text[: text.rindex(b"\n") + 1])
+        chunk = b"a" * (1 << 20)
+        for _ in range(600):
+            f.write(chunk)
+        f.write(b"\n")
+    res = _analyze_in_child(p)
+    assert not res["ok"] and "a line longer than" in res["error"], res
+    assert res["rss_mb"] < RSS_BOUND_MB, res
