@@ -22,6 +22,7 @@ from graph.enums import Node
 from nodes import followup
 from nodes.common import last_user_text, say, stamp
 from nodes.context import NodeContext
+from nodes.stage import node_context
 from nodes.language import Lang, detect_language
 from nodes.model_call import call_model, spend, time_left_s
 
@@ -275,8 +276,9 @@ def model_messages(text: str, state: Mapping[str, Any]) -> list[BaseMessage]:
     return [SystemMessage(content=system.strip()), *history, HumanMessage(content=text)]
 
 
-def make(ctx: NodeContext) -> Callable[[dict], dict]:
-    def fallback(state: dict) -> dict:
+def make(default: NodeContext) -> Callable[..., dict]:
+    def fallback(state: dict, runtime: Any = None) -> dict:
+        ctx = node_context(runtime, default)
         text = last_user_text(state)
         update = stamp(state, Node.FALLBACK.value)
         answer = followup.answer(text, state.get("analysis"))

@@ -13,7 +13,6 @@ import json
 import re
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
 
 from nodes.model_call import DEFAULT_CALL_TIMEOUT_S, call_model
 from nodes.report.view import ReportView
@@ -74,6 +73,8 @@ def add_narrative(view: ReportView, llm: Any, deadline_s: float = DEFAULT_CALL_T
     if llm is None:
         return 0.0
     facts = json.dumps(view.facts(), ensure_ascii=False, default=str)
+    from langchain_core.messages import HumanMessage, SystemMessage  # only when a model is called
+
     reply = call_model(llm, [SystemMessage(content=SYSTEM), HumanMessage(content=facts)],
                        deadline_s=deadline_s, max_chars=MAX_CHARS, name="narrative", max_tokens=MAX_TOKENS)
     if reply.error is not None:

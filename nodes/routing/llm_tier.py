@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
 
 from graph.enums import ROUTE_LABELS
 from nodes.model_call import call_model
@@ -46,6 +45,8 @@ _FULL = re.compile(r"^full[\s\-]+analysis$")
 
 def build_messages(text: str) -> list[Any]:
     """System prompt plus the user's text, fenced so the model treats it as data."""
+    from langchain_core.messages import HumanMessage, SystemMessage  # only when a model is called
+
     return [SystemMessage(content=SYSTEM_PROMPT), HumanMessage(content=f"Message:\n<<<\n{text}\n>>>")]
 
 
