@@ -156,6 +156,10 @@ def analyze(
     as_json: bool = typer.Option(False, "--json", help="Print the analysis (or, with --thread, the turn) as JSON."),
     workspace: Optional[Path] = typer.Option(None, "--workspace", help="Root for every path (default: cwd)."),
     offline: bool = typer.Option(False, "--offline", help="Never call a model, even if one is configured."),
+    process: Optional[str] = typer.Option(
+        None, "--process", "-p", metavar="NAME|PID",
+        help="The app the frames and hot spots are about (default: the launched package, else the process with the most frames).",
+    ),
 ) -> None:
     """Analyse existing data. FILE…: the analyzer alone (summary or JSON). --thread: the graph's
     analyze route in that thread (analysis, attribution, report; follow-up questions work)."""
@@ -169,7 +173,9 @@ def analyze(
     if thread is None:
         from app.analyze_cmd import run
 
-        raise typer.Exit(run([str(p) for p in paths], as_json))
+        raise typer.Exit(run([str(p) for p in paths], as_json, process=process))
+    if process is not None:
+        raise CliError("--process applies to FILE… analysis, not to --thread")
     if len(paths) > 1:
         raise CliError("with --thread, give one FILE (the graph analyses one named file per turn)")
     _analyze_in_thread(paths[0] if paths else None, thread, as_json, workspace, offline)
@@ -384,30 +390,44 @@ def threads_delete(
         typer.echo(f"deleted thread {thread}")
 
 
+#: The errors that are the user's input (exit EXIT_USAGE), by module: looked up in the modules
+#: this run loaded, so that naming them does not import LangGraph for `perfscout analyze FILE`
+#: (an error of a module never loaded cannot have been raised).
+_USAGE_ERRORS = (
+    ("app.api", "RequestError"),
+    ("app.checkpoint", "CheckpointError"),
+    ("app.settings", "SettingsError"),
+    ("nodes.perf.errors", "PerfDataError"),
+    ("nodes.sandbox", "SandboxError"),
+)
+
+
+def _usage_error_types() -> tuple[type[BaseException], ...]:
+    loaded = (getattr(sys.modules[m], n, None) for m, n in _USAGE_ERRORS if m in sys.modules)
+    return tuple(t for t in loaded if isinstance(t, type)) + (FileNotFoundError,)
+
+
 def main() -> None:
     """Entry point: every error is one line and a documented exit code, never a traceback."""
-    from app.api import RequestError
-    from app.checkpoint import CheckpointError
-    from app.settings import SettingsError
-    from nodes.perf.errors import PerfDataError
-    from nodes.sandbox import SandboxError
-
     try:
         # The reader bounds (inflate cap, event cap …) are settings; the readers are plain
         # functions, so they are installed for the process before any command runs.
-        from app.settings import Settings
+        try:
+            from app.settings import Settings
 
-        Settings.from_env().install_read_limits()
-        code = app(standalone_mode=False)
+            Settings.from_env().install_read_limits()
+            code = app(standalone_mode=False)
+        except Exception as e:
+            if isinstance(e, _usage_error_types()) and not isinstance(e, CliError):
+                typer.echo(f"perfscout: {e}", err=True)
+                sys.exit(EXIT_USAGE)
+            raise
         sys.exit(code if isinstance(code, int) else EXIT_OK)
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except (CliError,) as e:
         typer.echo(f"perfscout: {e}", err=True)
         sys.exit(e.code)
-    except (SettingsError, PerfDataError, SandboxError, CheckpointError, FileNotFoundError, RequestError) as e:
-        typer.echo(f"perfscout: {e}", err=True)
-        sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         typer.echo("perfscout: interrupted", err=True)
         sys.exit(130)

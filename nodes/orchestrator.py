@@ -62,7 +62,7 @@ def make(default: NodeContext) -> Callable[..., dict]:
         text = last_user_text(state)
         # A new turn: its model time starts at 0, bounded by the turn's budget (graph/state.py).
         info = route_message(text, llm=ctx.llm, timeout_s=time_left_s(ctx, state, spent_s=0.0))
-        facts = extract(text)
+        facts = extract(text, state.get("workspace") or ".")
         if (
             _may_take_followup(info)
             and not facts.data_paths
