@@ -50,7 +50,9 @@ def emit_json(obj: Any) -> None:
 def _settings(offline: bool = False, **overrides: Any):
     from app.settings import Settings
 
-    return Settings.from_env(offline=offline or None, **overrides)
+    settings = Settings.from_env(offline=offline or None, **overrides)
+    settings.install_read_limits()
+    return settings
 
 
 def _print_result(result: Any, as_json: bool) -> int:
@@ -164,9 +166,10 @@ def analyze(
     paths = list(paths or [])
     if not paths and thread is None:
         raise CliError("give a FILE to analyse, or --thread THREAD to analyse what that thread collected")
+    from nodes.perf.formats import check_data_file
+
     for p in paths:
-        if not p.is_file():
-            raise CliError(f"{p}: no such file")
+        check_data_file(str(p))  # says what it is (a directory, a FIFO …) without opening it
     if thread is None:
         from app.analyze_cmd import run
 
@@ -201,11 +204,18 @@ def replay(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Re-run every recorded policy input through today's policies; list what would differ."""
-    from app.replay import replay_file
+    from app.replay import ReplayInputError, replay_file
+    from nodes.perf.formats import not_regular
 
-    if not log.is_file():
+    if not log.exists():
         raise CliError(f"{log}: no such file")
-    rep = replay_file(str(log))
+    problem = not_regular(log.stat())
+    if problem:
+        raise CliError(f"{log}: {problem}")
+    try:
+        rep = replay_file(str(log))
+    except ReplayInputError as e:
+        raise CliError(str(e)) from None
     if as_json:
         emit_json({"checked": rep.checked, "unreadable": rep.unreadable, "diffs": [d.__dict__ for d in rep.diffs]})
     else:
@@ -267,6 +277,7 @@ def report(
             runs_dir=str(settings.runs_dir),
             out=str(out) if out else None,
             llm=make_chat_model(settings) if narrative else None,
+            llm_timeout_s=settings.llm_timeout_s,
         )
     except ReportInputError as e:
         raise CliError(str(e)) from None
@@ -307,9 +318,10 @@ def route(
     from app.models import make_router_model
     from app.route_cmd import RouteInputError, run
 
-    llm = make_router_model(_settings(offline=offline))
+    settings = _settings(offline=offline)
+    llm = make_router_model(settings)
     try:
-        code = run(text, jsonl, llm)
+        code = run(text, jsonl, llm, timeout_s=settings.llm_timeout_s)
     except RouteInputError as e:
         raise CliError(str(e)) from None
     raise typer.Exit(code)
@@ -417,7 +429,12 @@ def _usage_error_types() -> tuple[type[BaseException], ...]:
 def main() -> None:
     """Entry point: every error is one line and a documented exit code, never a traceback."""
     try:
+        # The reader bounds (inflate cap, event cap …) are settings; the readers are plain
+        # functions, so they are installed for the process before any command runs.
         try:
+            from app.settings import Settings
+
+            Settings.from_env().install_read_limits()
             code = app(standalone_mode=False)
         except Exception as e:
             if isinstance(e, _usage_error_types()) and not isinstance(e, CliError):

@@ -28,6 +28,8 @@ class RouteInfo(TypedDict, total=False):
     reason: str
     latency_ms: float
     override: str | None
+    #: Wall seconds the model tier spent on this decision (0 when it was not asked).
+    model_s: float
 
 
 class ToolError(TypedDict):

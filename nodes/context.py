@@ -23,6 +23,10 @@ class NodeContext:
     llm: Any = None
     #: Where run folders (profiles, reports) go: <runs_dir>/<thread>/<time>/.
     runs_dir: str = ".perfscout/runs"
+    #: Wall-clock seconds one model call may take, body included (nodes/model_call.py).
+    llm_timeout_s: float = 10.0
+    #: Model seconds one turn may spend when the state carries no budget (None: 2 × the above).
+    llm_turn_budget_s: float | None = None
     #: Wall-clock limit for a program PerfScout runs, in seconds.
     run_timeout_s: float = 30.0
     #: How many launches the startup measurement makes.

@@ -33,6 +33,18 @@ MAX_INSTANTS = 50_000
 MAX_COUNTER_POINTS = 20_000
 
 
+class CapacityReached(Exception):
+    """A ``PerfData`` holds ``max_events`` items: the reader stops and returns what it has.
+
+    Raised by the ``add_*`` methods (and :meth:`PerfData.check_capacity`) once, after the data
+    was marked partial with a warning; ``nodes.perf.formats.load`` returns ``data`` as the
+    result, and a reader that has its own finishing work catches it itself."""
+
+    def __init__(self, data: "PerfData"):
+        super().__init__(f"stopped at {data.max_events} events")
+        self.data = data
+
+
 @dataclass
 class SliceColumns:
     """Complete slices of one thread, as parallel columns (24 bytes a slice)."""
@@ -220,9 +232,17 @@ class ImportEntry(BaseModel):
 class PerfData:
     """A reader's output. Fill it through the ``add_*``/``set_*`` methods only."""
 
-    def __init__(self, format: str, source: str):
+    def __init__(self, format: str, source: str, max_events: int | None = None):
+        from nodes.perf import limits
+
         self.format = format
         self.source = source
+        #: How many timeline items (slices, async spans, distinct stacks, frames, profile rows)
+        #: this data keeps (nodes/perf/limits.py); ``stored`` counts them.
+        self.max_events = int(max_events if max_events is not None else limits.current().max_events)
+        self.stored = 0
+        #: Set once the cap is met: the reader stopped there.
+        self.stopped_at_cap = False
         self.strings: list[str] = []
         self._string_ids: dict[str, int] = {}
         self.processes: dict[int, str] = {}
@@ -271,6 +291,29 @@ class PerfData:
         self.partial = False
         self.skipped_events = 0
 
+    # --- the event cap ----------------------------------------------------------------
+    def check_capacity(self, held: int) -> None:
+        """Raise CapacityReached when ``held`` reaches ``max_events``: for a reader that fills
+        the columns itself (its fast path bypasses ``add_slice``) or buffers events before it
+        stores them (unmatched B/E), counted by the reader, checked once per block it reads."""
+        if held >= self.max_events:
+            self._stop()
+
+    def _stop(self) -> None:
+        if not self.stopped_at_cap:
+            self.stopped_at_cap = True
+            self.partial = True
+            self.warn(
+                f"stopped reading at the event cap ({self.max_events} events, PERFSCOUT_MAX_EVENTS, which "
+                "bounds memory): the result covers the start of the data only; raise the cap to read more"
+            )
+        raise CapacityReached(self)
+
+    def _count(self) -> None:
+        if self.stored >= self.max_events:
+            self._stop()
+        self.stored += 1
+
     # --- strings ----------------------------------------------------------------------
     def intern(self, s: str) -> int:
         i = self._string_ids.get(s)
@@ -315,6 +358,7 @@ class PerfData:
         line: int | None = None,
     ) -> None:
         """A complete slice on a thread. Nesting is recovered from times by the metrics."""
+        self._count()
         key = (pid, tid)
         cols = self.slices.get(key)
         if cols is None:
@@ -330,6 +374,7 @@ class PerfData:
 
     def add_async_slice(self, pid: int, track: str, ts_us: float, dur_us: float, name: str) -> None:
         """A span that is not on a thread stack (async b/e, S/F): kept apart from thread slices."""
+        self._count()
         key = (pid, track)
         cols = self.async_slices.get(key)
         if cols is None:
@@ -349,6 +394,7 @@ class PerfData:
         self_us: float,
         total_us: float,
     ) -> None:
+        self._count()
         self.calls.append(CallStat(name, file, line, int(calls), int(primitive_calls),
                                    max(0.0, float(self_us)), max(0.0, float(total_us))))
 
@@ -366,6 +412,7 @@ class PerfData:
         self._seen(ts_us, ts_us)
 
     def add_frame(self, frame: Frame) -> None:
+        self._count()
         self.frames.append(frame)
         self._seen(frame.ts_us, frame.ts_us + frame.dur_us)
 
@@ -380,6 +427,7 @@ class PerfData:
         key = (name, file, line)
         i = self._frame_ids.get(key)
         if i is None:
+            self._count()
             i = len(self.frame_refs)
             self.frame_refs.append(FrameRef(name, file, line))
             self._frame_ids[key] = i
@@ -390,6 +438,8 @@ class PerfData:
     ) -> None:
         """One sample (or an aggregated weight of ``samples`` samples) for a stack of frame ids, root first."""
         key = ((pid, tid), tuple(stack))
+        if key not in self.stacks:
+            self._count()  # repeated stacks aggregate; only a new one costs memory
         self.stacks[key] = self.stacks.get(key, 0.0) + weight_us
         self.stack_samples[key] = self.stack_samples.get(key, 0) + max(0, int(samples))
         self.thread(pid, tid)

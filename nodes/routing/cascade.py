@@ -76,8 +76,11 @@ def decide(text: str, llm: Any = None, model: clf.NgramModel | None = None, time
     if llm is not None:
         answer = ask(llm, clean, timeout_s)
         if answer.label is not None:
-            return _decision(answer.label, Tier.LLM, clf.ASSUMED_LLM_ACCURACY, f"{why_open}; {answer.reason}")
-        return _decision(Route.END.value, Tier.DEFAULT, 0.0, f"{why_open}; {answer.reason}")
+            d = _decision(answer.label, Tier.LLM, clf.ASSUMED_LLM_ACCURACY, f"{why_open}; {answer.reason}")
+        else:
+            d = _decision(Route.END.value, Tier.DEFAULT, 0.0, f"{why_open}; {answer.reason}")
+        d["model_s"] = round(answer.elapsed_s, 3)  # charged to the turn's model budget
+        return d
 
     if model is not None and p >= model.t_offline:
         return _decision(label, Tier.CLASSIFIER, p, f"{why_open}, no model configured; offline threshold {model.t_offline:.2f} met")

@@ -18,7 +18,7 @@ from typing import IO, Any, Protocol
 import msgspec
 
 from nodes.perf.errors import PerfDataError
-from nodes.perf.model import PerfData
+from nodes.perf.model import CapacityReached, PerfData
 from nodes.perf.parsers.trace_event.events import DEC_LIST, DEC_ONE, MAX_EVENT_BYTES, MAX_SIDE_BYTES, WS, Ev, clean, num
 
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
@@ -62,7 +62,10 @@ class Framer:
         """Read the whole document: the prefix, the event array, the keys after it."""
         buf = self._prefix()
         if buf is not None:
-            self._events(buf)
+            try:
+                self._events(buf)
+            except CapacityReached:
+                pass  # marked partial with a warning (nodes/perf/model.py); what was read is kept
 
     def _prefix(self) -> bytes | None:
         """Consume everything up to the event array's ``[``; return what follows it."""

@@ -57,6 +57,10 @@ class EventSink:
         path), pid/tid only when the thread changes, names only when first seen."""
         if not events:
             return
+        # The event cap (nodes/perf/limits.py), once per decoded block: what the columns and
+        # the B/E and async buffers hold. CapacityReached ends the read (framing.py run()).
+        self.pd.check_capacity(self.pd.slice_count + len(self.async_events)
+                               + sum(len(t) for t, _ in self.stacks.values()))
         self.events_seen += len(events)
         i = 0
         n = len(events)
