@@ -16,6 +16,7 @@ older fields are used when they mean the same thing: the main thread's row of ``
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Mapping
 
 from nodes.compare.keys import (
@@ -63,21 +64,28 @@ def _main_thread(out: Samples, a: Mapping[str, Any]) -> None:
             _put(out, ("main_thread", field), main.get(field))
 
 
+#: A trailing frame or vsync number (``Choreographer#doFrame 123``, ``DrawFrame 45``) names one
+#: occurrence, not a different function: the runs of two builds never share those numbers.
+_TRAILING_ID = re.compile(r"\s+\d+$")
+
+
+def hotspot_name(name: str) -> str:
+    """The name a hot spot is matched (and budgeted) by: without a trailing occurrence number."""
+    return _TRAILING_ID.sub("", name) or name
+
+
 def _hotspots(out: Samples, a: Mapping[str, Any]) -> None:
-    """Overall hot spots (not per thread), by name; rows of one name (several files) add up."""
+    """Overall hot spots (not per thread), by name; rows of one name (several files, several
+    numbered occurrences) add up."""
     acc: dict[str, dict[str, float]] = {}
     for h in a.get("hotspots") or []:
         if not isinstance(h, Mapping) or h.get("thread") is not None or not h.get("name"):
             continue
-        d = acc.setdefault(str(h["name"]), {})
-        for field in ("self_ms", "self_pct", "count"):
-            v = _num(h.get(field))
+        d = acc.setdefault(hotspot_name(str(h["name"])), {})
+        for field in ("self_ms", "self_pct", "total_ms", "total_pct", "count"):
+            v = _num(h.get(field))  # each row is one function already aggregated over the run
             if v is not None:
                 d[field] = d.get(field, 0.0) + v
-        for field in ("total_ms", "total_pct"):
-            v = _num(h.get(field))
-            if v is not None:
-                d[field] = max(d.get(field, 0.0), v)
     for name, d in acc.items():
         for field, v in d.items():
             _put(out, ("hotspots", name, field), v)
@@ -130,7 +138,7 @@ def hotspot_places(a: Mapping[str, Any]) -> dict[str, str]:
     out: dict[str, str] = {}
     for h in a.get("hotspots") or []:
         if isinstance(h, Mapping) and h.get("thread") is None and h.get("name") and h.get("file"):
-            out.setdefault(str(h["name"]), f"{h['file']}:{h['line']}" if h.get("line") else str(h["file"]))
+            out.setdefault(hotspot_name(str(h["name"])), f"{h['file']}:{h['line']}" if h.get("line") else str(h["file"]))
     return out
 
 

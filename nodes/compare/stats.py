@@ -125,10 +125,12 @@ def mann_whitney(a: Sequence[float], b: Sequence[float]) -> MannWhitney:
         n = n1 + n2
         tie_term = float(np.sum(ties**3 - ties))
         s = math.sqrt(n1 * n2 / 12.0 * ((n + 1) - tie_term / (n * (n - 1))))
-        z = (u - n1 * n2 / 2.0 - 0.5) / s if s > 0 else math.inf
+        num = u - n1 * n2 / 2.0 - 0.5
+        # every value equal: s = 0 and num = -0.5, so z = -inf and p = 1, as scipy has it
+        z = num / s if s > 0 else math.copysign(math.inf, num)
         p = 2.0 * 0.5 * math.erfc(z / math.sqrt(2.0))
         method = "asymptotic"
-    return MannWhitney(u=u1, p_value=min(1.0, max(0.0, p)), method=method)
+    return MannWhitney(u=u1, p_value=float(min(1.0, max(0.0, p))), method=method)
 
 
 def min_p_value(n1: int, n2: int) -> float:
@@ -186,7 +188,7 @@ def compare(a: Sequence[float], b: Sequence[float], *, seed: int = SEED, n_boot:
     lo, hi = bootstrap_ci(x, y, seed=seed, n_boot=n_boot)
     mw = mann_whitney(x, y)
     excludes_zero = (lo > 0 and hi > 0) or (lo < 0 and hi < 0)
-    significant = mw.p_value < ALPHA and excludes_zero
+    significant = bool(mw.p_value < ALPHA and excludes_zero)
     note = "" if significant else "no significant change"
     if not significant and min_p_value(len(x), len(y)) >= ALPHA:
         note = (f"no significant change (too few runs to tell: with {len(x)} and {len(y)} runs the test "
@@ -215,4 +217,4 @@ def ratio(a: Sequence[float], b: Sequence[float], *, seed: int = SEED, n_boot: i
         return Ratio(r, None, None, None, None)
     lo, hi = bootstrap_ci(x, y, seed=seed, n_boot=n_boot, ratio=True)
     p = mann_whitney(x, y).p_value
-    return Ratio(r, lo, hi, p, p < ALPHA and not (lo <= 1.0 <= hi))
+    return Ratio(r, lo, hi, p, bool(p < ALPHA and not (lo <= 1.0 <= hi)))
