@@ -142,6 +142,14 @@ def _number(v: Any, where: str) -> float:
     return float(v)
 
 
+def _is_metric(segs: tuple[str, ...]) -> bool:
+    try:
+        info(segs)
+        return True
+    except KeyError_:
+        return False
+
+
 def _flatten(table: Mapping[str, Any], prefix: tuple[str, ...], out: list[tuple[tuple[str, ...], Any]]) -> None:
     for k, v in table.items():
         if prefix and prefix[-1] in NAMED_FAMILIES and len(prefix) == 1:
@@ -152,6 +160,9 @@ def _flatten(table: Mapping[str, Any], prefix: tuple[str, ...], out: list[tuple[
             except KeyError_ as e:
                 raise BudgetError(str(e)) from None
         if isinstance(v, dict) and not _is_bound_table(v):
+            if _is_metric(segs):
+                raise BudgetError(f"budget {format_key(segs)}: a table may hold only min and max, not "
+                                  f"{', '.join(sorted(v)) or 'nothing'}")
             _flatten(v, segs, out)
         else:
             out.append((segs, v))
