@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Iterable, Literal, Sequence
 
 from pydantic import BaseModel, Field
@@ -88,6 +89,17 @@ class Frame(BaseModel):
     pid: int | None = None
     tid: int | None = None
     layer: str | None = None
+    #: Frame timeline only (``nodes/perf/parsers/perfetto_frames.py``): the start of the
+    #: expected slice with the same token (its end minus the actual end is the overrun), the
+    #: tokens, and SurfaceFlinger's verdicts as trace_processor names them.
+    expected_ts_us: float | None = None
+    token: int | None = None
+    display_token: int | None = None
+    present_type: str | None = None
+    on_time_finish: bool | None = None
+    prediction: str | None = None
+    #: The jank type of the display frame (SurfaceFlinger's composition) this frame was part of.
+    display_jank_type: str | None = None
 
 
 class StartupRun(BaseModel):
@@ -352,6 +364,9 @@ class Hotspot(BaseModel):
     thread: str | None = None
     #: "slice" (trace), "sample" (sampling profiler), "call" (pstats), "import" (-X importtime).
     kind: str = "slice"
+    #: Which processes the row covers when an app is identified (``AnalysisResult.app``):
+    #: "app", "harness" or "system"; None when the row covers the whole trace.
+    scope: str | None = None
 
 
 class ThreadStat(BaseModel):
@@ -374,12 +389,76 @@ class LongTask(BaseModel):
     dur_ms: float
 
 
+class FrameCause(str, Enum):
+    """Why a frame was late: a closed set, each decided from named evidence
+    (``nodes/perf/metrics/frame_causes.py``; the rules are in docs/analyzer.md)."""
+
+    MAIN_THREAD_SLICE = "main_thread_slice"
+    RENDER_THREAD = "render_thread"
+    SCHED_DELAY = "sched_delay"
+    BINDER = "binder"
+    LOCK_CONTENTION = "lock_contention"
+    IO = "io"
+    GC = "gc"
+    SHADER_COMPILATION = "shader_compilation"
+    SURFACEFLINGER = "surfaceflinger"
+
+
+#: How a cause reads in a sentence.
+FRAME_CAUSE_LABELS: dict[FrameCause, str] = {
+    FrameCause.MAIN_THREAD_SLICE: "a long slice on the main thread",
+    FrameCause.RENDER_THREAD: "long RenderThread work",
+    FrameCause.SCHED_DELAY: "the main thread waiting for a CPU (runnable)",
+    FrameCause.BINDER: "the main thread blocked in binder",
+    FrameCause.LOCK_CONTENTION: "lock contention",
+    FrameCause.IO: "IO",
+    FrameCause.GC: "garbage collection",
+    FrameCause.SHADER_COMPILATION: "shader compilation",
+    FrameCause.SURFACEFLINGER: "SurfaceFlinger (not the app)",
+}
+
+
 class WorstFrame(BaseModel):
     start_ms: float
     dur_ms: float
     jank_type: str | None = None
     #: The longest slices that overlapped the frame on its thread(s).
     ran: list[str] = Field(default_factory=list)
+    pid: int | None = None
+    #: Actual end minus expected end (frame timeline); > 0 means the deadline was missed.
+    overrun_ms: float | None = None
+    present_type: str | None = None
+    #: The cause the evidence points to, None when the trace holds nothing to decide on
+    #: (``cause_missing`` then says what is absent).
+    cause: FrameCause | None = None
+    #: The time the cause accounts for inside the frame (ms).
+    cause_ms: float | None = None
+    #: What the cause was decided on: slices, states and verdicts with their times.
+    evidence: list[str] = Field(default_factory=list)
+    #: Every candidate cause with the time it accounts for (ms), for the curious.
+    candidates: dict[str, float] = Field(default_factory=dict)
+    cause_missing: str | None = None
+
+
+class MissingData(BaseModel):
+    """A number the trace cannot give: what, why, and the capture settings that would."""
+
+    what: str
+    why: str
+    #: Perfetto trace-config lines (text proto) or a command that captures it.
+    capture: str | None = None
+
+
+class OtherProcessFrames(BaseModel):
+    """Frames of a process that is not the app: summarised apart, never mixed in."""
+
+    pid: int | None = None
+    process: str | None = None
+    count: int
+    jank_count: int = 0
+    p50_ms: float | None = None
+    max_ms: float | None = None
+    jank_types: dict[str, int] = Field(default_factory=dict)
 
 
 class FrameStats(BaseModel):
@@ -402,6 +481,66 @@ class FrameStats(BaseModel):
     worst: list[WorstFrame] = Field(default_factory=list)
     #: What the producing tool reported itself (gfxinfo totals and percentiles).
     reported: dict[str, int | float | str] = Field(default_factory=dict)
+    #: The one process these frames are of (count, percentiles and jank are its own).
+    pid: int | None = None
+    process: str | None = None
+    #: Why that process: "named by the user", "launched package", "most surface frames",
+    #: "main thread" (no process-tagged frames), or "single source" (e.g. gfxinfo of one app).
+    chosen_by: str | None = None
+    #: FrameTimeline jank types as the trace marks them, each component of a combined type
+    #: counted on its own ("App Deadline Missed, Buffer Stuffing" counts under both).
+    jank_types: dict[str, int] = Field(default_factory=dict)
+    #: What ``jank_count`` counts: "frame timeline" (frames with a user-visible jank type,
+    #: docs/analyzer.md), "over budget" (duration above ``budget_ms``), or "reported".
+    jank_source: str = "over budget"
+    #: Causes of the analysed janky frames (at most MAX_CAUSE_FRAMES): cause → frames.
+    causes: dict[str, int] = Field(default_factory=dict)
+    #: Frames of the other processes, one row each, busiest first.
+    other_processes: list[OtherProcessFrames] = Field(default_factory=list)
+    #: What the trace lacks for a full frame analysis, and how to capture it.
+    missing: list[MissingData] = Field(default_factory=list)
+
+
+class SliceStat(BaseModel):
+    """Per-name slice statistics in one process scope, as androidx TraceSectionMetric reports
+    them (``count``, ``sum``, ``min``, ``max``, ``first`` by start time; ms)."""
+
+    name: str
+    #: "app" (the app's process, ``AnalysisResult.app``) or "all" (every process).
+    scope: str
+    #: "thread" (a thread's slice stack) or "async" (a process-scoped span, not thread time).
+    kind: str = "thread"
+    count: int
+    sum_ms: float
+    min_ms: float
+    max_ms: float
+    first_ms: float
+    #: Start of the first one, ms from the capture start, and the process it ran in.
+    first_start_ms: float
+    first_process: str | None = None
+
+
+class ScopeSummary(BaseModel):
+    """The slices of one group of processes, summarised apart from the app's."""
+
+    scope: str
+    processes: list[str] = Field(default_factory=list)
+    busy_ms: float = 0.0
+    slice_count: int = 0
+    #: The heaviest names by self time: "name (12.3 ms)".
+    top: list[str] = Field(default_factory=list)
+
+
+class AppScope(BaseModel):
+    """The one app process a trace is about, and how it was chosen."""
+
+    pid: int
+    process: str | None = None
+    #: "named by the user", "launched package", "most surface frames", "most frames".
+    chosen_by: str
+    #: The app, the harness (e.g. the Macrobenchmark test process) and the system, apart.
+    summaries: list[ScopeSummary] = Field(default_factory=list)
+    harness: list[str] = Field(default_factory=list)
 
 
 class StartupStats(BaseModel):
@@ -446,6 +585,10 @@ class Finding(BaseModel):
     detail: str
     evidence: Evidence = Field(default_factory=Evidence)
     metric: dict[str, float | str] = Field(default_factory=dict)
+    #: What to do about it, one line from a curated offline table (no model involved).
+    suggestion: str | None = None
+    #: The documentation that explains the fix (Android developers, web.dev …).
+    link: str | None = None
 
 
 class AnalysisResult(BaseModel):
@@ -455,6 +598,10 @@ class AnalysisResult(BaseModel):
     source: str
     duration_ms: float = 0.0
     hotspots: list[Hotspot] = Field(default_factory=list)
+    #: Per-name slice statistics for the app and for all processes (TraceSectionMetric's view).
+    slice_stats: list[SliceStat] = Field(default_factory=list)
+    #: The app process the analysis is scoped to, when one is identified.
+    app: AppScope | None = None
     threads: list[ThreadStat] = Field(default_factory=list)
     long_tasks: list[LongTask] = Field(default_factory=list)
     frames: FrameStats | None = None

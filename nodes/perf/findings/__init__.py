@@ -1,0 +1,53 @@
+"""Findings: small rule functions over the computed metric families, with named thresholds.
+
+One module per family (:mod:`.hotspots`, :mod:`.threads`, :mod:`.frames`, :mod:`.startup`,
+:mod:`.counters`); each rule takes the family's result (and the file it came from, for the
+evidence) and returns a list of :class:`~nodes.perf.model.Finding` — empty when the rule does
+not fire — so each can be tested alone. :func:`evaluate` runs them in the order the report has
+always listed them; :func:`nodes.perf.metrics.compute` then sorts by severity (stable).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from nodes.perf.findings import counters, frames, hotspots, startup, threads
+from nodes.perf.findings.common import SEVERITY_ORDER, finding
+from nodes.perf.model import Finding
+
+if TYPE_CHECKING:
+    from nodes.perf.metrics.common import Context
+
+__all__ = ["evaluate", "incomplete_data", "SEVERITY_ORDER"]
+
+
+def incomplete_data(pd, source: str | None) -> list[Finding]:
+    """The reader skipped events or stopped early: say so, with its first warnings."""
+    if not (pd.partial or pd.skipped_events):
+        return []
+    return [finding("Incomplete data", "info",
+                    f"{pd.skipped_events:,} events could not be read; results cover the rest. "
+                    + "; ".join(pd.warnings[:3]), source)]
+
+
+def evaluate(ctx: "Context") -> list[Finding]:
+    """Every rule over one analysis, in report order (before the severity sort)."""
+    res, pd = ctx.res, ctx.pd
+    src = pd.source
+    out: list[Finding] = []
+    out += hotspots.hot_spots(res.hotspots, res.duration_ms, src)
+    out += threads.long_tasks(res.long_tasks, ctx.long_count, src)
+    out += frames.janky_frames(res.frames, src)
+    out += frames.reported_jank(res.frames, pd.format, src)
+    out += startup.slow_startup(res.startup, src)
+    out += startup.startup_varies(res.startup, src)
+    out += startup.first_run_slower(res.startup, src)
+    out += startup.slow_imports(res.startup, pd.imports, src)
+    for c in res.counters:
+        out += counters.cpu_bound(c, src)
+        out += counters.memory_grows(c, src)
+    out += counters.perf_stat(pd.stats, pd.meta, pd.format, src)
+    if ctx.main is not None:
+        out += threads.main_thread_runnable(pd.thread_states.get(ctx.main, {}), pd.thread_label(*ctx.main), src)
+    out += incomplete_data(pd, src)
+    return out
