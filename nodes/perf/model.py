@@ -153,6 +153,10 @@ class PerfData:
         self.frame_refs: list[FrameRef] = []
         self._frame_ids: dict[tuple[str, str | None, int | None], int] = {}
         self.instants: list[tuple[float, int, int, str]] = []
+        #: Instants kept with their decoded args: (ts µs, pid, tid, name, args or None). The
+        #: Trace Event reader keeps the page marks the web vitals read (MARK_NAMES in
+        #: nodes/perf/parsers/trace_event/events.py); other readers leave it empty.
+        self.marks: list[tuple[float, int, int, str, dict | None]] = []
         #: Async spans (Trace Event b/e and S/F, atrace S/F), which do not nest on a thread:
         #: (pid, track name) → columns. Track name is the span's name (or its category).
         self.async_slices: dict[tuple[int, str], SliceColumns] = {}
@@ -579,6 +583,43 @@ class StackWeight(BaseModel):
 MAX_RESULT_STACKS = 500
 
 
+class PageVitals(BaseModel):
+    """One navigation's web vitals, as Lighthouse observes them (nodes/perf/metrics/web.py).
+
+    Times are ms from the navigation's ``navigationStart`` (Lighthouse's time origin). A value
+    the trace cannot give is None, and ``missing`` says why and how to capture it."""
+
+    url: str | None = None
+    #: The main frame's id and its renderer main thread (pid, tid), as TraceProcessor finds them.
+    frame: str | None = None
+    pid: int | None = None
+    tid: int | None = None
+    #: The navigation's start, ms from the capture start (the report's timeline).
+    start_ms: float = 0.0
+    fcp_ms: float | None = None
+    #: FCP of any frame of the page (Lighthouse's firstContentfulPaintAllFrames).
+    fcp_all_frames_ms: float | None = None
+    lcp_ms: float | None = None
+    #: The LCP element as Chrome names it: its type (image, text), size (px²) and node.
+    lcp_type: str | None = None
+    lcp_size: float | None = None
+    lcp_node: str | None = None
+    #: Session-windowed CLS over the page's frame tree (Lighthouse's cumulativeLayoutShift),
+    #: and over the main frame alone.
+    cls: float | None = None
+    cls_main_frame: float | None = None
+    layout_shifts: int = 0
+    #: Time to Interactive: the end of TBT's window (Lighthouse's observed Interactive).
+    tti_ms: float | None = None
+    tbt_ms: float | None = None
+    #: Main-thread top-level tasks of 50 ms or more between FCP and TTI (TBT's contributors).
+    blocking_tasks: int = 0
+    dcl_ms: float | None = None
+    load_ms: float | None = None
+    #: metric → why it is None and how to record a trace that has it.
+    missing: dict[str, str] = Field(default_factory=dict)
+
+
 class Finding(BaseModel):
     title: str
     severity: Severity
@@ -606,6 +647,10 @@ class AnalysisResult(BaseModel):
     long_tasks: list[LongTask] = Field(default_factory=list)
     frames: FrameStats | None = None
     startup: StartupStats | None = None
+    #: Web vitals of the main navigation (Lighthouse's: the last one in the trace) …
+    page: PageVitals | None = None
+    #: … and of every navigation of the main frame, in order, when there are several.
+    pages: list[PageVitals] = Field(default_factory=list)
     counters: list[CounterSummary] = Field(default_factory=list)
     stats: dict[str, float] = Field(default_factory=dict)
     meta: dict[str, str] = Field(default_factory=dict)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from nodes.perf.findings import counters, frames, hotspots, startup, threads
+from nodes.perf.findings import counters, frames, hotspots, startup, threads, web
 from nodes.perf.findings.common import SEVERITY_ORDER, finding
 from nodes.perf.model import Finding
 
@@ -43,6 +43,8 @@ def evaluate(ctx: "Context") -> list[Finding]:
     out += startup.startup_varies(res.startup, src)
     out += startup.first_run_slower(res.startup, src)
     out += startup.slow_imports(res.startup, pd.imports, src)
+    for rule in (web.slow_fcp, web.slow_lcp, web.layout_shifts, web.blocking_time):
+        out += rule(res.page, src)
     for c in res.counters:
         out += counters.cpu_bound(c, src)
         out += counters.memory_grows(c, src)
