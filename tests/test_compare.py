@@ -24,6 +24,7 @@ DATA = Path(__file__).parent / "data"
 CHROME116 = DATA / "report" / "chrome116-devtools-trace.json"
 CHROME65 = DATA / "perf" / "chrome65-devtools-timeline.json"
 API32 = DATA / "perfetto" / "api32_startup_warm.perfetto-trace"
+API24 = DATA / "perfetto" / "api24_startup_cold.perfetto-trace"  # from the frames-analysis branch
 GFXINFO = DATA / "android" / "gfxinfo-reactnativefeed-flashlight.txt"
 PYSPY = DATA / "perf" / "pyspy-slowapp.speedscope.json"
 COLLECTION = DATA / "perf" / "collection-slow_app"
@@ -122,6 +123,8 @@ def test_mismatched_kinds_and_unreadable_sides_are_one_line_errors_naming_them(t
     with pytest.raises(MismatchError) as e:
         compare_sides(load_side(str(GFXINFO)), load_side(str(PYSPY)))
     assert "mismatched kinds" in str(e.value) and str(GFXINFO) in str(e.value)
+    with pytest.raises(MismatchError, match="launches .* are warm.* cold"):
+        compare_sides(load_side(str(API32)), load_side(str(API24)))
     bad = tmp_path / "broken.json"
     bad.write_text('{"traceEvents": [ {"ph": "X", ')
     with pytest.raises(SideError) as e2:
@@ -239,3 +242,34 @@ def test_cli_compare_bad_input_is_one_line_and_exit_2(tmp_path):
         assert p.returncode == 2, (args, p.stderr)
         assert needle in p.stderr and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
     assert not (tmp_path / "runs" / "compare").exists() or not any((tmp_path / "runs" / "compare").iterdir())
+
+
+# --- issue-16 keys: web vitals of a recorded page load, FrameTimeline jank types -----------------
+
+WEB = DATA / "web" / "webvitals.trace.json.gz"  # recorded by the web-analysis branch (tests/data/web/SOURCES.md)
+
+
+def test_web_vitals_of_a_recorded_page_load_are_metrics_and_budgets():
+    from nodes.compare.budgets import check_run, parse_budgets
+
+    side = load_side(str(WEB))
+    page = side.runs[0].analysis["page"]
+    s = extract(side.runs[0].analysis)
+    for field in ("fcp_ms", "lcp_ms", "cls", "tbt_ms"):
+        assert s[f"page.{field}"] == [page[field]]
+    b = parse_budgets({"page": {"lcp_ms": page["lcp_ms"] + 1, "cls": {"max": page["cls"] / 2}}})
+    got = {r.key: r.status for r in check_run("web", s, b)}
+    assert got == {"page.lcp_ms": "pass", "page.cls": "fail"}
+    assert all(r.verdict == "unchanged" for r in compare_sides(side, side).rows if r.family == "page")
+
+
+def test_a_jank_type_one_side_never_marks_counts_zero_there_not_missing():
+    from nodes.compare.sides import side_from_analyses
+
+    def analysis(types):
+        return {"format": "perfetto", "source": "x", "frames": {"count": 100, "jank_ratio": 0.1, "jank_types": types}}
+
+    a = side_from_analyses("a", [analysis({"None": 100})])
+    b = side_from_analyses("b", [analysis({"None": 90, "App Deadline Missed": 10})])
+    r = rows(compare_sides(a, b))['frames.jank_types."App Deadline Missed"']
+    assert r.a == [0.0] and r.b == [10.0] and r.verdict == "worse"

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from nodes.compare import stats
-from nodes.compare.keys import KeyError_, NAMED_FAMILIES, format_key, info, parse_key
+from nodes.compare.keys import NAMED_FAMILIES, NAMED_SUBTABLES, KeyError_, format_key, info, parse_key
 from nodes.compare.samples import Samples
 
 REGRESSION_KEY = "regression.max_pct"
@@ -152,7 +152,7 @@ def _is_metric(segs: tuple[str, ...]) -> bool:
 
 def _flatten(table: Mapping[str, Any], prefix: tuple[str, ...], out: list[tuple[tuple[str, ...], Any]]) -> None:
     for k, v in table.items():
-        if prefix and prefix[-1] in NAMED_FAMILIES and len(prefix) == 1:
+        if (len(prefix) == 1 and prefix[0] in NAMED_FAMILIES) or prefix in NAMED_SUBTABLES:
             segs = prefix + (k,)  # a hot-spot / stat name, taken as written (it may hold dots)
         else:
             try:

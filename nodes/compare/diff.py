@@ -81,13 +81,30 @@ class Comparison:
         }
 
 
-def side_samples(side: Side) -> Samples:
-    """The samples of every run of a side, pooled per key (one value per run, per launch for start-up)."""
+def side_samples(side: Side, jank_types: Sequence[str] = ()) -> Samples:
+    """The samples of every run of a side, pooled per key (one value per run, per launch for start-up).
+
+    ``jank_types``: FrameTimeline jank types seen anywhere in the comparison; a run whose frames
+    carry FrameTimeline verdicts and do not name one of them had none of it (0, not missing).
+    """
     out: Samples = {}
     for run in side.runs:
-        for k, vals in extract(run.analysis).items():
+        got = extract(run.analysis)
+        fr = run.analysis.get("frames") or {}
+        if jank_types and isinstance(fr.get("jank_types"), dict) and fr["jank_types"]:
+            for k in jank_types:
+                got.setdefault(k, [0.0])
+        for k, vals in got.items():
             out.setdefault(k, []).extend(vals)
     return out
+
+
+def _jank_type_keys(*sides: Side) -> list[str]:
+    keys: set[str] = set()
+    for side in sides:
+        for run in side.runs:
+            keys |= {k for k in extract(run.analysis) if k.startswith("frames.jank_types.")}
+    return sorted(keys)
 
 
 def verdict(direction: str | None, d: stats.Difference) -> str:
@@ -120,12 +137,24 @@ def _describe(side: Side, s: Samples) -> str:
     return f"{'/'.join(fmts)} data with {', '.join(fams)}"
 
 
+def launch_kinds(side: Side) -> set[str]:
+    """The kinds (cold / warm / hot) of a side's launches that the data classifies."""
+    return {str(r.get("kind")) for run in side.runs for r in ((run.analysis.get("startup") or {}).get("runs") or [])
+            if isinstance(r, dict) and str(r.get("kind")) in ("cold", "warm", "hot")}
+
+
 def check_kinds(a: Side, b: Side, sa: Samples, sb: Samples) -> None:
-    """Raise MismatchError when the sides share no kind of metric (a gfxinfo dump vs a py-spy profile)."""
+    """Raise MismatchError when the sides hold different kinds of data: no metric family in common
+    (a gfxinfo dump vs a py-spy profile), or launches of different kinds only (warm vs cold: a
+    warm start skips process creation, so the difference says nothing about the change)."""
     ka, kb = _kind(sa), _kind(sb)
     if not ka & kb:
         raise MismatchError(f"mismatched kinds: {a.spec} is {_describe(a, sa)}, {b.spec} is {_describe(b, sb)} "
                             "— nothing to compare")
+    la, lb = launch_kinds(a), launch_kinds(b)
+    if la and lb and not la & lb:
+        raise MismatchError(f"mismatched kinds: the launches of {a.spec} are {'/'.join(sorted(la))}, those of "
+                            f"{b.spec} {'/'.join(sorted(lb))} — compare launches of one kind")
 
 
 def _family_order(key: str) -> tuple[int, str]:
@@ -135,7 +164,8 @@ def _family_order(key: str) -> tuple[int, str]:
 
 def compare_sides(a: Side, b: Side) -> Comparison:
     """The comparison of B against A (see the module docstring). Raises MismatchError."""
-    sa, sb = side_samples(a), side_samples(b)
+    jt = _jank_type_keys(a, b)
+    sa, sb = side_samples(a, jt), side_samples(b, jt)
     check_kinds(a, b, sa, sb)
     cmp = Comparison(a.spec, b.spec, [r.label for r in a.runs], [r.label for r in b.runs])
     keys = sorted(set(sa) | set(sb), key=_family_order)
@@ -147,8 +177,7 @@ def compare_sides(a: Side, b: Side) -> Comparison:
             continue  # raw tool counters: only the ones both sides report
         cmp.rows.append(compare_values(k, sa.get(k, []), sb.get(k, [])))
     cmp.hotspots = _hotspot_rows(a, b, sa, sb)
-    kinds_a = {str(r.get("kind")) for run in a.runs for r in ((run.analysis.get("startup") or {}).get("runs") or [])}
-    kinds_b = {str(r.get("kind")) for run in b.runs for r in ((run.analysis.get("startup") or {}).get("runs") or [])}
+    kinds_a, kinds_b = launch_kinds(a), launch_kinds(b)
     if kinds_a and kinds_b and kinds_a != kinds_b:
         cmp.warnings.append(
             f"the launches differ in kind ({', '.join(sorted(kinds_a))} vs {', '.join(sorted(kinds_b))}): "

@@ -65,6 +65,7 @@ PAGE_FIELDS: dict[str, tuple[str, str]] = {
     "lcp_ms": ("ms", "largest contentful paint"),
     "cls": ("", "cumulative layout shift"),
     "tbt_ms": ("ms", "total blocking time"),
+    "tti_ms": ("ms", "time to interactive"),
 }
 
 HOTSPOT_FIELDS: dict[str, tuple[Direction, str]] = {
@@ -127,6 +128,8 @@ def format_key(segs: Sequence[str]) -> str:
 
 #: Families whose second segment is a free name (a function, a stat), not a field.
 NAMED_FAMILIES = {"hotspots", "stats"}
+#: Tables of free names one level down (frames.jank_types."App Deadline Missed").
+NAMED_SUBTABLES = {("frames", "jank_types")}
 
 
 def info(segs: Sequence[str]) -> MetricInfo:
@@ -142,10 +145,13 @@ def info(segs: Sequence[str]) -> MetricInfo:
         raise KeyError_(f"unknown metric {key!r}: startup keys are startup.<{'|'.join(STARTUP_FIELDS)}> "
                         f"or startup.<{'|'.join(STARTUP_KINDS)}>.<field>")
     if fam == "frames":
+        if n == 3 and segs[1] == "jank_types":
+            return MetricInfo("frames", "lower", "", f"frames marked {segs[2]}")
         if n == 2 and segs[1] in FRAME_FIELDS:
             d, u, label = FRAME_FIELDS[segs[1]]
             return MetricInfo("frames", d, u, label)
-        raise KeyError_(f"unknown metric {key!r}: frames keys are frames.<{'|'.join(FRAME_FIELDS)}>")
+        raise KeyError_(f"unknown metric {key!r}: frames keys are frames.<{'|'.join(FRAME_FIELDS)}> "
+                        'or frames.jank_types."<FrameTimeline jank type>"')
     if fam == "main_thread":
         if n == 2 and segs[1] in MAIN_THREAD_FIELDS:
             return MetricInfo("main_thread", None if segs[1] in _NEUTRAL_MAIN else "lower", "ms", MAIN_THREAD_FIELDS[segs[1]])

@@ -111,6 +111,11 @@ def extract(a: Mapping[str, Any]) -> Samples:
     if isinstance(fr, Mapping) and (fr.get("count") or 0) > 0:
         for field in FRAME_FIELDS:
             _put(out, ("frames", field), fr.get(field))
+        jt = fr.get("jank_types")
+        if isinstance(jt, Mapping):  # FrameTimeline's own verdicts, each component counted (issue 16)
+            for name, count in jt.items():
+                if str(name) != "None":
+                    _put(out, ("frames", "jank_types", str(name)), count)
     _main_thread(out, a)
     page = a.get("page")
     if not isinstance(page, Mapping):
