@@ -80,8 +80,11 @@ class PerfScoutState(TypedDict, total=False):
     allow_run: bool
     #: What to run or measure: a command line, a script path, or an Android package.
     target: str | None
-    #: An existing data file to analyse.
+    #: An existing data file to analyse (the first of ``data_paths``).
     data_path: str | None
+    #: Every data file or folder this message names, in order: two or more with a comparison
+    #: cue are the two sides of a comparison, A first (nodes/compare/intent.py).
+    data_paths: list[str] | None
     #: Android: package name and device serial, when given.
     package: str | None
     serial: str | None
@@ -99,6 +102,11 @@ class PerfScoutState(TypedDict, total=False):
     collected: dict[str, Any] | None
     #: The analyzer's typed result (nodes.perf.model.AnalysisResult, as JSON).
     analysis: dict[str, Any] | None
+    #: The thread's analysis before ``analysis`` (without its drawing data), so that "is it better
+    #: than the previous run?" compares the last two (nodes/compare/answer.py).
+    previous_analysis: dict[str, Any] | None
+    #: The last comparison of two sides (nodes/compare/diff.py Comparison.to_dict()), or None.
+    comparison: dict[str, Any] | None
     #: One entry per hot spot: status found/system/not_found, file, line, excerpt.
     attribution: list[dict[str, Any]] | None
     #: Explorer results: matches with file, line and context.

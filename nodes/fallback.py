@@ -277,7 +277,7 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
     def fallback(state: dict) -> dict:
         text = last_user_text(state)
         update = stamp(state, Node.FALLBACK.value)
-        answer = followup.answer(text, state.get("analysis"))
+        answer = followup.answer(text, state.get("analysis"), state.get("previous_analysis"))
         if answer is None and ctx.llm is not None:
             try:
                 reply = ctx.llm.invoke(model_messages(text, state), max_tokens=FALLBACK_MAX_TOKENS)

@@ -37,6 +37,22 @@ def _answer(view: Any, report: Mapping[str, str]) -> str:
     return "\n".join(lines)
 
 
+def _with_comparison(state: Mapping[str, Any], report: dict, text: str) -> str:
+    """Write compare.md/.html/.json beside the report and lead the answer with the comparison."""
+    from pathlib import Path
+
+    from nodes.compare.answer import comparison_answer
+    from nodes.compare.diff import Comparison
+    from nodes.compare.render import write_comparison
+    from nodes.language import detect_language
+
+    cmp = Comparison.from_dict(state["comparison"])
+    written = write_comparison(cmp, Path(report["dir"]))
+    report.update({f"compare_{k}": v for k, v in written.items() if k != "dir"})
+    lang = detect_language(last_user_text(state))
+    return comparison_answer(cmp, lang, {"html": written["html"]}, extra=["", "B (after):", text])
+
+
 def make(ctx: NodeContext) -> Callable[..., dict]:
     # Spelled Optional[...] on purpose: with postponed annotations LangGraph matches the annotation
     # *string*, accepts only "RunnableConfig" / "Optional[RunnableConfig]", and otherwise warns and
@@ -82,7 +98,10 @@ def make(ctx: NodeContext) -> Callable[..., dict]:
             return update
         update["report"] = report
         update["run_dir"] = report["dir"]
-        update.update(say(name, _answer(view, report)))
+        text = _answer(view, report)
+        if state.get("comparison"):  # two sides compared (nodes/analyzer.py): the comparison leads
+            text = _with_comparison(state, report, text)
+        update.update(say(name, text))
         return update
 
     return reporter

@@ -68,6 +68,13 @@ class Comparison:
                 out[r.verdict].append(r.key)
         return out
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Comparison":
+        """The comparison back from its JSON (the graph state keeps it as JSON)."""
+        return cls(d["a"]["label"], d["b"]["label"], list(d["a"]["runs"]), list(d["b"]["runs"]),
+                   [Row(**r) for r in d.get("rows") or []], [Row(**r) for r in d.get("hotspots") or []],
+                   list(d.get("warnings") or []))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": "perfscout.compare/1",

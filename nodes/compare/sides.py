@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import glob as globlib
 import json
+import multiprocessing
 import os
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,7 +133,10 @@ def analyse_groups(groups: Sequence[tuple[str, ...]]) -> list[dict[str, Any]]:
     if n <= 1:
         results = [_analyse_one(g) for g in groups]
     else:
-        with ProcessPoolExecutor(max_workers=n) as pool:
+        # fork is the cheapest start, but forking a process that runs other threads (a graph node
+        # inside LangGraph's executor) can copy a held lock: start from a clean server there.
+        ctx = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
+        with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
             results = list(pool.map(_analyse_one, groups))
     out = []
     for ok, value in results:
