@@ -151,6 +151,15 @@ def render(result: AnalysisResult, out: TextIO | None = None) -> None:
             head += (f": median {_ms(st.median_ms)} over {len(st.runs)} run(s), min {_ms(st.min_ms)}, "
                      f"max {_ms(st.max_ms)}, first {_ms(st.first_ms)}")
         con.print(head)
+        for run in [x for x in st.runs if x.package][:4]:
+            con.print(f"  {e(run.package)} ({e(run.kind)}): startup {_ms(run.total_ms)}, TTID {_ms(run.ttid_ms)}, "
+                      f"TTFD {_ms(run.ttfd_ms)}"
+                      + (f"; breakdown: " + ", ".join(f"{e(b.reason)} {_ms(b.dur_ms)}" for b in run.breakdown[:5])
+                         if run.breakdown else ""))
+            for x in run.slow_reasons[:5]:
+                con.print(f"    slow start: {e(x.id)} — {e(x.suggestion)}")
+            for m in run.missing[:3]:
+                con.print(f"    [dim]missing: {e(m)}[/dim]")
         if st.phases:
             t = Table(box=box.SIMPLE)
             t.add_column("phase")

@@ -45,6 +45,29 @@ class SliceColumns:
         return len(self.ts)
 
 
+#: Scheduler states of :class:`SchedIntervals`, by code, named as trace_processor's
+#: ``thread_state.state`` names them (Running; R runnable; R+ runnable, preempted; S sleeping;
+#: D uninterruptible; anything else blocked is "other").
+SCHED_STATES = ("Running", "R", "R+", "S", "D", "other")
+
+
+@dataclass
+class SchedIntervals:
+    """One thread's scheduler states as time intervals (µs), from sched_switch / waking events.
+
+    ``io_wait`` is 1 where ``sched_blocked_reason`` said the blocked interval waited on IO, 0
+    where it said not, -1 where nothing said. Kept as columns: 18 bytes an interval.
+    """
+
+    ts: array = field(default_factory=lambda: array("d"))
+    dur: array = field(default_factory=lambda: array("d"))
+    state: array = field(default_factory=lambda: array("b"))
+    io_wait: array = field(default_factory=lambda: array("b"))
+
+    def __len__(self) -> int:
+        return len(self.ts)
+
+
 @dataclass
 class ThreadInfo:
     pid: int
@@ -102,8 +125,63 @@ class Frame(BaseModel):
     display_jank_type: str | None = None
 
 
+class StartupPhase(BaseModel):
+    name: str
+    start_ms: float
+    dur_ms: float
+    thread: str | None = None
+
+
+class BreakdownItem(BaseModel):
+    """Time of one startup spent for one reason: the sum of trace_processor's exclusive
+    ``android_startup_opinionated_breakdown`` intervals with that reason."""
+
+    reason: str
+    dur_ms: float
+    #: How many exclusive intervals were blamed on it.
+    intervals: int = 0
+
+
+class MainThreadState(BaseModel):
+    """The launched app's main thread over the startup window, from sched data."""
+
+    running_ms: float
+    runnable_ms: float
+    sleeping_ms: float
+    uninterruptible_ms: float
+    #: Uninterruptible time that sched_blocked_reason marked as IO; None when the trace did not
+    #: record sched_blocked_reason (then nobody can tell IO from other D waits).
+    io_wait_ms: float | None = None
+
+
+class ArtCount(BaseModel):
+    count: int = 0
+    total_ms: float = 0.0
+
+
+class ArtStats(BaseModel):
+    """ART work in the target process, as Macrobenchmark's ArtMetric counts it."""
+
+    jit: ArtCount = Field(default_factory=ArtCount)
+    class_init: ArtCount = Field(default_factory=ArtCount)
+    verify_class: ArtCount = Field(default_factory=ArtCount)
+
+
+class SlowReason(BaseModel):
+    """One of trace_processor's slow-start reasons that fired, with its threshold."""
+
+    id: str
+    #: A duration that crossed its threshold …
+    observed_ms: float | None = None
+    #: … or a count (or a share in %, as ``expected`` says).
+    observed: float | None = None
+    expected: str
+    suggestion: str
+    link: str | None = None
+
+
 class StartupRun(BaseModel):
-    """One launch of the target: a local run, or one ``am start -W``."""
+    """One launch of the target: a local run, one ``am start -W``, or one launch in a trace."""
 
     index: int
     total_ms: float
@@ -113,13 +191,20 @@ class StartupRun(BaseModel):
     ready_by: str | None = None
     exit_code: int | None = None
     command: str | None = None
-
-
-class StartupPhase(BaseModel):
-    name: str
-    start_ms: float
-    dur_ms: float
-    thread: str | None = None
+    # --- a launch read from an Android system trace (nodes/perf/metrics/android_startup.py)
+    package: str | None = None
+    #: Start of the launch in ms from the capture start.
+    start_ms: float | None = None
+    ttid_ms: float | None = None
+    #: None when the app never called reportFullyDrawn (``missing`` says so).
+    ttfd_ms: float | None = None
+    phases: list[StartupPhase] = Field(default_factory=list)
+    breakdown: list[BreakdownItem] = Field(default_factory=list)
+    main_thread: MainThreadState | None = None
+    art: ArtStats | None = None
+    slow_reasons: list[SlowReason] = Field(default_factory=list)
+    #: What the trace lacks for a number here, and the Perfetto config that would capture it.
+    missing: list[str] = Field(default_factory=list)
 
 
 class ImportEntry(BaseModel):
@@ -169,6 +254,9 @@ class PerfData:
         self.frame_summary: dict[str, float | str] = {}
         #: Time spent per thread in each scheduler state, in µs (from sched data).
         self.thread_states: dict[tuple[int, int], dict[str, float]] = {}
+        #: The same scheduler data as intervals per thread (Perfetto sched), for the startup
+        #: breakdown and main-thread states over a window; empty when the trace has no sched.
+        self.sched_intervals: dict[tuple[int, int], SchedIntervals] = {}
         self.startup_runs: list[StartupRun] = []
         self.startup_phases: list[StartupPhase] = []
         self.imports: list[ImportEntry] = []
@@ -626,6 +714,9 @@ class Finding(BaseModel):
     detail: str
     evidence: Evidence = Field(default_factory=Evidence)
     metric: dict[str, float | str] = Field(default_factory=dict)
+    #: The metric family that produced it ("startup", "frames", …): a startup trace's answer
+    #: leads with the startup family's findings.
+    family: str | None = None
     #: What to do about it, one line from a curated offline table (no model involved).
     suggestion: str | None = None
     #: The documentation that explains the fix (Android developers, web.dev …).

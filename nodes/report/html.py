@@ -180,6 +180,8 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
             items.append(
                 f'<li><span class="badge sev-{esc(f.severity)}">{esc(f.severity)}</span> <b>{esc(f.title)}</b>'
                 f"<div>{esc(f.detail)}</div>"
+                + (f"<div>Suggestion: {esc(f.suggestion)}" + (f' (<a href="{esc(f.link)}">docs</a>)' if f.link else "")
+                   + "</div>" if f.suggestion else "")
                 + (f'<div class="src">{esc(metric)}</div>' if metric else "")
                 + _src(v, f.evidence)
                 + "</li>"
@@ -284,6 +286,18 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
                     ],
                 )
             )
+        for r in [x for x in st.runs if x.package]:
+            parts.append(f"<h3>{esc(r.package)} ({esc(r.kind)} start): TTID {esc(fmt.ms(r.ttid_ms))}, "
+                         f"TTFD {esc(fmt.ms(r.ttfd_ms))}</h3>")
+            if r.breakdown:
+                parts.append(_table([("reason", False), ("time", True), ("share", True)],
+                                    [[esc(b.reason), esc(fmt.ms(b.dur_ms)),
+                                      esc(fmt.pct(100.0 * b.dur_ms / r.total_ms if r.total_ms else 0.0))] for b in r.breakdown]))
+            for x in r.slow_reasons:
+                link = f' (<a href="{esc(x.link)}">docs</a>)' if x.link else ""
+                parts.append(f"<p><b>{esc(x.id)}</b>: {esc(x.suggestion)}{link}</p>")
+            for m in r.missing:
+                parts.append(f"<p class=\"note\">missing: {esc(m)}</p>")
         parts.append(_src(v, None, "startup"))
         parts += [_figure(v, c, "startup") for c in (cs.runs, cs.waterfall, cs.imports)] + ["</section>"]
         body.append("".join(parts))

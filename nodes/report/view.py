@@ -64,14 +64,20 @@ class ReportView:
         return VERDICTS.get(self.worst_severity, VERDICTS[None])
 
     def ranked_findings(self) -> list[Finding]:
-        """Findings by severity, then by the size of their main metric (stable otherwise)."""
-        def key(item: tuple[int, Finding]) -> tuple[int, float, int]:
+        """Findings by severity, then by the size of their main metric (stable otherwise) — after
+        the findings of the family the data is about (a startup trace: the startup's), which
+        lead whatever their severity (nodes/perf/findings/__init__.py, lead_family)."""
+        from nodes.perf.findings import lead_family
+
+        lead = lead_family(self.analysis)
+
+        def key(item: tuple[int, Finding]) -> tuple[bool, int, float, int]:
             i, f = item
             size = 0.0
             for v in f.metric.values():
                 if isinstance(v, (int, float)):
                     size = max(size, float(v))
-            return (SEVERITY_ORDER.get(f.severity, 9), -size, i)
+            return (lead is not None and f.family != lead, SEVERITY_ORDER.get(f.severity, 9), -size, i)
 
         return [f for _, f in sorted(enumerate(self.analysis.findings), key=key)]
 
@@ -160,6 +166,14 @@ class ReportView:
         st = self.analysis.startup
         return (self.collected.get("kind") == "startup" or self.route == "startup") and bool(
             st and st.median_ms is not None and st.runs)
+
+    @property
+    def app_startup(self):
+        """The first app startup read from an Android system trace, when there is one: such a
+        trace's report leads with it (TTID/TTFD, the biggest part of the breakdown, the first
+        suggestion) whatever else the trace holds."""
+        st = self.analysis.startup
+        return next((r for r in (st.runs if st else []) if r.package), None)
 
     def top_hotspot(self) -> Hotspot | None:
         """The hot spot with the largest self share over all threads (per-thread rows only if
@@ -256,6 +270,9 @@ class ReportView:
         a = self.analysis
         facts = self._facts()
         st = a.startup
+        run = self.app_startup
+        if run is not None:
+            return self._app_startup_lead(run, [f for f in facts if f[0] != "startup"])
         if self.is_startup and st is not None and st.median_ms is not None:
             n = len(st.runs)
             ready = {r.ready_by for r in st.runs}
@@ -276,6 +293,28 @@ class ReportView:
         else:
             what = f"{self.subject}: {a.format} data"
         return what, facts
+
+    def _app_startup_lead(self, run, facts: list[tuple[str, str]]) -> tuple[str, list[tuple[str, str]]]:
+        """"<package> cold start: TTID …, TTFD …", then the biggest part of the breakdown and
+        the first suggestion before the other facts."""
+        from nodes.perf.findings.startup import STATE_WORDS
+
+        shown = [f"TTID {fmt.ms(run.ttid_ms)}" if run.ttid_ms is not None else "TTID unknown",
+                 f"TTFD {fmt.ms(run.ttfd_ms)}" if run.ttfd_ms is not None else "TTFD unknown (no reportFullyDrawn)"]
+        n = len(self.analysis.startup.runs) if self.analysis.startup else 1
+        more = f" (first of {n} launches)" if n > 1 else ""
+        what = f"{run.package} {run.kind} start{more}: {', '.join(shown)}; the launch took {fmt.ms(run.total_ms)}"
+        lead: list[tuple[str, str]] = []
+        if run.breakdown:
+            top = run.breakdown[0]
+            share = 100.0 * top.dur_ms / run.total_ms if run.total_ms else 0.0
+            lead.append(("startup", f"the biggest part is {STATE_WORDS.get(top.reason, top.reason)} "
+                                    f"({fmt.ms(top.dur_ms)}, {fmt.pct(share)})"))
+        first = next((f for f in self.ranked_findings() if f.family == "startup" and f.suggestion), None)
+        if first is not None:
+            lead.append(("suggestion", f"first suggestion: {first.suggestion}"
+                         + (f" ({first.link})" if first.link else "")))
+        return what, lead + facts
 
     def headline(self) -> str:
         """One sentence: what was measured, for how long, and where the time went (with the

@@ -18,7 +18,21 @@ from nodes.perf.model import Finding
 if TYPE_CHECKING:
     from nodes.perf.metrics.common import Context
 
-__all__ = ["evaluate", "incomplete_data", "SEVERITY_ORDER"]
+__all__ = ["evaluate", "incomplete_data", "lead_family", "ordered", "SEVERITY_ORDER"]
+
+
+def lead_family(res) -> str | None:
+    """The family the answer leads with: "startup" when the data holds an app startup read
+    from a system trace (the question such a trace answers), else None (severity alone)."""
+    st = getattr(res, "startup", None)
+    if st is not None and any(r.package for r in st.runs):
+        return "startup"
+    return None
+
+
+def ordered(findings: list[Finding], lead: str | None) -> list[Finding]:
+    """The lead family's findings first, then by severity; stable otherwise."""
+    return sorted(findings, key=lambda f: (lead is not None and f.family != lead, SEVERITY_ORDER.get(f.severity, 9)))
 
 
 def incomplete_data(pd, source: str | None) -> list[Finding]:
@@ -39,6 +53,9 @@ def evaluate(ctx: "Context") -> list[Finding]:
     out += threads.long_tasks(res.long_tasks, ctx.long_count, src)
     out += frames.janky_frames(res.frames, src)
     out += frames.reported_jank(res.frames, pd.format, src)
+    out += startup.android_startup(res.startup, src)
+    out += startup.slow_start_reasons(res.startup, src)
+    out += startup.startup_data_missing(res.startup, src)
     out += startup.slow_startup(res.startup, src)
     out += startup.startup_varies(res.startup, src)
     out += startup.first_run_slower(res.startup, src)

@@ -9,8 +9,9 @@ SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
 
 
 def finding(title: str, severity: str, detail: str, source: str | None, *, metric: dict | None = None,
-            suggestion: str | None = None, link: str | None = None, **evidence) -> Finding:
+            suggestion: str | None = None, link: str | None = None, family: str | None = None,
+            **evidence) -> Finding:
     """A Finding whose evidence names ``source`` plus the given time range / events / command."""
     return Finding(title=title, severity=severity, detail=detail,
                    evidence=Evidence(source=source, **evidence), metric=metric or {},
-                   suggestion=suggestion, link=link)
+                   suggestion=suggestion, link=link, family=family)

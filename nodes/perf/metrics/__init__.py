@@ -62,5 +62,5 @@ def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None) -
     res.page, res.pages = web.web(ctx)
     res.counters = counters.counters(ctx)
     res.stacks = hotspots.stacks(ctx)
-    res.findings = sorted(findings.evaluate(ctx), key=lambda f: findings.SEVERITY_ORDER.get(f.severity, 9))
+    res.findings = findings.ordered(findings.evaluate(ctx), findings.lead_family(res))
     return res

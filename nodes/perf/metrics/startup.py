@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from statistics import median
 
+from nodes.perf.metrics import android_startup, startup_reasons
 from nodes.perf.metrics.common import ANDROID_FRAME, _ms
 from nodes.perf.model import StartupPhase, StartupRun, StartupStats
 
@@ -36,11 +37,25 @@ PAGE_MARKS = (
 )
 
 
+def android_runs(ctx) -> list[StartupRun]:
+    """App startups of an Android system trace, per launch (:mod:`.android_startup`), each with
+    its slow-start reasons (:mod:`.startup_reasons`)."""
+    found = android_startup.launches(ctx)
+    for launch in found:
+        launch.run.slow_reasons = startup_reasons.evaluate(ctx, launch, found)
+    return [launch.run for launch in found]
+
+
 def startup(ctx) -> StartupStats | None:
     pd = ctx.pd
     runs = sorted(pd.startup_runs, key=lambda r: r.index)
     phases = list(pd.startup_phases)
     kind = pd.meta.get("startup kind", "unknown")
+    system = android_runs(ctx) if pd.async_slices else []
+    if system:
+        # a system trace's launches as trace_processor defines them replace the reader's
+        # ``launching:`` spans; the phases shown are the first launch's
+        runs, phases, kind = system, list(system[0].phases), "unknown"
     if not runs:
         launch = android_launch(ctx)
         if launch:

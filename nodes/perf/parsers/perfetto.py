@@ -218,6 +218,7 @@ class _TraceReader:
         m["perfetto.sched_switches"] = str(ft.switches)
         m["perfetto.compact_sched_switches"] = str(ft.compact_switches)
         m["perfetto.sched_wakeups"] = str(ft.wakings)
+        m["perfetto.sched_blocked_reasons"] = str(ft.blocked_reasons)
         m["perfetto.track_events"] = str(te.events)
         m["perfetto.frame_timeline_events"] = str(self.frames.events)
         m["perfetto.async_slices"] = str(async_count)
