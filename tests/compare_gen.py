@@ -10,8 +10,8 @@ systematic difference between two sides built with different parameters.
 * :func:`perfetto_startup_runs` — Perfetto protobuf built with the ``perfetto`` package's
   TraceProtoBuilder (as tests/test_perfetto_reader.py does): one cold launch of an app through
   atrace markers, ``launching:`` on system_server, ``bindApplication`` → ``activityStart`` →
-  ``activityResume`` → first ``Choreographer#doFrame`` on the app's main thread (plant: a longer
-  ``bindApplication``).
+  ``activityResume`` → first ``Choreographer#doFrame`` on the app's main thread and its
+  ``DrawFrame`` on RenderThread (plant: a longer ``bindApplication``).
 """
 
 from __future__ import annotations
@@ -69,6 +69,9 @@ def perfetto_startup_runs(folder: Path, n: int, *, seed: int, bind_ms: float = 4
             pr = pkt.process_tree.processes.add()
             pr.pid = pid
             pr.cmdline.append(name)
+        for tid, tgid, name in ((200, 200, "planted"), (201, 200, "RenderThread")):
+            th = pkt.process_tree.threads.add()
+            th.tid, th.tgid, th.name = tid, tgid, name
 
         def prints(cpu: int, events: list[tuple[int, int, str]]) -> None:
             p = b.add_packet()
@@ -95,8 +98,12 @@ def perfetto_startup_runs(folder: Path, n: int, *, seed: int, bind_ms: float = 4
         t += resume + 3 * ms
         app_events += [(t, 200, "B|200|Choreographer#doFrame 1"), (t + frame, 200, "E|200")]
         t += frame
+        draw = j(4)
+        render = [(t, 201, "B|200|DrawFrame 1"), (t + draw, 201, "E|200")]
+        t += draw
         prints(0, [(0, 1001, f"S|1000|launching: {APP}|7")])
         prints(1, app_events)
+        prints(2, render)
         prints(0, [(t + 1 * ms, 1001, f"F|1000|launching: {APP}|7")])
         p = folder / f"launch{i:02d}.perfetto-trace"
         p.write_bytes(b.serialize())

@@ -119,6 +119,20 @@ def test_pass_fail_missing_and_the_junit_file_parsed_back(tmp_path):
     assert case.find("skipped") is not None and case.find("failure") is None
 
 
+def test_startup_budgets_on_the_real_warm_start_use_its_ttid_and_ttfd(tmp_path):
+    """REFERENCE.md: Macrobenchmark's TTID 154.63 ms and TTFD 659.64 ms for api32_startup_warm."""
+    api32 = DATA / "perfetto" / "api32_startup_warm.perfetto-trace"
+    f = _toml(tmp_path / "b.toml", '[budgets.startup]\nttid_ms = 156.2\nttfd_ms = 650\n'
+              '[budgets.startup.warm]\nttid_ms = 156.2\n[budgets.startup.cold]\nttid_ms = 300\n')
+    code, text = _run(api32, budgets_file=f, as_json=True)
+    got = {r["key"]: r for r in json.loads(text)["results"]}
+    assert code == 1
+    assert got["startup.ttid_ms"]["status"] == "pass" and abs(got["startup.ttid_ms"]["value"] - 154.63) < 1.55
+    assert got["startup.warm.ttid_ms"]["status"] == "pass"
+    assert got["startup.ttfd_ms"]["status"] == "fail" and abs(got["startup.ttfd_ms"]["value"] - 659.64) < 6.6
+    assert got["startup.cold.ttid_ms"]["status"] == "missing"  # a warm start has no cold launch
+
+
 # --- regressions against a baseline, folders trace by trace -----------------------------------------
 
 

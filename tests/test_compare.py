@@ -188,10 +188,11 @@ def test_extra_janky_frames_make_the_jank_ratio_worse_and_leave_the_median_frame
 def test_a_longer_bind_application_makes_the_cold_startup_worse(planted):
     cmp = compare_sides(planted["launch"], planted["launch_slow_bind"])
     r = rows(cmp)
-    for key in ("startup.total_ms", "startup.cold.total_ms"):
+    for key in ("startup.total_ms", "startup.cold.total_ms", "startup.ttid_ms", "startup.cold.ttid_ms"):
         assert r[key].verdict == "worse", key
         assert 15.0 < r[key].diff["delta"] < 25.0  # planted +20 ms of bindApplication
         assert r[key].diff["ci_low"] > 0
+    assert "startup.ttfd_ms" not in r  # the generated app never calls reportFullyDrawn: missing, not 0
     assert hot(cmp)["bindApplication"].status == "grew"
     assert hot(cmp)["activityStart"].status == "no significant change"
 

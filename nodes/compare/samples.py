@@ -11,6 +11,9 @@ Only what the data holds is returned: a trace without frames has no ``frames.*``
 launch without reportFullyDrawn no ``startup.ttfd_ms`` — missing, never estimated.
 Where issue 16's keys (``main_thread``, ``page``, ``art``, per-run ``ttid_ms``) are absent, the
 older fields are used when they mean the same thing: the main thread's row of ``threads[]``.
+Issue 16 puts the main-thread states and ART counts of a launch inside each ``startup.runs[]``
+entry (the launch's window); those are taken per launch, and the capture-wide row of
+``threads[]`` fills only the fields they lack (``busy_ms``: the whole capture).
 """
 
 from __future__ import annotations
@@ -48,11 +51,28 @@ def _startup(out: Samples, st: Mapping[str, Any]) -> None:
             _put(out, ("startup", field), r.get(field))
             if kind in STARTUP_KINDS:
                 _put(out, ("startup", kind, field), r.get(field))
+        # issue 16: the main thread's states and ART counts over each launch's window
+        mt = r.get("main_thread")
+        if isinstance(mt, Mapping):
+            for field in MAIN_THREAD_FIELDS:
+                _put(out, ("main_thread", field), mt.get(field))
+        _art(out, r.get("art"))
+
+
+def _art(out: Samples, art: Any) -> None:
+    if isinstance(art, Mapping):
+        for part in ART_PARTS:
+            p = art.get(part)
+            if isinstance(p, Mapping):
+                for field in ART_FIELDS:
+                    _put(out, ("art", part, field), p.get(field))
 
 
 def _main_thread(out: Samples, a: Mapping[str, Any]) -> None:
+    """The main thread's states: over each launch (startup.runs[].main_thread) where the analysis
+    has launches, else over the capture (a top-level main_thread, else the main row of threads[])."""
     mt = a.get("main_thread")
-    if isinstance(mt, Mapping):
+    if isinstance(mt, Mapping) and not any(k.startswith("main_thread.") for k in out):
         for field in MAIN_THREAD_FIELDS:
             _put(out, ("main_thread", field), mt.get(field))
     main = next((t for t in (a.get("threads") or []) if isinstance(t, Mapping) and t.get("is_main")), None)
@@ -124,13 +144,8 @@ def extract(a: Mapping[str, Any]) -> Samples:
     if isinstance(page, Mapping):
         for field in PAGE_FIELDS:
             _put(out, ("page", field), page.get(field))
-    art = a.get("art")
-    if isinstance(art, Mapping):
-        for part in ART_PARTS:
-            p = art.get(part)
-            if isinstance(p, Mapping):
-                for field in ART_FIELDS:
-                    _put(out, ("art", part, field), p.get(field))
+    if not any(k.startswith("art.") for k in out):
+        _art(out, a.get("art"))
     _memory(out, a)
     _hotspots(out, a)
     for k, v in (a.get("stats") or {}).items():
