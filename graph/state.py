@@ -80,6 +80,9 @@ class PerfScoutState(TypedDict, total=False):
     allow_run: bool
     #: What to run or measure: a command line, a script path, or an Android package.
     target: str | None
+    #: Two programs whose launch times are compared (nodes/collect/ab_launches.py), A first;
+    #: each is a script the message names, run only under the same permission as ``target``.
+    targets: list[str] | None
     #: An existing data file to analyse (the first of ``data_paths``).
     data_path: str | None
     #: Every data file or folder this message names, in order: two or more with a comparison

@@ -17,12 +17,13 @@ from nodes.context import NodeContext
 from nodes.perf.errors import PerfDataError
 
 
-def _compare(update: dict, name: str, paths: dict) -> dict:
+def _compare(update: dict, name: str, paths: dict, labels: dict | None = None) -> dict:
     from nodes.compare.diff import MismatchError, compare_sides
     from nodes.compare.sides import SideError, load_side
 
     try:
         a, b = load_side(paths["a"]), load_side(paths["b"])
+        a.spec, b.spec = (labels or {}).get("a") or a.spec, (labels or {}).get("b") or b.spec
         cmp = compare_sides(a, b)
     except (SideError, MismatchError) as e:
         update.update(failure(name, ToolFailure(ErrorKind.VALIDATION, str(e))))
@@ -43,7 +44,7 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
         update["attempts"] = attempt(state, name)
         collected = state.get("collected") or {}
         if collected.get("kind") == "compare" and {"a", "b"} <= set(collected.get("paths") or {}):
-            return _compare(update, name, collected["paths"])
+            return _compare(update, name, collected["paths"], collected.get("labels"))
         paths = list((collected.get("paths") or {}).values())
         if not paths:
             update.update(failure(name, ToolFailure(ErrorKind.VALIDATION, "no data to analyse")))

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from graph.enums import Node, Route, Tier
 from nodes.common import last_user_text
-from nodes.compare.intent import sides_in
+from nodes.compare.intent import programs_to_race, sides_in
 from nodes.context import NodeContext
 from nodes.extract import extract
 from nodes.followup import answerable as followup_answerable
@@ -59,6 +59,11 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
             # (docs/ROUTING.md rule 2); only a guess of the classifier (or the default) gives way.
             info = {**info, "route": Route.ANALYZE.value, "override": "compare",
                     "reason": f"{info.get('reason', '')}; compares two existing sides: {sides[0]}, {sides[1]}".lstrip("; ")}
+        racers = programs_to_race(text)
+        if len(racers) >= 2 and info["route"] != Route.STARTUP.value and info.get("tier") != Tier.RULE.value:
+            # two programs' launch times against each other is startup (docs/ROUTING.md)
+            info = {**info, "route": Route.STARTUP.value, "override": "compare",
+                    "reason": f"{info.get('reason', '')}; compares the launch of {racers[0]} and {racers[1]}".lstrip("; ")}
         if (
             _may_take_followup(info)
             and not facts.data_paths
@@ -91,6 +96,7 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
         # thread collected (perf_analyzer falls back to it).
         update["data_path"] = facts.data_paths[0] if facts.data_paths else None
         update["data_paths"] = sides if len(sides) >= 2 else (list(facts.data_paths) or None)
+        update["targets"] = racers[:2] if len(racers) >= 2 else None
         if len(sides) >= 2:
             update["data_path"] = sides[0]
         if facts.packages:

@@ -50,7 +50,9 @@ def _with_comparison(state: Mapping[str, Any], report: dict, text: str) -> str:
     written = write_comparison(cmp, Path(report["dir"]))
     report.update({f"compare_{k}": v for k, v in written.items() if k != "dir"})
     lang = detect_language(last_user_text(state))
-    return comparison_answer(cmp, lang, {"html": written["html"]}, extra=["", "B (after):", text])
+    race = ((state.get("collected") or {}).get("summary") or {}).get("sentence")  # two programs' launches
+    answer = comparison_answer(cmp, lang, {"html": written["html"]}, extra=["", "B (after):", text])
+    return f"{race}\n{answer}" if race else answer
 
 
 def make(ctx: NodeContext) -> Callable[..., dict]:

@@ -49,6 +49,12 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
         if state.get("package") and not target:
             update.update(startup_update(state, ctx))
             return update
+        targets = [t for t in (state.get("targets") or []) if t]
+        if len(targets) >= 2:  # which of two programs starts faster (nodes/collect/ab_launches.py)
+            from nodes.collect.ab_launches import ab_update
+
+            update.update(ab_update(name, state, ctx, opts, targets))
+            return update
         update.update(
             run_local(
                 name, state, ctx, "startup", TARGET_PROMPT,

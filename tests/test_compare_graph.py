@@ -83,3 +83,28 @@ def test_a_comparison_side_outside_the_workspace_or_unreadable_fails_in_one_line
     (tmp_path / "bad.json").write_text('{"traceEvents": [{"ph": ')
     r = ps.ask("对比一下 good.json 和 bad.json", thread_id="c4")
     assert r.status == "failed" and "bad.json" in (r.answer or "")
+
+
+def _racers(tmp_path):
+    log = tmp_path / "order.txt"
+    for name, mark in (("old.py", "a"), ("new.py", "b")):
+        (tmp_path / name).write_text(f"with open({str(log)!r}, 'a') as f:\n    f.write({mark!r})\n")
+    return log
+
+
+def test_which_starts_faster_launches_both_interleaved_on_the_startup_route(ps, tmp_path, monkeypatch):
+    log = _racers(tmp_path)
+    r = ps.ask("which starts faster, old.py or new.py", thread_id="r1", allow_run=True)
+    assert (r.status, r.route) == ("done", "startup"), r.answer
+    n = len(log.read_text()) // 2
+    assert n >= 10 and log.read_text() == "ab" * n  # interleaved A B A B …
+    first = r.answer.splitlines()[0]
+    assert ("faster than" in first or first.startswith("no significant difference")) and "interleaved" in first
+    assert f"{n} launches each" in first and "startup.total_ms" in r.answer
+
+
+def test_two_programs_are_not_launched_without_permission(ps, tmp_path):
+    log = _racers(tmp_path)
+    r = ps.ask("比较一下 old.py 和 new.py 的启动耗时", thread_id="r2")
+    assert r.route == "startup" and r.status == "failed" and "--allow-run" in (r.answer or "")
+    assert not log.exists()

@@ -96,7 +96,7 @@ def real_launcher(opts: CollectOptions, where: str) -> Launcher:
 
 
 def measure_ab(a: Target, b: Target, run_dir: Path, opts: CollectOptions, *, runs: int | None = None,
-               launch: Launcher | None = None) -> dict[str, Any]:
+               launch: Launcher | None = None, labels: tuple[str, str] | None = None) -> dict[str, Any]:
     """Launch ``a`` and ``b`` ``runs`` times each, interleaved; the ``collected`` dict.
 
     Writes ``a/startup-runs.json`` and ``b/startup-runs.json`` (each side readable by the analyzer
@@ -111,7 +111,8 @@ def measure_ab(a: Target, b: Target, run_dir: Path, opts: CollectOptions, *, run
     for side in order:
         i = len(times[side])
         times[side].append(round(launch(targets[side], i) * 1000.0, 3))
-    res = verdict(a.display, b.display, times["a"], times["b"])
+    la, lb = labels or (a.display, b.display)
+    res = verdict(la, lb, times["a"], times["b"])
     res.order = order
     paths = {}
     for side in ("a", "b"):
@@ -121,4 +122,34 @@ def measure_ab(a: Target, b: Target, run_dir: Path, opts: CollectOptions, *, run
         (run_dir / side).mkdir(parents=True, exist_ok=True)
         paths[side] = write_startup(run_dir / side / "startup-runs.json", rows, target=t.display)
     write_json(run_dir / "ab.json", res.to_dict())
-    return {"kind": "compare", "paths": paths, "summary": res.to_dict(), "source": f"{a.display} vs {b.display}"}
+    return {"kind": "compare", "paths": paths, "labels": {"a": la, "b": lb}, "summary": res.to_dict(),
+            "source": f"{a.display} vs {b.display}"}
+
+
+def ab_update(node: str, state: dict[str, Any], ctx: Any, opts: CollectOptions, targets: Sequence[str]) -> dict[str, Any]:
+    """The startup node's update for two programs: permission for **each** (the same gate as one
+    target: --allow-run, or both on the allowlist), then the interleaved launches into a fresh
+    run folder; the ``collected`` of kind "compare" that the analyzer compares."""
+    from nodes.collect.nodeutil import measure_into, permission, refused
+
+    by_list = []
+    for t in targets[:2]:
+        allowed, listed = permission({**state, "target": t}, ctx)
+        if not allowed:
+            from nodes.common import failure
+
+            return failure(node, refused(node))
+        by_list.append(listed)
+    update: dict[str, Any] = {"allow_run": True} if all(by_list) and not state.get("allow_run") else {}
+    from nodes.collect.target import parse_target
+
+    workspace = state.get("workspace") or "."
+
+    def measure(a: Target, run_dir: Path) -> dict[str, Any]:
+        b = parse_target(targets[1], workspace)
+        return measure_ab(a, b, run_dir, opts, labels=(targets[0], targets[1]))
+
+    def unreadable(t: Target, collected: dict[str, Any], notes: str, run_dir: Path) -> str:
+        return f"{t.display} and {targets[1]} were launched but their timings could not be written ({notes}); see {run_dir}"
+
+    return {**update, **measure_into(node, state, ctx, "startup-ab", targets[0], measure, unreadable)}

@@ -5,6 +5,8 @@ Two kinds (docs/ROUTING.md: comparing captures is ``analyze``):
 * **two named sides** — 「对比一下 before.pftrace 和 after.pftrace」, "compare run_a/ with run_b/":
   a comparison cue and at least two data files or folders the message names, in the order
   written (the first is "before", A);
+* **two programs' launch times** — 「比较一下 v1.py 和 v2.py 的启动耗时」, "which starts faster,
+  old.py or new.py": two program paths, a comparison cue and a launch cue (the ``startup`` route);
 * **the thread's previous analysis** — 「和上次比变快了吗」, "is it better than the previous run?":
   a cue that points at the run before, answered from the thread's last two analyses.
 
@@ -34,6 +36,20 @@ PREVIOUS_CUE = re.compile(
 # a folder written with a trailing slash, or a bare name (checked on disk)
 _FOLDER = re.compile(r"(?<![\w./~-])((?:\.{1,2}/|/|~/)?[\w.-]+(?:/[\w.-]+)*/)(?![\w-])")
 _WORD = re.compile(r"(?<![\w./~-])((?:\.{1,2}/)?[\w.-]+(?:/[\w.-]+)*)(?![\w/-])")
+
+
+#: "which starts faster, old.py or new.py" / 「v1.py 和 v2.py 哪个启动快」: a race of two programs
+RACE_CUE = re.compile(COMPARE_CUE.pattern + r"|\b(faster|slower|quicker)\b|更快|更慢|哪个快|哪個快|哪个更快|哪個更快|快还是慢|快還是慢", re.I)
+LAUNCH_CUE = re.compile(r"\bstart(s|ed|ing|up|-up)?\b|\blaunch(es|ed|ing)?\b|启动|啟動|冷启动|冷啟動", re.I)
+
+
+def programs_to_race(text: str) -> list[str]:
+    """The two (or more) programs whose launch times the message compares; empty otherwise."""
+    text = text or ""
+    programs = extract(text).programs
+    if len(programs) >= 2 and RACE_CUE.search(text) and LAUNCH_CUE.search(text):
+        return programs
+    return []
 
 
 def asks_previous(text: str) -> bool:
