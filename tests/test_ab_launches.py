@@ -65,6 +65,9 @@ def test_the_same_program_twice_is_no_significant_difference():
     assert r.sentence.startswith("no significant difference")
     faster = verdict("old.py", "new.py", [60.0, 61.0, 59.5, 60.5, 60.2], [40.0, 41.0, 39.8, 40.3, 40.6])
     assert faster.sentence.startswith("new.py starts 1.")
+    zh = verdict("old.py", "new.py", [60.0, 61.0, 59.5, 60.5, 60.2], [40.0, 41.0, 39.8, 40.3, 40.6], "zh-Hans")
+    assert zh.sentence.startswith("new.py 启动比 old.py 快 1.") and "交替启动" in zh.sentence
+    assert zh.ratio == faster.ratio and zh.ci_low == faster.ci_low
 
 
 def test_real_launches_run_interleaved(tmp_path):

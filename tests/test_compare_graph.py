@@ -108,3 +108,5 @@ def test_two_programs_are_not_launched_without_permission(ps, tmp_path):
     r = ps.ask("比较一下 old.py 和 new.py 的启动耗时", thread_id="r2")
     assert r.route == "startup" and r.status == "failed" and "--allow-run" in (r.answer or "")
     assert not log.exists()
+    ok = ps.ask("比较一下 old.py 和 new.py 的启动耗时", thread_id="r3", allow_run=True)
+    assert ok.status == "done" and "交替启动" in ok.answer.splitlines()[0] and ok.answer.splitlines()[1].startswith("对比")

@@ -59,26 +59,35 @@ class ABResult:
         return asdict(self)
 
 
-def verdict(a: str, b: str, a_ms: Sequence[float], b_ms: Sequence[float]) -> ABResult:
-    """The ratio of the two programs' launch times and the sentence that says it."""
+def verdict(a: str, b: str, a_ms: Sequence[float], b_ms: Sequence[float], lang: str = "en") -> ABResult:
+    """The ratio of the two programs' launch times and the sentence that says it (en / zh)."""
+    zh = lang.startswith("zh")
     r = stats.ratio(a_ms, b_ms)
     res = ABResult(a, b, [], list(a_ms), list(b_ms), r.ratio, r.ci_low, r.ci_high, r.p_value, r.significant)
-    n = f"{len(a_ms)} and {len(b_ms)} launches" if len(a_ms) != len(b_ms) else f"{len(a_ms)} launches each"
+    if zh:
+        n = f"各 {len(a_ms)} 次" if len(a_ms) == len(b_ms) else f"{len(a_ms)} 次和 {len(b_ms)} 次"
+    else:
+        n = f"{len(a_ms)} and {len(b_ms)} launches" if len(a_ms) != len(b_ms) else f"{len(a_ms)} launches each"
     ma, mb = statistics.median(a_ms), statistics.median(b_ms)
     if r.ci_low is None:
         faster, slower, x = (b, a, ma / mb) if mb < ma else (a, b, mb / ma)
-        res.sentence = f"{faster} started {x:.2f}× faster than {slower} ({n}: no interval with one launch each)"
+        res.sentence = (f"{faster} 启动比 {slower} 快 {x:.2f} 倍（{n}：每边一次，没有区间）" if zh else
+                        f"{faster} started {x:.2f}× faster than {slower} ({n}: no interval with one launch each)")
         return res
     if not r.significant:
-        res.sentence = (f"no significant difference: {b} / {a} = {r.ratio:.2f}× (95 % CI {r.ci_low:.2f}–{r.ci_high:.2f}×, "
+        res.sentence = (f"没有显著差别：{b} / {a} = {r.ratio:.2f}×（95 % 置信区间 {r.ci_low:.2f}–{r.ci_high:.2f}×，"
+                        f"Mann–Whitney p = {r.p_value:.2g}；{n}，交替启动）" if zh else
+                        f"no significant difference: {b} / {a} = {r.ratio:.2f}× (95 % CI {r.ci_low:.2f}–{r.ci_high:.2f}×, "
                         f"Mann–Whitney p = {r.p_value:.2g}; {n}, interleaved)")
         return res
     if r.ratio < 1:  # B faster: say it as "B is X times faster than A", with the interval inverted
-        res.sentence = (f"{b} starts {1 / r.ratio:.2f}× faster than {a} (95 % CI {1 / r.ci_high:.2f}–{1 / r.ci_low:.2f}×, "
-                        f"Mann–Whitney p = {r.p_value:.2g}; median {mb:.1f} ms vs {ma:.1f} ms; {n}, interleaved)")
+        fast, slow, x, lo, hi, mf, ms_ = b, a, 1 / r.ratio, 1 / r.ci_high, 1 / r.ci_low, mb, ma
     else:
-        res.sentence = (f"{a} starts {r.ratio:.2f}× faster than {b} (95 % CI {r.ci_low:.2f}–{r.ci_high:.2f}×, "
-                        f"Mann–Whitney p = {r.p_value:.2g}; median {ma:.1f} ms vs {mb:.1f} ms; {n}, interleaved)")
+        fast, slow, x, lo, hi, mf, ms_ = a, b, r.ratio, r.ci_low, r.ci_high, ma, mb
+    res.sentence = (f"{fast} 启动比 {slow} 快 {x:.2f} 倍（95 % 置信区间 {lo:.2f}–{hi:.2f}×，Mann–Whitney p = {r.p_value:.2g}；"
+                    f"中位数 {mf:.1f} ms 对 {ms_:.1f} ms；{n}，交替启动）" if zh else
+                    f"{fast} starts {x:.2f}× faster than {slow} (95 % CI {lo:.2f}–{hi:.2f}×, Mann–Whitney p = {r.p_value:.2g}; "
+                    f"median {mf:.1f} ms vs {ms_:.1f} ms; {n}, interleaved)")
     return res
 
 
@@ -96,7 +105,7 @@ def real_launcher(opts: CollectOptions, where: str) -> Launcher:
 
 
 def measure_ab(a: Target, b: Target, run_dir: Path, opts: CollectOptions, *, runs: int | None = None,
-               launch: Launcher | None = None, labels: tuple[str, str] | None = None) -> dict[str, Any]:
+               launch: Launcher | None = None, labels: tuple[str, str] | None = None, lang: str = "en") -> dict[str, Any]:
     """Launch ``a`` and ``b`` ``runs`` times each, interleaved; the ``collected`` dict.
 
     Writes ``a/startup-runs.json`` and ``b/startup-runs.json`` (each side readable by the analyzer
@@ -112,7 +121,7 @@ def measure_ab(a: Target, b: Target, run_dir: Path, opts: CollectOptions, *, run
         i = len(times[side])
         times[side].append(round(launch(targets[side], i) * 1000.0, 3))
     la, lb = labels or (a.display, b.display)
-    res = verdict(la, lb, times["a"], times["b"])
+    res = verdict(la, lb, times["a"], times["b"], lang)
     res.order = order
     paths = {}
     for side in ("a", "b"):
@@ -147,7 +156,11 @@ def ab_update(node: str, state: dict[str, Any], ctx: Any, opts: CollectOptions, 
 
     def measure(a: Target, run_dir: Path) -> dict[str, Any]:
         b = parse_target(targets[1], workspace)
-        return measure_ab(a, b, run_dir, opts, labels=(targets[0], targets[1]))
+        from nodes.common import last_user_text
+        from nodes.language import detect_language
+
+        return measure_ab(a, b, run_dir, opts, labels=(targets[0], targets[1]),
+                          lang=detect_language(last_user_text(state)))
 
     def unreadable(t: Target, collected: dict[str, Any], notes: str, run_dir: Path) -> str:
         return f"{t.display} and {targets[1]} were launched but their timings could not be written ({notes}); see {run_dir}"
