@@ -167,6 +167,16 @@ def test_with_one_run_on_a_side_the_delta_alone_decides(sides, tmp_path):
     assert code == 0
 
 
+def test_a_regression_from_zero_fails_and_staying_at_zero_passes():
+    from nodes.compare.budgets import check_regression
+
+    b = parse_budgets({"frames.jank_ratio": 1.0, "regression.max_pct": 5})
+    worse = check_regression({"frames.jank_ratio": [0.1]}, {"frames.jank_ratio": [0.0]}, b, "run")
+    assert [r.status for r in worse] == ["fail"] and "from 0" in worse[0].message
+    same = check_regression({"frames.jank_ratio": [0.0]}, {"frames.jank_ratio": [0.0]}, b, "run")
+    assert [r.status for r in same] == ["pass"]
+
+
 def test_regression_without_baseline_or_against_another_kind_is_bad_usage(sides, tmp_path):
     f = _toml(tmp_path / "b.toml", REGRESSION)
     with pytest.raises(check_cmd.CheckError, match="needs --baseline"):
@@ -212,6 +222,9 @@ def test_cli_exit_codes_are_0_1_2_with_one_line_errors(tmp_path):
     (tmp_path / "perfscout.toml").write_text('[budgets]\n"frames.fps" = 1\n')
     p = _cli(["check", str(tmp_path / "nope.pftrace")], tmp_path, tmp_path)
     assert p.returncode == 2 and "nope.pftrace" in p.stderr and "Traceback" not in p.stderr
+    (tmp_path / "file").write_text("x")
+    p = _cli(["check", str(CHROME116), "--junit", str(tmp_path / "file" / "j.xml")], tmp_path, tmp_path)
+    assert p.returncode == 2 and "j.xml" in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
 def _doc_blocks(lang: str) -> list[str]:

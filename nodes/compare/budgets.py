@@ -27,6 +27,7 @@ A key PerfScout does not know, a bound that is not a number, an unreadable file:
 
 from __future__ import annotations
 
+import math
 import statistics
 import tomllib
 from dataclasses import asdict, dataclass
@@ -270,13 +271,18 @@ def check_regression(current: Samples, baseline: Samples, budgets: Budgets, labe
             continue
         direction = info(parse_key(key)).direction
         d = stats.compare(a, b)
-        if direction is None or d.delta_pct is None:
+        if direction is None:
             out.append(Result(name, key, label, "pass", d.median_b, bound, f"{key}: no direction to regress in"))
             continue
-        worse_pct = d.delta_pct if direction == "lower" else -d.delta_pct
+        worse = d.delta if direction == "lower" else -d.delta
+        if d.delta_pct is None:  # from 0 (no jank at all) to anything: worse by more than any percentage
+            worse_pct = math.inf if worse > 0 else -math.inf if worse < 0 else 0.0
+        else:
+            worse_pct = d.delta_pct if direction == "lower" else -d.delta_pct
         several = len(a) > 1 and len(b) > 1
         regressed = worse_pct > limit and (d.significant is True if several else True)
-        detail = f"{key}: {_fmt(d.median_a)} → {_fmt(d.median_b)} ({d.delta_pct:+.1f} %)"
+        pct = f"{d.delta_pct:+.1f} %" if d.delta_pct is not None else "from 0"
+        detail = f"{key}: {_fmt(d.median_a)} → {_fmt(d.median_b)} ({pct})"
         if several:
             detail += (f", p = {d.p_value:.3g}, 95 % CI [{_fmt(d.ci_low)}, {_fmt(d.ci_high)}]"
                        + ("" if d.significant else ", no significant change"))
