@@ -154,7 +154,7 @@ def render(result: AnalysisResult, out: TextIO | None = None) -> None:
         for run in [x for x in st.runs if x.package][:4]:
             con.print(f"  {e(run.package)} ({e(run.kind)}): startup {_ms(run.total_ms)}, TTID {_ms(run.ttid_ms)}, "
                       f"TTFD {_ms(run.ttfd_ms)}"
-                      + (f"; breakdown: " + ", ".join(f"{e(b.reason)} {_ms(b.dur_ms)}" for b in run.breakdown[:5])
+                      + ("; breakdown: " + ", ".join(f"{e(b.reason)} {_ms(b.dur_ms)}" for b in run.breakdown[:5])
                          if run.breakdown else ""))
             for x in run.slow_reasons[:5]:
                 con.print(f"    slow start: {e(x.id)} — {e(x.suggestion)}")

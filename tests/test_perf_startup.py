@@ -93,6 +93,10 @@ def test_phases_of_the_cold_start_are_the_target_process_sections(real):
     assert phases["activityStart"].dur_ms == pytest.approx(81.979, rel=0.01)
     assert phases["inflate"].dur_ms == pytest.approx(4.949, rel=0.01)
     assert phases["bindApplication"].start_ms < phases["activityStart"].start_ms < phases["first Choreographer#doFrame"].start_ms
+    # the process did not exist when the launch began: its start is the breakdown's launch_delay
+    delay = next(b.dur_ms for b in real["api24_cold"].startup.runs[0].breakdown if b.reason == "launch_delay")
+    assert phases["process start"].dur_ms == pytest.approx(delay, abs=0.001)
+    assert "process start" not in {p.name for p in real["api32_warm"].startup.runs[0].phases}
 
 
 def test_on_a_startup_trace_the_startup_leads_the_findings(real):
@@ -168,6 +172,11 @@ class _Trace:
         self.events.append(("blocked", int(ts_ms * MS), tid, io_wait))
         return self
 
+    def binder(self, ts_ms: float, tid: int, debug_id: int, *, reply: bool = False, oneway: bool = False,
+               received: bool = False):
+        self.events.append(("binder", int(ts_ms * MS), tid, debug_id, reply, oneway, received))
+        return self
+
     def write(self, path: Path) -> str:
         pkt = self.b.add_packet()
         pkt.trusted_packet_sequence_id = self.SEQ
@@ -187,6 +196,13 @@ class _Trace:
                 e.pid = 0
                 e.sched_waking.pid = ev[2]
                 e.sched_waking.comm = "t"
+            elif ev[0] == "binder":
+                e.pid = ev[2]
+                if ev[6]:
+                    e.binder_transaction_received.debug_id = ev[3]
+                else:
+                    bt = e.binder_transaction
+                    bt.debug_id, bt.reply, bt.flags = ev[3], 1 if ev[4] else 0, 1 if ev[5] else 0
             else:
                 e.pid = ev[2]
                 e.sched_blocked_reason.pid = ev[2]
@@ -237,7 +253,9 @@ def test_maxsdk28_launch_is_the_launching_slice_and_ttid_ttfd_end_at_drawframes(
     assert run.ttid_ms == pytest.approx(85.0)
     # reportFullyDrawn at 85 ms: the first doFrame ending after it starts at 92; DrawFrame ends at 105
     assert run.ttfd_ms == pytest.approx(105.0)
-    assert [p.name for p in run.phases][:4] == ["startup", "bindApplication", "activityStart", "activityResume"]
+    assert [p.name for p in run.phases][:5] == ["startup", "process start", "bindApplication", "activityStart",
+                                                "activityResume"]
+    assert run.phases[1].dur_ms == pytest.approx(10.0)  # no sched here: to the main thread's first slice
 
 
 def test_no_report_fully_drawn_leaves_ttfd_null_and_says_what_is_missing(tmp_path):
@@ -394,3 +412,46 @@ def test_legacy_startup_rules_carry_a_suggestion_too():
                       median_ms=2600.0, first_ms=9000.0, min_ms=2500.0, max_ms=9000.0, spread_ms=6500.0)
     found = slow_startup(st, None) + first_run_slower(st, None)
     assert len(found) == 2 and all(f.suggestion and f.link and f.family == "startup" for f in found)
+
+
+def test_binder_calls_become_slices_the_breakdown_blames_and_a_slow_reason(tmp_path):
+    t = _cold(_app())
+    # main thread calls system_server inside bindApplication: 15–40 ms; the server replies after 23 ms
+    t.binder(15, MAIN, 1).binder(16, SSTID, 1, received=True).binder(39, SSTID, 2, reply=True)
+    t.binder(40, MAIN, 2, received=True)
+    t.binder(50, MAIN, 3, oneway=True).binder(51, SSTID, 3, received=True)  # one-way: blocks no one
+    t.wake(5, MAIN).switch(5, 0, 0, MAIN).switch(15, MAIN, 1, 0).wake(40, MAIN).switch(40, 0, 0, MAIN)
+    t.switch(110, MAIN, 1, 0)
+    r, run = _one(t.write(tmp_path / "t.perfetto-trace"))
+    got = {b.reason: b.dur_ms for b in run.breakdown}
+    assert got["binder"] == pytest.approx(25.0)  # asleep in the call: the slice's name wins over S
+    assert sum(got.values()) == pytest.approx(run.total_ms)
+    pd_binder = r.meta["perfetto.binder_slices"]
+    assert pd_binder == "2"  # the client's transaction and the server's reply; none for the one-way call
+    blocked = [x for x in run.slow_reasons if x.id == "MAIN_THREAD_BINDER_TRANSCATIONS_BLOCKED"]
+    assert blocked and blocked[0].observed_ms == pytest.approx(25.0) and blocked[0].observed == 1
+    assert "background thread" in blocked[0].suggestion
+
+
+def test_maxsdk28_hot_start_is_an_activity_resume_outside_any_launch_to_the_end_of_its_frame(tmp_path):
+    t = _app()
+    t.slice(MAIN, APP, "activityResume", 10, 5)
+    t.slice(MAIN, APP, "Choreographer#doFrame", 20, 6).slice(RT, APP, "DrawFrame", 24, 5)
+    t.slice(MAIN, APP, "Choreographer#doFrame", 40, 6).slice(RT, APP, "DrawFrame", 44, 5)
+    _, run = _one(t.write(tmp_path / "t.perfetto-trace"))
+    assert run.kind == "hot" and run.package == "com.example.app"
+    assert run.total_ms == pytest.approx(19.0)  # 10 ms → the first frame's last DrawFrame ends at 29
+    assert run.ttid_ms == pytest.approx(19.0)
+
+
+@pytest.mark.parametrize("n,fires", [(15, False), (16, True)])
+def test_broadcasts_dispatched_during_the_launch_count_above_15(tmp_path, n, fires):
+    t = _cold(_app())
+    for k in range(n):
+        t.slice(SSTID, SS, f"Broadcast dispatched (#{k})", 1 + 5 * k, 1)
+    t.slice(SSTID, SS, "Broadcast dispatched (after)", 150, 1)  # after the launch: not counted
+    _, run = _one(t.write(tmp_path / "t.perfetto-trace"))
+    got = [x for x in run.slow_reasons if x.id == "BROADCAST_DISPATCHED_COUNT"]
+    assert bool(got) is fires
+    if fires:
+        assert got[0].observed == n

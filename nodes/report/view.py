@@ -422,6 +422,13 @@ class ReportView:
             d["frames"] = a.frames.model_dump(include={"count", "fps", "jank_ratio", "budget_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms"})
         if a.startup:
             d["startup"] = a.startup.model_dump(include={"median_ms", "min_ms", "max_ms", "spread_ms", "first_ms", "kind"})
+            launches = [r for r in a.startup.runs if r.package][:4]
+            if launches:
+                d["startup"]["launches"] = [
+                    {"package": r.package, "kind": r.kind, "total_ms": r.total_ms, "ttid_ms": r.ttid_ms, "ttfd_ms": r.ttfd_ms,
+                     "breakdown": [b.model_dump(include={"reason", "dur_ms"}) for b in r.breakdown[:5]],
+                     "slow_reasons": [x.id for x in r.slow_reasons]}
+                    for r in launches]
         if a.long_tasks:
             d["long_tasks"] = [t.model_dump() for t in a.long_tasks[:8]]
         return d

@@ -41,7 +41,7 @@ reference tools' own answers on the shared captures.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -52,7 +52,6 @@ from nodes.perf.model import (
     BreakdownItem,
     MainThreadState,
     PerfData,
-    SlowReason,
     StartupPhase,
     StartupRun,
 )
@@ -106,7 +105,6 @@ class _Startup:
     package: str
     platform_kind: str | None = None
     launching_ts: float | None = None
-    extra: dict = field(default_factory=dict)
 
 
 # --- android_startups ------------------------------------------------------------------------
@@ -335,7 +333,10 @@ _PHASES = ("ActivityThreadMain", "bindApplication", "activityStart", "activityRe
            DO_FRAME, FULLY_DRAWN)
 
 
-def _phases(ctx, st: _Startup, pid: int, ttid_end: float | None) -> list[StartupPhase]:
+def _phases(ctx, st: _Startup, pid: int) -> list[StartupPhase]:
+    """The launch's markers on the app's main thread (first of each, inside the startup;
+    reportFullyDrawn after its start too) and the first RenderThread DrawFrame, in ms from the
+    startup's start."""
     pd = ctx.pd
     out = [StartupPhase(name="startup", start_ms=0.0, dur_ms=_ms(st.ts_end - st.ts), thread="system_server")]
     main = _thread_slices(ctx, (pid, pid))
@@ -355,6 +356,27 @@ def _phases(ctx, st: _Startup, pid: int, ttid_end: float | None) -> list[Startup
         out.append(StartupPhase(name="first DrawFrame", start_ms=_ms(t - st.ts), dur_ms=_ms(d), thread="RenderThread"))
     out.sort(key=lambda p: p.start_ms)
     return out
+
+
+def _process_start(ctx, st: _Startup, pid: int) -> StartupPhase | None:
+    """A cold start's "process start": from the startup's start to the first thing the new
+    process's main thread does in it (its first scheduler interval, else its first slice)."""
+    firsts = []
+    iv = ctx.pd.sched_intervals.get((pid, pid))
+    if iv is not None and len(iv):
+        ts = np.frombuffer(iv.ts, dtype=np.float64)
+        inside = ts[(ts >= st.ts) & (ts <= st.ts_end)]
+        if len(inside):
+            firsts.append(float(inside.min()))
+    s = _thread_slices(ctx, (pid, pid))
+    if s is not None:
+        inside = s.ts[(s.ts >= st.ts) & (s.ts <= st.ts_end)]
+        if len(inside):
+            firsts.append(float(inside.min()))
+    if not firsts:
+        return None
+    return StartupPhase(name="process start", start_ms=0.0, dur_ms=_ms(min(firsts) - st.ts),
+                        thread=ctx.pd.thread_label(pid, pid))
 
 
 def _ms(us: float) -> float:
@@ -398,10 +420,10 @@ def _flat_slices(ctx, key, start: float, end: float) -> list[tuple[float, float,
     non-overlapping (start, end, reason) pieces (``_intervals_flatten`` of the normalised,
     re-parented slice tree, clipped to the startup)."""
     s = _thread_slices(ctx, key)
-    if s is None:
-        return []
+    named = s.where(ctx.pd, lambda n: normalize(n) is not None) if s is not None else []
+    named += [(t, d, n) for t, d, n, _reply in ctx.pd.binder_slices.get(key, [])]
     hits = []
-    for t, d, n in s.where(ctx.pd, lambda n: normalize(n) is not None):
+    for t, d, n in named:
         if d > 0 and t < end and t + d > start:
             hits.append((t, t + d, normalize(n)))
     # slices on one thread nest: sorted by start (longer first), the open stack's top is deepest
@@ -583,7 +605,11 @@ def launches(ctx) -> list[Launch]:
         run.ttid_ms = _ms(ttid) if ttid is not None else None
         run.ttfd_ms = _ms(ttfd) if ttfd is not None else None
         run.missing += missing
-        run.phases = _phases(ctx, st, pid, ttid)
+        run.phases = _phases(ctx, st, pid)
+        if kind == "cold":
+            born = _process_start(ctx, st, pid)
+            if born is not None:
+                run.phases.insert(1, born)
         key = (pid, pid)
         has_main_sched = has_sched and key in pd.sched_intervals
         run.breakdown, missing = breakdown(ctx, key, st.ts, st.ts_end, has_main_sched)

@@ -51,7 +51,9 @@ def startup(ctx) -> StartupStats | None:
     runs = sorted(pd.startup_runs, key=lambda r: r.index)
     phases = list(pd.startup_phases)
     kind = pd.meta.get("startup kind", "unknown")
-    system = android_runs(ctx) if pd.async_slices else []
+    # launches are marked by async spans (launching:, launchingActivity#); hot starts before
+    # API 29 only by an activityResume slice
+    system = android_runs(ctx) if (pd.async_slices or "activityResume" in pd.strings) else []
     if system:
         # a system trace's launches as trace_processor defines them replace the reader's
         # ``launching:`` spans; the phases shown are the first launch's

@@ -7,12 +7,12 @@ a suggestion from :mod:`nodes.perf.suggestions`) or None. Rules whose data the t
 return None; the run's ``missing`` already says what to record.
 
 Not decided here (docs/perfetto.md): ``APP_IN_DEBUGGABLE_MODE`` and ``UNLOCK_RUNNING`` (the
-package list and keyguard state are not read), ``RUN_FROM_APK`` (its odex-status parsing),
-``MAIN_THREAD_BINDER_TRANSCATIONS_BLOCKED`` (binder transactions are not rebuilt into slices).
+package list and keyguard state are not read), ``RUN_FROM_APK`` (its odex-status parsing).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from typing import Callable
 
 from nodes.perf import suggestions
@@ -195,10 +195,20 @@ def jit_compiled_methods(ctx, launch: Launch, _all) -> SlowReason | None:
     return _reason("JIT_COMPILED_METHODS", f"≤ {JIT_COMPILED_METHODS_COUNT} methods", observed=n)
 
 
+def _starts_with(ctx, prefix: str) -> list[float]:
+    """Start times of every thread slice whose name starts with ``prefix``, sorted; computed
+    once per analysis (a trace with many launches asks for each)."""
+    cache = ctx.__dict__.setdefault("_slice_starts", {})
+    if prefix not in cache:
+        cache[prefix] = [t for t, _d, _n, _k in _all_thread_slices(ctx, lambda s: s.startswith(prefix))]
+    return cache[prefix]
+
+
 def _count_rule(rid: str, limit: int, prefix: str):
     def rule(ctx, launch: Launch, _all) -> SlowReason | None:
         st = launch.startup
-        n = sum(1 for t, _d, _n, _k in _all_thread_slices(ctx, lambda s: s.startswith(prefix)) if st.ts <= t <= st.ts_end)
+        starts = _starts_with(ctx, prefix)
+        n = bisect_right(starts, st.ts_end) - bisect_left(starts, st.ts)
         return _reason(rid, f"≤ {limit}", observed=n) if n > limit else None
     rule.__name__ = rid.lower()
     return rule
@@ -253,12 +263,30 @@ def missing_baseline_profile(ctx, launch: Launch, _all) -> SlowReason | None:
     return None
 
 
+#: Per call: a main-thread binder transaction and the reply serving it both longer than this.
+BINDER_TRANSACTION_MS = 20.0
+
+
+def binder_transactions_blocked(ctx, launch: Launch, _all) -> SlowReason | None:
+    """``MAIN_THREAD_BINDER_TRANSCATIONS_BLOCKED``: a main-thread binder call in the startup
+    that took > 20 ms, served by a reply that took > 20 ms too."""
+    st, pid = launch.startup, launch.pid
+    slow = [d / 1000.0 for t, d, name, reply in ctx.pd.binder_slices.get((pid, pid), [])
+            if name == "binder transaction" and st.ts <= t <= st.ts_end and d > BINDER_TRANSACTION_MS * 1000.0
+            and reply is not None and reply > BINDER_TRANSACTION_MS * 1000.0]
+    if not slow:
+        return None
+    return _reason("MAIN_THREAD_BINDER_TRANSCATIONS_BLOCKED", f"no main-thread binder call over {BINDER_TRANSACTION_MS:g} ms",
+                   observed_ms=max(slow), observed=len(slow))
+
+
 #: Every rule, in slow_start_reasons.sql's order.
 RULES = (
     missing_baseline_profile, gc_activity, dex2oat_running, installd_running, main_thread_runnable,
     main_thread_interruptible_sleep, main_thread_blocking_io, open_dex_files_from_oat, bind_application,
     view_inflation, resources_manager, verifying_classes, cpu_contention, jit_activity, lock_contention,
     monitor_contention, jit_compiled_methods, broadcasts_dispatched, broadcasts_received, concurrent_startup,
+    binder_transactions_blocked,
 )
 
 

@@ -219,6 +219,7 @@ class _TraceReader:
         m["perfetto.compact_sched_switches"] = str(ft.compact_switches)
         m["perfetto.sched_wakeups"] = str(ft.wakings)
         m["perfetto.sched_blocked_reasons"] = str(ft.blocked_reasons)
+        m["perfetto.binder_slices"] = str(ft.binder_slices)
         m["perfetto.track_events"] = str(te.events)
         m["perfetto.frame_timeline_events"] = str(self.frames.events)
         m["perfetto.async_slices"] = str(async_count)

@@ -16,6 +16,7 @@ from array import array
 from dataclasses import dataclass, field
 
 from nodes.perf.model import PerfData, SchedIntervals
+from nodes.perf.parsers.perfetto_binder import BinderState
 
 # Event codes in the per-thread atrace columns.
 _B, _E = 1, 2
@@ -126,6 +127,8 @@ class FtraceState:
         #: (tgid, tid, ts_ns, name) of atrace instants.
         self.instants: list[tuple[int, int, int, str]] = []
         self.sched_intervals_dropped = 0
+        self.binder = BinderState()
+        self.binder_slices = 0
 
     # --- helpers -----------------------------------------------------------------------
     def _name_id(self, name: str) -> int:
@@ -181,6 +184,10 @@ class FtraceState:
                 self._wake(to_ns(e.timestamp), w.pid, w.comm)
             elif kind == "zero":
                 self._zero(to_ns(e.timestamp), tid, e.zero)
+            elif kind == "binder_transaction":
+                self.binder.transaction(to_ns(e.timestamp), tid, e.binder_transaction)
+            elif kind == "binder_transaction_received":
+                self.binder.received(to_ns(e.timestamp), tid, e.binder_transaction_received)
             elif kind == "sched_blocked_reason":
                 # Emitted when a blocked task is woken: says whether it waited on IO. Applies
                 # to the task's last blocked interval, as trace_processor's thread_state does.
@@ -352,44 +359,12 @@ class FtraceState:
         self.atrace.clear()
         for tgid, tid, ts, name in self.instants:
             data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
+        self.binder_slices = self.binder.finish(data, lambda t: self.pid_for(t, known_tgid))
         end = self.sched_last_ns
         kept = 0
         for tid, cols in self.sched.items():
             pid = self.pid_for(tid, known_tgid)
-            totals = {"running": 0, "runnable": 0, "sleeping": 0}
-            state: str | None = None
-            detail = _S_OTHER  # the interval state code of ``state``
-            since = 0
-            iv = SchedIntervals()
-            last_blocked = -1  # index in iv of the last S/D interval
-            for i in sorted(range(len(cols.ts)), key=cols.ts.__getitem__):
-                ts, code = cols.ts[i], cols.code[i]
-                if code == _BLOCKED:
-                    if last_blocked >= 0:
-                        iv.io_wait[last_blocked] = cols.arg[i]
-                    elif state == "sleeping":
-                        last_blocked = -2 - cols.arg[i]  # applies to the open interval
-                    continue
-                if code == _WAKE:
-                    if state == "sleeping":
-                        totals["sleeping"] += ts - since
-                        last_blocked = self._close(iv, since, ts, detail, last_blocked)
-                        state, detail, since = "runnable", _S_R, ts
-                    elif state is None:
-                        state, detail, since = "runnable", _S_R, ts
-                    continue
-                if state is not None:
-                    totals[state] += ts - since
-                    last_blocked = self._close(iv, since, ts, detail, last_blocked)
-                since = ts
-                if code == _IN:
-                    state, detail = "running", _S_RUNNING
-                else:  # switched out: what it left as, read with this kernel's bit layout
-                    state, detail = decode_prev_state(cols.arg[i], kernel)
-                    last_blocked = -1
-            if state is not None and end is not None:
-                totals[state] += end - since
-                self._close(iv, since, end, detail, last_blocked)
+            totals, iv = self._thread_states(cols, kernel, end)
             for k, v in totals.items():
                 if v:
                     data.add_thread_state(pid, tid, k, v / 1000.0)
@@ -405,17 +380,64 @@ class FtraceState:
                       "not kept; per-thread totals still cover them")
 
     @staticmethod
-    def _close(iv: SchedIntervals, start: int, end: int, code: int, pending: int) -> int:
-        """Append one interval [start, end) in state ``code``; return the index of the last
-        blocked interval (or -1). ``pending`` ≤ -2 carries an IO verdict for this interval."""
-        if end <= start:
-            return -1 if pending < -1 else pending
-        iv.ts.append(start / 1000.0)
-        iv.dur.append((end - start) / 1000.0)
-        iv.state.append(code)
-        io = -2 - pending if pending <= -2 else -1
-        iv.io_wait.append(io)
-        return len(iv.ts) - 1 if code in (_S_S, _S_D, _S_OTHER) else -1
+    def _thread_states(cols: _Columns, kernel: tuple[int, int] | None, end: int | None):
+        """One thread's events in time order → (totals ns by coarse state, SchedIntervals).
+
+        An interval is [since, ts) in one state. ``sched_blocked_reason`` says whether the last
+        blocked (S/D) interval waited on IO — the open one when it comes while still asleep.
+        """
+        totals = {"running": 0, "runnable": 0, "sleeping": 0}
+        starts: list[int] = []
+        ends: list[int] = []
+        codes: list[int] = []
+        ios: list[int] = []
+        state: str | None = None
+        detail = _S_OTHER
+        since = 0
+        open_io = -1  # IO verdict for the open interval
+        last_blocked = -1  # index of the last closed blocked interval
+        blocked_codes = (_S_S, _S_D, _S_OTHER)
+        ts_col, code_col, arg_col = cols.ts, cols.code, cols.arg
+        for i in sorted(range(len(ts_col)), key=ts_col.__getitem__):
+            ts, code = ts_col[i], code_col[i]
+            if code == _BLOCKED:
+                if state == "sleeping":
+                    open_io = arg_col[i]
+                elif last_blocked >= 0:
+                    ios[last_blocked] = arg_col[i]
+                continue
+            if code == _WAKE and state is not None and state != "sleeping":
+                continue
+            if state is not None:
+                totals[state] += ts - since
+                if ts > since:
+                    starts.append(since)
+                    ends.append(ts)
+                    codes.append(detail)
+                    ios.append(open_io)
+                    if detail in blocked_codes:
+                        last_blocked = len(codes) - 1
+            open_io = -1
+            since = ts
+            if code == _WAKE:
+                state, detail = "runnable", _S_R
+            elif code == _IN:
+                state, detail = "running", _S_RUNNING
+            else:  # switched out: what it left as, read with this kernel's bit layout
+                state, detail = decode_prev_state(arg_col[i], kernel)
+        if state is not None and end is not None:
+            totals[state] += end - since
+            if end > since:
+                starts.append(since)
+                ends.append(end)
+                codes.append(detail)
+                ios.append(open_io)
+        iv = SchedIntervals(
+            ts=array("d", [t / 1000.0 for t in starts]),
+            dur=array("d", [(e - t) / 1000.0 for t, e in zip(starts, ends)]),
+            state=array("b", codes), io_wait=array("b", ios),
+        )
+        return totals, iv
 
 
 def _is_int(s: str) -> bool:
