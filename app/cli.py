@@ -400,25 +400,39 @@ def threads_delete(
         typer.echo(f"deleted thread {thread}")
 
 
+#: The errors that are the user's input (exit EXIT_USAGE), by module: looked up in the modules
+#: this run loaded, so that naming them does not import LangGraph for `perfscout analyze FILE`
+#: (an error of a module never loaded cannot have been raised).
+_USAGE_ERRORS = (
+    ("app.api", "RequestError"),
+    ("app.checkpoint", "CheckpointError"),
+    ("app.settings", "SettingsError"),
+    ("nodes.perf.errors", "PerfDataError"),
+    ("nodes.sandbox", "SandboxError"),
+)
+
+
+def _usage_error_types() -> tuple[type[BaseException], ...]:
+    loaded = (getattr(sys.modules[m], n, None) for m, n in _USAGE_ERRORS if m in sys.modules)
+    return tuple(t for t in loaded if isinstance(t, type)) + (FileNotFoundError,)
+
+
 def main() -> None:
     """Entry point: every error is one line and a documented exit code, never a traceback."""
-    from app.api import RequestError
-    from app.checkpoint import CheckpointError
-    from app.settings import SettingsError
-    from nodes.perf.errors import PerfDataError
-    from nodes.sandbox import SandboxError
-
     try:
-        code = app(standalone_mode=False)
+        try:
+            code = app(standalone_mode=False)
+        except Exception as e:
+            if isinstance(e, _usage_error_types()) and not isinstance(e, CliError):
+                typer.echo(f"perfscout: {e}", err=True)
+                sys.exit(EXIT_USAGE)
+            raise
         sys.exit(code if isinstance(code, int) else EXIT_OK)
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except (CliError,) as e:
         typer.echo(f"perfscout: {e}", err=True)
         sys.exit(e.code)
-    except (SettingsError, PerfDataError, SandboxError, CheckpointError, FileNotFoundError, RequestError) as e:
-        typer.echo(f"perfscout: {e}", err=True)
-        sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         typer.echo("perfscout: interrupted", err=True)
         sys.exit(130)

@@ -268,6 +268,13 @@ def test_without_the_loading_category_cls_and_paints_are_missing_not_zero(tmp_pa
     assert "devtools.timeline" in page.missing["cls"]
 
 
+def test_a_file_url_navigation_is_named_not_measured(tmp_path):
+    ev = [_nav(1000, "file:///home/me/page.html"), _mark("firstContentfulPaint", 1100)]
+    page = analyze_file(_trace(tmp_path, ev)).page
+    assert page.url == "file:///home/me/page.html" and page.fcp_ms is None
+    assert "http" in page.missing["fcp_ms"] and set(page.missing) == {"fcp_ms", "lcp_ms", "cls", "tbt_ms"}
+
+
 def test_a_trace_without_navigation_marks_has_no_page(tmp_path):
     path = tmp_path / "plain.json"
     path.write_text(json.dumps({"traceEvents": [_task(0, 80)]}))

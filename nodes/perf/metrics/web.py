@@ -405,7 +405,17 @@ def pages(pd: PerfData, t0_us: float) -> list[PageVitals]:
                    if main.tree is not None else frame_events)
     navs = [m for m in frame_events if _nav_of_interest(m)]
     if not navs:
-        return []
+        other = next((m for m in frame_events if m[3] == "navigationStart"), None)
+        if other is None:
+            return []  # a profile or a timespan, not a page load
+        # a navigation Lighthouse does not measure (file://, about:, data: …): say so
+        url = _data(other[4]).get("documentLoaderURL")
+        why = (f"the main frame's navigation is to {str(url)[:80]!r}: Lighthouse measures only http(s) "
+               "and chrome:// navigations (ACCEPTABLE_NAVIGATION_URL_REGEX); serve the page over http, "
+               "e.g. python -m http.server, and record again")
+        return [PageVitals(url=url if isinstance(url, str) else None, frame=main.frame,
+                           start_ms=round((other[0] - t0_us) / 1000.0, 3),
+                           missing={k: why for k in ("fcp_ms", "lcp_ms", "cls", "tbt_ms")})]
     trace_end_ms = (pd.end_us or 0.0) / 1000.0
     reqs = requests(marks)
     pid_tid = next(iter(main.threads.items()), (None, None))
