@@ -426,8 +426,10 @@ def test_binder_calls_become_slices_the_breakdown_blames_and_a_slow_reason(tmp_p
     got = {b.reason: b.dur_ms for b in run.breakdown}
     assert got["binder"] == pytest.approx(25.0)  # asleep in the call: the slice's name wins over S
     assert sum(got.values()) == pytest.approx(run.total_ms)
-    pd_binder = r.meta["perfetto.binder_slices"]
-    assert pd_binder == "2"  # the client's transaction and the server's reply; none for the one-way call
+    by_name = {h.name: h for h in r.hotspots if h.thread is None}
+    assert by_name["binder transaction"].total_ms == pytest.approx(25.0)  # the client, blocked
+    assert by_name["binder reply"].total_ms == pytest.approx(23.0)  # the server
+    assert by_name.get("binder transaction async") is None or by_name["binder transaction async"].total_ms == 0.0
     blocked = [x for x in run.slow_reasons if x.id == "MAIN_THREAD_BINDER_TRANSCATIONS_BLOCKED"]
     assert blocked and blocked[0].observed_ms == pytest.approx(25.0) and blocked[0].observed == 1
     assert "background thread" in blocked[0].suggestion

@@ -257,10 +257,6 @@ class PerfData:
         #: The same scheduler data as intervals per thread (Perfetto sched), for the startup
         #: breakdown and main-thread states over a window; empty when the trace has no sched.
         self.sched_intervals: dict[tuple[int, int], SchedIntervals] = {}
-        #: Synchronous binder calls rebuilt from binder ftrace events, apart from the traced
-        #: slices: (pid, tid) → [(ts µs, dur µs, "binder transaction" | "binder reply",
-        #: the serving reply's dur µs or None)].
-        self.binder_slices: dict[tuple[int, int], list[tuple[float, float, str, float | None]]] = {}
         self.startup_runs: list[StartupRun] = []
         self.startup_phases: list[StartupPhase] = []
         self.imports: list[ImportEntry] = []

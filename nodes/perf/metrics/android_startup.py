@@ -421,7 +421,6 @@ def _flat_slices(ctx, key, start: float, end: float) -> list[tuple[float, float,
     re-parented slice tree, clipped to the startup)."""
     s = _thread_slices(ctx, key)
     named = s.where(ctx.pd, lambda n: normalize(n) is not None) if s is not None else []
-    named += [(t, d, n) for t, d, n, _reply in ctx.pd.binder_slices.get(key, [])]
     hits = []
     for t, d, n in named:
         if d > 0 and t < end and t + d > start:

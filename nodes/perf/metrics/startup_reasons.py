@@ -268,12 +268,25 @@ BINDER_TRANSACTION_MS = 20.0
 
 
 def binder_transactions_blocked(ctx, launch: Launch, _all) -> SlowReason | None:
-    """``MAIN_THREAD_BINDER_TRANSCATIONS_BLOCKED``: a main-thread binder call in the startup
-    that took > 20 ms, served by a reply that took > 20 ms too."""
+    """``MAIN_THREAD_BINDER_TRANSCATIONS_BLOCKED``: a main-thread ``binder transaction`` in the
+    startup that took > 20 ms, served by a ``binder reply`` that took > 20 ms too. The reader's
+    binder slices carry no flow: the reply is the longest ``binder reply`` of another thread that
+    lies within the transaction (trace_processor follows the flow arrow)."""
     st, pid = launch.startup, launch.pid
-    slow = [d / 1000.0 for t, d, name, reply in ctx.pd.binder_slices.get((pid, pid), [])
-            if name == "binder transaction" and st.ts <= t <= st.ts_end and d > BINDER_TRANSACTION_MS * 1000.0
-            and reply is not None and reply > BINDER_TRANSACTION_MS * 1000.0]
+    main = _thread_slices(ctx, (pid, pid))
+    if main is None:
+        return None
+    limit = BINDER_TRANSACTION_MS * 1000.0
+    calls = [(t, d) for t, d, _ in main.where(ctx.pd, lambda n: n == "binder transaction")
+             if st.ts <= t <= st.ts_end and d > limit]
+    if not calls:
+        return None
+    replies = [(t, d) for t, d, _n, key in _all_thread_slices(ctx, lambda n: n == "binder reply") if key != (pid, pid)]
+    slow = []
+    for t, d in calls:
+        served = [rd for rt, rd in replies if rt >= t and rt + rd <= t + d]
+        if served and max(served) > limit:
+            slow.append(d / 1000.0)
     if not slow:
         return None
     return _reason("MAIN_THREAD_BINDER_TRANSCATIONS_BLOCKED", f"no main-thread binder call over {BINDER_TRANSACTION_MS:g} ms",

@@ -7,6 +7,7 @@ packets into the shared :class:`~nodes.perf.model.PerfData`:
 
 * ``perfetto_ftrace`` — atrace ``print``/``zero`` slices and counters, ``sched_switch``,
   compact sched and wake-ups → per-thread slices and running/runnable/sleeping time;
+  ``perfetto_binder`` — binder transactions → ``binder transaction`` / ``binder reply`` slices;
 * ``perfetto_track_event`` — SDK ``track_event`` with interned names per sequence;
 * ``perfetto_frames`` — SurfaceFlinger's frame timeline (an unknown field in this proto);
 * ``perfetto_system`` — process/thread names, memory and CPU counters, device facts;
@@ -15,7 +16,8 @@ packets into the shared :class:`~nodes.perf.model.PerfData`:
 
 Not read (counted in ``meta`` so a report can say so): CPU callstack sampling
 (``perf_sample``, ``streaming_profile_packet``), heap profiles (``profile_packet``,
-``heap_graph``), logcat, power rails and battery counters, GPU and binder details.
+``heap_graph``), logcat, power rails and battery counters, GPU details, binder buffers and
+locks.
 """
 
 from __future__ import annotations
@@ -219,7 +221,6 @@ class _TraceReader:
         m["perfetto.compact_sched_switches"] = str(ft.compact_switches)
         m["perfetto.sched_wakeups"] = str(ft.wakings)
         m["perfetto.sched_blocked_reasons"] = str(ft.blocked_reasons)
-        m["perfetto.binder_slices"] = str(ft.binder_slices)
         m["perfetto.track_events"] = str(te.events)
         m["perfetto.frame_timeline_events"] = str(self.frames.events)
         m["perfetto.async_slices"] = str(async_count)

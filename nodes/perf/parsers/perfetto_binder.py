@@ -1,82 +1,89 @@
-"""Binder transactions from the ``binder_transaction`` / ``binder_transaction_received`` ftrace
-events, as the slices trace_processor's binder tracker makes of them.
+"""Binder transactions (ftrace ``binder_transaction`` / ``binder_transaction_received``) →
+thread slices named as trace_processor's BinderTracker names them
+(src/trace_processor/importers/ftrace/binder_tracker.cc):
 
-A synchronous call is a ``binder transaction`` slice on the client thread, from its
-``binder_transaction`` (reply = 0, not one-way) to the ``binder_transaction_received`` of the
-reply on that thread; the server thread has a ``binder reply`` slice from receiving the request
-to sending the reply (``binder_transaction`` with reply = 1). One-way calls (flag 0x01) block no
-one and make no slice here. Each client slice keeps the duration of the server's reply slice:
-trace_processor's slow-start rule ``MAIN_THREAD_BINDER_TRANSCATIONS_BLOCKED`` needs both.
+* ``binder transaction`` on the client thread, from sending a synchronous transaction until
+  the reply is received — the time the client was blocked in binder;
+* ``binder reply`` on the server thread, from receiving the transaction until it sends the
+  reply;
+* ``binder transaction async`` (sender) and ``binder async rcv`` (receiver), zero-length, for
+  one-way transactions — the sender does not block.
 
-The events arrive per CPU, so they are buffered (a few ints each) and paired in time order at
-the end. The slices go to ``PerfData.binder_slices``, apart from the atrace slices (hot spots
-stay what the app traced); the startup breakdown reads them.
+Events are buffered and paired in time order at the end: ftrace arrives one bundle per CPU,
+so a server's reply (one CPU) can be read before the client's transaction (another CPU).
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 from nodes.perf.model import PerfData
 
 TRANSACTION = "binder transaction"
 REPLY = "binder reply"
-_ONE_WAY = 0x01
-#: Binder events kept; beyond this the rest is dropped (and counted).
-MAX_EVENTS = 2_000_000
+ASYNC = "binder transaction async"
+ASYNC_RCV = "binder async rcv"
+#: ``binder_transaction.flags`` bit of a one-way transaction (TF_ONE_WAY).
+TF_ONE_WAY = 0x01
+#: At most this many binder events are kept (bounded memory); the rest are counted.
+MAX_BINDER_EVENTS = 400_000
+_SEND, _RECV = 0, 1
 
 
 class BinderState:
     def __init__(self) -> None:
-        #: (ts ns, kind 0 = transaction / 1 = received, tid, debug_id, reply, flags)
-        self.events: list[tuple[int, int, int, int, int, int]] = []
+        self.events: list[tuple[int, int, int, int, int, int]] = []  # ts, kind, tid, debug_id, reply, flags
         self.dropped = 0
+        self.unfinished = 0
 
     def transaction(self, ts: int, tid: int, ev) -> None:
-        self._keep((ts, 0, tid, ev.debug_id, 1 if ev.reply else 0, ev.flags))
+        self._keep((ts, _SEND, tid, ev.debug_id, 1 if ev.reply else 0, ev.flags))
 
     def received(self, ts: int, tid: int, ev) -> None:
-        self._keep((ts, 1, tid, ev.debug_id, 0, 0))
+        self._keep((ts, _RECV, tid, ev.debug_id, 0, 0))
 
-    def _keep(self, e) -> None:
-        if len(self.events) < MAX_EVENTS:
+    def _keep(self, e: tuple[int, int, int, int, int, int]) -> None:
+        if len(self.events) < MAX_BINDER_EVENTS:
             self.events.append(e)
         else:
             self.dropped += 1
 
-    def finish(self, data: PerfData, pid_for) -> int:
-        """Pair the events into slices in ``data.binder_slices``; return how many were made."""
-        requests: dict[int, tuple[int, int]] = {}  # request debug_id → (client tid, flags)
-        replies: set[int] = set()  # debug_ids that are replies
-        client_open: dict[int, list[int]] = {}  # client tid → start ts stack
-        server_open: dict[int, list[tuple[int, int]]] = {}  # server tid → [(start ts, client tid)]
-        last_reply: dict[int, int] = {}  # client tid → duration of the reply slice that served it
-        made = 0
-        for ts, kind, tid, debug_id, reply, flags in sorted(self.events):
-            if kind == 0 and reply:
-                replies.add(debug_id)
-                stack = server_open.get(tid)
-                if stack:
-                    start, client = stack.pop()
-                    self._add(data, pid_for(tid), tid, start, ts, REPLY, None)
-                    last_reply[client] = ts - start
-                    made += 1
-            elif kind == 0:
-                requests[debug_id] = (tid, flags)
-                if not flags & _ONE_WAY:
-                    client_open.setdefault(tid, []).append(ts)
-            elif debug_id in replies:
-                stack = client_open.get(tid)
-                if stack:
-                    start = stack.pop()
-                    self._add(data, pid_for(tid), tid, start, ts, TRANSACTION, last_reply.pop(tid, None))
-                    made += 1
-            else:
-                client, flags = requests.get(debug_id, (None, _ONE_WAY))
-                if client is not None and not flags & _ONE_WAY:
-                    server_open.setdefault(tid, []).append((ts, client))
-        self.events.clear()
-        return made
+    def finish(self, data: PerfData, pid_for: Callable[[int], int]) -> None:
+        """Pair the events in time order and add the slices to ``data``."""
+        open_: dict[int, list[tuple[str, int]]] = {}  # tid → stack of (name, start ts)
+        kinds: dict[int, str] = {}  # debug_id → "sync" | "reply" | "async"
 
-    @staticmethod
-    def _add(data: PerfData, pid: int, tid: int, start: int, end: int, name: str, reply_ns: int | None) -> None:
-        data.binder_slices.setdefault((pid, tid), []).append(
-            (start / 1000.0, (end - start) / 1000.0, name, None if reply_ns is None else reply_ns / 1000.0))
+        def emit(tid: int, name: str, t0: int, t1: int) -> None:
+            data.add_slice(pid_for(tid), tid, t0 / 1000.0, (t1 - t0) / 1000.0, name)
+
+        def close(tid: int, name: str, ts: int) -> None:
+            stack = open_.get(tid) or []
+            for i in range(len(stack) - 1, -1, -1):
+                if stack[i][0] == name:
+                    for inner_name, t0 in stack[i + 1:]:  # left open inside it: end them here
+                        emit(tid, inner_name, t0, ts)
+                    emit(tid, name, stack[i][1], ts)
+                    del stack[i:]
+                    return
+
+        for ts, kind, tid, debug_id, reply, flags in sorted(self.events):
+            if kind == _SEND:
+                if reply:
+                    close(tid, REPLY, ts)
+                    kinds[debug_id] = "reply"
+                elif flags & TF_ONE_WAY:
+                    emit(tid, ASYNC, ts, ts)
+                    kinds[debug_id] = "async"
+                else:
+                    open_.setdefault(tid, []).append((TRANSACTION, ts))
+                    kinds[debug_id] = "sync"
+            else:
+                k = kinds.pop(debug_id, None)
+                if k == "reply":
+                    close(tid, TRANSACTION, ts)
+                elif k == "async":
+                    emit(tid, ASYNC_RCV, ts, ts)
+                elif k == "sync":
+                    open_.setdefault(tid, []).append((REPLY, ts))
+        self.unfinished = sum(len(s) for s in open_.values())
+        self.events.clear()

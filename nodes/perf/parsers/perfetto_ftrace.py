@@ -126,9 +126,9 @@ class FtraceState:
         self.blocked_reasons = 0
         #: (tgid, tid, ts_ns, name) of atrace instants.
         self.instants: list[tuple[int, int, int, str]] = []
-        self.sched_intervals_dropped = 0
+        #: binder_transaction / _received → "binder transaction" / "binder reply" slices.
         self.binder = BinderState()
-        self.binder_slices = 0
+        self.sched_intervals_dropped = 0
 
     # --- helpers -----------------------------------------------------------------------
     def _name_id(self, name: str) -> int:
@@ -184,10 +184,6 @@ class FtraceState:
                 self._wake(to_ns(e.timestamp), w.pid, w.comm)
             elif kind == "zero":
                 self._zero(to_ns(e.timestamp), tid, e.zero)
-            elif kind == "binder_transaction":
-                self.binder.transaction(to_ns(e.timestamp), tid, e.binder_transaction)
-            elif kind == "binder_transaction_received":
-                self.binder.received(to_ns(e.timestamp), tid, e.binder_transaction_received)
             elif kind == "sched_blocked_reason":
                 # Emitted when a blocked task is woken: says whether it waited on IO. Applies
                 # to the task's last blocked interval, as trace_processor's thread_state does.
@@ -195,6 +191,10 @@ class FtraceState:
                 if br.pid and br.HasField("io_wait"):
                     self.blocked_reasons += 1
                     self._push(self.sched, br.pid, to_ns(e.timestamp), _BLOCKED, 1 if br.io_wait else 0)
+            elif kind == "binder_transaction":
+                self.binder.transaction(to_ns(e.timestamp), tid, e.binder_transaction)
+            elif kind == "binder_transaction_received":
+                self.binder.received(to_ns(e.timestamp), tid, e.binder_transaction_received)
             elif kind == "task_newtask":
                 nt = e.task_newtask
                 if nt.comm:
@@ -357,9 +357,11 @@ class FtraceState:
                     self.unmatched_ends += 1
             self.unfinished += len(stack)
         self.atrace.clear()
+        self.binder.finish(data, lambda t: self.pid_for(t, known_tgid))
+        if self.binder.dropped:
+            data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
         for tgid, tid, ts, name in self.instants:
             data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
-        self.binder_slices = self.binder.finish(data, lambda t: self.pid_for(t, known_tgid))
         end = self.sched_last_ns
         kept = 0
         for tid, cols in self.sched.items():
