@@ -36,7 +36,7 @@ from app.decision_log import DecisionLog
 from app.models import make_chat_model
 from app.settings import Settings
 from graph.builder import build_graph
-from nodes.context import NodeContext
+from graph.enums import Node, TurnOutcome
 
 Status = Literal["done", "needs_input", "failed", "skipped"]
 #: Called with (node name, that node's state update) as the graph runs.
@@ -109,6 +109,8 @@ class PerfScout:
     ):
         self.settings = settings or Settings.from_env()
         self._llm = make_chat_model(self.settings) if llm == "configured" else llm
+        #: The runtime context every invocation passes to the graph (LangGraph context_schema).
+        self.context = self.settings.node_context(self._llm)
         self._checkpointer = checkpointer
         self._stack = ExitStack()
         self._graph = None
@@ -133,14 +135,7 @@ class PerfScout:
             if saver is None:
                 saver = self._stack.enter_context(open_checkpointer(self.settings.checkpoint_target))
                 self._checkpointer = saver
-            ctx = NodeContext(
-                llm=self._llm,
-                runs_dir=str(self.settings.runs_dir),
-                run_timeout_s=self.settings.run_timeout_s,
-                startup_runs=self.settings.startup_runs,
-                allowlist=self.settings.allowlist,
-            )
-            self._graph = build_graph(checkpointer=saver, context=ctx, on_decision=self.decisions.append)
+            self._graph = build_graph(checkpointer=saver, context=self.context, on_decision=self.decisions.append)
         return self._graph
 
     # --- running ------------------------------------------------------------------------
@@ -169,7 +164,10 @@ class PerfScout:
         # Permission is given per turn: a yes (or an allowlisted program) in an earlier turn
         # never carries over to a later one.
         inp["allow_run"] = bool(allow_run)
-        for key, value in (("target", target), ("data_path", data_path), ("package", package), ("serial", serial)):
+        # The caller's target is the user's own choice for this turn (docs/permission.md); the
+        # orchestrator moves it to ``target`` ahead of anything the message names.
+        inp["explicit_target"] = target or None
+        for key, value in (("data_path", data_path), ("package", package), ("serial", serial)):
             if value:
                 inp[key] = value
         return inp
@@ -304,7 +302,7 @@ class PerfScout:
     def _events(self, inp: Any, tid: str) -> Iterator[StreamEvent]:
         """The graph's stream as StreamEvents: tasks (start/end), custom (progress), interrupts."""
         cfg = self.config(tid)
-        for mode, chunk in self.graph.stream(inp, cfg, stream_mode=["tasks", "custom", "updates"]):
+        for mode, chunk in self.graph.stream(inp, cfg, stream_mode=["tasks", "custom", "updates"], context=self.context):
             if mode == "tasks":
                 name = chunk.get("name")
                 if "result" not in chunk:
@@ -356,13 +354,13 @@ class PerfScout:
                 question = intr.value if isinstance(intr.value, dict) else {"prompt": str(intr.value)}
         analysis = st.get("analysis") or {}
         if question is not None:
-            status: Status = "needs_input"
-        elif (st.get("route_history") or [""])[-1].startswith("fail"):
-            status = "failed"
-        elif st.get("skipped"):
-            status = "skipped"
+            status: Status = TurnOutcome.NEEDS_INPUT.value
+        elif st.get("outcome") in (TurnOutcome.FAILED.value, TurnOutcome.SKIPPED.value):
+            status = st["outcome"]  # written by the fail node / the stage runner's skip
+        elif "outcome" not in st and _legacy_outcome(st):
+            status = _legacy_outcome(st)  # a thread checkpointed before ``outcome`` existed
         else:
-            status = "done"
+            status = TurnOutcome.DONE.value
         return AskResult(
             thread_id=thread_id,
             status=status,
@@ -382,6 +380,13 @@ class PerfScout:
             report_paths=_existing_paths(st.get("report")),
             analysis_source=analysis.get("source"),
         )
+
+
+def _legacy_outcome(st: dict[str, Any]) -> str | None:
+    """How a turn checkpointed by PerfScout 0.1 (no ``outcome`` key) ended."""
+    if (st.get("route_history") or [""])[-1].startswith(Node.FAIL.value):
+        return TurnOutcome.FAILED.value
+    return TurnOutcome.SKIPPED.value if st.get("skipped") else None
 
 
 def _existing_paths(report: dict[str, Any] | None) -> dict[str, str]:

@@ -104,13 +104,27 @@ def ask(
             answer = typer.prompt(result.question.get("prompt") or "?")
             result = ps.resume(result.thread_id, answer, on_event=view)
         if result.status == "needs_input" and not as_json:
-            typer.echo(
-                f"? {result.question.get('prompt')}\n"
-                f"stdin is not a terminal: answer with  perfscout resume {result.thread_id} \"ANSWER\"",
-                err=True,
-            )
+            typer.echo(_pending_help(result), err=True)
             raise typer.Exit(EXIT_NEEDS_INPUT)
         raise typer.Exit(_print_result(result, as_json))
+
+
+def _pending_help(result: Any) -> str:
+    """What to type to answer a pending question when stdin is not a terminal."""
+    q = result.question or {}
+    if q.get("field") == "confirm_run":
+        import shlex
+
+        return (
+            f"? {q.get('prompt')}\n"
+            f"  the exact command: {shlex.join(q.get('argv') or [])}\n"
+            f"stdin is not a terminal: confirm with  perfscout resume {result.thread_id} yes"
+            f"   (or decline with  perfscout resume {result.thread_id} no)"
+        )
+    return (
+        f"? {q.get('prompt')}\n"
+        f"stdin is not a terminal: answer with  perfscout resume {result.thread_id} \"ANSWER\""
+    )
 
 
 @app.command()

@@ -8,6 +8,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nodes.context import NodeContext
 
 
 def _float(name: str, default: float) -> float:
@@ -48,6 +52,18 @@ class Settings:
     retry_budget: int = 1
     #: Programs the user allows PerfScout to run without --allow-run (basenames or paths).
     allowlist: tuple[str, ...] = field(default_factory=tuple)
+
+    def node_context(self, llm: Any = None) -> "NodeContext":
+        """The runtime context an invocation passes to the graph (nodes/context.py)."""
+        from nodes.context import NodeContext
+
+        return NodeContext(
+            llm=llm,
+            runs_dir=str(self.runs_dir),
+            run_timeout_s=self.run_timeout_s,
+            startup_runs=self.startup_runs,
+            allowlist=self.allowlist,
+        )
 
     @property
     def model_configured(self) -> bool:

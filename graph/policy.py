@@ -8,7 +8,9 @@ change can be replayed against every recorded input (``perfscout replay``).
 Order inside every stage policy is fixed, "permission before confidence":
 
 1. guard — step budget exhausted, or the route history oscillates → FAIL with a diagnosis;
-2. permission missing → REJECT;
+2. permission (docs/permission.md) — a command of a refused shape, or one the user declined →
+   REJECT; a command the message proposed and the user has not confirmed → ASK_USER (confirm
+   that exact argv); the user's own program without permission → REJECT;
 3. tool error — retryable with attempts left → RETRY, otherwise → FAIL (or REJECT for a
    permission error);
 4. the stage skipped (a dependency is missing here) → SKIP; evidence complete → the stage's
@@ -23,13 +25,16 @@ from typing import Any, Mapping
 
 from graph.enums import (
     RETRYABLE_KINDS,
+    Confirmation,
     ErrorKind,
     NextStep,
     Node,
     Route,
-    RouteStep,
+    RunGate,
+    TargetOrigin,
 )
-from graph.state import DEFAULT_RETRY_BUDGET, DEFAULT_STEP_BUDGET
+from graph.payloads import DEFAULT_RETRY_BUDGET, DEFAULT_STEP_BUDGET
+from graph.stages import ASKING_NODES, ROUTE_START, STAGES
 
 #: The same node (and task) this many times in one turn is a loop, not progress.
 REPEAT_LIMIT = 3
@@ -41,7 +46,7 @@ ALTERNATION_WINDOW = 4
 class Decision:
     """A step and the reason for it. ``step`` is what the edge returns."""
 
-    step: NextStep | RouteStep | Node
+    step: NextStep | Node
     reason: str
 
 
@@ -77,11 +82,17 @@ class StageView:
     missing_field: str | None
     #: What success leads to: CONTINUE (next stage), REPORT (straight to the reporter) or FINISH.
     on_success: NextStep = NextStep.CONTINUE
+    #: Who named the command and whether it was confirmed (see ``run_gate``). Decision-log
+    #: records of schema 1 have no such field: their commands were all the user's own.
+    run_gate: RunGate = RunGate.OWN
+    #: The command, for the reason text only (no decision reads it).
+    command: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["guard"]["history"] = list(self.guard.history)
         d["on_success"] = self.on_success.value
+        d["run_gate"] = self.run_gate.value
         return d
 
 
@@ -126,20 +137,31 @@ def _retry_budget(state: Mapping[str, Any]) -> int:
     return int(rb) if rb is not None else DEFAULT_RETRY_BUDGET
 
 
-#: Stages that run programs on the user's machine need the run permission.
-_RUN_STAGES = frozenset({Node.COLLECTOR.value, Node.STARTUP.value})
+def run_gate(request: Mapping[str, Any] | None) -> RunGate:
+    """The permission fact of a run request (graph.state.RunRequest): who named the command,
+    whether its shape is refused, whether the user confirmed it. No request: the user's own."""
+    if not request or request.get("origin") != TargetOrigin.PROPOSAL.value:
+        return RunGate.OWN
+    if request.get("refusal"):
+        return RunGate.FORBIDDEN
+    confirmation = request.get("confirmation")
+    if confirmation == Confirmation.CONFIRMED.value:
+        return RunGate.CONFIRMED
+    if confirmation == Confirmation.DECLINED.value:
+        return RunGate.DECLINED
+    return RunGate.PROPOSED
 
 
 def stage_view(state: Mapping[str, Any], stage: Node | str) -> StageView:
     """The policy input after ``stage`` ran. Pure: reads declared state keys only."""
-    stage = Node(stage).value
+    spec = STAGES[Node(stage)]
+    stage = spec.node.value
     err = state.get("last_error") or None
     skipped = state.get("skipped") or None
     missing = list(state.get("missing") or [])
-    collected = state.get("collected") or None
     route = state.get("_route") or Route.END.value
-    needs_permission = stage in _RUN_STAGES and not _is_device_target(state)
-    evidence = _evidence_complete(state, stage)
+    needs_permission = spec.runs_programs and not _is_device_target(state)
+    request = (state.get("run_request") or None) if needs_permission else None
     return StageView(
         stage=stage,
         guard=guard_view(state),
@@ -149,44 +171,17 @@ def stage_view(state: Mapping[str, Any], stage: Node | str) -> StageView:
         attempts=int((state.get("attempts") or {}).get(stage, 0)),
         retry_budget=_retry_budget(state),
         skipped=bool(skipped and skipped.get("node") == stage),
-        evidence_complete=evidence,
+        evidence_complete=spec.evidence(state),
         missing_field=missing[0] if missing else None,
-        on_success=_on_success(stage, route, collected),
+        on_success=spec.on_success(route, state),
+        run_gate=run_gate(request),
+        command=str((request or {}).get("display") or ""),
     )
 
 
 def _is_device_target(state: Mapping[str, Any]) -> bool:
     """A startup measured on an Android device runs nothing locally."""
     return bool(state.get("package")) and not state.get("target")
-
-
-def _evidence_complete(state: Mapping[str, Any], stage: str) -> bool:
-    if stage in (Node.COLLECTOR.value, Node.STARTUP.value, Node.PERF_ANALYZER.value):
-        return bool((state.get("collected") or {}).get("paths") or state.get("data_path"))
-    if stage == Node.ANDROID_EXPERT.value:
-        return bool(state.get("collected") or state.get("answer"))
-    if stage == Node.ANALYZER.value:
-        return bool(state.get("analysis"))
-    if stage == Node.ATTRIBUTOR.value:
-        return state.get("attribution") is not None
-    if stage == Node.EXPLORER.value:
-        return bool(state.get("exploration"))
-    if stage == Node.REPORTER.value:
-        return bool(state.get("report"))
-    return False
-
-
-def _on_success(stage: str, route: str, collected: Mapping[str, Any] | None) -> NextStep:
-    if stage in (Node.EXPLORER.value, Node.REPORTER.value):
-        return NextStep.FINISH
-    if stage == Node.ANDROID_EXPERT.value:
-        # Android queries that collected analysable data continue to the analyzer;
-        # a device list or a meminfo dump is answered where it was read.
-        return NextStep.CONTINUE if (collected or {}).get("paths") else NextStep.FINISH
-    if stage == Node.ANALYZER.value:
-        # Only source-level hot spots are worth attributing; startup goes straight to the report.
-        return NextStep.REPORT if route == Route.STARTUP.value else NextStep.CONTINUE
-    return NextStep.CONTINUE
 
 
 def answer_view(state: Mapping[str, Any]) -> AnswerView:
@@ -223,7 +218,10 @@ def check_guard(g: GuardView) -> str | None:
     if h:
         last = h[-1]
         count = sum(1 for x in h if x == last)
-        if count >= max(REPEAT_LIMIT, g.retry_budget + 2):
+        # A stage runs once, once more per retry, and once more after each answered question
+        # (a target asked for, a command confirmed): only repeats beyond that are a loop.
+        asked = sum(1 for x in h if x.startswith(Node.ASK_USER.value))
+        if count >= max(REPEAT_LIMIT, g.retry_budget + 2 + asked):
             return f"loop: {last} ran {count} times in this turn"
     return None
 
@@ -233,11 +231,19 @@ def choose_next_after_stage(v: StageView) -> Decision:
     diag = check_guard(v.guard)
     if diag:
         return Decision(NextStep.FAIL, diag)
-    if v.needs_permission and not v.has_permission:
-        return Decision(
-            NextStep.REJECT,
-            f"{v.stage} needs permission to run programs on this machine and has none",
-        )
+    if v.needs_permission:
+        what = f"`{v.command}`" if v.command else "a program"
+        if v.run_gate is RunGate.FORBIDDEN:
+            return Decision(NextStep.REJECT, f"{v.stage} refused to run {what}, proposed in the message: never run from a message")
+        if v.run_gate is RunGate.DECLINED:
+            return Decision(NextStep.REJECT, f"{v.stage} did not run {what}: you declined it")
+        if v.run_gate is RunGate.PROPOSED:
+            return Decision(NextStep.ASK_USER, f"{v.stage} asks to confirm {what}, proposed in the message")
+        if v.run_gate is RunGate.OWN and not v.has_permission:
+            return Decision(
+                NextStep.REJECT,
+                f"{v.stage} would run {what} on this machine, and running programs is off",
+            )
     if v.error_kind is not None:
         try:
             kind = ErrorKind(v.error_kind)
@@ -265,35 +271,19 @@ def choose_next_after_stage(v: StageView) -> Decision:
     return Decision(NextStep.FAIL, f"{v.stage} produced nothing to go on")
 
 
-_ROUTE_STEPS: dict[str, RouteStep] = {
-    Route.FULL_ANALYSIS.value: RouteStep.COLLECT,
-    Route.STARTUP.value: RouteStep.STARTUP,
-    Route.EXPLORER.value: RouteStep.EXPLORE,
-    Route.ANDROID.value: RouteStep.ANDROID,
-    Route.ANALYZE.value: RouteStep.LOAD_DATA,
-    Route.END.value: RouteStep.FALLBACK,
-}
+#: Route label → the first node of its pipeline (graph/stages.py ROUTE_START), by value.
+_ROUTE_START: dict[str, Node] = {r.value: n for r, n in ROUTE_START.items()}
 
 
 def choose_next_after_orchestrator(v: RouteView) -> Decision:
     """Route label → the route's first node. An unknown label falls back, never crashes."""
     diag = check_guard(v.guard)
     if diag:
-        return Decision(RouteStep.FAIL, diag)
-    step = _ROUTE_STEPS.get(v.route)
+        return Decision(Node.FAIL, diag)
+    step = _ROUTE_START.get(v.route)
     if step is None:
-        return Decision(RouteStep.FALLBACK, f"unknown route {v.route!r}: falling back")
+        return Decision(Node.FALLBACK, f"unknown route {v.route!r}: falling back")
     return Decision(step, f"route {v.route}")
-
-
-#: Nodes that may ask the user and be resumed with the answer.
-ASKING_NODES: tuple[Node, ...] = (
-    Node.COLLECTOR,
-    Node.STARTUP,
-    Node.EXPLORER,
-    Node.ANDROID_EXPERT,
-    Node.PERF_ANALYZER,
-)
 
 
 def choose_next_after_answer(v: AnswerView) -> Decision:
@@ -328,6 +318,7 @@ def replay_decision(policy: str, view: Mapping[str, Any]) -> Decision:
         d = dict(view)
         d["guard"] = _guard_from(d["guard"])
         d["on_success"] = NextStep(d["on_success"])
+        d["run_gate"] = RunGate(d.get("run_gate", RunGate.OWN.value))
         return choose_next_after_stage(StageView(**d))
     if policy == "choose_next_after_orchestrator":
         return choose_next_after_orchestrator(RouteView(route=view["route"], guard=_guard_from(view["guard"])))
@@ -353,6 +344,7 @@ __all__ = [
     "guard_view",
     "replay_decision",
     "route_view",
+    "run_gate",
     "stage_view",
 ]
 

@@ -3,7 +3,8 @@
 A ``TypedDict`` on purpose: a pydantic state model treats a leading-underscore key such as
 ``_route`` as a private attribute, so LangGraph would store the orchestrator's write while
 nodes and routers keep seeing the default. Everything a policy reads is a declared key here;
-every budget and counter lives here too, so a checkpoint carries it across a crash.
+every budget and counter lives here too, so a checkpoint carries it across a crash. The
+payload types live in graph/payloads.py, which imports no LangGraph.
 """
 
 from __future__ import annotations
@@ -13,47 +14,20 @@ from typing import Annotated, Any, TypedDict
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
-#: Default number of node executions one turn may take before the guard stops it.
-DEFAULT_STEP_BUDGET = 24
-#: Default number of *extra* attempts a retryable tool error gets.
-DEFAULT_RETRY_BUDGET = 1
-#: How many route-history entries a thread keeps (the oscillation guard needs a short tail).
-HISTORY_LIMIT = 64
-
-
-class RouteInfo(TypedDict, total=False):
-    """Why the orchestrator chose ``_route``: which tier decided, how sure, and why."""
-
-    route: str
-    tier: str
-    confidence: float
-    reason: str
-    latency_ms: float
-    override: str | None
-
-
-class ToolError(TypedDict):
-    """The last tool failure. Policies read ``kind`` only; ``message`` is for people."""
-
-    tool: str
-    kind: str
-    message: str
-
-
-class Skip(TypedDict):
-    """A capability that could not run here, and why ("no device attached", …)."""
-
-    node: str
-    reason: str
-
-
-class Question(TypedDict, total=False):
-    """A missing field the user can supply, asked through ``interrupt()``."""
-
-    field: str
-    prompt: str
-    for_node: str
-    choices: list[str]
+from graph.payloads import (  # noqa: F401  (re-exported: the state's own vocabulary)
+    DEFAULT_RETRY_BUDGET,
+    DEFAULT_STEP_BUDGET,
+    HISTORY_LIMIT,
+    Attribution,
+    Collected,
+    Exploration,
+    Question,
+    Report,
+    RouteInfo,
+    RunRequest,
+    Skip,
+    ToolError,
+)
 
 
 class PerfScoutState(TypedDict, total=False):
@@ -80,6 +54,13 @@ class PerfScoutState(TypedDict, total=False):
     allow_run: bool
     #: What to run or measure: a command line, a script path, or an Android package.
     target: str | None
+    #: Who named ``target`` (graph.enums.TargetOrigin value); missing means the caller set it.
+    target_origin: str | None
+    #: A target the caller gave for this turn only (CLI --target, API target=): it wins over
+    #: anything the message names; the orchestrator moves it to ``target`` and clears it.
+    explicit_target: str | None
+    #: The exact argv a run stage would start and its permission (per turn, never carried over).
+    run_request: RunRequest | None
     #: Two programs whose launch times are compared (nodes/collect/ab_launches.py), A first;
     #: each is a script the message names, run only under the same permission as ``target``.
     targets: list[str] | None
@@ -101,8 +82,8 @@ class PerfScoutState(TypedDict, total=False):
     skipped: Skip | None
 
     # --- results (JSON-able references, never large payloads) ------------------------------
-    #: What a collection produced: {"kind", "paths": {...}, "summary": {...}, "source": ...}.
-    collected: dict[str, Any] | None
+    #: What a collection produced (graph.payloads.collection builds it).
+    collected: Collected | None
     #: The analyzer's typed result (nodes.perf.model.AnalysisResult, as JSON).
     analysis: dict[str, Any] | None
     #: The thread's analysis before ``analysis`` (without its drawing data), so that "is it better
@@ -110,15 +91,18 @@ class PerfScoutState(TypedDict, total=False):
     previous_analysis: dict[str, Any] | None
     #: The last comparison of two sides (nodes/compare/diff.py Comparison.to_dict()), or None.
     comparison: dict[str, Any] | None
-    #: One entry per hot spot: status found/system/not_found, file, line, excerpt.
-    attribution: list[dict[str, Any]] | None
+    #: One entry per hot spot: status (graph.enums.AttributionStatus), file, line, excerpt.
+    attribution: list[Attribution] | None
     #: Explorer results: matches with file, line and context.
-    exploration: dict[str, Any] | None
-    #: Where the reporter wrote: {"dir", "markdown", "html", "json", ...}.
-    report: dict[str, Any] | None
+    exploration: Exploration | None
+    #: Where the reporter wrote: the folder and each file by kind.
+    report: Report | None
     #: The run folder for this turn's artefacts.
     run_dir: str | None
     #: The turn's final answer text, also sent as the last AI message.
     answer: str | None
     #: Why a turn stopped early (guard, failure, rejection).
     diagnosis: str | None
+    #: How the turn ended (graph.enums.TurnOutcome value) when a node decided it: the fail
+    #: node writes ``failed``, a skip ``skipped``; None while it runs or when it simply finished.
+    outcome: str | None

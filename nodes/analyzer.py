@@ -1,23 +1,24 @@
 """Reads the data of this turn (a named file or a collection) and computes its metrics.
 
-Two sides to compare (``collected.kind == "compare"``, set by perf_analyzer) are loaded as
-runs and compared (nodes/compare/): ``comparison`` holds the table, ``analysis`` is side B's
-(the "after", which the attributor and the report describe) and ``previous_analysis`` side A's.
-Every new analysis moves the thread's last one to ``previous_analysis``, so a follow-up
-"is it better than the previous run?" compares the last two.
+Two sides to compare (``collected.kind == "compare"``, set by perf_analyzer or by the startup
+node's two-program launches) are loaded as runs and compared (nodes/compare/): ``comparison``
+holds the table, ``analysis`` is side B's (the "after", which the attributor and the report
+describe) and ``previous_analysis`` side A's. Every new analysis moves the thread's last one to
+``previous_analysis``, so a follow-up "is it better than the previous run?" compares the last two.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable, Mapping
 
-from graph.enums import ErrorKind, Node
-from nodes.common import ToolFailure, attempt, failure, stamp
+from graph.enums import CollectionKind, ErrorKind, Node
 from nodes.context import NodeContext
+from nodes.errors import ToolFailure
 from nodes.perf.errors import PerfDataError
+from nodes.stage import run_stage
 
 
-def _compare(update: dict, name: str, paths: dict, labels: dict | None = None) -> dict:
+def _compare(paths: Mapping[str, str], labels: Mapping[str, str] | None = None) -> dict[str, Any]:
     from nodes.compare.diff import MismatchError, compare_sides
     from nodes.compare.sides import SideError, load_side
 
@@ -26,41 +27,30 @@ def _compare(update: dict, name: str, paths: dict, labels: dict | None = None) -
         a.spec, b.spec = (labels or {}).get("a") or a.spec, (labels or {}).get("b") or b.spec
         cmp = compare_sides(a, b)
     except (SideError, MismatchError) as e:
-        update.update(failure(name, ToolFailure(ErrorKind.VALIDATION, str(e))))
-        return update
-    update["analysis"] = b.runs[0].analysis
-    update["previous_analysis"] = a.runs[0].analysis
-    update["comparison"] = cmp.to_dict()
-    update["attribution"] = None
-    return update
+        raise ToolFailure(ErrorKind.VALIDATION, str(e)) from None
+    return {"analysis": b.runs[0].analysis, "previous_analysis": a.runs[0].analysis,
+            "comparison": cmp.to_dict(), "attribution": None}
 
 
 def make(ctx: NodeContext) -> Callable[[dict], dict]:
-    def analyzer(state: dict) -> dict:
+    def analyzer(state: Mapping[str, Any], ctx: NodeContext) -> dict[str, Any]:
         from nodes.perf.analysis import analyze_paths  # heavy imports stay off graph build
 
-        name = Node.ANALYZER.value
-        update = stamp(state, name)
-        update["attempts"] = attempt(state, name)
         collected = state.get("collected") or {}
-        if collected.get("kind") == "compare" and {"a", "b"} <= set(collected.get("paths") or {}):
-            return _compare(update, name, collected["paths"], collected.get("labels"))
+        if collected.get("kind") == CollectionKind.COMPARE.value and {"a", "b"} <= set(collected.get("paths") or {}):
+            return _compare(collected["paths"], (collected.get("summary") or {}).get("labels"))
         paths = list((collected.get("paths") or {}).values())
         if not paths:
-            update.update(failure(name, ToolFailure(ErrorKind.VALIDATION, "no data to analyse")))
-            return update
+            raise ToolFailure(ErrorKind.VALIDATION, "no data to analyse")
         try:
             result = analyze_paths(paths)
         except PerfDataError as e:
-            update.update(failure(name, ToolFailure(ErrorKind.VALIDATION, str(e))))
-            return update
+            raise ToolFailure(ErrorKind.VALIDATION, str(e)) from None
+        update: dict[str, Any] = {"analysis": result.model_dump(mode="json"), "attribution": None, "comparison": None}
         if state.get("analysis"):
             from nodes.compare.sides import slim
 
-            update["previous_analysis"] = slim(state["analysis"])
-        update["analysis"] = result.model_dump(mode="json")
-        update["comparison"] = None
-        update["attribution"] = None
+            update["previous_analysis"] = slim(dict(state["analysis"]))
         return update
 
-    return analyzer
+    return run_stage(Node.ANALYZER, analyzer, ctx)

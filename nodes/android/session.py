@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from nodes.android.adb import DEFAULT_TIMEOUT_S, Adb
 from nodes.android.devices import Device, DeviceInfo, choose, device_info, list_devices
-from nodes.collect.nodeutil import thread_id as current_thread
+from nodes.context import thread_id as current_thread
 from nodes.collect.rundir import open_run_dir
 from nodes.context import NodeContext
 
@@ -35,10 +35,7 @@ class Session:
 
 
 def adb_timeout(ctx: NodeContext) -> float:
-    try:
-        return float(ctx.extra.get("adb_timeout_s", DEFAULT_TIMEOUT_S))
-    except (TypeError, ValueError):
-        return DEFAULT_TIMEOUT_S
+    return DEFAULT_TIMEOUT_S if ctx.adb_timeout_s is None else float(ctx.adb_timeout_s)
 
 
 def host_adb(ctx: NodeContext) -> Adb:

@@ -131,38 +131,57 @@ def measure_ab(a: Target, b: Target, run_dir: Path, opts: CollectOptions, *, run
         (run_dir / side).mkdir(parents=True, exist_ok=True)
         paths[side] = write_startup(run_dir / side / "startup-runs.json", rows, target=t.display)
     write_json(run_dir / "ab.json", res.to_dict())
-    return {"kind": "compare", "paths": paths, "labels": {"a": la, "b": lb}, "summary": res.to_dict(),
-            "source": f"{a.display} vs {b.display}"}
+    from graph.enums import CollectionKind
+    from graph.payloads import collection
+
+    return collection(CollectionKind.COMPARE, paths=paths, files={**paths, "ab": str(run_dir / "ab.json")},
+                      summary={**res.to_dict(), "labels": {"a": la, "b": lb}}, source=f"{a.display} vs {b.display}")
+
 
 
 def ab_update(node: str, state: dict[str, Any], ctx: Any, opts: CollectOptions, targets: Sequence[str]) -> dict[str, Any]:
-    """The startup node's update for two programs: permission for **each** (the same gate as one
-    target: --allow-run, or both on the allowlist), then the interleaved launches into a fresh
-    run folder; the ``collected`` of kind "compare" that the analyzer compares."""
-    from nodes.collect.nodeutil import measure_into, permission, refused
+    """The startup stage's result for two programs (raises like any run stage).
 
-    by_list = []
-    for t in targets[:2]:
-        allowed, listed = permission({**state, "target": t}, ctx)
-        if not allowed:
-            from nodes.common import failure
-
-            return failure(node, refused(node))
-        by_list.append(listed)
-    update: dict[str, Any] = {"allow_run": True} if all(by_list) and not state.get("allow_run") else {}
+    Permission names each program (docs/permission.md): each racer is a script the message names
+    (origin "workspace"; a command that is not one becomes a proposal and is refused here — a
+    race never runs a proposed command, confirmed or not), and each runs only on --allow-run or
+    when the allowlist names exactly it. Then both are launched interleaved into one run folder;
+    the ``collected`` is of kind "compare" and the analyzer compares the two sides.
+    """
+    from graph.enums import ErrorKind, RunGate, TargetOrigin
+    from graph.policy import run_gate
+    from nodes.collect.permission import build_request, is_allowlisted
     from nodes.collect.target import parse_target
+    from nodes.common import last_user_text
+    from nodes.errors import ToolFailure
+    from nodes.language import detect_language
+    from nodes.local_run import measure, refused, refused_shape
 
     workspace = state.get("workspace") or "."
+    by_list = []
+    for t in targets[:2]:
+        request = build_request(t, TargetOrigin.WORKSPACE.value, workspace)
+        if request is None:
+            raise ToolFailure(ErrorKind.VALIDATION, f"{t}: not a command line PerfScout can launch")
+        gate = run_gate(request)
+        if gate is RunGate.FORBIDDEN:
+            raise refused_shape(request)
+        if gate is not RunGate.OWN:
+            raise ToolFailure(ErrorKind.PERMISSION,
+                              f"{request['display']}: only scripts inside the workspace that the message names are "
+                              "launched against each other; give a command with --target to measure it alone")
+        if not state.get("allow_run"):
+            if not is_allowlisted(request["argv"], ctx.allowlist, workspace):
+                raise refused(request)
+            by_list.append(True)
+    update: dict[str, Any] = {"allow_run": True} if by_list and not state.get("allow_run") else {}
+    lang = detect_language(last_user_text(state))
 
-    def measure(a: Target, run_dir: Path) -> dict[str, Any]:
+    def run(a: Target, run_dir: Path) -> dict[str, Any]:
         b = parse_target(targets[1], workspace)
-        from nodes.common import last_user_text
-        from nodes.language import detect_language
+        return measure_ab(a, b, run_dir, opts, labels=(targets[0], targets[1]), lang=lang)
 
-        return measure_ab(a, b, run_dir, opts, labels=(targets[0], targets[1]),
-                          lang=detect_language(last_user_text(state)))
-
-    def unreadable(t: Target, collected: dict[str, Any], notes: str, run_dir: Path) -> str:
+    def unreadable(t: Target, collected: Any, notes: str, run_dir: Path) -> str:
         return f"{t.display} and {targets[1]} were launched but their timings could not be written ({notes}); see {run_dir}"
 
-    return {**update, **measure_into(node, state, ctx, "startup-ab", targets[0], measure, unreadable)}
+    return {**update, **measure(state, ctx, "startup-ab", targets[0], run, unreadable)}

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from nodes.perf.filetypes import extension_pattern
+
 from graph.enums import ROUTE_LABELS
 
 _LABEL = (
@@ -61,10 +63,8 @@ _BRACKETED = re.compile(
 )
 _SENTENCE_END = re.compile(r"(?<=[。!?;!?;\n])|(?<=[.:])(?=\s)|(?<=——)")
 
-DATA_EXT = (
-    r"perfetto-trace|pftrace|speedscope\.json|json|trace|pb|hprof|csv|cpuprofile|prof|pstats|"
-    r"utrace|gfxtrace|txt|log|gz|perf|data|systrace|html|xml\.gz"
-)
+#: Data-file extensions: the one table the extractor and the analyzer use too.
+DATA_EXT = extension_pattern()
 SOURCE_EXT = (
     r"py|kt|kts|java|ts|tsx|ets|js|jsx|go|rs|cpp|cc|c|h|hpp|m|mm|swift|dart|cs|gradle|yaml|yml|"
     r"xml|sh|toml|ini|cfg|storyboard|gd|lua|rb|php|sql"
