@@ -55,7 +55,7 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
                 raise err from None
         targets = [t for t in (state.get("targets") or []) if t]
         if len(targets) >= 2:  # which of two programs starts faster (nodes/collect/ab_launches.py)
-            from nodes.collect.ab_launches import ab_update
+            from nodes.startup_ab import ab_update
 
             return {**update, **ab_update(name, state, ctx, opts, targets)}
         return run_local(
