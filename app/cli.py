@@ -154,6 +154,10 @@ def analyze(
     as_json: bool = typer.Option(False, "--json", help="Print the analysis (or, with --thread, the turn) as JSON."),
     workspace: Optional[Path] = typer.Option(None, "--workspace", help="Root for every path (default: cwd)."),
     offline: bool = typer.Option(False, "--offline", help="Never call a model, even if one is configured."),
+    process: Optional[str] = typer.Option(
+        None, "--process", "-p", metavar="NAME|PID",
+        help="The app the frames and hot spots are about (default: the launched package, else the process with the most frames).",
+    ),
 ) -> None:
     """Analyse existing data. FILE…: the analyzer alone (summary or JSON). --thread: the graph's
     analyze route in that thread (analysis, attribution, report; follow-up questions work)."""
@@ -166,7 +170,9 @@ def analyze(
     if thread is None:
         from app.analyze_cmd import run
 
-        raise typer.Exit(run([str(p) for p in paths], as_json))
+        raise typer.Exit(run([str(p) for p in paths], as_json, process=process))
+    if process is not None:
+        raise CliError("--process applies to FILE… analysis, not to --thread")
     if len(paths) > 1:
         raise CliError("with --thread, give one FILE (the graph analyses one named file per turn)")
     _analyze_in_thread(paths[0] if paths else None, thread, as_json, workspace, offline)

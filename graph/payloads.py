@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from graph.enums import AttributionStatus, CollectionKind
+from graph.enums import CollectionKind
 
 #: Default number of node executions one turn may take before the guard stops it.
 DEFAULT_STEP_BUDGET = 24

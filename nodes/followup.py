@@ -13,6 +13,7 @@ import re
 from typing import Any, Callable, Mapping
 
 from nodes.compare.intent import PREVIOUS_CUE
+from nodes.perf.units import SEVERITY_ORDER, ms
 from nodes.language import Lang, detect_language
 
 Analysis = Mapping[str, Any]
@@ -121,7 +122,7 @@ def _t(lang: Lang, hans: str, hant: str, en: str) -> str:
 
 
 def _ms(v: Any) -> str:
-    return f"{float(v):.1f} ms"
+    return ms(float(v))
 
 
 def _slowest_frame(a: Analysis, lang: Lang) -> str | None:
@@ -227,7 +228,7 @@ def _findings(a: Analysis, lang: Lang) -> str | None:
     fs = list(a.get("findings") or [])
     if not fs:
         return None
-    order = {"high": 0, "medium": 1, "low": 2, "info": 3}
+    order = SEVERITY_ORDER
     fs.sort(key=lambda f: order.get(f.get("severity"), 4))
     rows = [f"- [{f.get('severity')}] {f.get('title')}: {f.get('detail')}" for f in fs[:3]]
     return _t(lang, "主要发现：", "主要發現：", "Main findings:") + "\n" + "\n".join(rows)

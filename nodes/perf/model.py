@@ -576,8 +576,9 @@ class FrameStats(BaseModel):
     #: The one process these frames are of (count, percentiles and jank are its own).
     pid: int | None = None
     process: str | None = None
-    #: Why that process: "named by the user", "launched package", "most surface frames",
-    #: "main thread" (no process-tagged frames), or "single source" (e.g. gfxinfo of one app).
+    #: Why that process: an app rule of metrics/scope.py ("named by the user", "launched
+    #: package", "most surface frames", "most frames"), "most frames (no app identified)" (e.g. a
+    #: Chrome trace's compositor), or "single source" (frames with no process, e.g. gfxinfo).
     chosen_by: str | None = None
     #: FrameTimeline jank types as the trace marks them, each component of a combined type
     #: counted on its own ("App Deadline Missed, Buffer Stuffing" counts under both).
@@ -635,6 +636,23 @@ class AppScope(BaseModel):
     harness: list[str] = Field(default_factory=list)
 
 
+def run_statistics(totals_ms: list[float], digits: int = 3) -> dict[str, float]:
+    """Median, min, max, spread and the first (coldest) of launch totals given in run order —
+    the one place these are computed (analysis, collection summaries, device launches)."""
+    if not totals_ms:
+        return {}
+    from statistics import median
+
+    lo, hi = min(totals_ms), max(totals_ms)
+    return {
+        "median_ms": round(median(totals_ms), digits),
+        "min_ms": round(lo, digits),
+        "max_ms": round(hi, digits),
+        "spread_ms": round(hi - lo, digits),
+        "first_ms": round(totals_ms[0], digits),
+    }
+
+
 class StartupStats(BaseModel):
     runs: list[StartupRun] = Field(default_factory=list)
     median_ms: float | None = None
@@ -646,6 +664,12 @@ class StartupStats(BaseModel):
     kind: str = "unknown"
     phases: list[StartupPhase] = Field(default_factory=list)
     imports: list[ImportEntry] = Field(default_factory=list)
+
+    def fill_statistics(self) -> None:
+        """The run statistics from ``runs``, in run order (``index``): the first is the coldest."""
+        ordered = sorted(self.runs, key=lambda r: r.index)
+        for key, value in run_statistics([r.total_ms for r in ordered]).items():
+            setattr(self, key, value)
 
 
 class CounterSummary(BaseModel):

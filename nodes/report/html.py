@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from graph.enums import AttributionStatus
 from nodes.perf.model import Evidence
 from nodes.report import charts, excerpt, fmt
 from nodes.report.charts import Chart
@@ -107,10 +108,10 @@ def _attribution_cell(v: ReportView, a: dict[str, Any] | None) -> str:
     if not a:
         return '<span class="muted">not attributed</span>'
     status = a.get("status")
-    if status == "found":
+    if status == AttributionStatus.FOUND.value:
         loc = f"{a.get('file')}:{a.get('line')}" if a.get("line") else str(a.get("file"))
         return f"<code>{esc(loc)}</code>"
-    label = "system / library code" if status == "system" else "not found in the workspace"
+    label = "system / library code" if status == AttributionStatus.SYSTEM.value else "not found in the workspace"
     reason = f" ({esc(a['reason'])})" if a.get("reason") else ""
     return f'<span class="muted">{label}{reason}</span>'
 
@@ -195,7 +196,7 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         for i, h in enumerate(a.hotspots[:30], 1):
             where = f"{h.file}:{h.line}" if h.file and h.line else (h.file or "")
             att = v.attribution_for(h)
-            if att and att.get("status") == "found":
+            if att and att.get("status") == AttributionStatus.FOUND.value:
                 where = ""  # the source column says where, relative to the workspace
             rows.append(
                 [

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from graph.enums import AttributionStatus
 from nodes.perf.model import Evidence
 from nodes.report import excerpt, fmt
 from nodes.report.view import ReportView
@@ -97,10 +98,10 @@ def render_markdown(v: ReportView) -> str:
         rows = []
         for i, h in enumerate(a.hotspots[:30], 1):
             att = v.attribution_for(h)
-            if att and att.get("status") == "found":
+            if att and att.get("status") == AttributionStatus.FOUND.value:
                 where = code(f"{att.get('file')}:{att.get('line')}" if att.get("line") else att.get("file"))
             elif att:
-                where = ("system / library code" if att.get("status") == "system" else "not found in the workspace") + (
+                where = ("system / library code" if att.get("status") == AttributionStatus.SYSTEM.value else "not found in the workspace") + (
                     f" ({cell(att['reason'])})" if att.get("reason") else "")
             elif h.file:
                 where = code(f"{h.file}:{h.line}" if h.line else h.file)

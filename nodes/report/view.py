@@ -13,11 +13,12 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
-from nodes.perf.model import AnalysisResult, Finding, Hotspot
+from graph.enums import AttributionStatus
+from nodes.perf.units import SEVERITY_ORDER
+from nodes.perf.model import FRAME_CAUSE_LABELS, AnalysisResult, Finding, FrameCause, Hotspot
 from nodes.report import excerpt, fmt
 from nodes.report.fmt import Provenance
 
-SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
 
 #: Verdict headline for the worst severity found.
 VERDICTS = {
@@ -186,7 +187,7 @@ class ReportView:
         """``file:line`` of a hot spot as the attributor found it (else as the profile said),
         and the hot line's code when the attributor showed it."""
         att = self.attribution_for(h)
-        if att and att.get("status") == "found" and att.get("file"):
+        if att and att.get("status") == AttributionStatus.FOUND.value and att.get("file"):
             loc = f"{att['file']}:{att['line']}" if att.get("line") else str(att["file"])
             return loc, excerpt.snippet(excerpt.parse(att.get("excerpt"), att.get("line")))
         if h.file:
@@ -203,7 +204,7 @@ class ReportView:
         seen: set[tuple[Any, Any]] = set()
         for h in ordered:
             att = self.attribution_for(h)
-            if not att or att.get("status") != "found":
+            if not att or att.get("status") != AttributionStatus.FOUND.value:
                 continue
             ex = excerpt.parse(att.get("excerpt"), att.get("line"))
             key = (att.get("file"), att.get("line"))
@@ -221,13 +222,19 @@ class ReportView:
         out: list[tuple[str, str]] = []
         fr = a.frames
         if fr and fr.count:
-            s = f"{fr.count:,} frames"
+            s = f"{fr.count:,} frames" + (f" of {fr.process}" if fr.process else "")
             if fr.fps:
                 s += f" at {fr.fps:.1f} FPS"
             if fr.jank_ratio is not None:
-                s += f", {fmt.ratio_pct(fr.jank_ratio)} over the {fmt.ms(fr.budget_ms)} budget"
+                if fr.jank_source == "frame timeline":  # FrameTimeline's own verdicts (docs/analyzer.md)
+                    s += f", {fmt.ratio_pct(fr.jank_ratio)} janky"
+                else:
+                    s += f", {fmt.ratio_pct(fr.jank_ratio)} over the {fmt.ms(fr.budget_ms)} budget"
             if fr.p90_ms is not None:
                 s += f" (p90 {fmt.ms(fr.p90_ms)})"
+            if fr.causes and fr.jank_count:
+                cause = next(iter(fr.causes))
+                s += f", mostly late because of {FRAME_CAUSE_LABELS[FrameCause(cause)]}"
             out.append(("frames", s))
         st = a.startup
         if st and st.median_ms is not None:
@@ -273,6 +280,7 @@ class ReportView:
         run = self.app_startup
         if run is not None:
             return self._app_startup_lead(run, [f for f in facts if f[0] != "startup"])
+        facts = self._jank_lead(facts)
         if self.is_startup and st is not None and st.median_ms is not None:
             n = len(st.runs)
             ready = {r.ready_by for r in st.runs}
@@ -293,6 +301,20 @@ class ReportView:
         else:
             what = f"{self.subject}: {a.format} data"
         return what, facts
+
+    def _jank_lead(self, facts: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """On a jank trace (the app's frames are janky, no startup: lead_family "frames") the
+        frames clause — the app, its janky share, the main cause — then the first frame
+        suggestion lead the other facts."""
+        from nodes.perf.findings import lead_family
+
+        if lead_family(self.analysis) != "frames":
+            return facts
+        first = next((f for f in self.ranked_findings() if f.family == "frames" and f.suggestion), None)
+        lead = [f for f in facts if f[0] == "frames"]
+        if first is not None:
+            lead.append(("suggestion", f"first suggestion: {first.suggestion}" + (f" ({first.link})" if first.link else "")))
+        return lead + [f for f in facts if f[0] != "frames"]
 
     def _app_startup_lead(self, run, facts: list[tuple[str, str]]) -> tuple[str, list[tuple[str, str]]]:
         """"<package> cold start: TTID …, TTFD …", then the biggest part of the breakdown and

@@ -23,10 +23,13 @@ __all__ = ["evaluate", "incomplete_data", "lead_family", "ordered", "SEVERITY_OR
 
 def lead_family(res) -> str | None:
     """The family the answer leads with: "startup" when the data holds an app startup read
-    from a system trace (the question such a trace answers), else None (severity alone)."""
+    from a system trace (the question such a trace answers), "frames" when the app's frames
+    are janky (findings/frames.py ``is_jank_trace``), else None (severity alone)."""
     st = getattr(res, "startup", None)
     if st is not None and any(r.package for r in st.runs):
         return "startup"
+    if frames.is_jank_trace(getattr(res, "frames", None)):
+        return "frames"  # a jank trace: the jank and its causes lead
     return None
 
 
@@ -52,6 +55,8 @@ def evaluate(ctx: "Context") -> list[Finding]:
     out += hotspots.hot_spots(res.hotspots, res.duration_ms, src)
     out += threads.long_tasks(res.long_tasks, ctx.long_count, src)
     out += frames.janky_frames(res.frames, src)
+    out += frames.frame_causes(res.frames, src)
+    out += frames.missing_frame_data(res.frames, src)
     out += frames.reported_jank(res.frames, pd.format, src)
     out += startup.android_startup(res.startup, src)
     out += startup.slow_start_reasons(res.startup, src)

@@ -3,9 +3,9 @@ severities."""
 
 from __future__ import annotations
 
+from nodes.perf.units import SEVERITY_ORDER  # noqa: F401
 from nodes.perf.model import Evidence, Finding
 
-SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
 
 
 def finding(title: str, severity: str, detail: str, source: str | None, *, metric: dict | None = None,

@@ -15,6 +15,8 @@ HOT_SPOT_HIGH_PCT = 40.0
 HOT_IMPORT_MS = 50.0
 #: Aggregate rows that are no function of the program.
 NOT_A_FUNCTION = ("(program)", "(root)", "(idle)")
+#: A slice hot spot of the app (AnalysisResult.app): its share is of the app's threads only.
+_APP_WHAT = "of the app's traced thread time"
 _WHAT = {"slice": "of the traced thread time", "sample": "of the sampled time",
          "call": "of the profiled time", "import": "of the import time"}
 
@@ -37,7 +39,8 @@ def hot_spots(hotspots: list[Hotspot], duration_ms: float, source: str | None) -
             where = f" ({f}:{h.line})" if f and h.line else (f" ({f})" if f else "")
             out.append(finding(
                 f"Hot spot: {h.name}", sev,
-                f"{h.name}{where} takes {_fpct(h.self_pct)} {_WHAT.get(kind, '')} by itself "
+                f"{h.name}{where} takes {_fpct(h.self_pct)} "
+                f"{_APP_WHAT if h.scope == 'app' and kind == 'slice' else _WHAT.get(kind, '')} by itself "
                 f"({_fms(h.self_ms)} self, {_fms(h.total_ms)} with callees).",
                 source, start_ms=0.0, end_ms=duration_ms, events=[h.name],
                 metric={"self_ms": h.self_ms, "self_pct": h.self_pct, "kind": kind},

@@ -14,6 +14,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from nodes.perf.units import ms, pct
 from nodes.perf.model import AnalysisResult, PerfData
 
 LONG_TASK_MS = 50.0
@@ -38,18 +39,10 @@ def _pct(part: float, whole: float) -> float:
     return round(100.0 * part / whole, 2) if whole > 0 else 0.0
 
 
-def _fms(v: float | None) -> str:
-    """Milliseconds in a finding's text, written as the report writes them (``2,410 ms``,
-    ``97.2 ms``, ``3.14 ms``) so a finding and the table beside it show the same number."""
-    if v is None or not math.isfinite(v):
-        return "–"
-    digits = 0 if abs(v) >= 100 else 1 if abs(v) >= 10 else 2
-    return f"{v:,.{digits}f} ms"
-
-
-def _fpct(v: float | None) -> str:
-    """A share already in percent, one decimal, as the report writes it (``97.2 %``)."""
-    return "–" if v is None or not math.isfinite(v) else f"{v:,.1f} %"
+#: Finding texts write numbers as the report does (nodes/perf/units.py), so a finding and the
+#: table beside it show the same number.
+_fms = ms
+_fpct = pct
 
 
 def shown_path(path: str, root: str | None = None) -> str:

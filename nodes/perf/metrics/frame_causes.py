@@ -21,9 +21,10 @@ thread does not account for: blocking kinds as above, else long RenderThread wor
 whose FrameTimeline jank type blames SurfaceFlinger (CPU/GPU deadline, scheduling, Display
 HAL) and not the app is SurfaceFlinger's.
 
-The cause is the reason with the most time; ``candidates`` keeps them all (ms), ``evidence``
-names the slices, states and verdicts. With neither slices nor scheduler data for the app's
-threads in the window there is no cause, and ``cause_missing`` says so.
+The cause is the reason with the most time, if it accounts for at least MIN_CAUSE_SHARE of the
+frame; ``candidates`` keeps them all (ms), ``evidence`` names the slices, states and verdicts.
+With neither slices nor scheduler data for the app's threads in the window, or when what they
+show explains too little of the frame, there is no cause and ``cause_missing`` says why.
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ BLOCKING_KINDS: tuple[tuple[FrameCause, re.Pattern], ...] = (
 RENDER_THREAD_NAMES = ("RenderThread",)
 #: Below this (µs) a reason explains nothing.
 MIN_CAUSE_US = 100.0
+#: A cause must account for at least this share of the frame's duration; below it the
+#: frame's time went elsewhere (GPU, SurfaceFlinger, threads without slices) and no cause is
+#: named — the candidates are still listed.
+MIN_CAUSE_SHARE = 0.2
 #: At most this many slices of one thread are cut per window (bounded work per frame).
 MAX_SLICES_IN_WINDOW = 5000
 
@@ -294,14 +299,14 @@ def explain(ctx, wf: WorstFrame, ts_us: float, dur_us: float, pid: int | None, t
     taken = _merge(taken)
     for cut in rt_cuts:
         for a, b, path, st in cut:
-            if not path:
-                continue
+            if not path and st != _RUNNING:
+                continue  # idle: a RenderThread only runs to draw frames, so running counts
             for x, y in _minus(a, b, taken):
-                kind = _blocking(pd, path)
+                kind = _blocking(pd, path) if path else None
                 if kind is not None:
                     add(kind[0], x, y, pd.strings[kind[1]] + " (RenderThread)")
                 else:
-                    add(FrameCause.RENDER_THREAD, x, y, _path_label(pd, path))
+                    add(FrameCause.RENDER_THREAD, x, y, _path_label(pd, path) if path else "RenderThread running (no slice)")
     if bits & SF_JANK:
         evidence.append("SurfaceFlinger missed its deadline too")
     cands = {c: t for c, t in time.items() if t >= MIN_CAUSE_US}
@@ -316,6 +321,12 @@ def explain(ctx, wf: WorstFrame, ts_us: float, dur_us: float, pid: int | None, t
         wf.evidence = evidence
         return
     cause = max(cands, key=lambda c: cands[c])
+    if cands[cause] < MIN_CAUSE_SHARE * dur_us:
+        wf.cause_missing = (f"the app's main and RenderThread account for {_ms(cands[cause]):g} ms at most of the "
+                            f"{_ms(dur_us):g} ms frame; the rest is outside them (GPU, SurfaceFlinger, or threads "
+                            "without slices)")
+        wf.evidence = evidence
+        return
     wf.cause = cause
     wf.cause_ms = _ms(cands[cause])
     top = sorted(names[cause].items(), key=lambda kv: -kv[1])[:3]

@@ -24,6 +24,8 @@ from nodes.perf.model import Frame, FrameStats, MissingData, OtherProcessFrames,
 from nodes.perf.parsers.perfetto_frames import jank_components
 
 
+#: ``chosen_by`` of frames whose process no app rule chose (e.g. a Chrome trace's compositor).
+NO_APP_CHOSEN_BY = "most frames (no app identified)"
 #: At most this many janky frames of the app get a cause (the worst first): bounded work.
 MAX_CAUSE_FRAMES = 200
 #: How many worst frames the result lists.
@@ -67,7 +69,7 @@ def frames(ctx) -> FrameStats | None:
         else:
             counts = Counter(f.pid for f in frames if f.pid)
             pid = max(counts, key=lambda p: (counts[p], -p))
-            chosen_by = "most frames"
+            chosen_by = NO_APP_CHOSEN_BY
         others = [f for f in frames if f.pid != pid]
         frames = [f for f in frames if f.pid == pid]
     elif frames:
@@ -205,7 +207,8 @@ def _missing(ctx, origin: str, pid: int | None, process: str | None) -> list[Mis
             capture=CAPTURE_FRAME_TIMELINE))
     if pid is None:
         return out
-    if not any(k[0] == pid for k in getattr(pd, "sched_intervals", {})):
+    if not any(k[0] == pid for k in getattr(pd, "sched_intervals", {})) and not any(
+            k[0] == pid for k in pd.thread_states):
         out.append(MissingData(
             what="scheduler states of the app's threads (sched delay, IO wait as frame causes)",
             why="the trace has no sched_switch / sched_waking events for the app",

@@ -4,7 +4,6 @@ tree; an Android ``launching: <pkg>`` span with its phases; Chrome navigation ma
 
 from __future__ import annotations
 
-from statistics import median
 
 from nodes.perf.metrics import android_startup, startup_reasons
 from nodes.perf.metrics.common import ANDROID_FRAME, _ms
@@ -71,12 +70,7 @@ def startup(ctx) -> StartupStats | None:
         return None
     st = StartupStats(runs=runs, phases=phases, imports=imports, kind=kind)
     if runs:
-        totals = [r.total_ms for r in runs]
-        st.median_ms = round(median(totals), 3)
-        st.min_ms = round(min(totals), 3)
-        st.max_ms = round(max(totals), 3)
-        st.spread_ms = round(st.max_ms - st.min_ms, 3)
-        st.first_ms = round(runs[0].total_ms, 3)
+        st.fill_statistics()
         if kind == "unknown":
             kinds = {r.kind for r in runs}
             st.kind = kinds.pop() if len(kinds) == 1 else "mixed"
