@@ -346,6 +346,48 @@ def mcp(
     serve(ServerOptions(workspace=ws.resolve(), allow_run=allow_run, allowlist=allowlist, offline=offline))
 
 
+@app.command()
+def compare(
+    a: str = typer.Argument(..., help="Before: a capture, report folder, analysis JSON, folder or glob of runs, or a thread."),
+    b: str = typer.Argument(..., help="After: the same kinds of input."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write here (default: <runs>/compare/<time>/)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+) -> None:
+    """What changed from A to B (deltas, better/worse, bootstrap interval and Mann–Whitney test)."""
+    from app.compare_cmd import CompareError, run
+
+    settings = _settings(offline=True)
+    try:
+        run(a, b, runs_dir=str(settings.runs_dir), out=str(out) if out else None, as_json=as_json)
+    except CompareError as e:
+        raise CliError(str(e)) from None
+    except OSError as e:
+        raise CliError(f"cannot write the comparison: {e.strerror or e} ({e.filename or out or settings.runs_dir})",
+                       EXIT_FAILED) from None
+
+
+@app.command()
+def check(
+    target: str = typer.Argument(..., help="A capture, report, analysis JSON, folder or glob of traces, or a thread."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="Runs to compare with (for regression.max_pct)."),
+    budgets: Optional[Path] = typer.Option(None, "--budgets", help="A TOML file with [budgets], or a pyproject.toml."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML here (one testcase per budget)."),
+    allow_missing: bool = typer.Option(False, "--allow-missing", help="A metric the data lacks does not fail."),
+    as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+) -> None:
+    """Check runs against performance budgets: exit 1 when any fails, 2 on bad usage."""
+    from app.check_cmd import CheckError, run
+
+    settings = _settings(offline=True)
+    try:
+        code = run(target, baseline=baseline, budgets_file=str(budgets) if budgets else None,
+                   junit_path=str(junit) if junit else None, allow_missing=allow_missing, as_json=as_json,
+                   runs_dir=str(settings.runs_dir))
+    except CheckError as e:
+        raise CliError(str(e)) from None
+    raise typer.Exit(code)
+
+
 threads_app = typer.Typer(help="The conversation threads in the checkpoint store.", no_args_is_help=True)
 app.add_typer(threads_app, name="threads")
 

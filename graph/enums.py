@@ -94,6 +94,8 @@ class CollectionKind(str, Enum):
     STARTUP = "startup"
     FILE = "file"
     ANDROID = "android"
+    #: Two sides to compare: paths {"a", "b"} (nodes/compare/, nodes/collect/ab_launches.py).
+    COMPARE = "compare"
 
 
 class AttributionStatus(str, Enum):

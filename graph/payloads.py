@@ -153,3 +153,7 @@ class Report(TypedDict, total=False):
     json: str
     speedscope: str
     trace_events: str
+    #: A comparison's files beside the report (nodes/compare/render.py), when two sides were compared.
+    compare_markdown: str
+    compare_html: str
+    compare_json: str

@@ -66,8 +66,14 @@ class PerfScoutState(TypedDict, total=False):
     explicit_target: str | None
     #: The exact argv a run stage would start and its permission (per turn, never carried over).
     run_request: RunRequest | None
-    #: An existing data file to analyse.
+    #: Two programs whose launch times are compared (nodes/collect/ab_launches.py), A first;
+    #: each is a script the message names, run only under the same permission as ``target``.
+    targets: list[str] | None
+    #: An existing data file to analyse (the first of ``data_paths``).
     data_path: str | None
+    #: Every data file or folder this message names, in order: two or more with a comparison
+    #: cue are the two sides of a comparison, A first (nodes/compare/intent.py).
+    data_paths: list[str] | None
     #: Android: package name and device serial, when given.
     package: str | None
     serial: str | None
@@ -85,6 +91,11 @@ class PerfScoutState(TypedDict, total=False):
     collected: Collected | None
     #: The analyzer's typed result (nodes.perf.model.AnalysisResult, as JSON).
     analysis: dict[str, Any] | None
+    #: The thread's analysis before ``analysis`` (without its drawing data), so that "is it better
+    #: than the previous run?" compares the last two (nodes/compare/answer.py).
+    previous_analysis: dict[str, Any] | None
+    #: The last comparison of two sides (nodes/compare/diff.py Comparison.to_dict()), or None.
+    comparison: dict[str, Any] | None
     #: One entry per hot spot: status (graph.enums.AttributionStatus), file, line, excerpt.
     attribution: list[Attribution] | None
     #: Explorer results: matches with file, line and context.

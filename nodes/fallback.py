@@ -281,7 +281,7 @@ def make(default: NodeContext) -> Callable[..., dict]:
         ctx = node_context(runtime, default)
         text = last_user_text(state)
         update = stamp(state, Node.FALLBACK.value)
-        answer = followup.answer(text, state.get("analysis"))
+        answer = followup.answer(text, state.get("analysis"), state.get("previous_analysis"))
         if answer is None and ctx.llm is not None:
             # One call with a wall-clock deadline (body included) within the turn's model
             # budget; the reply capped and escaped (nodes/model_call.py).

@@ -12,12 +12,15 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Mapping
 
+from nodes.compare.intent import PREVIOUS_CUE
 from nodes.perf.units import SEVERITY_ORDER, ms
 from nodes.language import Lang, detect_language
 
 Analysis = Mapping[str, Any]
 
 _INTENTS: list[tuple[str, re.Pattern[str]]] = [
+    # first: 「和上次比启动变快了吗」 asks about the change, not about the startup itself
+    ("compare_previous", PREVIOUS_CUE),
     (
         "slowest_frame",
         re.compile(
@@ -83,14 +86,19 @@ def intent(text: str) -> str | None:
     return None
 
 
-def answer(text: str, analysis: Analysis | None) -> str | None:
-    """The answer from ``analysis``, in the user's language; None when there is none to give."""
+def answer(text: str, analysis: Analysis | None, previous: Analysis | None = None) -> str | None:
+    """The answer from ``analysis``, in the user's language; None when there is none to give.
+    ``previous``: the thread's analysis before it, for "is it better than the previous run?"."""
     if not analysis:
         return None
     name = intent(text)
     if name is None:
         return None
     lang = detect_language(text)
+    if name == "compare_previous":
+        from nodes.compare.answer import previous_answer
+
+        return previous_answer(analysis, previous, lang)
     body = _ANSWERERS[name](analysis, lang)
     if body is None:
         return None
@@ -103,7 +111,9 @@ def answer(text: str, analysis: Analysis | None) -> str | None:
     return f"{body}\n{head}"
 
 
-def answerable(text: str, analysis: Analysis | None) -> bool:
+def answerable(text: str, analysis: Analysis | None, previous: Analysis | None = None) -> bool:
+    if intent(text) == "compare_previous":
+        return bool(analysis)  # answered from the last two analyses (or: there is no previous one)
     return answer(text, analysis) is not None
 
 

@@ -11,6 +11,7 @@ from typing import Any, Callable
 from graph.enums import Node, Route, TargetOrigin, Tier
 from nodes.collect.permission import target_from_message
 from nodes.common import last_user_text
+from nodes.compare.intent import programs_to_race, sides_in
 from nodes.context import NodeContext
 from nodes.stage import node_context
 from nodes.extract import extract
@@ -63,10 +64,23 @@ def make(default: NodeContext) -> Callable[..., dict]:
         # A new turn: its model time starts at 0, bounded by the turn's budget (graph/state.py).
         info = route_message(text, llm=ctx.llm, timeout_s=time_left_s(ctx, state, spent_s=0.0))
         facts = extract(text, state.get("workspace") or ".")
+        # 「对比一下 before.pftrace 和 after.pftrace」/ "compare run_a/ with run_b/": two sides named
+        sides = sides_in(text, state.get("workspace") or ".")
+        if len(sides) >= 2 and info["route"] != Route.ANALYZE.value and info.get("tier") != Tier.RULE.value:
+            # Two existing captures or run folders with a comparison cue are existing data
+            # (docs/ROUTING.md rule 2); only a guess of the classifier (or the default) gives way.
+            info = {**info, "route": Route.ANALYZE.value, "override": "compare",
+                    "reason": f"{info.get('reason', '')}; compares two existing sides: {sides[0]}, {sides[1]}".lstrip("; ")}
+        racers = programs_to_race(text)
+        if len(racers) >= 2 and info["route"] != Route.STARTUP.value and info.get("tier") != Tier.RULE.value:
+            # two programs' launch times against each other is startup (docs/ROUTING.md)
+            info = {**info, "route": Route.STARTUP.value, "override": "compare",
+                    "reason": f"{info.get('reason', '')}; compares the launch of {racers[0]} and {racers[1]}".lstrip("; ")}
         if (
             _may_take_followup(info)
             and not facts.data_paths
-            and followup_answerable(text, state.get("analysis"))
+            and len(sides) < 2
+            and followup_answerable(text, state.get("analysis"), state.get("previous_analysis"))
         ):
             # A question about this thread's last result, naming no new data: answered from it
             # (the fallback node reads nodes.followup), not by re-running the pipeline.
@@ -115,6 +129,10 @@ def make(default: NodeContext) -> Callable[..., dict]:
         # A data file counts only when this message names it; otherwise "the data" is what the
         # thread collected (perf_analyzer falls back to it).
         update["data_path"] = facts.data_paths[0] if facts.data_paths else None
+        update["data_paths"] = sides if len(sides) >= 2 else (list(facts.data_paths) or None)
+        update["targets"] = racers[:2] if len(racers) >= 2 else None
+        if len(sides) >= 2:
+            update["data_path"] = sides[0]
         if facts.packages:
             update["package"] = facts.packages[0]
         return update

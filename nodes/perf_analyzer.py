@@ -1,4 +1,5 @@
-"""Finds the existing data an ``analyze`` request means: a file it names, or what was collected.
+"""Finds the existing data an ``analyze`` request means: a file it names, two sides to compare,
+or what was collected.
 
 It reads nothing but file metadata: parsing is the analyzer's. No data at all → ask the user
 which file (a missing field the user can supply), never a guess.
@@ -13,7 +14,7 @@ from graph.payloads import collection
 from nodes.common import ask
 from nodes.context import NodeContext
 from nodes.errors import ToolFailure
-from nodes.sandbox import SandboxError, regular_file_inside
+from nodes.sandbox import PathNotFound, SandboxError, regular_file_inside, resolve_inside
 from nodes.stage import run_stage
 
 NAME = Node.PERF_ANALYZER.value
@@ -23,8 +24,27 @@ DATA_PROMPT = (
 )
 
 
+def _side_inside(workspace: str, path: str) -> str:
+    """A comparison side: an existing file or folder inside the workspace (SandboxError if not)."""
+    real = resolve_inside(workspace, path)
+    if not real.exists():
+        raise PathNotFound(f"{path}: no such file or folder")
+    if not (real.is_file() or real.is_dir()):
+        raise PathNotFound(f"{path}: not a regular file or folder")
+    return str(real)
+
+
 def make(ctx: NodeContext) -> Callable[[dict], dict]:
     def perf_analyzer(state: Mapping[str, Any], ctx: NodeContext) -> dict[str, Any]:
+        sides = [p for p in (state.get("data_paths") or []) if p]
+        if len(sides) >= 2:
+            # two sides named: the analyzer compares B (the second) against A (the first)
+            try:
+                a, b = (_side_inside(state.get("workspace") or ".", p) for p in sides[:2])
+            except SandboxError as e:
+                raise ToolFailure(ErrorKind.VALIDATION, str(e)) from None
+            return {"data_path": a,
+                    "collected": collection(CollectionKind.COMPARE, paths={"a": a, "b": b}, source=f"{a} vs {b}")}
         path = state.get("data_path")
         if path:
             try:

@@ -33,6 +33,24 @@ def _answer(view: Any, report: Mapping[str, str]) -> str:
     return "\n".join(lines)
 
 
+def _with_comparison(state: Mapping[str, Any], report: dict, text: str) -> str:
+    """Write compare.md/.html/.json beside the report and lead the answer with the comparison."""
+    from pathlib import Path
+
+    from nodes.compare.answer import comparison_answer
+    from nodes.compare.diff import Comparison
+    from nodes.compare.render import write_comparison
+    from nodes.language import detect_language
+
+    cmp = Comparison.from_dict(state["comparison"])
+    written = write_comparison(cmp, Path(report["dir"]))
+    report.update({f"compare_{k}": v for k, v in written.items() if k != "dir"})
+    lang = detect_language(last_user_text(state))
+    race = ((state.get("collected") or {}).get("summary") or {}).get("sentence")  # two programs' launches
+    answer = comparison_answer(cmp, lang, {"html": written["html"]}, extra=["", "B (after):", text])
+    return f"{race}\n{answer}" if race else answer
+
+
 def make(ctx: NodeContext) -> Callable[..., dict]:
     name = Node.REPORTER.value
 
@@ -69,6 +87,13 @@ def make(ctx: NodeContext) -> Callable[..., dict]:
             kind = ErrorKind.PERMISSION if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS) else ErrorKind.UNAVAILABLE
             where = e.filename or state.get("run_dir") or ctx.runs_dir
             raise no_report(kind, f"cannot write the report to {where}: {e.strerror or e}") from None
-        return {"report": report, "run_dir": report["dir"], **spend(state, spent), **say(name, _answer(view, report))}
+        text = _answer(view, report)
+        if state.get("comparison"):  # two sides compared (nodes/analyzer.py): the comparison leads
+            try:
+                text = _with_comparison(state, report, text)
+            except OSError as e:
+                raise no_report(ErrorKind.UNAVAILABLE, f"cannot write the comparison to {report['dir']}: "
+                                f"{e.strerror or e}") from None
+        return {"report": report, "run_dir": report["dir"], **spend(state, spent), **say(name, text)}
 
     return run_stage(Node.REPORTER, reporter, ctx)

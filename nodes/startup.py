@@ -53,6 +53,11 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
                 err = as_stage_error(e)
                 err.partial = {**update, **getattr(err, "partial", {})}  # the package it was told
                 raise err from None
+        targets = [t for t in (state.get("targets") or []) if t]
+        if len(targets) >= 2:  # which of two programs starts faster (nodes/collect/ab_launches.py)
+            from nodes.startup_ab import ab_update
+
+            return {**update, **ab_update(name, state, ctx, opts, targets)}
         return run_local(
             name, state, ctx, "startup", TARGET_PROMPT,
             lambda t, run_dir: measure_startup(t, run_dir, opts),
