@@ -4,6 +4,6 @@
     >>> result = PerfScout().ask("解读一下 traces/launch.json")
 """
 
-from app.api import AskResult, PerfScout, RequestError, StreamEvent, ask
+from app.api import AskResult, PerfScout, RequestError, StreamEvent, ThreadBusy, ask
 
-__all__ = ["AskResult", "PerfScout", "RequestError", "StreamEvent", "ask"]
+__all__ = ["AskResult", "PerfScout", "RequestError", "StreamEvent", "ThreadBusy", "ask"]

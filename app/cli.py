@@ -2,11 +2,14 @@
 
 Exit codes (documented in the README and docs/interfaces.md):
   0  done (or a capability skipped with its reason)
-  1  the turn failed or was refused (the reason is printed); ``replay``: decisions differ
+  1  the turn failed or was refused (the reason is printed); ``replay``: decisions differ;
+     the thread is busy (another turn holds it past PERFSCOUT_THREAD_WAIT)
   2  bad usage or bad input (one line: what and where), an unknown thread, an empty request
   3  the graph asked a question and stdin is not a terminal to answer it (``--json`` prints
      the question; answer with ``perfscout resume THREAD ANSWER``)
-  130 interrupted (Ctrl-C) or the prompt was aborted
+  130 interrupted (Ctrl-C) or the prompt was aborted; a turn stopped by Ctrl-C reads
+     ``incomplete`` in ``threads show``, like a killed one, and ``perfscout resume THREAD``
+     continues it
 Output: answers on stdout, progress and notes on stderr. Progress (rich: the node that runs, a
 collection countdown, parsing progress) is drawn only when stderr is a terminal and the output
 is not ``--json``; ``--json`` prints one JSON document on stdout and nothing else there.
@@ -102,11 +105,12 @@ def ask(
         )
         while result.status == "needs_input" and interactive:
             answer = typer.prompt(result.question.get("prompt") or "?")
-            result = ps.resume(result.thread_id, answer, on_event=view)
+            result = ps.resume(result.thread_id, answer, allow_run=allow_run, on_event=view)
         if result.status == "needs_input" and not as_json:
+            again = " --allow-run" if allow_run else ""  # permission is per invocation: say it again
             typer.echo(
                 f"? {result.question.get('prompt')}\n"
-                f"stdin is not a terminal: answer with  perfscout resume {result.thread_id} \"ANSWER\"",
+                f"stdin is not a terminal: answer with  perfscout resume {result.thread_id} \"ANSWER\"{again}",
                 err=True,
             )
             raise typer.Exit(EXIT_NEEDS_INPUT)
@@ -115,19 +119,34 @@ def ask(
 
 @app.command()
 def resume(
-    thread: str = typer.Argument(..., help="The thread that asked."),
-    answer: str = typer.Argument(..., help="Your answer to its question."),
+    thread: str = typer.Argument(..., help="The thread that asked, or whose turn stopped (incomplete)."),
+    answer: Optional[str] = typer.Argument(None, help="Your answer to its question; none to continue a stopped turn."),
     as_json: bool = typer.Option(False, "--json"),
+    allow_run: bool = typer.Option(
+        False, "--allow-run", help="Allow running the target program in this invocation (never inherited)."
+    ),
     offline: bool = typer.Option(False, "--offline"),
 ) -> None:
-    """Answer the pending question of THREAD and continue its turn."""
+    """Answer the pending question of THREAD, or (no ANSWER) continue its turn that was killed,
+    crashed or interrupted (`threads show` says incomplete), from its last checkpoint."""
     from app.api import PerfScout
+    from app.threads_cmd import printable
 
     view = _progress(as_json)
     with PerfScout(_settings(offline)) as ps, _closing(view):
-        if ps.result(thread).status != "needs_input":
-            raise CliError(f"thread {thread} has no pending question")
-        raise typer.Exit(_print_result(ps.resume(thread, answer, on_event=view), as_json))
+        if answer is None:
+            current = ps.result(thread)
+            if current.status == "needs_input":
+                raise CliError(
+                    f"thread {printable(thread)} asks: {printable((current.question or {}).get('prompt'))} — "
+                    f"answer with  perfscout resume {printable(thread)} \"ANSWER\""
+                )
+            if current.status != "incomplete" and ps.thread_exists(thread):
+                raise CliError(f"thread {printable(thread)} has nothing to continue: its last turn ended ({current.status})")
+            result = ps.continue_run(thread, allow_run=allow_run, on_event=view)  # unknown: RequestError
+        else:
+            result = ps.resume(thread, answer, allow_run=allow_run, on_event=view)
+        raise typer.Exit(_print_result(result, as_json))
 
 
 @app.command()
@@ -360,8 +379,8 @@ def threads_delete(
 
 def main() -> None:
     """Entry point: every error is one line and a documented exit code, never a traceback."""
-    from app.api import RequestError
     from app.checkpoint import CheckpointError
+    from app.errors import RequestError, ThreadBusy
     from app.settings import SettingsError
     from nodes.perf.errors import PerfDataError
     from nodes.sandbox import SandboxError
@@ -377,8 +396,13 @@ def main() -> None:
     except (SettingsError, PerfDataError, SandboxError, CheckpointError, FileNotFoundError, RequestError) as e:
         typer.echo(f"perfscout: {e}", err=True)
         sys.exit(EXIT_USAGE)
-    except KeyboardInterrupt:
-        typer.echo("perfscout: interrupted", err=True)
+    except ThreadBusy as e:
+        typer.echo(f"perfscout: {e}", err=True)
+        sys.exit(EXIT_FAILED)
+    except KeyboardInterrupt as e:
+        tid = getattr(e, "thread_id", None)  # app.errors.TurnInterrupted: a turn was running
+        more = f"; the turn is incomplete, continue it with  perfscout resume {tid}" if tid else ""
+        typer.echo(f"perfscout: interrupted{more}", err=True)
         sys.exit(130)
     except Exception as e:  # the last line of defence: one line, not a traceback
         # typer ships its own click: recognise its usage errors by shape, not by class.

@@ -48,6 +48,9 @@ class Settings:
     retry_budget: int = 1
     #: Programs the user allows PerfScout to run without --allow-run (basenames or paths).
     allowlist: tuple[str, ...] = field(default_factory=tuple)
+    #: Seconds a turn waits for its thread while another turn holds it, before "thread T is
+    #: busy" (app/threads.py); 0 = do not wait.
+    thread_wait_s: float = 10.0
 
     @property
     def model_configured(self) -> bool:
@@ -82,6 +85,7 @@ class Settings:
             step_budget=_int("PERFSCOUT_STEP_BUDGET", 24),
             retry_budget=_int("PERFSCOUT_RETRY_BUDGET", 1),
             allowlist=allow,
+            thread_wait_s=_float("PERFSCOUT_THREAD_WAIT", 10.0),
         )
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
