@@ -97,8 +97,10 @@ class AskResult(BaseModel):
     report_paths: dict[str, str] = Field(default_factory=dict)
     #: The data the thread's last analysis read (a later "the slowest frame?" asks about it).
     analysis_source: str | None = None
-    #: The node an ``incomplete`` turn stopped before (``continue_run`` runs it).
+    #: The node an ``incomplete`` turn stopped before (``continue_run`` runs it) …
     stopped_before: str | None = None
+    #: … or the node it finished last, when it stopped before the next one was chosen.
+    stopped_after: str | None = None
 
 
 def new_thread_id() -> str:
@@ -346,7 +348,7 @@ class PerfScout:
         if expect == "needs_input" and r.status != "needs_input":
             why = "" if known else ": there is no such thread in the checkpoint store"
             if r.status == "incomplete":
-                why = f": its turn stopped before {r.stopped_before}; continue it without an answer"
+                why = f": its turn stopped ({r.stopped_before or r.stopped_after}); continue it without an answer"
             raise RequestError(f"thread {thread_id} has no pending question{why}")
         if expect == "incomplete" and not known:
             raise RequestError(f"no thread {thread_id!r} in the checkpoint store")
@@ -443,6 +445,7 @@ class PerfScout:
             report_paths=thread_store.existing_paths(st.get("report")),
             analysis_source=analysis.get("source"),
             stopped_before=ts.stopped_before,
+            stopped_after=ts.stopped_after,
         )
 
 

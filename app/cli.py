@@ -93,7 +93,7 @@ def ask(
 
     interactive = sys.stdin.isatty() and not as_json
     view = _progress(as_json)
-    with PerfScout(_settings(offline), workspace=workspace) as ps, _closing(view):
+    with PerfScout(_settings(offline), workspace=workspace) as ps, _closing(view), _interrupts():
         result = ps.ask(
             text,
             thread_id=thread,
@@ -133,7 +133,7 @@ def resume(
     from app.threads_cmd import printable
 
     view = _progress(as_json)
-    with PerfScout(_settings(offline)) as ps, _closing(view):
+    with PerfScout(_settings(offline)) as ps, _closing(view), _interrupts():
         if answer is None:
             current = ps.result(thread)
             if current.status == "needs_input":
@@ -182,7 +182,7 @@ def _analyze_in_thread(path: Path | None, thread: str, as_json: bool, workspace:
 
     text = f"分析一下这份数据 {path}" if path is not None else "分析一下刚才采集的这份数据"
     view = _progress(as_json)
-    with PerfScout(_settings(offline), workspace=workspace) as ps, _closing(view):
+    with PerfScout(_settings(offline), workspace=workspace) as ps, _closing(view), _interrupts():
         result = ps.ask(text, thread_id=thread, on_event=view)
         if result.status == "needs_input" and path is not None and (result.question or {}).get("field") == "data_path":
             # The sentence did not carry a path the extractor knows (an unusual extension):
@@ -231,6 +231,20 @@ def _closing(view: Any):
     finally:
         if view is not None:
             view.close()
+
+
+@contextmanager
+def _interrupts():
+    """Ctrl-C during a turn: say how to continue it, exit 130. (typer turns a KeyboardInterrupt
+    that leaves a command into a silent exit 130, so main() never sees it.) LangGraph lets the
+    node that runs finish first; the thread then reads ``incomplete`` (app/threads.py)."""
+    try:
+        yield
+    except KeyboardInterrupt as e:
+        tid = getattr(e, "thread_id", None)  # app.errors.TurnInterrupted
+        more = f"; the turn is incomplete, continue it with  perfscout resume {tid}" if tid else ""
+        typer.echo(f"perfscout: interrupted{more}", err=True)
+        raise typer.Exit(130) from None
 
 
 # --- commands added by areas (keep each a thin wrapper over a function in its own module) ---

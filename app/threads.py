@@ -277,8 +277,11 @@ class TurnState:
     status: Status
     #: The pending question (needs_input).
     question: dict[str, Any] | None = None
-    #: The node the turn stopped before (incomplete).
+    #: The node the turn stopped before (incomplete): it runs when the turn is continued.
     stopped_before: str | None = None
+    #: The node whose work was saved but whose successor was never scheduled (incomplete):
+    #: LangGraph lets a running node finish on Ctrl-C, then stops; continuing takes its edge.
+    stopped_after: str | None = None
     #: The error a node raised, when that is why it stopped (incomplete).
     error: str | None = None
 
@@ -292,10 +295,16 @@ def turn_state(snap: Any) -> TurnState:
             question = intr.value if isinstance(intr.value, dict) else {"prompt": str(intr.value)}
     if question is not None:
         return TurnState("needs_input", question=question)
-    if snap.next:
+    if snap.next or snap.tasks:
+        # A finished turn's last checkpoint has no tasks. Tasks left over mean the turn stopped
+        # between checkpoints: before ``snap.next`` (not run, or run and killed before its
+        # writes were saved), or after a task whose writes were saved (``next`` is empty then).
         errors = [str(t.error) for t in snap.tasks or () if getattr(t, "error", None)]
         first = errors[0].splitlines()[0][:300] if errors else None
-        return TurnState("incomplete", stopped_before=str(snap.next[0]), error=first)
+        if snap.next:
+            return TurnState("incomplete", stopped_before=str(snap.next[0]), error=first)
+        done = [t.name for t in snap.tasks if getattr(t, "result", None) is not None]
+        return TurnState("incomplete", stopped_after=(done or [snap.tasks[0].name])[0], error=first)
     if (st.get("route_history") or [""])[-1].startswith("fail"):
         return TurnState("failed")
     if st.get("skipped"):
@@ -329,6 +338,8 @@ class ThreadSummary(BaseModel):
     turns: int = 0
     #: The node an ``incomplete`` (or ``running``) turn stopped before / is at.
     stopped_before: str | None = None
+    #: The node an ``incomplete`` turn finished last, when it stopped before the next was chosen.
+    stopped_after: str | None = None
 
 
 class ThreadDetail(ThreadSummary):
@@ -423,6 +434,7 @@ def describe(graph: Any, saver: Any, thread_id: str, running: bool = False) -> T
         answer=state.get("answer") if ts.question is None else None,
         turns=sum(1 for m in messages if getattr(m, "type", None) == "human"),
         stopped_before=ts.stopped_before,
+        stopped_after=ts.stopped_after,
         route_info=dict(state.get("route_info") or {}),
         route_history=list(state.get("route_history") or []),
         question=ts.question,
@@ -455,6 +467,7 @@ def list_threads(graph: Any, saver: Any, locks: ThreadLocks, limit: int | None =
                     answer=_snip(d.answer),
                     turns=d.turns,
                     stopped_before=d.stopped_before,
+                    stopped_after=d.stopped_after,
                 )
             )
     return out

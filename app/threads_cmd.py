@@ -34,7 +34,9 @@ def format_list(threads: list[ThreadSummary]) -> str:
     rows = []
     for t in threads:
         when = (t.updated or "")[:19].replace("T", " ")
-        status = t.status if t.status != "incomplete" else f"incomplete@{t.stopped_before}"
+        status = t.status
+        if t.status == "incomplete":
+            status += f" before {t.stopped_before}" if t.stopped_before else f" after {t.stopped_after}"
         rows.append(
             f"{printable(t.thread_id)}  {when}  {status:<11} {printable(t.route or '-'):<13} "
             f"{printable(t.last_request or '')}"
@@ -51,7 +53,8 @@ def format_detail(d: ThreadDetail) -> str:
         f"request  {p(d.last_request)}",
     ]
     if d.status == "incomplete":
-        lines.append(f"stopped  before {p(d.stopped_before)}: the turn was killed, crashed or interrupted (Ctrl-C)")
+        where = f"before {p(d.stopped_before)}" if d.stopped_before else f"after {p(d.stopped_after)}"
+        lines.append(f"stopped  {where}: the turn was killed, crashed or interrupted (Ctrl-C)")
         if d.error:
             lines.append(f"error    {p(d.error)}")
         lines.append(f"continue perfscout resume {p(d.thread_id)}   (add --allow-run if that node runs a program)")
