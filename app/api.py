@@ -137,6 +137,9 @@ class PerfScout:
     def close(self) -> None:
         self._stack.close()
         self._graph = None
+        close_locks = getattr(self._locks, "close", None)
+        if close_locks is not None:
+            close_locks()
 
     @property
     def graph(self):

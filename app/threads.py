@@ -158,14 +158,24 @@ def advisory_key(thread_id: str) -> int:
 
 
 class PostgresThreadLocks:
-    """``pg_advisory_lock`` on a connection opened for this turn alone. Session-level advisory
-    locks are re-entrant within one session, so sharing the saver's connection would let two
-    turns of one process both "hold" the thread; a dedicated session excludes them too."""
+    """``pg_advisory_lock`` on sessions of the locks' own, never the saver's connection.
+
+    Session-level advisory locks are re-entrant within one session, so two turns of one process
+    sharing a session would both "hold" the thread; each hold therefore takes a session no other
+    hold is using, from a small pool of idle ones (a fresh connection costs ~20–30 ms here, more
+    than the lock). The lock is released with ``pg_advisory_unlock`` before the session goes
+    back to the pool; a session in any doubt (an error, Ctrl-C mid-wait) is closed instead, and
+    the server drops its locks with it, as it does for a killed process.
+    """
 
     kind = "postgres"
+    #: Idle sessions kept for the next turn.
+    POOL = 4
 
     def __init__(self, url: str):
         self.url = url
+        self._guard = threading.Lock()
+        self._idle: list[Any] = []
 
     def _connect(self) -> Any:
         import psycopg
@@ -178,45 +188,88 @@ class PostgresThreadLocks:
             first = (str(e).splitlines() or [type(e).__name__])[0]
             raise CheckpointError(f"cannot lock the thread in the PostgreSQL checkpoint store: {first}") from e
 
+    def _take(self) -> tuple[Any, bool]:
+        with self._guard:
+            if self._idle:
+                return self._idle.pop(), True
+        return self._connect(), False
+
+    def _give(self, conn: Any) -> None:
+        with self._guard:
+            if not conn.closed and len(self._idle) < self.POOL:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    def _acquire(self, conn: Any, key: int, wait_s: float) -> bool:
+        import psycopg
+
+        if wait_s <= 0:
+            return bool(conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0])
+        # lock_timeout bounds the wait of any lock, advisory ones included; 0 would mean "wait
+        # forever", hence at least 1 ms.
+        conn.execute(f"SET lock_timeout = {max(1, int(wait_s * 1000))}")
+        try:
+            conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+            return True
+        except psycopg.errors.LockNotAvailable:
+            return False
+
     @contextmanager
     def hold(self, thread_id: str, wait_s: float) -> Iterator[None]:
         import psycopg
 
-        conn = self._connect()
+        key = advisory_key(thread_id)
+        conn, reused = self._take()
         try:
-            key = advisory_key(thread_id)
-            if wait_s <= 0:
-                ok = bool(conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0])
-            else:
-                # lock_timeout bounds the wait of any lock, advisory ones included; 0 would mean
-                # "wait forever", hence at least 1 ms.
-                conn.execute(f"SET lock_timeout = {max(1, int(wait_s * 1000))}")
-                try:
-                    conn.execute("SELECT pg_advisory_lock(%s)", (key,))
-                    ok = True
-                except psycopg.errors.LockNotAvailable:
-                    ok = False
-            if not ok:
-                raise ThreadBusy(thread_id, wait_s)
+            try:
+                ok = self._acquire(conn, key, wait_s)
+            except psycopg.OperationalError:
+                if not reused:
+                    raise
+                conn.close()  # an idle session the server dropped: one fresh try
+                conn = self._connect()
+                ok = self._acquire(conn, key, wait_s)
+        except BaseException:
+            conn.close()
+            raise
+        if not ok:
+            self._give(conn)
+            raise ThreadBusy(thread_id, wait_s)
+        clean = False
+        try:
             yield
+            conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            clean = True
         finally:
-            conn.close()  # the session ends, and with it the lock
+            if clean:
+                self._give(conn)
+            else:
+                conn.close()  # the session ends, and with it the lock
 
     def held(self, thread_ids: Iterable[str]) -> set[str]:
         ids = list(thread_ids)
         if not ids:
             return set()
-        conn = self._connect()
+        conn, _ = self._take()
         try:
             rows = conn.execute(
                 "SELECT classid::bigint, objid::bigint FROM pg_locks WHERE locktype = 'advisory' "
                 "AND objsubid = 1 AND granted AND database = "
                 "(SELECT oid FROM pg_database WHERE datname = current_database())"
             ).fetchall()
-        finally:
+        except BaseException:
             conn.close()
+            raise
+        self._give(conn)
         taken = {(int(r[0]) << 32) | int(r[1]) for r in rows}
         return {tid for tid in ids if advisory_key(tid) & 0xFFFFFFFFFFFFFFFF in taken}
+
+    def close(self) -> None:
+        with self._guard:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
 
 
 class LocalThreadLocks:
