@@ -171,7 +171,8 @@ class PerfScout:
         """One writer per thread (app/threads.py): file locks beside SQLite, advisory locks on
         PostgreSQL."""
         _ = self.graph  # opens the store, which decides the kind of lock
-        assert self._locks is not None
+        if self._locks is None:  # a graph swapped in from outside (tests): lock by its saver
+            self._locks = thread_store.locks_for_saver(self._checkpointer)
         return self._locks
 
     def turn_input(

@@ -312,7 +312,7 @@ def locks_for_saver(saver: Any) -> ThreadLocks:
     """The locks for a checkpointer handed in: a SqliteSaver on a file locks beside that file."""
     conn = getattr(saver, "conn", None)
     if isinstance(conn, sqlite3.Connection):
-        with saver.lock:
+        with getattr(saver, "lock", None) or threading.Lock():
             rows = conn.execute("PRAGMA database_list").fetchall()
         main = next((r[2] for r in rows if r[1] == "main"), "")
         if main:
