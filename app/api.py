@@ -197,7 +197,10 @@ class PerfScout:
         # Permission is given per turn: a yes (or an allowlisted program) in an earlier turn
         # never carries over to a later one.
         inp["allow_run"] = bool(allow_run)
-        for key, value in (("target", target), ("data_path", data_path), ("package", package), ("serial", serial)):
+        # The caller's target is the user's own choice for this turn (docs/permission.md); the
+        # orchestrator moves it to ``target`` ahead of anything the message names.
+        inp["explicit_target"] = target or None
+        for key, value in (("data_path", data_path), ("package", package), ("serial", serial)):
             if value:
                 inp[key] = value
         return inp

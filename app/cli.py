@@ -107,14 +107,30 @@ def ask(
             answer = typer.prompt(result.question.get("prompt") or "?")
             result = ps.resume(result.thread_id, answer, allow_run=allow_run, on_event=view)
         if result.status == "needs_input" and not as_json:
-            again = " --allow-run" if allow_run else ""  # permission is per invocation: say it again
-            typer.echo(
-                f"? {result.question.get('prompt')}\n"
-                f"stdin is not a terminal: answer with  perfscout resume {result.thread_id} \"ANSWER\"{again}",
-                err=True,
-            )
+            typer.echo(_pending_help(result, allow_run), err=True)
             raise typer.Exit(EXIT_NEEDS_INPUT)
         raise typer.Exit(_print_result(result, as_json))
+
+
+def _pending_help(result: Any, allow_run: bool = False) -> str:
+    """What to type to answer a pending question when stdin is not a terminal. Permission is
+    per invocation (the resume does not inherit this command's --allow-run), so the answer to
+    any other question repeats the flag when this command had it."""
+    q = result.question or {}
+    if q.get("field") == "confirm_run":
+        import shlex
+
+        return (
+            f"? {q.get('prompt')}\n"
+            f"  the exact command: {shlex.join(q.get('argv') or [])}\n"
+            f"stdin is not a terminal: confirm with  perfscout resume {result.thread_id} yes"
+            f"   (or decline with  perfscout resume {result.thread_id} no)"
+        )
+    return (
+        f"? {q.get('prompt')}\n"
+        f"stdin is not a terminal: answer with  perfscout resume {result.thread_id} \"ANSWER\""
+        + (" --allow-run" if allow_run else "")
+    )
 
 
 @app.command()

@@ -27,10 +27,17 @@ class ReplayReport:
     unreadable: int
 
 
+#: The newest decision-record schema this replay reads (graph/builder.py DECISION_SCHEMA).
+KNOWN_SCHEMAS = frozenset({1, 2})
+
+
 def replay(records: Iterable[dict]) -> ReplayReport:
     diffs: list[ReplayDiff] = []
     checked = unreadable = 0
     for i, rec in enumerate(records):
+        if rec.get("schema", 1) not in KNOWN_SCHEMAS:
+            unreadable += 1
+            continue
         try:
             decision = replay_decision(rec["policy"], rec["input"])
         except (KeyError, TypeError, ValueError):

@@ -34,6 +34,9 @@ from nodes.context import NodeContext
 
 #: Called with one record per routing decision (the app writes them to the decision log).
 DecisionSink = Callable[[dict[str, Any]], None]
+#: Version of a decision record. 1 (no "schema" key): stage views without ``run_gate`` and
+#: ``command``; 2: with them. ``graph.policy.replay_decision`` reads both.
+DECISION_SCHEMA = 2
 
 _FACTORIES: dict[Node, Callable[[NodeContext], Callable[[dict], dict]]] = {
     Node.ORCHESTRATOR: orchestrator.make,
@@ -101,6 +104,7 @@ def _edge(node: Node, sink: DecisionSink | None) -> Callable[[Mapping[str, Any],
             thread = ((config or {}).get("configurable") or {}).get("thread_id")
             sink(
                 {
+                    "schema": DECISION_SCHEMA,
                     "thread": thread,
                     "node": node.value,
                     "policy": policy,

@@ -46,6 +46,47 @@ class ErrorKind(str, Enum):
 RETRYABLE_KINDS: frozenset[ErrorKind] = frozenset({ErrorKind.RETRYABLE, ErrorKind.TIMEOUT})
 
 
+class TargetOrigin(str, Enum):
+    """Who named the program a run stage would start (docs/permission.md).
+
+    Permission names a program: what may run is decided from who chose it, never from what
+    the message text says about it.
+    """
+
+    #: ``--target``, the API's ``target=``, or the user's answer to "which program?".
+    USER = "user"
+    #: A script or executable inside the workspace that the message names as the thing to
+    #: profile, run by its interpreter with the arguments the message gives.
+    WORKSPACE = "workspace"
+    #: Any other command line found in the message (quoted, in backticks, after "run"): a
+    #: proposal, which runs only once the user confirms that exact argv.
+    PROPOSAL = "proposal"
+
+
+class Confirmation(str, Enum):
+    """The user's answer to "run this exact command?" for a proposal."""
+
+    NONE = "none"
+    CONFIRMED = "confirmed"
+    DECLINED = "declined"
+
+
+class RunGate(str, Enum):
+    """The permission fact a run stage's policy reads, derived from origin and confirmation."""
+
+    #: The user's own program (USER / WORKSPACE origin): ``--allow-run`` or the allowlist decides.
+    OWN = "own"
+    #: A proposal not yet confirmed: the turn asks to confirm the exact argv.
+    PROPOSED = "proposed"
+    #: A proposal the user confirmed (that exact argv, this turn).
+    CONFIRMED = "confirmed"
+    #: A proposal the user declined.
+    DECLINED = "declined"
+    #: A proposal of a shape never run from a message (inline code, deletion, raw device),
+    #: refused even when confirmed.
+    FORBIDDEN = "forbidden"
+
+
 class Node(str, Enum):
     """The graph's nodes. Their values are the node names in the compiled graph."""
 

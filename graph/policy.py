@@ -8,7 +8,9 @@ change can be replayed against every recorded input (``perfscout replay``).
 Order inside every stage policy is fixed, "permission before confidence":
 
 1. guard — step budget exhausted, or the route history oscillates → FAIL with a diagnosis;
-2. permission missing → REJECT;
+2. permission (docs/permission.md) — a command of a refused shape, or one the user declined →
+   REJECT; a command the message proposed and the user has not confirmed → ASK_USER (confirm
+   that exact argv); the user's own program without permission → REJECT;
 3. tool error — retryable with attempts left → RETRY, otherwise → FAIL (or REJECT for a
    permission error);
 4. the stage skipped (a dependency is missing here) → SKIP; evidence complete → the stage's
@@ -23,11 +25,14 @@ from typing import Any, Mapping
 
 from graph.enums import (
     RETRYABLE_KINDS,
+    Confirmation,
     ErrorKind,
     NextStep,
     Node,
     Route,
     RouteStep,
+    RunGate,
+    TargetOrigin,
 )
 from graph.state import DEFAULT_RETRY_BUDGET, DEFAULT_STEP_BUDGET
 
@@ -77,11 +82,17 @@ class StageView:
     missing_field: str | None
     #: What success leads to: CONTINUE (next stage), REPORT (straight to the reporter) or FINISH.
     on_success: NextStep = NextStep.CONTINUE
+    #: Who named the command and whether it was confirmed (see ``run_gate``). Decision-log
+    #: records of schema 1 have no such field: their commands were all the user's own.
+    run_gate: RunGate = RunGate.OWN
+    #: The command, for the reason text only (no decision reads it).
+    command: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["guard"]["history"] = list(self.guard.history)
         d["on_success"] = self.on_success.value
+        d["run_gate"] = self.run_gate.value
         return d
 
 
@@ -130,6 +141,21 @@ def _retry_budget(state: Mapping[str, Any]) -> int:
 _RUN_STAGES = frozenset({Node.COLLECTOR.value, Node.STARTUP.value})
 
 
+def run_gate(request: Mapping[str, Any] | None) -> RunGate:
+    """The permission fact of a run request (graph.state.RunRequest): who named the command,
+    whether its shape is refused, whether the user confirmed it. No request: the user's own."""
+    if not request or request.get("origin") != TargetOrigin.PROPOSAL.value:
+        return RunGate.OWN
+    if request.get("refusal"):
+        return RunGate.FORBIDDEN
+    confirmation = request.get("confirmation")
+    if confirmation == Confirmation.CONFIRMED.value:
+        return RunGate.CONFIRMED
+    if confirmation == Confirmation.DECLINED.value:
+        return RunGate.DECLINED
+    return RunGate.PROPOSED
+
+
 def stage_view(state: Mapping[str, Any], stage: Node | str) -> StageView:
     """The policy input after ``stage`` ran. Pure: reads declared state keys only."""
     stage = Node(stage).value
@@ -140,6 +166,7 @@ def stage_view(state: Mapping[str, Any], stage: Node | str) -> StageView:
     route = state.get("_route") or Route.END.value
     needs_permission = stage in _RUN_STAGES and not _is_device_target(state)
     evidence = _evidence_complete(state, stage)
+    request = (state.get("run_request") or None) if needs_permission else None
     return StageView(
         stage=stage,
         guard=guard_view(state),
@@ -152,6 +179,8 @@ def stage_view(state: Mapping[str, Any], stage: Node | str) -> StageView:
         evidence_complete=evidence,
         missing_field=missing[0] if missing else None,
         on_success=_on_success(stage, route, collected),
+        run_gate=run_gate(request),
+        command=str((request or {}).get("display") or ""),
     )
 
 
@@ -223,7 +252,10 @@ def check_guard(g: GuardView) -> str | None:
     if h:
         last = h[-1]
         count = sum(1 for x in h if x == last)
-        if count >= max(REPEAT_LIMIT, g.retry_budget + 2):
+        # A stage runs once, once more per retry, and once more after each answered question
+        # (a target asked for, a command confirmed): only repeats beyond that are a loop.
+        asked = sum(1 for x in h if x.startswith(Node.ASK_USER.value))
+        if count >= max(REPEAT_LIMIT, g.retry_budget + 2 + asked):
             return f"loop: {last} ran {count} times in this turn"
     return None
 
@@ -233,11 +265,19 @@ def choose_next_after_stage(v: StageView) -> Decision:
     diag = check_guard(v.guard)
     if diag:
         return Decision(NextStep.FAIL, diag)
-    if v.needs_permission and not v.has_permission:
-        return Decision(
-            NextStep.REJECT,
-            f"{v.stage} needs permission to run programs on this machine and has none",
-        )
+    if v.needs_permission:
+        what = f"`{v.command}`" if v.command else "a program"
+        if v.run_gate is RunGate.FORBIDDEN:
+            return Decision(NextStep.REJECT, f"{v.stage} refused to run {what}, proposed in the message: never run from a message")
+        if v.run_gate is RunGate.DECLINED:
+            return Decision(NextStep.REJECT, f"{v.stage} did not run {what}: you declined it")
+        if v.run_gate is RunGate.PROPOSED:
+            return Decision(NextStep.ASK_USER, f"{v.stage} asks to confirm {what}, proposed in the message")
+        if v.run_gate is RunGate.OWN and not v.has_permission:
+            return Decision(
+                NextStep.REJECT,
+                f"{v.stage} would run {what} on this machine, and running programs is off",
+            )
     if v.error_kind is not None:
         try:
             kind = ErrorKind(v.error_kind)
@@ -328,6 +368,7 @@ def replay_decision(policy: str, view: Mapping[str, Any]) -> Decision:
         d = dict(view)
         d["guard"] = _guard_from(d["guard"])
         d["on_success"] = NextStep(d["on_success"])
+        d["run_gate"] = RunGate(d.get("run_gate", RunGate.OWN.value))
         return choose_next_after_stage(StageView(**d))
     if policy == "choose_next_after_orchestrator":
         return choose_next_after_orchestrator(RouteView(route=view["route"], guard=_guard_from(view["guard"])))
@@ -353,6 +394,7 @@ __all__ = [
     "guard_view",
     "replay_decision",
     "route_view",
+    "run_gate",
     "stage_view",
 ]
 

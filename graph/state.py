@@ -56,6 +56,26 @@ class Question(TypedDict, total=False):
     choices: list[str]
 
 
+class RunRequest(TypedDict, total=False):
+    """The exact program a run stage would start, and what permission it has (docs/permission.md).
+
+    Built by the stage (nodes/collect/permission.py) from ``target`` and ``target_origin``;
+    the stage policy reads ``origin``, ``refusal`` and ``confirmation`` only.
+    """
+
+    argv: list[str]
+    #: The argv as one shell-quoted line, for prompts and refusals.
+    display: str
+    #: graph.enums.TargetOrigin value.
+    origin: str
+    #: Why this proposal is never run, even when confirmed (None: it may run once confirmed).
+    refusal: str | None
+    #: Arguments that point outside the workspace (named in the confirmation).
+    outside_workspace: list[str]
+    #: graph.enums.Confirmation value.
+    confirmation: str
+
+
 class PerfScoutState(TypedDict, total=False):
     """One thread's state. Keys not declared here are dropped by LangGraph, silently."""
 
@@ -80,6 +100,13 @@ class PerfScoutState(TypedDict, total=False):
     allow_run: bool
     #: What to run or measure: a command line, a script path, or an Android package.
     target: str | None
+    #: Who named ``target`` (graph.enums.TargetOrigin value); missing means the caller set it.
+    target_origin: str | None
+    #: A target the caller gave for this turn only (CLI --target, API target=): it wins over
+    #: anything the message names; the orchestrator moves it to ``target`` and clears it.
+    explicit_target: str | None
+    #: The exact argv a run stage would start and its permission (per turn, never carried over).
+    run_request: RunRequest | None
     #: An existing data file to analyse.
     data_path: str | None
     #: Android: package name and device serial, when given.

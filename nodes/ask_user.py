@@ -10,7 +10,8 @@ from typing import Callable
 
 from langgraph.types import interrupt
 
-from graph.enums import Node
+from graph.enums import Confirmation, Node
+from nodes.collect.nodeutil import YES
 from nodes.common import stamp
 from nodes.context import NodeContext
 
@@ -28,7 +29,7 @@ _DEFAULT_PROMPTS = {
     "data_path": "Which file should I analyse? Give the path of a trace or profile.",
     "package": "Which Android package? (for example com.demo.shop)",
     "serial": "Which device? Give its serial (see `adb devices -l`).",
-    "permission": "May I run this program on your machine? (yes/no)",
+    "confirm_run": "Run the command your message proposes? (yes/no)",
 }
 
 
@@ -43,8 +44,13 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
         text = str(text or "").strip()
         update = stamp(state, Node.ASK_USER.value, field)
         update.update({"answer_to_question": text, "missing": [], "question": q})
-        if field == "permission":
-            update["allow_run"] = text.lower() in {"y", "yes", "ok", "是", "好", "可以", "允许", "true"}
+        if field == "confirm_run":
+            # A yes confirms exactly the argv that was asked about, this turn (docs/permission.md).
+            req = dict(state.get("run_request") or {})
+            if req and list(req.get("argv") or []) == list(q.get("argv") or []):
+                yes = text.lower().strip(" .!。！") in YES
+                req["confirmation"] = (Confirmation.CONFIRMED if yes else Confirmation.DECLINED).value
+                update["run_request"] = req
         elif field in ANSWER_KEYS and ANSWER_KEYS[field] != "answer_to_question" and text:
             update[ANSWER_KEYS[field]] = text
         return update

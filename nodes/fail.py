@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from graph.enums import Node
-from graph.policy import decide_after
+from graph.enums import Node, RunGate
+from graph.policy import decide_after, run_gate
 from nodes.common import say, stamp
 from nodes.context import NodeContext
 
@@ -29,7 +29,7 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
         text = decision.reason
         if err and err.get("message"):
             text = f"{text}. {err.get('tool')}: {err.get('message')}"
-        if decision.step.value == "reject":
+        if decision.step.value == "reject" and not err and run_gate(state.get("run_request")) is RunGate.OWN:
             text += ". Allow it with --allow-run (CLI), allow_run=True (API) or the allowlist in settings."
         update = stamp(state, Node.FAIL.value)
         update.update(say(Node.FAIL.value, f"Stopped: {text}"))

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from graph.enums import Node, Route, Tier
+from graph.enums import Node, Route, TargetOrigin, Tier
+from nodes.collect.permission import target_from_message
 from nodes.common import last_user_text
 from nodes.context import NodeContext
 from nodes.extract import extract
@@ -27,7 +28,13 @@ TURN_RESET: dict[str, Any] = {
     "answer": None,
     "diagnosis": None,
     "exploration": None,
+    # Permission is per turn: a command confirmed in an earlier turn is asked again.
+    "run_request": None,
 }
+
+#: Routes an explicit target (--target, the API's target=) overrides when the message names no
+#: data: the user said what to run, so "profile this" is not a request to read a file.
+_TARGET_OVERRIDES = frozenset({Route.ANALYZE.value, Route.END.value})
 
 
 #: Routes a follow-up question may be taken from: asking about "the data" or a general question.
@@ -69,15 +76,36 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
                 "route_history": [f"{Node.ORCHESTRATOR.value}:{info['route']}"],
             }
         )
-        # Facts named in this message replace the thread's; facts not named are kept from
-        # earlier turns only where they are the user's settings (allow_run, workspace).
+        # What to run (docs/permission.md): an explicit target given for this turn wins; else
+        # what the message names, with who named it (a workspace script, or a proposal that
+        # runs only once confirmed); else the thread's earlier target, as it was named.
+        explicit = str(state.get("explicit_target") or "").strip()
+        update["explicit_target"] = None
         current = str(state.get("target") or "")
-        if facts.programs and not _names_program(current, facts.programs[0]):
-            # An explicit command line (--target / the API) that already runs this program
-            # keeps its arguments; otherwise the program the message names is the target.
-            update["target"] = facts.programs[0]
-        elif facts.quoted and not facts.data_paths and not facts.programs:
-            update["target"] = facts.quoted[0]
+        if explicit:
+            update["target"], update["target_origin"] = explicit, TargetOrigin.USER.value
+            if info["route"] in _TARGET_OVERRIDES and not facts.data_paths and info.get("override") != "followup":
+                info = {**info, "route": Route.FULL_ANALYSIS.value, "override": "explicit_target",
+                        "reason": f"{info.get('reason', '')}; an explicit target was given".lstrip("; ")}
+                update["_route"], update["route_info"] = info["route"], info
+                update["route_history"] = [f"{Node.ORCHESTRATOR.value}:{info['route']}"]
+        else:
+            found = target_from_message(
+                quoted=facts.quoted, programs=facts.programs, after_run=facts.after_run,
+                data_paths=facts.data_paths, workspace=state.get("workspace") or ".",
+            )
+            if found is not None:
+                text_target, origin = found
+                keeps_args = (
+                    origin is TargetOrigin.WORKSPACE and current and facts.programs
+                    and _names_program(current, facts.programs[0])
+                    and state.get("target_origin") in (None, TargetOrigin.USER.value, TargetOrigin.WORKSPACE.value)
+                )
+                if not keeps_args:
+                    # An earlier command line that already runs this script keeps its arguments.
+                    update["target"], update["target_origin"] = text_target, origin.value
+            elif current and not state.get("target_origin"):
+                update["target_origin"] = TargetOrigin.USER.value  # set by the caller (graph.invoke)
         # A data file counts only when this message names it; otherwise "the data" is what the
         # thread collected (perf_analyzer falls back to it).
         update["data_path"] = facts.data_paths[0] if facts.data_paths else None

@@ -15,4 +15,5 @@ def test_allow_run_does_not_leak_into_a_later_turn(tmp_path):
         second = ps.ask("帮我全面分析一下 tiny.py", thread_id="t")
         assert second.status == "failed"
         assert second.route_history[-2:] == ["collector", "fail"]
-        assert "permission" in (second.answer or "")
+        # The refusal names what would have run and how to allow it.
+        assert "would run `tiny.py`" in (second.answer or "") and "--allow-run" in (second.answer or "")

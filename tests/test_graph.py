@@ -127,7 +127,7 @@ def test_missing_permission_is_rejected_before_anything_runs():
     g = build_graph(checkpointer=InMemorySaver(), nodes={Node.ORCHESTRATOR: _route_as("full_analysis")})
     out = g.invoke({"messages": [HumanMessage("x")], "target": "app.py"}, _cfg())
     assert out["route_history"][-1] == "fail"
-    assert "permission" in out["answer"] and "--allow-run" in out["answer"]
+    assert "would run `app.py`" in out["answer"] and "--allow-run" in out["answer"]
 
 
 def test_forced_oscillation_stops_at_the_guard_with_a_diagnosis():
@@ -230,7 +230,7 @@ def test_decisions_are_logged_with_reasons_and_replay_detects_a_policy_change(tm
     g.invoke({"messages": [HumanMessage("x")], "target": "app.py"}, _cfg())
     recs = list(log.records())
     assert [r["node"] for r in recs] == ["orchestrator", "collector"]
-    assert recs[1]["decision"] == "reject" and "permission" in recs[1]["reason"]
+    assert recs[1]["decision"] == "reject" and "running programs is off" in recs[1]["reason"]
     assert recs[1]["input"]["needs_permission"] is True
     assert replay_file(str(log.path)).diffs == []
 

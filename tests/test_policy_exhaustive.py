@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 
 import pytest
 
 from graph.builder import ANSWER_PATH_MAP, ROUTE_PATH_MAP, stage_path_map
-from graph.enums import ErrorKind, NextStep, Node, Route, RouteStep
+from graph.enums import ErrorKind, NextStep, Node, Route, RouteStep, RunGate
 from graph.policy import (
     AnswerView,
     GuardView,
@@ -37,18 +38,27 @@ def spec_stop(steps: int, budget: int, history: tuple[str, ...], retry_budget: i
         return True
     if len(history) >= 4 and history[-1] == history[-3] and history[-2] == history[-4] and history[-1] != history[-2]:
         return True
-    if history and history.count(history[-1]) >= max(3, retry_budget + 2):
+    # Each answered question (a target, a confirmation) allows the asking stage one more run.
+    questions = len([x for x in history if x.split(":")[0] == "ask_user"])
+    if history and history.count(history[-1]) >= max(3, retry_budget + 2 + questions):
         return True
     return False
 
 
 def spec_stage(
-    steps, budget, history, needs_perm, has_perm, err, attempts, rb, skipped, evidence, missing, on_success
+    steps, budget, history, needs_perm, has_perm, err, attempts, rb, skipped, evidence, missing, on_success, gate
 ) -> str:
     if spec_stop(steps, budget, history, rb):
         return "fail"
-    if needs_perm and not has_perm:
-        return "reject"
+    # Permission names a program: a message's command runs only when confirmed and of an
+    # allowed shape; the user's own program needs --allow-run; a confirmation is permission.
+    if needs_perm:
+        if gate == "forbidden" or gate == "declined":
+            return "reject"
+        if gate == "proposed":
+            return "ask_user"
+        if gate == "own" and not has_perm:
+            return "reject"
     if err is not None:
         if err == "permission":
             return "reject"
@@ -84,38 +94,51 @@ HISTORIES = [
     ("orchestrator:full_analysis", "collector", "collector"),  # one retry: fine
     ("collector", "collector", "collector"),  # a loop unless the retry budget allows it
     ("collector", "ask_user:target", "collector", "ask_user:target"),  # oscillation
+    # a confirmation round trip, then one retry: the guard must let it through (retry budget ≥ 1)
+    ("orchestrator:full_analysis", "collector", "ask_user:confirm_run", "collector", "collector"),
 ]
+#: Who named the command and whether it was confirmed (graph.enums.RunGate), as strings.
+GATES = ["own", "proposed", "confirmed", "declined", "forbidden"]
 ERRORS = [None, *[k.value for k in ErrorKind], "made-up-kind"]
 ATTEMPTS = [0, 1, 2, 3]
 RETRY_BUDGETS = [0, 1, 2]
 ON_SUCCESS = [NextStep.CONTINUE, NextStep.REPORT, NextStep.FINISH]
 STAGES = [Node.COLLECTOR, Node.ANALYZER]
 
-STAGE_SPACE = list(
-    itertools.product(
-        STAGES,
-        STEP_CASES,
-        HISTORIES,
-        [False, True],  # needs permission
-        [False, True],  # has permission
-        ERRORS,
-        ATTEMPTS,
-        RETRY_BUDGETS,
-        [False, True],  # skipped
-        [False, True],  # evidence complete
-        [None, "target"],  # missing field
-        ON_SUCCESS,
-    )
+#: Every dimension of the stage policy's input, in StageView order (after the guard's parts).
+STAGE_DIMENSIONS = (
+    STAGES,
+    STEP_CASES,
+    HISTORIES,
+    [False, True],  # needs permission
+    [False, True],  # has permission
+    ERRORS,
+    ATTEMPTS,
+    RETRY_BUDGETS,
+    [False, True],  # skipped
+    [False, True],  # evidence complete
+    [None, "target"],  # missing field
+    ON_SUCCESS,
+    GATES,
 )
-#: 2 stages × 6 × 5 × 2 × 2 × 7 × 4 × 3 × 2 × 2 × 2 × 3
-EXPECTED_STAGE_SPACE = 2 * 6 * 5 * 2 * 2 * 7 * 4 * 3 * 2 * 2 * 2 * 3
+#: 2 stages × 6 × 6 × 2 × 2 × 7 × 4 × 3 × 2 × 2 × 2 × 3 × 5
+EXPECTED_STAGE_SPACE = 2 * 6 * 6 * 2 * 2 * 7 * 4 * 3 * 2 * 2 * 2 * 3 * 5
 
 
-def _view(case) -> StageView:
-    stage, (steps, budget), hist, needs, has, err, att, rb, skipped, ev, missing, ok = case
+def stage_space():
+    """The whole input space, lazily (2.9 M tuples as a list would cost ~1 GB)."""
+    return itertools.product(*STAGE_DIMENSIONS)
+
+
+def _view(case, guards: dict) -> StageView:
+    stage, (steps, budget), hist, needs, has, err, att, rb, skipped, ev, missing, ok, gate = case
+    key = (steps, budget, hist, rb)
+    g = guards.get(key)
+    if g is None:
+        g = guards[key] = GuardView(steps=steps, step_budget=budget, history=hist, retry_budget=rb)
     return StageView(
         stage=stage.value,
-        guard=GuardView(steps=steps, step_budget=budget, history=hist, retry_budget=rb),
+        guard=g,
         needs_permission=needs,
         has_permission=has,
         error_kind=err,
@@ -125,38 +148,50 @@ def _view(case) -> StageView:
         evidence_complete=ev,
         missing_field=missing,
         on_success=ok,
+        run_gate=RunGate(gate),
+        command="python app.py",
     )
 
 
 def test_stage_space_has_not_shrunk():
-    assert len(STAGE_SPACE) == EXPECTED_STAGE_SPACE
-    assert EXPECTED_STAGE_SPACE >= 100_000
+    assert math.prod(len(d) for d in STAGE_DIMENSIONS) == EXPECTED_STAGE_SPACE
+    # At least the space before the permission facts were added (483,840 combinations).
+    assert EXPECTED_STAGE_SPACE >= 483_840
 
 
 def test_stage_policy_matches_spec_over_whole_space(capsys):
     mismatches = []
     answer_like = {NextStep.CONTINUE, NextStep.REPORT, NextStep.FINISH}
+    unconfirmed = ("proposed", "declined", "forbidden")
     path_keys = {stage: set(stage_path_map(stage)) for stage in STAGES}
-    for case in STAGE_SPACE:
-        v = _view(case)
+    guards: dict = {}
+    n = 0
+    for case in stage_space():
+        n += 1
+        v = _view(case, guards)
         d = choose_next_after_stage(v)
-        stage, (steps, budget), hist, needs, has, err, att, rb, skipped, ev, missing, ok = case
-        want = spec_stage(steps, budget, hist, needs, has, err, att, rb, skipped, ev, missing, ok.value)
-        if d.step.value != want:
+        stage, (steps, budget), hist, needs, has, err, att, rb, skipped, ev, missing, ok, gate = case
+        want = spec_stage(steps, budget, hist, needs, has, err, att, rb, skipped, ev, missing, ok.value, gate)
+        step = d.step
+        if step.value != want:
             mismatches.append((case, d, want))
             continue
         # Invariants that hold whatever the branch.
-        assert d.step.value in path_keys[stage]
+        assert step.value in path_keys[stage]
         assert d.reason
-        if d.step is NextStep.RETRY:
+        if step is NextStep.RETRY:
             assert err in ("retryable", "timeout") and att <= rb
-        if needs and not has:
-            assert d.step not in answer_like and d.step is not NextStep.RETRY
-        if d.step in answer_like:
+        if needs and ((not has and gate == "own") or gate in unconfirmed):
+            # nothing the user did not allow, or a message's command not confirmed, ever runs
+            assert step not in answer_like and step is not NextStep.RETRY
+            if gate in unconfirmed and step is not NextStep.FAIL:
+                assert "python app.py" in d.reason  # every refusal and question names the argv
+        if step in answer_like:
             assert ev and err is None and not skipped
+    assert n == EXPECTED_STAGE_SPACE
     assert not mismatches, mismatches[:5]
     with capsys.disabled():
-        print(f"\n[policy] stage policy: {len(STAGE_SPACE)} combinations checked against the spec")
+        print(f"\n[policy] stage policy: {n} combinations checked against the spec")
 
 
 def test_route_policy_over_whole_space(capsys):

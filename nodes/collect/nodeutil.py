@@ -6,9 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from graph.enums import ErrorKind
+from graph.enums import ErrorKind, RunGate
+from graph.policy import run_gate
+from graph.state import RunRequest
+from nodes.collect.permission import build_request, is_allowlisted
 from nodes.collect.rundir import open_run_dir
-from nodes.collect.target import Target, is_allowlisted, parse_target
+from nodes.collect.target import Target, parse_target
 from nodes.common import ToolFailure, failure, skip
 from nodes.context import NodeContext
 
@@ -23,20 +26,53 @@ def thread_id() -> str | None:
         return None
 
 
-def permission(state: Mapping[str, Any], ctx: NodeContext) -> tuple[bool, bool]:
-    """(allowed, allowed only by the allowlist). Reads nothing but the state and the settings."""
-    if state.get("allow_run"):
-        return True, False
-    listed = is_allowlisted(state.get("target"), ctx.allowlist, state.get("workspace") or ".")
-    return listed, listed
+#: Answers that confirm a proposed command (anything else declines it).
+YES = frozenset({"y", "yes", "ok", "okay", "sure", "confirm", "是", "是的", "好", "好的", "可以", "允许", "确认", "確認", "允許"})
 
 
-def refused(node: str) -> ToolFailure:
+def refused(node: str, request: RunRequest | None) -> ToolFailure:
+    """The refusal of the user's own program without permission. The policy's reason names the
+    argv (``StageView.command``); this says how to allow it."""
+    what = "it" if request else "a program (name it with --target)"
     return ToolFailure(
         ErrorKind.PERMISSION,
-        f"{node} runs programs on this machine, and running programs is off: pass --allow-run, "
-        "answer yes when asked, or add the program to the allowlist in the settings",
+        f"to run {what}, pass --allow-run (CLI) or allow_run=True (API), or add the program to the "
+        "allowlist in the settings",
     )
+
+
+def refused_shape(request: RunRequest) -> ToolFailure:
+    return ToolFailure(
+        ErrorKind.PERMISSION,
+        f"{request['refusal']}. PerfScout never runs such a command from a message, confirmed or "
+        "not; to profile it anyway, give it yourself with --target (CLI) or target= (API)",
+    )
+
+
+def declined(request: RunRequest) -> ToolFailure:
+    return ToolFailure(ErrorKind.PERMISSION, "nothing was run")
+
+
+def ask_to_confirm(node: str, request: RunRequest) -> dict[str, Any]:
+    """The question for a proposed command: confirm this exact argv (docs/permission.md)."""
+    outside = list(request.get("outside_workspace") or [])
+    note = f" It names paths outside the workspace: {', '.join(outside)}." if outside else ""
+    prompt = (
+        f"Your message proposes running `{request['display']}`.{note} Run it and profile it? (yes/no) "
+        "消息中提议运行该命令，确认运行吗？"
+    )
+    return {
+        "collected": None,
+        "missing": ["confirm_run"],
+        "question": {
+            "field": "confirm_run",
+            "prompt": prompt,
+            "for_node": node,
+            "argv": list(request["argv"]),
+            "outside_workspace": outside,
+            "choices": ["yes", "no"],
+        },
+    }
 
 
 def run_folder(state: Mapping[str, Any], ctx: NodeContext, kind: str) -> Path:
@@ -61,6 +97,8 @@ def measure_into(
     target: str,
     measure: Callable[[Target, Path], dict[str, Any]],
     unreadable: Callable[[Target, dict[str, Any], str, Path], str],
+    *,
+    confirmed_outside: bool = False,
 ) -> dict[str, Any]:
     """Run ``measure`` on ``target`` in a fresh run folder and turn the outcome into an update.
 
@@ -70,7 +108,7 @@ def measure_into(
     """
     update: dict[str, Any] = {}
     try:
-        t = parse_target(target, state.get("workspace") or ".")
+        t = parse_target(target, state.get("workspace") or ".", confirmed_outside=confirmed_outside)
         run_dir = run_folder(state, ctx, kind)
         update["run_dir"] = str(run_dir)
         collected = measure(t, run_dir)
@@ -98,12 +136,32 @@ def run_local(
     measure: Callable[[Target, Path], dict[str, Any]],
     unreadable: Callable[[Target, dict[str, Any], str, Path], str],
 ) -> dict[str, Any]:
-    """Permission first, then the target (asked for when missing), then the measurement."""
-    allowed, by_allowlist = permission(state, ctx)
-    if not allowed:
-        return failure(node, refused(node))
-    update: dict[str, Any] = {"allow_run": True} if by_allowlist else {}
+    """Permission first, then the target (asked for when missing), then the measurement.
+
+    Permission names a program (docs/permission.md): the exact argv, who named it and — for a
+    command the message proposed — the user's confirmation decide; the same ``run_gate`` the
+    stage policy reads. Nothing starts unless that says so.
+    """
     target = str(state.get("target") or "").strip()
+    workspace = state.get("workspace") or "."
     if not target:
-        return {**update, **ask_for_target(node, prompt)}
-    return {**update, **measure_into(node, state, ctx, kind, target, measure, unreadable)}
+        if not state.get("allow_run"):
+            return failure(node, refused(node, None))
+        return ask_for_target(node, prompt)
+    request = build_request(target, state.get("target_origin"), workspace, state.get("run_request"))
+    if request is None:  # not a readable command line: parse_target says why
+        return measure_into(node, state, ctx, kind, target, measure, unreadable)
+    update: dict[str, Any] = {"run_request": request}
+    gate = run_gate(request)
+    if gate is RunGate.FORBIDDEN:
+        return {**update, **failure(node, refused_shape(request))}
+    if gate is RunGate.DECLINED:
+        return {**update, **failure(node, declined(request))}
+    if gate is RunGate.PROPOSED:
+        return {**update, **ask_to_confirm(node, request)}
+    if gate is RunGate.OWN and not state.get("allow_run"):
+        if not is_allowlisted(request["argv"], ctx.allowlist, workspace):
+            return {**update, **failure(node, refused(node, request))}
+        update["allow_run"] = True  # the settings' allowlist names exactly this program
+    confirmed = gate is RunGate.CONFIRMED  # its confirmation named any path outside the workspace
+    return {**update, **measure_into(node, state, ctx, kind, target, measure, unreadable, confirmed_outside=confirmed)}

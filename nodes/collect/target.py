@@ -16,7 +16,6 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from graph.enums import ErrorKind
 from nodes.common import ToolFailure
@@ -61,30 +60,44 @@ def split_command(text: str) -> list[str]:
     return argv
 
 
-def parse_target(text: str, workspace: str | os.PathLike[str]) -> Target:
-    """The launchable target, or ``ToolFailure(VALIDATION)`` saying what is wrong with it."""
+def parse_target(text: str, workspace: str | os.PathLike[str], *, confirmed_outside: bool = False) -> Target:
+    """The launchable target, or ``ToolFailure(VALIDATION)`` saying what is wrong with it.
+
+    Scripts resolve inside the workspace, unless ``confirmed_outside``: the user confirmed this
+    exact command, whose confirmation named the paths outside it (docs/permission.md).
+    """
     root = str(Path(workspace or ".").resolve())
     argv = split_command(text)
     first = argv[0]
+    existing = _existing_anywhere if confirmed_outside else _existing_inside
     if first.endswith(".py"):
-        script = _existing_file(root, first)
+        script = existing(root, first)
         return Target(text, (sys.executable, str(script), *argv[1:]), True, str(script), root)
-    program = _program(root, first)
+    program = _program(root, first, existing)
     if is_python_program(program):
         script = next((a for a in argv[1:] if a.endswith(".py") and not a.startswith("-")), None)
         resolved = None
         if script is not None:
-            resolved = str(_existing_file(root, script))
+            resolved = str(existing(root, script))
             argv = [resolved if a == script else a for a in argv]
         return Target(text, (program, *argv[1:]), True, resolved, root)
     return Target(text, (program, *argv[1:]), False, None, root)
 
 
-def _existing_file(root: str, path: str) -> Path:
+def _existing_inside(root: str, path: str) -> Path:
     try:
         real = resolve_inside(root, path)
     except SandboxError as e:
         raise ToolFailure(ErrorKind.VALIDATION, str(e)) from None
+    return _regular(real, path, root)
+
+
+def _existing_anywhere(root: str, path: str) -> Path:
+    p = Path(os.path.expanduser(path))
+    return _regular((p if p.is_absolute() else Path(root) / p).resolve(), path, root)
+
+
+def _regular(real: Path, path: str, root: str) -> Path:
     if not real.exists():
         raise ToolFailure(ErrorKind.VALIDATION, f"{path}: no such file (looked in {root})")
     if not real.is_file():
@@ -92,14 +105,14 @@ def _existing_file(root: str, path: str) -> Path:
     return real
 
 
-def _program(root: str, name: str) -> str:
+def _program(root: str, name: str, existing=_existing_inside) -> str:
     """An executable: a bare name from PATH, an absolute path, or a path inside the workspace."""
     if "/" not in name:
         found = shutil.which(name)
         if found is None:
             raise ToolFailure(ErrorKind.VALIDATION, f"{name}: command not found on PATH")
         return found
-    real = Path(name) if os.path.isabs(name) else _existing_file(root, name)
+    real = Path(name) if os.path.isabs(name) else existing(root, name)
     if not real.exists():
         raise ToolFailure(ErrorKind.VALIDATION, f"{name}: no such file")
     if real.is_dir():
@@ -110,38 +123,3 @@ def _program(root: str, name: str) -> str:
             f"{name}: not executable (no execute permission; chmod +x it or name its interpreter)",
         )
     return str(real)
-
-
-def is_allowlisted(text: str | None, allowlist: Iterable[str], workspace: str | os.PathLike[str]) -> bool:
-    """True when the settings' allowlist names this target's program or script.
-
-    An entry matches the program's base name (``pytest``), the text as given, or the same file
-    as the script or program (``examples/slow_app.py``). Never raises: an unreadable target is
-    simply not allowlisted.
-    """
-    entries = [e.strip() for e in allowlist or () if e and e.strip()]
-    if not text or not entries:
-        return False
-    try:
-        argv = shlex.split(text)
-    except ValueError:
-        return False
-    if not argv:
-        return False
-    root = Path(workspace or ".").resolve()
-    names = {argv[0], os.path.basename(argv[0]), text.strip()}
-    files = {_resolved(root, a) for a in argv[:3] if "/" in a or a.endswith((".py", ".sh"))}
-    files.discard(None)
-    for e in entries:
-        if e in names:
-            return True
-        if ("/" in e or e.endswith((".py", ".sh"))) and _resolved(root, e) in files:
-            return True
-    return False
-
-
-def _resolved(root: Path, path: str) -> str | None:
-    try:
-        return str(resolve_inside(root, path)) if not os.path.isabs(path) else str(Path(path).resolve())
-    except (SandboxError, OSError):
-        return None
