@@ -27,8 +27,20 @@ class ReplayReport:
     unreadable: int
 
 
-#: The newest decision-record schema this replay reads (graph/builder.py DECISION_SCHEMA).
-KNOWN_SCHEMAS = frozenset({1, 2})
+#: The decision-record schemas this replay reads (graph/builder.py DECISION_SCHEMA).
+KNOWN_SCHEMAS = frozenset({1, 2, 3})
+#: Before schema 3 the orchestrator's edge returned a step name; now it is the first node's.
+_LEGACY_ROUTE_STEPS = {
+    "collect": "collector", "startup": "startup", "explore": "explorer", "android": "android_expert",
+    "load_data": "perf_analyzer", "fallback": "fallback", "fail": "fail",
+}
+
+
+def _recorded(rec: dict) -> str:
+    decision = str(rec.get("decision"))
+    if rec.get("schema", 1) < 3 and rec.get("policy") == "choose_next_after_orchestrator":
+        return _LEGACY_ROUTE_STEPS.get(decision, decision)
+    return decision
 
 
 def replay(records: Iterable[dict]) -> ReplayReport:
@@ -44,14 +56,14 @@ def replay(records: Iterable[dict]) -> ReplayReport:
             unreadable += 1
             continue
         checked += 1
-        if decision.step.value != rec.get("decision"):
+        if decision.step.value != _recorded(rec):
             diffs.append(
                 ReplayDiff(
                     index=i,
                     thread=rec.get("thread"),
                     node=rec.get("node", "?"),
                     policy=rec["policy"],
-                    recorded=str(rec.get("decision")),
+                    recorded=_recorded(rec),
                     now=decision.step.value,
                     reason_now=decision.reason,
                 )

@@ -18,6 +18,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from graph.enums import CollectionKind
+from graph.payloads import collection
 from nodes.report.exports import REPORT_SCHEMA
 from nodes.report.output import report_dir, safe_component
 from nodes.report.view import ReportInputError, build_view
@@ -98,9 +100,9 @@ def resolve_inputs(target: str, runs_dir: str) -> tuple[dict[str, Any], str | No
             thread,
         )
     if data is not None and _is_analysis(data):
-        return {"analysis": data, "collected": {"kind": "file", "paths": {"analysis": str(p)}, "source": str(p)}}, thread
+        return {"analysis": data, "collected": collection(CollectionKind.FILE, paths={"analysis": str(p)}, source=str(p))}, thread
     result = _analyze(p)
-    return {"analysis": result, "collected": {"kind": "file", "paths": {"data": str(p)}, "source": str(p)}}, thread
+    return {"analysis": result, "collected": collection(CollectionKind.FILE, paths={"data": str(p)}, source=str(p))}, thread
 
 
 def run_report(target: str, *, runs_dir: str, out: str | None = None, llm: Any = None) -> dict[str, str]:

@@ -45,9 +45,11 @@ from typing import Any, Iterable, Iterator, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from app.errors import RequestError, ThreadBusy
+from graph.enums import Node, TurnOutcome
 
-#: What a turn's last checkpoint says. ``incomplete``: it stopped before a node and can be
-#: continued (``perfscout resume T`` / ``PerfScout.continue_run``).
+#: What a turn's last checkpoint says (the values of ``graph.enums.TurnOutcome``).
+#: ``incomplete``: it stopped between nodes and can be continued (``perfscout resume T`` /
+#: ``PerfScout.continue_run``).
 Status = Literal["done", "needs_input", "failed", "skipped", "incomplete"]
 #: How much of a message a listing shows.
 SNIPPET = 80
@@ -347,7 +349,7 @@ def turn_state(snap: Any) -> TurnState:
         for intr in task.interrupts or ():
             question = intr.value if isinstance(intr.value, dict) else {"prompt": str(intr.value)}
     if question is not None:
-        return TurnState("needs_input", question=question)
+        return TurnState(TurnOutcome.NEEDS_INPUT.value, question=question)
     if snap.next or snap.tasks:
         # A finished turn's last checkpoint has no tasks. Tasks left over mean the turn stopped
         # between checkpoints: before ``snap.next`` (not run, or run and killed before its
@@ -355,14 +357,22 @@ def turn_state(snap: Any) -> TurnState:
         errors = [str(t.error) for t in snap.tasks or () if getattr(t, "error", None)]
         first = errors[0].splitlines()[0][:300] if errors else None
         if snap.next:
-            return TurnState("incomplete", stopped_before=str(snap.next[0]), error=first)
+            return TurnState(TurnOutcome.INCOMPLETE.value, stopped_before=str(snap.next[0]), error=first)
         done = [t.name for t in snap.tasks if getattr(t, "result", None) is not None]
-        return TurnState("incomplete", stopped_after=(done or [snap.tasks[0].name])[0], error=first)
-    if (st.get("route_history") or [""])[-1].startswith("fail"):
-        return TurnState("failed")
-    if st.get("skipped"):
-        return TurnState("skipped")
-    return TurnState("done")
+        return TurnState(TurnOutcome.INCOMPLETE.value, stopped_after=(done or [snap.tasks[0].name])[0], error=first)
+    outcome = st.get("outcome")
+    if outcome in (TurnOutcome.FAILED.value, TurnOutcome.SKIPPED.value):
+        return TurnState(outcome)  # written by the fail node / the stage runner's skip
+    if "outcome" not in st and (legacy := _legacy_outcome(st)):
+        return TurnState(legacy)  # a thread checkpointed before ``outcome`` existed
+    return TurnState(TurnOutcome.DONE.value)
+
+
+def _legacy_outcome(st: dict[str, Any]) -> Status | None:
+    """How a turn checkpointed by PerfScout 0.1 (no ``outcome`` key) ended."""
+    if (st.get("route_history") or [""])[-1].startswith(Node.FAIL.value):
+        return TurnOutcome.FAILED.value
+    return TurnOutcome.SKIPPED.value if st.get("skipped") else None
 
 
 def existing_paths(report: dict[str, Any] | None) -> dict[str, str]:

@@ -13,8 +13,9 @@ from typing import Any, Callable, Mapping
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
-from graph.enums import NextStep, Node, RouteStep
-from graph.policy import ASKING_NODES, decide_after
+from graph.enums import NextStep, Node
+from graph.policy import decide_after
+from graph.stages import ASKING_NODES, ROUTE_START, STAGES
 from graph.state import PerfScoutState
 from nodes import (
     analyzer,
@@ -35,8 +36,9 @@ from nodes.context import NodeContext
 #: Called with one record per routing decision (the app writes them to the decision log).
 DecisionSink = Callable[[dict[str, Any]], None]
 #: Version of a decision record. 1 (no "schema" key): stage views without ``run_gate`` and
-#: ``command``; 2: with them. ``graph.policy.replay_decision`` reads both.
-DECISION_SCHEMA = 2
+#: ``command``; 2: with them; 3: the orchestrator's decision is the first node's name
+#: ("collector", not "collect"). app/replay.py reads all three.
+DECISION_SCHEMA = 3
 
 _FACTORIES: dict[Node, Callable[[NodeContext], Callable[[dict], dict]]] = {
     Node.ORCHESTRATOR: orchestrator.make,
@@ -53,29 +55,8 @@ _FACTORIES: dict[Node, Callable[[NodeContext], Callable[[dict], dict]]] = {
     Node.FAIL: fail.make,
 }
 
-#: Where CONTINUE leads from each stage (the route pipelines of ROUTING.md); None is END.
-_CONTINUE_TO: dict[Node, Node | None] = {
-    Node.COLLECTOR: Node.ANALYZER,
-    Node.STARTUP: Node.ANALYZER,
-    Node.PERF_ANALYZER: Node.ANALYZER,
-    Node.ANDROID_EXPERT: Node.ANALYZER,
-    Node.ANALYZER: Node.ATTRIBUTOR,
-    Node.ATTRIBUTOR: Node.REPORTER,
-    Node.EXPLORER: Node.REPORTER,
-    # The reporter is a stage too: a report that could not be written is retried or explained
-    # by the same policy as any other tool, not ended on a plain edge.
-    Node.REPORTER: None,
-}
-
-ROUTE_PATH_MAP: dict[str, str] = {
-    RouteStep.COLLECT.value: Node.COLLECTOR.value,
-    RouteStep.STARTUP.value: Node.STARTUP.value,
-    RouteStep.EXPLORE.value: Node.EXPLORER.value,
-    RouteStep.ANDROID.value: Node.ANDROID_EXPERT.value,
-    RouteStep.LOAD_DATA.value: Node.PERF_ANALYZER.value,
-    RouteStep.FALLBACK.value: Node.FALLBACK.value,
-    RouteStep.FAIL.value: Node.FAIL.value,
-}
+#: The orchestrator's edge: each route's first node, or the fail node (graph/stages.py).
+ROUTE_PATH_MAP: dict[str, str] = {n.value: n.value for n in (*ROUTE_START.values(), Node.FAIL)}
 
 ANSWER_PATH_MAP: dict[str, str] = {n.value: n.value for n in ASKING_NODES} | {
     Node.FAIL.value: Node.FAIL.value,
@@ -85,8 +66,9 @@ ANSWER_PATH_MAP: dict[str, str] = {n.value: n.value for n in ASKING_NODES} | {
 
 def stage_path_map(stage: Node) -> dict[str, str]:
     """The total map for a stage's edge: every NextStep has a target, END included."""
+    nxt = STAGES[stage].continue_to
     return {
-        NextStep.CONTINUE.value: _CONTINUE_TO[stage].value if _CONTINUE_TO[stage] else END,
+        NextStep.CONTINUE.value: nxt.value if nxt else END,
         NextStep.RETRY.value: stage.value,
         NextStep.ASK_USER.value: Node.ASK_USER.value,
         NextStep.REJECT.value: Node.FAIL.value,
@@ -147,14 +129,9 @@ def build_graph(
 
     g.add_edge(START, Node.ORCHESTRATOR.value)
     g.add_conditional_edges(Node.ORCHESTRATOR.value, _edge(Node.ORCHESTRATOR, on_decision), ROUTE_PATH_MAP)
-    for stage in _CONTINUE_TO:
+    for stage in STAGES:
         g.add_conditional_edges(stage.value, _edge(stage, on_decision), stage_path_map(stage))
     g.add_conditional_edges(Node.ASK_USER.value, _edge(Node.ASK_USER, on_decision), ANSWER_PATH_MAP)
     for terminal in (Node.FALLBACK, Node.FAIL):
         g.add_edge(terminal.value, END)
     return g.compile(checkpointer=checkpointer, **compile_kwargs)
-
-
-#: The offline graph, for ``langgraph.json`` when no model is configured (the server adds the
-#: checkpointer). ``app.studio.graph`` is the same graph wired to the configured model.
-graph = build_graph()

@@ -87,6 +87,35 @@ class RunGate(str, Enum):
     FORBIDDEN = "forbidden"
 
 
+class CollectionKind(str, Enum):
+    """What produced a ``collected`` payload (graph/payloads.py)."""
+
+    PROFILE = "profile"
+    STARTUP = "startup"
+    FILE = "file"
+    ANDROID = "android"
+
+
+class AttributionStatus(str, Enum):
+    """Where a hot spot's source was found (nodes/code/attribute.py)."""
+
+    FOUND = "found"
+    #: System or library code: not the user's to change.
+    SYSTEM = "system"
+    NOT_FOUND = "not_found"
+
+
+class TurnOutcome(str, Enum):
+    """How a turn ended, as the API reports it (app/api.py ``AskResult.status``)."""
+
+    DONE = "done"
+    NEEDS_INPUT = "needs_input"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    #: Stopped between nodes (a crash, a kill) with work left: ``perfscout resume`` continues it.
+    INCOMPLETE = "incomplete"
+
+
 class Node(str, Enum):
     """The graph's nodes. Their values are the node names in the compiled graph."""
 
@@ -120,15 +149,3 @@ class NextStep(str, Enum):
     SKIP = "skip"
     FAIL = "fail"
     FINISH = "finish"
-
-
-class RouteStep(str, Enum):
-    """What the orchestrator's edge decides: a route's first node, a guard, or a question."""
-
-    COLLECT = "collect"
-    STARTUP = "startup"
-    EXPLORE = "explore"
-    ANDROID = "android"
-    LOAD_DATA = "load_data"
-    FALLBACK = "fallback"
-    FAIL = "fail"

@@ -30,11 +30,11 @@ from graph.enums import (
     NextStep,
     Node,
     Route,
-    RouteStep,
     RunGate,
     TargetOrigin,
 )
-from graph.state import DEFAULT_RETRY_BUDGET, DEFAULT_STEP_BUDGET
+from graph.payloads import DEFAULT_RETRY_BUDGET, DEFAULT_STEP_BUDGET
+from graph.stages import ASKING_NODES, ROUTE_START, STAGES
 
 #: The same node (and task) this many times in one turn is a loop, not progress.
 REPEAT_LIMIT = 3
@@ -46,7 +46,7 @@ ALTERNATION_WINDOW = 4
 class Decision:
     """A step and the reason for it. ``step`` is what the edge returns."""
 
-    step: NextStep | RouteStep | Node
+    step: NextStep | Node
     reason: str
 
 
@@ -137,10 +137,6 @@ def _retry_budget(state: Mapping[str, Any]) -> int:
     return int(rb) if rb is not None else DEFAULT_RETRY_BUDGET
 
 
-#: Stages that run programs on the user's machine need the run permission.
-_RUN_STAGES = frozenset({Node.COLLECTOR.value, Node.STARTUP.value})
-
-
 def run_gate(request: Mapping[str, Any] | None) -> RunGate:
     """The permission fact of a run request (graph.state.RunRequest): who named the command,
     whether its shape is refused, whether the user confirmed it. No request: the user's own."""
@@ -158,14 +154,13 @@ def run_gate(request: Mapping[str, Any] | None) -> RunGate:
 
 def stage_view(state: Mapping[str, Any], stage: Node | str) -> StageView:
     """The policy input after ``stage`` ran. Pure: reads declared state keys only."""
-    stage = Node(stage).value
+    spec = STAGES[Node(stage)]
+    stage = spec.node.value
     err = state.get("last_error") or None
     skipped = state.get("skipped") or None
     missing = list(state.get("missing") or [])
-    collected = state.get("collected") or None
     route = state.get("_route") or Route.END.value
-    needs_permission = stage in _RUN_STAGES and not _is_device_target(state)
-    evidence = _evidence_complete(state, stage)
+    needs_permission = spec.runs_programs and not _is_device_target(state)
     request = (state.get("run_request") or None) if needs_permission else None
     return StageView(
         stage=stage,
@@ -176,9 +171,9 @@ def stage_view(state: Mapping[str, Any], stage: Node | str) -> StageView:
         attempts=int((state.get("attempts") or {}).get(stage, 0)),
         retry_budget=_retry_budget(state),
         skipped=bool(skipped and skipped.get("node") == stage),
-        evidence_complete=evidence,
+        evidence_complete=spec.evidence(state),
         missing_field=missing[0] if missing else None,
-        on_success=_on_success(stage, route, collected),
+        on_success=spec.on_success(route, state),
         run_gate=run_gate(request),
         command=str((request or {}).get("display") or ""),
     )
@@ -187,35 +182,6 @@ def stage_view(state: Mapping[str, Any], stage: Node | str) -> StageView:
 def _is_device_target(state: Mapping[str, Any]) -> bool:
     """A startup measured on an Android device runs nothing locally."""
     return bool(state.get("package")) and not state.get("target")
-
-
-def _evidence_complete(state: Mapping[str, Any], stage: str) -> bool:
-    if stage in (Node.COLLECTOR.value, Node.STARTUP.value, Node.PERF_ANALYZER.value):
-        return bool((state.get("collected") or {}).get("paths") or state.get("data_path"))
-    if stage == Node.ANDROID_EXPERT.value:
-        return bool(state.get("collected") or state.get("answer"))
-    if stage == Node.ANALYZER.value:
-        return bool(state.get("analysis"))
-    if stage == Node.ATTRIBUTOR.value:
-        return state.get("attribution") is not None
-    if stage == Node.EXPLORER.value:
-        return bool(state.get("exploration"))
-    if stage == Node.REPORTER.value:
-        return bool(state.get("report"))
-    return False
-
-
-def _on_success(stage: str, route: str, collected: Mapping[str, Any] | None) -> NextStep:
-    if stage in (Node.EXPLORER.value, Node.REPORTER.value):
-        return NextStep.FINISH
-    if stage == Node.ANDROID_EXPERT.value:
-        # Android queries that collected analysable data continue to the analyzer;
-        # a device list or a meminfo dump is answered where it was read.
-        return NextStep.CONTINUE if (collected or {}).get("paths") else NextStep.FINISH
-    if stage == Node.ANALYZER.value:
-        # Only source-level hot spots are worth attributing; startup goes straight to the report.
-        return NextStep.REPORT if route == Route.STARTUP.value else NextStep.CONTINUE
-    return NextStep.CONTINUE
 
 
 def answer_view(state: Mapping[str, Any]) -> AnswerView:
@@ -305,35 +271,19 @@ def choose_next_after_stage(v: StageView) -> Decision:
     return Decision(NextStep.FAIL, f"{v.stage} produced nothing to go on")
 
 
-_ROUTE_STEPS: dict[str, RouteStep] = {
-    Route.FULL_ANALYSIS.value: RouteStep.COLLECT,
-    Route.STARTUP.value: RouteStep.STARTUP,
-    Route.EXPLORER.value: RouteStep.EXPLORE,
-    Route.ANDROID.value: RouteStep.ANDROID,
-    Route.ANALYZE.value: RouteStep.LOAD_DATA,
-    Route.END.value: RouteStep.FALLBACK,
-}
+#: Route label → the first node of its pipeline (graph/stages.py ROUTE_START), by value.
+_ROUTE_START: dict[str, Node] = {r.value: n for r, n in ROUTE_START.items()}
 
 
 def choose_next_after_orchestrator(v: RouteView) -> Decision:
     """Route label → the route's first node. An unknown label falls back, never crashes."""
     diag = check_guard(v.guard)
     if diag:
-        return Decision(RouteStep.FAIL, diag)
-    step = _ROUTE_STEPS.get(v.route)
+        return Decision(Node.FAIL, diag)
+    step = _ROUTE_START.get(v.route)
     if step is None:
-        return Decision(RouteStep.FALLBACK, f"unknown route {v.route!r}: falling back")
+        return Decision(Node.FALLBACK, f"unknown route {v.route!r}: falling back")
     return Decision(step, f"route {v.route}")
-
-
-#: Nodes that may ask the user and be resumed with the answer.
-ASKING_NODES: tuple[Node, ...] = (
-    Node.COLLECTOR,
-    Node.STARTUP,
-    Node.EXPLORER,
-    Node.ANDROID_EXPERT,
-    Node.PERF_ANALYZER,
-)
 
 
 def choose_next_after_answer(v: AnswerView) -> Decision:

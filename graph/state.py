@@ -3,7 +3,8 @@
 A ``TypedDict`` on purpose: a pydantic state model treats a leading-underscore key such as
 ``_route`` as a private attribute, so LangGraph would store the orchestrator's write while
 nodes and routers keep seeing the default. Everything a policy reads is a declared key here;
-every budget and counter lives here too, so a checkpoint carries it across a crash.
+every budget and counter lives here too, so a checkpoint carries it across a crash. The
+payload types live in graph/payloads.py, which imports no LangGraph.
 """
 
 from __future__ import annotations
@@ -13,67 +14,20 @@ from typing import Annotated, Any, TypedDict
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
-#: Default number of node executions one turn may take before the guard stops it.
-DEFAULT_STEP_BUDGET = 24
-#: Default number of *extra* attempts a retryable tool error gets.
-DEFAULT_RETRY_BUDGET = 1
-#: How many route-history entries a thread keeps (the oscillation guard needs a short tail).
-HISTORY_LIMIT = 64
-
-
-class RouteInfo(TypedDict, total=False):
-    """Why the orchestrator chose ``_route``: which tier decided, how sure, and why."""
-
-    route: str
-    tier: str
-    confidence: float
-    reason: str
-    latency_ms: float
-    override: str | None
-
-
-class ToolError(TypedDict):
-    """The last tool failure. Policies read ``kind`` only; ``message`` is for people."""
-
-    tool: str
-    kind: str
-    message: str
-
-
-class Skip(TypedDict):
-    """A capability that could not run here, and why ("no device attached", …)."""
-
-    node: str
-    reason: str
-
-
-class Question(TypedDict, total=False):
-    """A missing field the user can supply, asked through ``interrupt()``."""
-
-    field: str
-    prompt: str
-    for_node: str
-    choices: list[str]
-
-
-class RunRequest(TypedDict, total=False):
-    """The exact program a run stage would start, and what permission it has (docs/permission.md).
-
-    Built by the stage (nodes/collect/permission.py) from ``target`` and ``target_origin``;
-    the stage policy reads ``origin``, ``refusal`` and ``confirmation`` only.
-    """
-
-    argv: list[str]
-    #: The argv as one shell-quoted line, for prompts and refusals.
-    display: str
-    #: graph.enums.TargetOrigin value.
-    origin: str
-    #: Why this proposal is never run, even when confirmed (None: it may run once confirmed).
-    refusal: str | None
-    #: Arguments that point outside the workspace (named in the confirmation).
-    outside_workspace: list[str]
-    #: graph.enums.Confirmation value.
-    confirmation: str
+from graph.payloads import (  # noqa: F401  (re-exported: the state's own vocabulary)
+    DEFAULT_RETRY_BUDGET,
+    DEFAULT_STEP_BUDGET,
+    HISTORY_LIMIT,
+    Attribution,
+    Collected,
+    Exploration,
+    Question,
+    Report,
+    RouteInfo,
+    RunRequest,
+    Skip,
+    ToolError,
+)
 
 
 class PerfScoutState(TypedDict, total=False):
@@ -122,19 +76,22 @@ class PerfScoutState(TypedDict, total=False):
     skipped: Skip | None
 
     # --- results (JSON-able references, never large payloads) ------------------------------
-    #: What a collection produced: {"kind", "paths": {...}, "summary": {...}, "source": ...}.
-    collected: dict[str, Any] | None
+    #: What a collection produced (graph.payloads.collection builds it).
+    collected: Collected | None
     #: The analyzer's typed result (nodes.perf.model.AnalysisResult, as JSON).
     analysis: dict[str, Any] | None
-    #: One entry per hot spot: status found/system/not_found, file, line, excerpt.
-    attribution: list[dict[str, Any]] | None
+    #: One entry per hot spot: status (graph.enums.AttributionStatus), file, line, excerpt.
+    attribution: list[Attribution] | None
     #: Explorer results: matches with file, line and context.
-    exploration: dict[str, Any] | None
-    #: Where the reporter wrote: {"dir", "markdown", "html", "json", ...}.
-    report: dict[str, Any] | None
+    exploration: Exploration | None
+    #: Where the reporter wrote: the folder and each file by kind.
+    report: Report | None
     #: The run folder for this turn's artefacts.
     run_dir: str | None
     #: The turn's final answer text, also sent as the last AI message.
     answer: str | None
     #: Why a turn stopped early (guard, failure, rejection).
     diagnosis: str | None
+    #: How the turn ended (graph.enums.TurnOutcome value) when a node decided it: the fail
+    #: node writes ``failed``, a skip ``skipped``; None while it runs or when it simply finished.
+    outcome: str | None

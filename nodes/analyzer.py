@@ -2,32 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 from graph.enums import ErrorKind, Node
-from nodes.common import ToolFailure, attempt, failure, stamp
 from nodes.context import NodeContext
+from nodes.errors import ToolFailure
 from nodes.perf.errors import PerfDataError
+from nodes.stage import run_stage
 
 
 def make(ctx: NodeContext) -> Callable[[dict], dict]:
-    def analyzer(state: dict) -> dict:
+    def analyzer(state: Mapping[str, Any]) -> dict[str, Any]:
         from nodes.perf.analysis import analyze_paths  # heavy imports stay off graph build
 
-        name = Node.ANALYZER.value
-        update = stamp(state, name)
-        update["attempts"] = attempt(state, name)
         paths = list(((state.get("collected") or {}).get("paths") or {}).values())
         if not paths:
-            update.update(failure(name, ToolFailure(ErrorKind.VALIDATION, "no data to analyse")))
-            return update
+            raise ToolFailure(ErrorKind.VALIDATION, "no data to analyse")
         try:
             result = analyze_paths(paths)
         except PerfDataError as e:
-            update.update(failure(name, ToolFailure(ErrorKind.VALIDATION, str(e))))
-            return update
-        update["analysis"] = result.model_dump(mode="json")
-        update["attribution"] = None
-        return update
+            raise ToolFailure(ErrorKind.VALIDATION, str(e)) from None
+        return {"analysis": result.model_dump(mode="json"), "attribution": None}
 
-    return analyzer
+    return run_stage(Node.ANALYZER, analyzer)

@@ -13,16 +13,18 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from graph.enums import Node
+from graph.enums import CollectionKind, Node
+from graph.payloads import collection
 from nodes.android import frames, launch, system, trace
 from nodes.android.devices import DeviceUnavailable, NO_DEVICE_FIX, device_info, explain, list_devices
 from nodes.android.intent import Request, Task, read_request
 from nodes.android.launch import describe_launches, measure_launches
 from nodes.android.names import check_package
-from nodes.android.outcome import NeedPackage, guarded
+from nodes.android.outcome import ANDROID_ERRORS, NeedPackage, as_stage_error
 from nodes.android.session import Session, host_adb, open_session
-from nodes.common import attempt, last_user_text, say, stamp
+from nodes.common import last_user_text, say
 from nodes.context import NodeContext
+from nodes.stage import run_stage
 
 #: Seconds a frame capture or trace lasts when the message names none.
 DEFAULT_CAPTURE_S = 5.0
@@ -54,7 +56,7 @@ def _device_list(ctx: NodeContext) -> dict[str, Any]:
             lines.append(f"- {explain(d)}")
         rows.append(row)
     text = f"{len(devices)} Android device(s) attached:\n" + "\n".join(lines)
-    collected = {"kind": "android", "summary": {"task": "devices", "devices": rows}, "source": "adb devices -l"}
+    collected = collection(CollectionKind.ANDROID, summary={"task": "devices", "devices": rows}, source="adb devices -l")
     return {"collected": collected, **say(Node.ANDROID_EXPERT.value, text)}
 
 
@@ -103,9 +105,12 @@ def _collect(state: dict, ctx: NodeContext, req: Request, sleep: Callable[[float
     elif req.task is Task.BATTERY:
         collected, text = system.collect_battery(s)
     else:
-        collected = {"kind": "android", "summary": {"task": "info", "device": s.info.describe(),
-                                                      "model": s.info.model, "android": s.info.release,
-                                                      "sdk": s.info.sdk}, "source": s.source("shell getprop")}
+        collected = collection(
+            CollectionKind.ANDROID,
+            summary={"task": "info", "device": s.info.describe(), "model": s.info.model,
+                     "android": s.info.release, "sdk": s.info.sdk},
+            source=s.source("shell getprop"),
+        )
         text = f"Connected: {s.info.describe()}."
     out["collected"] = collected
     out.update(say(name, text))
@@ -114,13 +119,11 @@ def _collect(state: dict, ctx: NodeContext, req: Request, sleep: Callable[[float
 
 def make(ctx: NodeContext, sleep: Callable[[float], None] = time.sleep) -> Callable[[dict], dict]:
     def android_expert(state: dict) -> dict:
-        name = Node.ANDROID_EXPERT.value
-        update = stamp(state, name)
-        update["attempts"] = attempt(state, name)
-        update["last_error"] = None
         req = read_request(last_user_text(state))
-        update.update(guarded(name, lambda: _collect(state, ctx, req, sleep)))
-        return update
+        try:
+            return _collect(state, ctx, req, sleep)
+        except ANDROID_ERRORS as e:
+            raise as_stage_error(e) from None
 
-    return android_expert
+    return run_stage(Node.ANDROID_EXPERT, android_expert)
 

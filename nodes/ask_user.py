@@ -11,7 +11,7 @@ from typing import Callable
 from langgraph.types import interrupt
 
 from graph.enums import Confirmation, Node
-from nodes.collect.nodeutil import YES
+from nodes.local_run import YES
 from nodes.common import stamp
 from nodes.context import NodeContext
 

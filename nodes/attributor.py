@@ -14,9 +14,10 @@ from typing import Any, Callable
 from graph.enums import ErrorKind, Node
 from nodes.code.attribute import Attributor
 from nodes.code.rg import find_rg
-from nodes.common import ToolFailure, attempt, failure, stamp
 from nodes.context import NodeContext
+from nodes.errors import ToolFailure
 from nodes.sandbox import SandboxError
+from nodes.stage import run_stage
 
 NAME = Node.ATTRIBUTOR.value
 #: Hot spots attributed per run, in the analysis' order (the hottest first).
@@ -27,17 +28,9 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
     rg_path = ctx.extra.get("rg_path")
 
     def attributor(state: dict) -> dict:
-        update: dict[str, Any] = stamp(state, NAME)
-        update["attempts"] = attempt(state, NAME)
-        try:
-            update["attribution"] = attribute_all(
-                state.get("analysis"), state.get("workspace") or ".", llm=ctx.llm, rg=rg_path
-            )
-        except ToolFailure as e:
-            update.update(failure(NAME, e))
-        return update
+        return {"attribution": attribute_all(state.get("analysis"), state.get("workspace") or ".", llm=ctx.llm, rg=rg_path)}
 
-    return attributor
+    return run_stage(Node.ATTRIBUTOR, attributor)
 
 
 def attribute_all(

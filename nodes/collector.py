@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import Callable
 
 from graph.enums import Node
-from nodes.collect.nodeutil import run_local
 from nodes.collect.options import CollectOptions
 from nodes.collect.profile import collect_profile
-from nodes.common import attempt, skip, stamp
 from nodes.context import NodeContext
+from nodes.errors import StageSkipped
+from nodes.local_run import run_local
+from nodes.stage import run_stage
 
 TARGET_PROMPT = (
     "Which program should I profile? Give a script path (examples/slow_app.py) or a command "
@@ -35,22 +36,16 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
 
     def collector(state: dict) -> dict:
         name = Node.COLLECTOR.value
-        update = stamp(state, name)
-        update["attempts"] = attempt(state, name)
         if state.get("package") and not str(state.get("target") or "").strip():
             # Nothing local to run: an app on a device is profiled through a device trace.
-            update.update(skip(name, ANDROID_SKIP.format(package=state["package"])))
-            return update
-        update.update(
-            run_local(
-                name, state, ctx, "profile", TARGET_PROMPT,
-                lambda t, run_dir: collect_profile(t, run_dir, opts),
-                lambda t, collected, notes, run_dir: (
-                    f"the run of {t.display} finished but the analyzer can read none of its files "
-                    f"({notes}); they are in {run_dir}"
-                ),
-            )
+            raise StageSkipped(ANDROID_SKIP.format(package=state["package"]))
+        return run_local(
+            name, state, ctx, "profile", TARGET_PROMPT,
+            lambda t, run_dir: collect_profile(t, run_dir, opts),
+            lambda t, collected, notes, run_dir: (
+                f"the run of {t.display} finished but the analyzer can read none of its files "
+                f"({notes}); they are in {run_dir}"
+            ),
         )
-        return update
 
-    return collector
+    return run_stage(Node.COLLECTOR, collector)

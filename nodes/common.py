@@ -1,7 +1,9 @@
-"""What every node returns besides its own result: a step stamp, a typed error, a typed skip.
+"""The shapes every node writes besides its own result: a step stamp, a typed error, a typed
+skip, a question, an answer.
 
 Nodes never decide where the graph goes; they report what happened in these shapes and the
-pure policies in ``graph.policy`` decide.
+pure policies in ``graph.policy`` decide. Only node modules (nodes/*.py) build state updates;
+toolkits raise ``nodes.errors`` exceptions and the stage runner (nodes/stage.py) calls these.
 """
 
 from __future__ import annotations
@@ -10,17 +12,9 @@ from typing import Any, Mapping
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from graph.enums import ErrorKind
-from graph.state import HISTORY_LIMIT
-
-
-class ToolFailure(Exception):
-    """A tool call that failed in a way the retry policy must know about."""
-
-    def __init__(self, kind: ErrorKind, message: str):
-        self.kind = ErrorKind(kind)
-        self.message = message
-        super().__init__(message)
+from graph.enums import TurnOutcome
+from graph.payloads import HISTORY_LIMIT, Question
+from nodes.errors import ToolFailure  # noqa: F401  (the name nodes and tests raise)
 
 
 def stamp(state: Mapping[str, Any], node: str, task: str | None = None) -> dict[str, Any]:
@@ -34,13 +28,6 @@ def stamp(state: Mapping[str, Any], node: str, task: str | None = None) -> dict[
     }
 
 
-def attempt(state: Mapping[str, Any], tool: str) -> dict[str, int]:
-    """The attempts map with one more attempt for ``tool`` (a new dict: state is never mutated)."""
-    attempts = dict(state.get("attempts") or {})
-    attempts[tool] = attempts.get(tool, 0) + 1
-    return attempts
-
-
 def failure(tool: str, err: ToolFailure) -> dict[str, Any]:
     return {"last_error": {"tool": tool, "kind": err.kind.value, "message": err.message}}
 
@@ -50,9 +37,23 @@ def skip(node: str, reason: str) -> dict[str, Any]:
     text = f"Skipped {node}: {reason}"
     return {
         "skipped": {"node": node, "reason": reason},
+        "outcome": TurnOutcome.SKIPPED.value,
         "answer": text,
         "messages": [AIMessage(content=text, name=node)],
     }
+
+
+def ask(node: str, field: str, prompt: str, *, choices: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+    """The one way a stage asks the user for ``field`` (answered through ask_user's interrupt).
+
+    A result kept from an earlier turn must not pass for this turn's evidence, so the
+    collection and the answer are cleared, whichever stage asks.
+    """
+    q: Question = {"field": field, "prompt": prompt, "for_node": node}
+    if choices:
+        q["choices"] = list(choices)
+    q.update(extra)  # type: ignore[typeddict-item]
+    return {"missing": [field], "question": q, "collected": None, "answer": None}
 
 
 def last_user_text(state: Mapping[str, Any]) -> str:

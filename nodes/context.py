@@ -28,6 +28,21 @@ class NodeContext:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def thread_id() -> str | None:
+    """The graph thread this node runs in, or None outside a graph run (a direct call in a test)."""
+    import sys
+
+    if "langgraph.config" not in sys.modules:  # no graph has run in this process
+        return None
+    from langgraph.config import get_config
+
+    try:
+        tid = ((get_config() or {}).get("configurable") or {}).get("thread_id")
+    except RuntimeError:  # not inside a graph run
+        return None
+    return str(tid) if tid is not None else None
+
+
 # --- progress hook -------------------------------------------------------------------------
 # Long work (a collection with a time limit, parsing a large file) tells the shell how far it
 # is through LangGraph's "custom" stream: the CLI draws it, the API's stream() yields it, Studio
@@ -56,6 +71,10 @@ def report_deadline(stage: str, seconds: float, message: str = "") -> None:
 
 
 def _emit(event: dict[str, Any]) -> None:
+    import sys
+
+    if "langgraph.config" not in sys.modules:  # no graph runs here: nobody streams, and a
+        return  # parser used alone (perfscout analyze) must not pay for importing LangGraph
     from langgraph.config import get_stream_writer
 
     try:

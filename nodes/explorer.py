@@ -18,8 +18,10 @@ from nodes.code.planner import plan_with_model
 from nodes.code.query import parse_query
 from nodes.code.rg import find_rg
 from nodes.code.search import _safe_glob
-from nodes.common import ToolFailure, attempt, failure, last_user_text, say, stamp
+from nodes.common import last_user_text, say
 from nodes.context import NodeContext
+from nodes.errors import ToolFailure
+from nodes.stage import run_stage
 from nodes.sandbox import PathNotFound, PathRefused, resolve_inside, workspace_root
 
 NAME = Node.EXPLORER.value
@@ -29,20 +31,10 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
     rg_path = ctx.extra.get("rg_path")
 
     def explorer(state: dict) -> dict:
-        update: dict[str, Any] = stamp(state, NAME)
-        update["attempts"] = attempt(state, NAME)
-        try:
-            exploration, answer = explore(
-                last_user_text(state), state.get("workspace") or ".", llm=ctx.llm, rg=rg_path
-            )
-        except ToolFailure as e:
-            update.update(failure(NAME, e))
-            return update
-        update["exploration"] = exploration
-        update.update(say(NAME, answer))
-        return update
+        exploration, answer = explore(last_user_text(state), state.get("workspace") or ".", llm=ctx.llm, rg=rg_path)
+        return {"exploration": exploration, **say(NAME, answer)}
 
-    return explorer
+    return run_stage(Node.EXPLORER, explorer)
 
 
 def explore(text: str, workspace: str, *, llm: Any = None, rg: str | None = None) -> tuple[dict[str, Any], str]:

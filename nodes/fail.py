@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from graph.enums import Node, RunGate
+from graph.enums import Node, RunGate, TurnOutcome
 from graph.policy import decide_after, run_gate
 from nodes.common import say, stamp
 from nodes.context import NodeContext
@@ -34,6 +34,7 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
         update = stamp(state, Node.FAIL.value)
         update.update(say(Node.FAIL.value, f"Stopped: {text}"))
         update["diagnosis"] = text
+        update["outcome"] = TurnOutcome.FAILED.value
         return update
 
     return fail

@@ -27,6 +27,7 @@ TURN_RESET: dict[str, Any] = {
     "answer_to_question": None,
     "answer": None,
     "diagnosis": None,
+    "outcome": None,
     "exploration": None,
     # Permission is per turn: a command confirmed in an earlier turn is asked again.
     "run_request": None,

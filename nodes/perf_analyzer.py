@@ -6,38 +6,37 @@ which file (a missing field the user can supply), never a guess.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable, Mapping
 
-from graph.enums import ErrorKind, Node
-from nodes.common import ToolFailure, attempt, failure, stamp
+from graph.enums import CollectionKind, ErrorKind, Node
+from graph.payloads import collection
+from nodes.common import ask
 from nodes.context import NodeContext
+from nodes.errors import ToolFailure
 from nodes.sandbox import SandboxError, regular_file_inside
+from nodes.stage import run_stage
+
+NAME = Node.PERF_ANALYZER.value
+DATA_PROMPT = (
+    "Which file should I analyse? Give the path of a trace or profile "
+    "(Perfetto, Chrome JSON, speedscope, pstats, atrace, gfxinfo …)."
+)
 
 
 def make(ctx: NodeContext) -> Callable[[dict], dict]:
-    def perf_analyzer(state: dict) -> dict:
-        name = Node.PERF_ANALYZER.value
-        update = stamp(state, name)
-        update["attempts"] = attempt(state, name)
+    def perf_analyzer(state: Mapping[str, Any]) -> dict[str, Any]:
         path = state.get("data_path")
         if path:
             try:
                 real = regular_file_inside(state.get("workspace") or ".", path)
             except SandboxError as e:
-                update.update(failure(name, ToolFailure(ErrorKind.VALIDATION, str(e))))
-                return update
-            update["data_path"] = str(real)
-            update["collected"] = {"kind": "file", "paths": {"data": str(real)}, "source": str(real)}
-            return update
+                raise ToolFailure(ErrorKind.VALIDATION, str(e)) from None
+            return {
+                "data_path": str(real),
+                "collected": collection(CollectionKind.FILE, paths={"data": str(real)}, source=str(real)),
+            }
         if (state.get("collected") or {}).get("paths"):
-            return update  # the thread's earlier collection is the data
-        update["missing"] = ["data_path"]
-        update["question"] = {
-            "field": "data_path",
-            "prompt": "Which file should I analyse? Give the path of a trace or profile "
-            "(Perfetto, Chrome JSON, speedscope, pstats, atrace, gfxinfo …).",
-            "for_node": name,
-        }
-        return update
+            return {}  # the thread's earlier collection is the data
+        return ask(NAME, "data_path", DATA_PROMPT)
 
-    return perf_analyzer
+    return run_stage(Node.PERF_ANALYZER, perf_analyzer)

@@ -10,18 +10,13 @@ a typed permission/unavailable failure: one line each, never a traceback.
 from __future__ import annotations
 
 import errno
-from typing import Any, Callable, Mapping, Optional
-
-from langchain_core.runnables import RunnableConfig
+from typing import Any, Callable, Mapping
 
 from graph.enums import ErrorKind, Node
-from nodes.common import ToolFailure, attempt, failure, last_user_text, say, stamp
-from nodes.context import NodeContext
-
-
-def _thread_id(config: Mapping[str, Any] | None) -> str | None:
-    tid = ((config or {}).get("configurable") or {}).get("thread_id")
-    return str(tid) if tid is not None else None
+from nodes.common import last_user_text, say
+from nodes.context import NodeContext, thread_id
+from nodes.errors import ToolFailure
+from nodes.stage import run_stage
 
 
 def _answer(view: Any, report: Mapping[str, str]) -> str:
@@ -38,24 +33,21 @@ def _answer(view: Any, report: Mapping[str, str]) -> str:
 
 
 def make(ctx: NodeContext) -> Callable[..., dict]:
-    # Spelled Optional[...] on purpose: with postponed annotations LangGraph matches the annotation
-    # *string*, accepts only "RunnableConfig" / "Optional[RunnableConfig]", and otherwise warns and
-    # silently passes no config (so no thread id).
-    def reporter(state: dict, config: Optional[RunnableConfig] = None) -> dict:
+    name = Node.REPORTER.value
+
+    def no_report(kind: ErrorKind, msg: str) -> ToolFailure:
+        # The user reads why there is no report even when the policy then retries or fails.
+        return ToolFailure(kind, msg, partial=say(name, f"No report: {msg}."))
+
+    def reporter(state: Mapping[str, Any]) -> dict[str, Any]:
         from nodes.report.narrative import add_narrative
         from nodes.report.output import report_dir
         from nodes.report.render import write_report
         from nodes.report.view import ReportInputError, build_view
 
-        name = Node.REPORTER.value
-        update = stamp(state, name)
-        update["attempts"] = attempt(state, name)
         raw = state.get("analysis")
         if not raw:
-            msg = "nothing to report: this turn produced no analysis"
-            update.update(failure(name, ToolFailure(ErrorKind.VALIDATION, msg)))
-            update.update(say(name, f"No report: {msg}."))
-            return update
+            raise no_report(ErrorKind.VALIDATION, "nothing to report: this turn produced no analysis")
         try:
             view = build_view(
                 raw,
@@ -66,23 +58,15 @@ def make(ctx: NodeContext) -> Callable[..., dict]:
                 question=last_user_text(state),
             )
         except ReportInputError as e:
-            update.update(failure(name, ToolFailure(ErrorKind.VALIDATION, str(e))))
-            update.update(say(name, f"No report: {e}."))
-            return update
+            raise no_report(ErrorKind.VALIDATION, str(e)) from None
         add_narrative(view, ctx.llm)
         try:
-            folder = report_dir(state.get("run_dir"), ctx.runs_dir, _thread_id(config))
+            folder = report_dir(state.get("run_dir"), ctx.runs_dir, thread_id())
             report = write_report(view, folder)
         except OSError as e:
             kind = ErrorKind.PERMISSION if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS) else ErrorKind.UNAVAILABLE
             where = e.filename or state.get("run_dir") or ctx.runs_dir
-            msg = f"cannot write the report to {where}: {e.strerror or e}"
-            update.update(failure(name, ToolFailure(kind, msg)))
-            update.update(say(name, f"No report: {msg}."))
-            return update
-        update["report"] = report
-        update["run_dir"] = report["dir"]
-        update.update(say(name, _answer(view, report)))
-        return update
+            raise no_report(kind, f"cannot write the report to {where}: {e.strerror or e}") from None
+        return {"report": report, "run_dir": report["dir"], **say(name, _answer(view, report))}
 
-    return reporter
+    return run_stage(Node.REPORTER, reporter)

@@ -13,13 +13,15 @@ import os
 from typing import Callable
 
 from graph.enums import Node
-from nodes.android.launch import startup_update
+from nodes.android.launch import device_startup
+from nodes.android.outcome import ANDROID_ERRORS, as_stage_error
 from nodes.collect.launches import measure_startup
-from nodes.collect.nodeutil import run_local
 from nodes.collect.options import CollectOptions
-from nodes.common import attempt, stamp
+from nodes.common import last_user_text
 from nodes.context import NodeContext
 from nodes.extract import extract
+from nodes.local_run import run_local
+from nodes.stage import run_stage
 
 TARGET_PROMPT = (
     "Which program's start-up should I measure? Give a script path or a command line, or an "
@@ -38,8 +40,7 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
 
     def startup(state: dict) -> dict:
         name = Node.STARTUP.value
-        update = stamp(state, name)
-        update["attempts"] = attempt(state, name)
+        update: dict = {}
         target = str(state.get("target") or "").strip()
         workspace = state.get("workspace") or "."
         if target and _package_answer(target, workspace):
@@ -47,18 +48,19 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
             update.update({"package": target, "target": None})
             target = ""
         if state.get("package") and not target:
-            update.update(startup_update(state, ctx))
-            return update
-        update.update(
-            run_local(
-                name, state, ctx, "startup", TARGET_PROMPT,
-                lambda t, run_dir: measure_startup(t, run_dir, opts),
-                lambda t, collected, notes, run_dir: (
-                    f"{t.display} started {collected['summary'].get('runs', 0)} times but the analyzer "
-                    f"can read none of the files ({notes}); they are in {run_dir}"
-                ),
-            )
+            try:
+                return {**update, **device_startup(state, ctx, last_user_text(state))}
+            except ANDROID_ERRORS as e:
+                err = as_stage_error(e)
+                err.partial = {**update, **getattr(err, "partial", {})}  # the package it was told
+                raise err from None
+        return run_local(
+            name, state, ctx, "startup", TARGET_PROMPT,
+            lambda t, run_dir: measure_startup(t, run_dir, opts),
+            lambda t, collected, notes, run_dir: (
+                f"{t.display} started {collected['summary'].get('runs', 0)} times but the analyzer "
+                f"can read none of the files ({notes}); they are in {run_dir}"
+            ),
         )
-        return update
 
-    return startup
+    return run_stage(Node.STARTUP, startup)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from graph.enums import Node
-from nodes.common import attempt, say, stamp
+from nodes.common import say, stamp
+from nodes.stage import attempt
 from nodes.perf.model import (
     AnalysisResult,
     Finding,

@@ -19,7 +19,6 @@ from fake_adb.harness import DATA, FakeAdb, getprop
 from graph.enums import NextStep, Node
 from graph.policy import decide_after
 from nodes import android_expert
-from nodes.android.launch import startup_update
 from nodes.android.trace import REMOTE_ATRACE, REMOTE_PERFETTO
 from nodes.context import NodeContext
 from nodes.perf.parsers import gfxinfo
@@ -149,7 +148,7 @@ def test_meminfo_of_a_package_is_answered_and_finishes(tmp_path, monkeypatch):
     up, merged = run(android_expert.make(ctx(tmp_path)), state(f"dump meminfo of {PKG}", package=PKG))
     assert fake.calls()[-1] == ["-s", S, "shell", f"dumpsys meminfo {PKG}"]
     c = up["collected"]
-    assert "paths" not in c and c["summary"]["total_pss"] == 81523 and c["summary"]["java_heap_pss"] == 11508
+    assert not c["paths"] and c["summary"]["total_pss"] == 81523 and c["summary"]["java_heap_pss"] == 11508
     assert Path(c["raw"]["meminfo"]).read_text().endswith((DATA / "meminfo-app-android13.txt").read_text())
     assert "PSS total 79.6 MB" in up["answer"] and "Java heap (PSS) 11.2 MB" in up["answer"]
     assert next_step(merged) == NextStep.FINISH.value
@@ -344,6 +343,13 @@ def test_refused_perfetto_falls_back_to_atrace_and_says_why(tmp_path, monkeypatc
 
 COLD = "Stopping: com.demo.shop\nStarting: Intent {{ cmp=com.demo.shop/.MainActivity }}\nStatus: ok\nLaunchState: COLD\n" \
        "Activity: com.demo.shop/.MainActivity\nTotalTime: {t}\nWaitTime: {w}\nComplete\n"
+
+
+def startup_update(st, c):
+    """The startup stage (runner included) on a device package."""
+    from nodes import startup
+
+    return startup.make(c)(st)
 
 
 def test_startup_update_runs_cold_launches_and_reports_median(tmp_path, monkeypatch):

@@ -46,3 +46,26 @@ def test_corrupt_middle_line_is_skipped(tmp_path):
     path = tmp_path / "d.jsonl"
     path.write_bytes(b'{"n": 1}\nnot json\n[1,2]\n{"n": 2}\n')
     assert [r["n"] for r in DecisionLog(path).records()] == [1, 2]
+
+
+def test_replay_reads_older_schemas(tmp_path):
+    """Logs written before the permission facts (schema 1) and before the orchestrator's edge
+    named nodes (schema 1–2) replay with no difference under today's policies."""
+    from app.replay import replay
+
+    guard = {"steps": 1, "step_budget": 24, "history": ["orchestrator:full_analysis"], "retry_budget": 1}
+    v1_stage = {"stage": "collector", "guard": {**guard, "history": ["orchestrator:full_analysis", "collector"], "steps": 2},
+                "needs_permission": True, "has_permission": False, "error_kind": "permission", "attempts": 1,
+                "retry_budget": 1, "skipped": False, "evidence_complete": False, "missing_field": None,
+                "on_success": "continue"}
+    recs = [
+        {"policy": "choose_next_after_orchestrator", "input": {"route": "full_analysis", "guard": guard}, "decision": "collect"},
+        {"policy": "choose_next_after_orchestrator", "input": {"route": "analyze", "guard": guard}, "decision": "load_data", "schema": 2},
+        {"policy": "choose_next_after_stage", "input": v1_stage, "decision": "reject"},
+        {"policy": "choose_next_after_stage", "input": {**v1_stage, "run_gate": "proposed", "command": "make"},
+         "decision": "ask_user", "schema": 2},
+        {"policy": "choose_next_after_orchestrator", "input": {"route": "end", "guard": guard}, "decision": "fallback", "schema": 3},
+    ]
+    rep = replay(recs)
+    assert rep.checked == 5 and rep.unreadable == 0 and rep.diffs == []
+    assert replay([{**recs[0], "schema": 99}]).unreadable == 1  # a newer writer: not misread

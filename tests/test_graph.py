@@ -14,7 +14,8 @@ from app.decision_log import DecisionLog
 from app.replay import replay_file
 from graph.builder import build_graph
 from graph.enums import ErrorKind, Node
-from nodes.common import ToolFailure, attempt, failure, say, stamp
+from nodes.common import ToolFailure, failure, say, stamp
+from nodes.stage import attempt
 
 
 def _cfg():

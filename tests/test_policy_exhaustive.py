@@ -14,7 +14,7 @@ import math
 import pytest
 
 from graph.builder import ANSWER_PATH_MAP, ROUTE_PATH_MAP, stage_path_map
-from graph.enums import ErrorKind, NextStep, Node, Route, RouteStep, RunGate
+from graph.enums import ErrorKind, NextStep, Node, Route, RunGate
 from graph.policy import (
     AnswerView,
     GuardView,
@@ -75,11 +75,11 @@ def spec_stage(
 
 
 SPEC_ROUTE = {
-    "full_analysis": "collect",
+    "full_analysis": "collector",
     "startup": "startup",
-    "explorer": "explore",
-    "android": "android",
-    "analyze": "load_data",
+    "explorer": "explorer",
+    "android": "android_expert",
+    "analyze": "perf_analyzer",
     "end": "fallback",
 }
 
@@ -203,7 +203,7 @@ def test_route_policy_over_whole_space(capsys):
         )
         n += 1
         if spec_stop(steps, budget, hist, rb):
-            assert d.step is RouteStep.FAIL
+            assert d.step is Node.FAIL
         else:
             assert d.step.value == SPEC_ROUTE.get(label, "fallback")
         assert d.step.value in ROUTE_PATH_MAP
@@ -230,7 +230,7 @@ def test_every_stage_map_is_total():
                   Node.ATTRIBUTOR, Node.EXPLORER, Node.REPORTER):
         assert set(stage_path_map(stage)) == {s.value for s in NextStep}
         assert "__end__" in stage_path_map(stage).values()
-    assert set(ROUTE_PATH_MAP) == {s.value for s in RouteStep}
+    assert set(ROUTE_PATH_MAP) == set(SPEC_ROUTE.values()) | {"fail"}
 
 
 # ----------------------------------------------------------------------------------------

@@ -56,7 +56,8 @@ def _child(store: str, thread: str, work: str, mode: str, kill: str) -> None:
     from graph.enums import ErrorKind, Node
     from interfaces_util import sample_analysis
     from nodes import orchestrator, reporter
-    from nodes.common import ToolFailure, attempt, failure, stamp
+    from nodes.common import ToolFailure, failure, stamp
+    from nodes.stage import attempt
     from nodes.context import NodeContext
 
     log = Path(work) / "executions.log"
@@ -251,7 +252,8 @@ def _collect_child(store: str, thread: str, work: str, mode: str) -> None:
     from graph.builder import build_graph
     from graph.enums import Node
     from interfaces_util import sample_analysis
-    from nodes.common import attempt, stamp
+    from nodes.common import stamp
+    from nodes.stage import attempt
     from nodes.context import NodeContext
 
     def analyzer(state):

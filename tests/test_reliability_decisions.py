@@ -70,7 +70,7 @@ def test_replay_cli_reports_a_decision_the_current_policy_would_change(tmp_path)
     assert done.returncode == 1, done.stderr  # failed: rejected
     log = tmp_path / "decisions.jsonl"
     recs = [orjson.loads(line) for line in log.read_bytes().splitlines()]
-    assert [r["decision"] for r in recs] == ["collect", "reject"]
+    assert [r["decision"] for r in recs] == ["collector", "reject"]
     recs[1]["decision"] = "continue"  # what the old, lenient policy decided
     log.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
     with open(log, "ab") as f:

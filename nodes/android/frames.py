@@ -13,10 +13,11 @@ import statistics
 import time
 from typing import Any, Callable
 
-from graph.enums import ErrorKind
+from graph.enums import CollectionKind, ErrorKind
+from graph.payloads import collection
 from nodes.android.names import check_package
 from nodes.android.session import Session
-from nodes.common import ToolFailure
+from nodes.errors import ToolFailure
 from nodes.perf.errors import PerfDataError
 from nodes.perf.parsers import android_capture, gfxinfo
 
@@ -111,12 +112,8 @@ def collect_frames(
                 "framestats_max_ms": round(max(durs), 2),
             }
         )
-    return {
-        "kind": "android",
-        "paths": {"framestats": str(path)},
-        "summary": summary,
-        "source": s.source(f"shell dumpsys gfxinfo {package} framestats"),
-    }
+    return collection(CollectionKind.ANDROID, paths={"framestats": str(path)}, summary=summary,
+                      source=s.source(f"shell dumpsys gfxinfo {package} framestats"))
 
 
 def describe_frames(summary: dict[str, Any]) -> str:

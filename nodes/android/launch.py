@@ -13,13 +13,13 @@ import statistics
 import time
 from typing import Any, Callable, Mapping
 
-from graph.enums import ErrorKind, Node
+from graph.enums import CollectionKind, ErrorKind
+from graph.payloads import collection
 from nodes.android.intent import read_request
 from nodes.android.names import InvalidName, check_component, check_package
-from nodes.android.outcome import guarded
 from nodes.android.session import Session, open_session
-from nodes.common import ToolFailure, attempt, last_user_text, stamp
 from nodes.context import NodeContext
+from nodes.errors import ToolFailure
 from nodes.perf.errors import PerfDataError
 from nodes.perf.parsers import amstart, android_capture
 
@@ -103,12 +103,8 @@ def measure_launches(
     }
     if pd.warnings:
         summary["failed"] = list(pd.warnings)
-    return {
-        "kind": "android",
-        "paths": {"startup": str(path)},
-        "summary": summary,
-        "source": s.source(f"shell am start -W {'-S ' if not warm else ''}-n {component}"),
-    }
+    return collection(CollectionKind.ANDROID, paths={"startup": str(path)}, summary=summary,
+                      source=s.source(f"shell am start -W {'-S ' if not warm else ''}-n {component}"))
 
 
 def describe_launches(summary: Mapping[str, Any]) -> str:
@@ -126,24 +122,15 @@ def _pause(ctx: NodeContext) -> float:
         return DEFAULT_PAUSE_S
 
 
-def startup_update(state: Mapping[str, Any], ctx: NodeContext) -> dict[str, Any]:
-    """The startup node's update for an Android package with no local target.
+def device_startup(state: Mapping[str, Any], ctx: NodeContext, text: str) -> dict[str, Any]:
+    """The startup stage's result for an Android package with no local target: N launches of
+    the kind ``text`` (the user's message) asks for.
 
-    Complete on its own (step stamp, attempt, result or typed skip/question/failure); the
-    startup node may merge it over its own stamp, which it equals.
+    Raises the Android exceptions (nodes/android/outcome.py translates them) or ToolFailure.
     """
-    name = Node.STARTUP.value
-    update: dict[str, Any] = stamp(state, name)
-    update["attempts"] = attempt(state, name)
-    update["last_error"] = None
-    req = read_request(last_user_text(state))
+    req = read_request(text)
     runs = req.runs or max(1, int(ctx.startup_runs))
-
-    def work() -> dict[str, Any]:
-        package = check_package(state.get("package"))
-        s = open_session(state, ctx)
-        collected = measure_launches(s, package, runs, warm=req.warm, pause_s=_pause(ctx))
-        return {"run_dir": str(s.run_dir), "collected": collected}
-
-    update.update(guarded(name, work))
-    return update
+    package = check_package(state.get("package"))
+    s = open_session(state, ctx)
+    collected = measure_launches(s, package, runs, warm=req.warm, pause_s=_pause(ctx))
+    return {"run_dir": str(s.run_dir), "collected": collected}

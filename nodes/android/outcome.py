@@ -1,56 +1,44 @@
-"""How every Android failure becomes a state update the policies understand.
+"""How every Android failure reads to the stage runner: one mapping for android_expert and startup.
 
-One mapping for the android_expert and startup nodes, so "adb missing", "no device", "which
-device?" and "the device went away" read the same whichever node met them, and none of them
-escapes as a traceback.
+So "adb missing", "no device", "which device?" and "the device went away" read the same whichever
+stage met them, and none escapes as a traceback. Pure translation: the stage runner
+(nodes/stage.py) turns the result into the typed skip, question or error.
 """
 
 from __future__ import annotations
-
-from typing import Any, Callable
 
 from graph.enums import ErrorKind
 from nodes.android.adb import AdbMissing
 from nodes.android.devices import DeviceUnavailable, NeedSerial
 from nodes.android.names import InvalidName
-from nodes.common import ToolFailure, failure, skip
+from nodes.errors import NeedsAnswer, StageSkipped, ToolFailure
 
 
 class NeedPackage(Exception):
     """The request needs an app and none is named or in the foreground."""
 
 
-def ask(node: str, field: str, prompt: str, choices: list[str] | None = None) -> dict[str, Any]:
-    q: dict[str, Any] = {"field": field, "prompt": prompt, "for_node": node}
-    if choices:
-        q["choices"] = choices
-    # A result kept from an earlier turn must not pass for this turn's evidence.
-    return {"missing": [field], "question": q, "collected": None, "answer": None}
+#: The exceptions a device stage translates (``except ANDROID_ERRORS as e: raise as_stage_error(e)``).
+ANDROID_ERRORS = (AdbMissing, DeviceUnavailable, NeedSerial, NeedPackage, InvalidName, OSError)
 
 
-def guarded(node: str, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """``work()``'s update, or the typed skip / question / failure its exception stands for."""
-    try:
-        return work()
-    except AdbMissing as e:
-        return skip(node, str(e))
-    except DeviceUnavailable as e:
-        return skip(node, str(e))
-    except NeedSerial as e:
-        return ask(
-            node,
+def as_stage_error(e: BaseException) -> Exception:
+    """The skip, question or typed failure an Android exception stands for."""
+    if isinstance(e, (AdbMissing, DeviceUnavailable)):
+        return StageSkipped(str(e))
+    if isinstance(e, NeedSerial):
+        return NeedsAnswer(
             "serial",
             f"Several Android devices are attached: {', '.join(e.labels)}. Which one? Give its serial. "
             f"连接了多台设备，请给出要用的设备序列号。",
             e.choices,
         )
-    except NeedPackage as e:
-        return ask(node, "package", f"{e} Give the app's package name (for example com.demo.shop). 请给出应用包名。")
-    except InvalidName as e:
-        return failure(node, ToolFailure(ErrorKind.VALIDATION, str(e)))
-    except ToolFailure as e:
-        return failure(node, e)
-    except OSError as e:
+    if isinstance(e, NeedPackage):
+        return NeedsAnswer("package", f"{e} Give the app's package name (for example com.demo.shop). 请给出应用包名。")
+    if isinstance(e, InvalidName):
+        return ToolFailure(ErrorKind.VALIDATION, str(e))
+    if isinstance(e, OSError):
         # The run folder could not be written (permissions, disk full): this machine's problem.
         where = f" {e.filename}" if getattr(e, "filename", None) else ""
-        return failure(node, ToolFailure(ErrorKind.UNAVAILABLE, f"cannot write the collected data{where}: {e.strerror or e}"))
+        return ToolFailure(ErrorKind.UNAVAILABLE, f"cannot write the collected data{where}: {e.strerror or e}")
+    return e if isinstance(e, Exception) else RuntimeError(str(e))

@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from graph.enums import ErrorKind
+from graph.enums import CollectionKind, ErrorKind
+from graph.payloads import collection
 from nodes.android.names import check_package
 from nodes.android.session import Session
-from nodes.common import ToolFailure
+from nodes.errors import ToolFailure
 from nodes.perf.errors import PerfDataError
 from nodes.perf.parsers import android_capture, cpuinfo, meminfo
 
@@ -82,8 +83,8 @@ def collect_cpu(s: Session, package: str | None) -> tuple[dict[str, Any], str]:
                          + (f" (the device counts {cap:g}% for all cores)" if cap else ""))
     if procs:
         lines.append("busiest: " + ", ".join(f"{n} {v:g}%" for n, v in procs[:5]))
-    collected = {"kind": "android", "summary": summary, "raw": {"cpuinfo": path},
-                 "source": s.source("shell dumpsys cpuinfo")}
+    collected = collection(CollectionKind.ANDROID, summary=summary, raw={"cpuinfo": path},
+                           source=s.source("shell dumpsys cpuinfo"))
     return collected, "\n".join(lines)
 
 
@@ -134,8 +135,8 @@ def collect_memory(s: Session, package: str | None) -> tuple[dict[str, Any], str
         text = f"Memory on {s.info.describe()}: " + ", ".join(shown)
         if procs:
             text += "\nlargest (PSS): " + ", ".join(f"{n} {_mb(v)}" for n, v in procs[:5])
-    collected = {"kind": "android", "summary": summary, "raw": {"meminfo": path},
-                 "source": s.source("shell " + " ".join(args))}
+    collected = collection(CollectionKind.ANDROID, summary=summary, raw={"meminfo": path},
+                           source=s.source("shell " + " ".join(args)))
     return collected, text
 
 
@@ -173,6 +174,6 @@ def collect_battery(s: Session) -> tuple[dict[str, Any], str]:
     if b.get("voltage", "").isdigit():
         summary["voltage_mv"] = int(b["voltage"])
         parts.append(f"{summary['voltage_mv']} mV")
-    collected = {"kind": "android", "summary": summary, "raw": {"battery": path},
-                 "source": s.source("shell dumpsys battery")}
+    collected = collection(CollectionKind.ANDROID, summary=summary, raw={"battery": path},
+                           source=s.source("shell dumpsys battery"))
     return collected, f"Battery of {s.info.describe()}: " + ", ".join(parts)

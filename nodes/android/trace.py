@@ -16,11 +16,12 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from graph.enums import ErrorKind
+from graph.enums import CollectionKind, ErrorKind
+from graph.payloads import collection
 from nodes.android.adb import AdbResult
 from nodes.android.names import check_package
 from nodes.android.session import Session
-from nodes.common import ToolFailure
+from nodes.errors import ToolFailure
 from nodes.perf.errors import PerfDataError
 
 #: atrace categories the issue asks for; ``sched`` is a kernel category in atrace's list.
@@ -186,9 +187,4 @@ def collect_trace(s: Session, seconds: float, package: str | None) -> dict[str, 
     summary.update({"task": "trace", "device": s.info.describe(), "seconds": seconds, "package": package})
     if notes:
         summary["notes"] = notes
-    return {
-        "kind": "android",
-        "paths": {key: str(local)},
-        "summary": summary,
-        "source": res.command,
-    }
+    return collection(CollectionKind.ANDROID, paths={key: str(local)}, summary=summary, source=res.command)

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
 
 from nodes.code.definitions import Definition, find_definitions
 from nodes.code.files import excerpt, read_lines
@@ -238,6 +237,7 @@ class Attributor:
         )
         self.model_calls += 1
         try:
+            from langchain_core.messages import HumanMessage, SystemMessage  # only when a model is called
             reply = self.llm.invoke(
                 [SystemMessage("You rank candidate source locations. Reply with one number from the list."), HumanMessage(prompt)],
                 max_tokens=MAX_RANK_TOKENS,

@@ -15,7 +15,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
 
 from nodes.code.explore import TOOLS, Exploration
 
@@ -63,6 +62,7 @@ def plan_with_model(llm: Any, ex: Exploration, hints: dict[str, Any], *, max_cal
             use.stopped = f"token budget ({token_budget}) reached"
             break
         try:
+            from langchain_core.messages import HumanMessage, SystemMessage  # only when a model is called
             reply = llm.invoke([SystemMessage(SYSTEM), HumanMessage(prompt)], max_tokens=MAX_REPLY_TOKENS)
         except Exception as e:  # noqa: BLE001 - any model failure falls back to the plan
             use.stopped = f"model error: {type(e).__name__}"

@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from graph.enums import ErrorKind
+from graph.enums import CollectionKind, ErrorKind
+from graph.payloads import collection
 from nodes.collect.documents import startup_summary, write_startup
 from nodes.collect.handoff import split_analysable
 from nodes.collect.options import CollectOptions
@@ -28,7 +29,7 @@ from nodes.collect.profile import program_env
 from nodes.collect.rundir import write_json, write_text
 from nodes.collect.runner import Launched, RunResult
 from nodes.collect.target import Target
-from nodes.common import ToolFailure
+from nodes.errors import ToolFailure
 from nodes.context import report_deadline
 
 #: Import lines kept at most (a large application imports a few thousand modules).
@@ -194,7 +195,7 @@ def measure_startup(target: Target, run_dir: Path, opts: CollectOptions) -> dict
         **startup_summary([r["total_ms"] for r in runs]),
         "notes": notes,
     }
-    return {"kind": "startup", "paths": paths, "files": files, "summary": summary, "source": target.display}
+    return collection(CollectionKind.STARTUP, paths=paths, files=files, summary=summary, source=target.display)
 
 
 def _run_record(i: int, res: RunResult) -> dict[str, Any]:

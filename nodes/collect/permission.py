@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from graph.enums import Confirmation, TargetOrigin
-from graph.state import RunRequest
+from graph.payloads import RunRequest
 
 #: Interpreters whose first argument may be the workspace script they run.
 _SCRIPT_INTERPRETERS = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?$|^(sh|bash|dash|zsh|ksh)$")

@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graph.enums import ErrorKind
+from graph.enums import CollectionKind, ErrorKind
+from graph.payloads import collection
 from nodes.collect.documents import write_series
 from nodes.collect.handoff import split_analysable
 from nodes.collect.options import CollectOptions
@@ -25,7 +26,7 @@ from nodes.collect.rundir import write_json, write_text
 from nodes.collect.runner import Launched
 from nodes.collect.sampler import TreeSampler
 from nodes.collect.target import Target
-from nodes.common import ToolFailure
+from nodes.errors import ToolFailure
 from nodes.context import report_deadline
 
 #: How often the wait loop checks that py-spy is still attached.
@@ -216,4 +217,4 @@ def _classify(target, run_dir, opts, record, files, result, spy_out, attach_fail
         "stderr_bytes": result.stderr.total,
         "notes": notes,
     }
-    return {"kind": "profile", "paths": paths, "files": files, "summary": summary, "source": target.display}
+    return collection(CollectionKind.PROFILE, paths=paths, files=files, summary=summary, source=target.display)

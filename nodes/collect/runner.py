@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable, Mapping
 import psutil
 
 from graph.enums import ErrorKind
-from nodes.common import ToolFailure
+from nodes.errors import ToolFailure
 
 #: Default bytes of output kept per stream (a quarter from the head, the rest from the tail).
 DEFAULT_CAPTURE_LIMIT = 256 * 1024

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graph.enums import ErrorKind
-from nodes.common import ToolFailure
+from nodes.errors import ToolFailure
 from nodes.sandbox import SandboxError, resolve_inside
 
 _PYTHON_NAME = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?$")

@@ -13,7 +13,6 @@ import json
 import re
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
 
 from nodes.report.view import ReportView
 
@@ -71,6 +70,8 @@ def add_narrative(view: ReportView, llm: Any) -> None:
     facts = json.dumps(view.facts(), ensure_ascii=False, default=str)
     try:
         model = llm.bind(max_tokens=MAX_TOKENS) if hasattr(llm, "bind") else llm
+        from langchain_core.messages import HumanMessage, SystemMessage  # only when a model is called
+
         msg = model.invoke([SystemMessage(content=SYSTEM), HumanMessage(content=facts)])
         text = msg.content if isinstance(msg.content, str) else " ".join(
             str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in msg.content

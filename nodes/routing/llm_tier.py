@@ -14,7 +14,6 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
 
 from graph.enums import ROUTE_LABELS
 
@@ -41,6 +40,8 @@ _LABEL_PATTERNS = [
 
 def build_messages(text: str) -> list[Any]:
     """System prompt plus the user's text, fenced so the model treats it as data."""
+    from langchain_core.messages import HumanMessage, SystemMessage  # only when a model is called
+
     return [SystemMessage(content=SYSTEM_PROMPT), HumanMessage(content=f"Message:\n<<<\n{text}\n>>>")]
 
 
