@@ -43,7 +43,6 @@ from app.errors import RequestError, ThreadBusy, TurnInterrupted
 from app.models import make_chat_model
 from app.settings import Settings
 from graph.builder import build_graph
-from nodes.context import NodeContext
 
 #: ``incomplete``: the turn stopped before a node (killed, crashed, Ctrl-C); ``continue_run`` it.
 Status = Literal["done", "needs_input", "failed", "skipped", "incomplete"]
@@ -120,6 +119,8 @@ class PerfScout:
     ):
         self.settings = settings or Settings.from_env()
         self._llm = make_chat_model(self.settings) if llm == "configured" else llm
+        #: The runtime context every invocation passes to the graph (LangGraph context_schema).
+        self.context = self.settings.node_context(self._llm)
         self._checkpointer = checkpointer
         self._stack = ExitStack()
         self._graph = None
@@ -151,14 +152,7 @@ class PerfScout:
                 self._locks = thread_store.locks_for_target(self.settings.checkpoint_target)
             elif self._locks is None:
                 self._locks = thread_store.locks_for_saver(saver)
-            ctx = NodeContext(
-                llm=self._llm,
-                runs_dir=str(self.settings.runs_dir),
-                run_timeout_s=self.settings.run_timeout_s,
-                startup_runs=self.settings.startup_runs,
-                allowlist=self.settings.allowlist,
-            )
-            self._graph = build_graph(checkpointer=saver, context=ctx, on_decision=self.decisions.append)
+            self._graph = build_graph(checkpointer=saver, context=self.context, on_decision=self.decisions.append)
         return self._graph
 
     # --- running ------------------------------------------------------------------------
@@ -383,7 +377,7 @@ class PerfScout:
                 raise TurnInterrupted(tid) from e
 
     def _stream(self, inp: Any, tid: str, cfg: dict[str, Any]) -> Iterator[StreamEvent]:
-        for mode, chunk in self.graph.stream(inp, cfg, stream_mode=["tasks", "custom", "updates"]):
+        for mode, chunk in self.graph.stream(inp, cfg, stream_mode=["tasks", "custom", "updates"], context=self.context):
             if mode == "tasks":
                 name = chunk.get("name")
                 if "result" not in chunk:

@@ -8,6 +8,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nodes.context import NodeContext
 
 
 def _float(name: str, default: float) -> float:
@@ -51,6 +55,18 @@ class Settings:
     #: Seconds a turn waits for its thread while another turn holds it, before "thread T is
     #: busy" (app/threads.py); 0 = do not wait.
     thread_wait_s: float = 10.0
+
+    def node_context(self, llm: Any = None) -> "NodeContext":
+        """The runtime context an invocation passes to the graph (nodes/context.py)."""
+        from nodes.context import NodeContext
+
+        return NodeContext(
+            llm=llm,
+            runs_dir=str(self.runs_dir),
+            run_timeout_s=self.run_timeout_s,
+            startup_runs=self.startup_runs,
+            allowlist=self.allowlist,
+        )
 
     @property
     def model_configured(self) -> bool:

@@ -10,16 +10,9 @@ from app.decision_log import DecisionLog
 from app.models import make_chat_model
 from app.settings import Settings
 from graph.builder import build_graph
-from nodes.context import NodeContext
 
 _settings = Settings.from_env()
 graph = build_graph(
-    context=NodeContext(
-        llm=make_chat_model(_settings),
-        runs_dir=str(_settings.runs_dir),
-        run_timeout_s=_settings.run_timeout_s,
-        startup_runs=_settings.startup_runs,
-        allowlist=_settings.allowlist,
-    ),
+    context=_settings.node_context(make_chat_model(_settings)),
     on_decision=DecisionLog(_settings.decision_log).append,
 )

@@ -123,7 +123,9 @@ def build_graph(
 
         ctx = replace(ctx, llm=llm)
     overrides = {Node(k): v for k, v in (nodes or {}).items()}
-    g = StateGraph(PerfScoutState)
+    # The context is LangGraph's context_schema: the shell passes one per invocation
+    # (invoke(..., context=ctx)); ``ctx`` here is the default for one that passes none.
+    g = StateGraph(PerfScoutState, context_schema=NodeContext)
     for node, factory in _FACTORIES.items():
         g.add_node(node.value, overrides.get(node) or factory(ctx))
 

@@ -12,7 +12,7 @@ from nodes.stage import run_stage
 
 
 def make(ctx: NodeContext) -> Callable[[dict], dict]:
-    def analyzer(state: Mapping[str, Any]) -> dict[str, Any]:
+    def analyzer(state: Mapping[str, Any], ctx: NodeContext) -> dict[str, Any]:
         from nodes.perf.analysis import analyze_paths  # heavy imports stay off graph build
 
         paths = list(((state.get("collected") or {}).get("paths") or {}).values())
@@ -24,4 +24,4 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
             raise ToolFailure(ErrorKind.VALIDATION, str(e)) from None
         return {"analysis": result.model_dump(mode="json"), "attribution": None}
 
-    return run_stage(Node.ANALYZER, analyzer)
+    return run_stage(Node.ANALYZER, analyzer, ctx)

@@ -33,10 +33,7 @@ DEFAULT_CAPTURE_S = 5.0
 def _capture_seconds(req: Request, ctx: NodeContext) -> float:
     if req.seconds is not None:
         return req.seconds
-    try:
-        return max(0.0, float(ctx.extra.get("android_capture_s", DEFAULT_CAPTURE_S)))
-    except (TypeError, ValueError):
-        return DEFAULT_CAPTURE_S
+    return DEFAULT_CAPTURE_S if ctx.android_capture_s is None else max(0.0, float(ctx.android_capture_s))
 
 
 def _device_list(ctx: NodeContext) -> dict[str, Any]:
@@ -118,12 +115,12 @@ def _collect(state: dict, ctx: NodeContext, req: Request, sleep: Callable[[float
 
 
 def make(ctx: NodeContext, sleep: Callable[[float], None] = time.sleep) -> Callable[[dict], dict]:
-    def android_expert(state: dict) -> dict:
+    def android_expert(state: dict, ctx: NodeContext) -> dict:
         req = read_request(last_user_text(state))
         try:
             return _collect(state, ctx, req, sleep)
         except ANDROID_ERRORS as e:
             raise as_stage_error(e) from None
 
-    return run_stage(Node.ANDROID_EXPERT, android_expert)
+    return run_stage(Node.ANDROID_EXPERT, android_expert, ctx)
 

@@ -25,12 +25,10 @@ MAX_HOTSPOTS = 20
 
 
 def make(ctx: NodeContext) -> Callable[[dict], dict]:
-    rg_path = ctx.extra.get("rg_path")
+    def attributor(state: dict, ctx: NodeContext) -> dict:
+        return {"attribution": attribute_all(state.get("analysis"), state.get("workspace") or ".", llm=ctx.llm, rg=ctx.rg_path)}
 
-    def attributor(state: dict) -> dict:
-        return {"attribution": attribute_all(state.get("analysis"), state.get("workspace") or ".", llm=ctx.llm, rg=rg_path)}
-
-    return run_stage(Node.ATTRIBUTOR, attributor)
+    return run_stage(Node.ATTRIBUTOR, attributor, ctx)
 
 
 def attribute_all(

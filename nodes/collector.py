@@ -32,9 +32,8 @@ ANDROID_SKIP = (
 
 
 def make(ctx: NodeContext) -> Callable[[dict], dict]:
-    opts = CollectOptions.from_context(ctx)
-
-    def collector(state: dict) -> dict:
+    def collector(state: dict, ctx: NodeContext) -> dict:
+        opts = CollectOptions.from_context(ctx)
         name = Node.COLLECTOR.value
         if state.get("package") and not str(state.get("target") or "").strip():
             # Nothing local to run: an app on a device is profiled through a device trace.
@@ -48,4 +47,4 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
             ),
         )
 
-    return run_stage(Node.COLLECTOR, collector)
+    return run_stage(Node.COLLECTOR, collector, ctx)

@@ -1,7 +1,11 @@
 """What nodes get from the shell around the graph: the model (if any) and run settings.
 
-Built once by ``graph.builder.build_graph`` from its arguments; nodes read it, never globals or
-the environment, so a test can build a graph with exactly the context it needs.
+One typed runtime context: LangGraph's ``context_schema`` (graph/builder.py). The shell
+(app/api.py) builds it from ``Settings`` for every invocation and passes it as
+``invoke(..., context=ctx)``; a node reads it through the runtime (nodes/stage.py
+``node_context``), never from globals or the environment. The context a graph is built with
+is the default for an invocation that passes none (a test calling a node directly, Studio).
+Budgets and counters are not here: they live in the checkpointed state.
 """
 
 from __future__ import annotations
@@ -20,12 +24,41 @@ class NodeContext:
     run_timeout_s: float = 30.0
     #: How many launches the startup measurement makes.
     startup_runs: int = 5
-    #: Commands (argv[0] basenames or script paths) the user allowed in settings.
+    #: Programs the user allowed in settings, matched exactly (nodes/collect/permission.py).
     allowlist: tuple[str, ...] = field(default_factory=tuple)
-    #: Where adb is looked up (None: PATH).
+    # --- code search ---------------------------------------------------------------------
+    #: The ripgrep binary (None: the one from the ripgrep wheel, then PATH).
+    rg_path: str | None = None
+    # --- Android -------------------------------------------------------------------------
+    # None below means "the toolkit's own default" (named beside the code that uses it).
+    #: Where adb is looked up (None: PATH), and how long one adb call may take.
     adb_path: str | None = None
-    #: Extra options nodes may read (kept small and documented where read).
-    extra: dict[str, Any] = field(default_factory=dict)
+    adb_timeout_s: float | None = None
+    #: Seconds a frame capture or trace lasts when the message names none.
+    android_capture_s: float | None = None
+    #: Pause between two launches on a device, so the previous one's work has settled.
+    android_launch_pause_s: float | None = None
+    # --- local collection (nodes/collect/options.py reads these; docs/collector.md) ----------
+    #: py-spy binary (None: next to the interpreter, then PATH), its rate, native frames,
+    #: and whether idle (waiting) threads are sampled — a sleep in a hot path is time spent.
+    pyspy_path: str | None = None
+    pyspy_rate: int = 100
+    pyspy_native: bool = False
+    pyspy_idle: bool = True
+    #: psutil sampling interval, seconds.
+    sample_interval_s: float | None = None
+    #: Bytes of a program's output kept per stream.
+    capture_limit: int | None = None
+    #: Run ``perf stat`` beside the profile where the kernel allows it; its binary.
+    use_perf: bool = True
+    perf_path: str | None = None
+    #: Start-up is "ready" when a line of output matches this regex, or when this TCP port
+    #: accepts a connection; else when the program exits.
+    ready_regex: str | None = None
+    ready_port: int | None = None
+    ready_host: str = "127.0.0.1"
+    #: Also run a Python target once under ``-X importtime``.
+    importtime: bool = True
 
 
 def thread_id() -> str | None:

@@ -28,13 +28,11 @@ NAME = Node.EXPLORER.value
 
 
 def make(ctx: NodeContext) -> Callable[[dict], dict]:
-    rg_path = ctx.extra.get("rg_path")
-
-    def explorer(state: dict) -> dict:
-        exploration, answer = explore(last_user_text(state), state.get("workspace") or ".", llm=ctx.llm, rg=rg_path)
+    def explorer(state: dict, ctx: NodeContext) -> dict:
+        exploration, answer = explore(last_user_text(state), state.get("workspace") or ".", llm=ctx.llm, rg=ctx.rg_path)
         return {"exploration": exploration, **say(NAME, answer)}
 
-    return run_stage(Node.EXPLORER, explorer)
+    return run_stage(Node.EXPLORER, explorer, ctx)
 
 
 def explore(text: str, workspace: str, *, llm: Any = None, rg: str | None = None) -> tuple[dict[str, Any], str]:

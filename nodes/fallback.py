@@ -22,6 +22,7 @@ from graph.enums import Node
 from nodes import followup
 from nodes.common import last_user_text, say, stamp
 from nodes.context import NodeContext
+from nodes.stage import node_context
 from nodes.language import Lang, detect_language
 
 #: Enough for a short paragraph and an example; the router's budget (5) is for one label.
@@ -273,8 +274,9 @@ def _content_text(msg: Any) -> str:
     return str(content or "").strip()
 
 
-def make(ctx: NodeContext) -> Callable[[dict], dict]:
-    def fallback(state: dict) -> dict:
+def make(default: NodeContext) -> Callable[..., dict]:
+    def fallback(state: dict, runtime: Any = None) -> dict:
+        ctx = node_context(runtime, default)
         text = last_user_text(state)
         update = stamp(state, Node.FALLBACK.value)
         answer = followup.answer(text, state.get("analysis"))

@@ -12,6 +12,7 @@ from graph.enums import Node, Route, TargetOrigin, Tier
 from nodes.collect.permission import target_from_message
 from nodes.common import last_user_text
 from nodes.context import NodeContext
+from nodes.stage import node_context
 from nodes.extract import extract
 from nodes.followup import answerable as followup_answerable
 from nodes.routing import route_message
@@ -54,8 +55,9 @@ def _may_take_followup(info: dict[str, Any]) -> bool:
     return info["route"] in _FOLLOWUP_ROUTES or info.get("tier") in (Tier.CLASSIFIER.value, Tier.DEFAULT.value)
 
 
-def make(ctx: NodeContext) -> Callable[[dict], dict]:
-    def orchestrator(state: dict) -> dict:
+def make(default: NodeContext) -> Callable[..., dict]:
+    def orchestrator(state: dict, runtime: Any = None) -> dict:
+        ctx = node_context(runtime, default)
         text = last_user_text(state)
         info = route_message(text, llm=ctx.llm)
         facts = extract(text)

@@ -24,7 +24,7 @@ DATA_PROMPT = (
 
 
 def make(ctx: NodeContext) -> Callable[[dict], dict]:
-    def perf_analyzer(state: Mapping[str, Any]) -> dict[str, Any]:
+    def perf_analyzer(state: Mapping[str, Any], ctx: NodeContext) -> dict[str, Any]:
         path = state.get("data_path")
         if path:
             try:
@@ -39,4 +39,4 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
             return {}  # the thread's earlier collection is the data
         return ask(NAME, "data_path", DATA_PROMPT)
 
-    return run_stage(Node.PERF_ANALYZER, perf_analyzer)
+    return run_stage(Node.PERF_ANALYZER, perf_analyzer, ctx)

@@ -39,7 +39,7 @@ def make(ctx: NodeContext) -> Callable[..., dict]:
         # The user reads why there is no report even when the policy then retries or fails.
         return ToolFailure(kind, msg, partial=say(name, f"No report: {msg}."))
 
-    def reporter(state: Mapping[str, Any]) -> dict[str, Any]:
+    def reporter(state: Mapping[str, Any], ctx: NodeContext) -> dict[str, Any]:
         from nodes.report.narrative import add_narrative
         from nodes.report.output import report_dir
         from nodes.report.render import write_report
@@ -69,4 +69,4 @@ def make(ctx: NodeContext) -> Callable[..., dict]:
             raise no_report(kind, f"cannot write the report to {where}: {e.strerror or e}") from None
         return {"report": report, "run_dir": report["dir"], **say(name, _answer(view, report))}
 
-    return run_stage(Node.REPORTER, reporter)
+    return run_stage(Node.REPORTER, reporter, ctx)

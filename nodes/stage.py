@@ -14,10 +14,11 @@ from typing import Any, Callable, Mapping
 
 from graph.enums import Node
 from nodes.common import ask, failure, skip, stamp
+from nodes.context import NodeContext
 from nodes.errors import NeedsAnswer, StageSkipped, ToolFailure
 
-#: A stage's body: the state in, its result (a partial state update) out.
-StageBody = Callable[[Mapping[str, Any]], dict[str, Any]]
+#: A stage's body: the state and this invocation's context in, its result (a partial update) out.
+StageBody = Callable[[Mapping[str, Any], NodeContext], dict[str, Any]]
 
 #: What each attempt starts without: the previous attempt's error, skip and question.
 _CLEARED_ON_ENTRY: dict[str, Any] = {"last_error": None, "skipped": None, "missing": [], "question": None}
@@ -30,14 +31,24 @@ def attempt(state: Mapping[str, Any], tool: str) -> dict[str, int]:
     return attempts
 
 
-def run_stage(node: Node | str, body: StageBody) -> Callable[[dict], dict]:
-    """The graph node for ``body``: entry bookkeeping, the body, its failure or skip typed."""
+def node_context(runtime: Any, default: NodeContext) -> NodeContext:
+    """This invocation's context (``invoke(..., context=…)``), else the graph's default."""
+    ctx = getattr(runtime, "context", None)
+    return ctx if isinstance(ctx, NodeContext) else default
+
+
+def run_stage(node: Node | str, body: StageBody, default: NodeContext) -> Callable[..., dict]:
+    """The graph node for ``body``: entry bookkeeping, the body, its failure or skip typed.
+
+    ``default`` is the context for an invocation that passes none (a direct call in a test).
+    """
     name = Node(node).value
 
-    def stage(state: dict) -> dict:
+    def stage(state: dict, runtime: Any = None) -> dict:
+        ctx = node_context(runtime, default)
         update: dict[str, Any] = {**stamp(state, name), "attempts": attempt(state, name), **_CLEARED_ON_ENTRY}
         try:
-            update.update(body(state) or {})
+            update.update(body(state, ctx) or {})
         except ToolFailure as e:
             update.update(e.partial)
             update.update(failure(name, e))

@@ -36,9 +36,8 @@ def _package_answer(target: str, workspace: str) -> bool:
 
 
 def make(ctx: NodeContext) -> Callable[[dict], dict]:
-    opts = CollectOptions.from_context(ctx)
-
-    def startup(state: dict) -> dict:
+    def startup(state: dict, ctx: NodeContext) -> dict:
+        opts = CollectOptions.from_context(ctx)
         name = Node.STARTUP.value
         update: dict = {}
         target = str(state.get("target") or "").strip()
@@ -63,4 +62,4 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
             ),
         )
 
-    return run_stage(Node.STARTUP, startup)
+    return run_stage(Node.STARTUP, startup, ctx)

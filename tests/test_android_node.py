@@ -30,7 +30,7 @@ NAME = Node.ANDROID_EXPERT.value
 
 def ctx(tmp_path: Path, **extra) -> NodeContext:
     return NodeContext(runs_dir=str(tmp_path / "runs"), startup_runs=3,
-                       extra={"android_capture_s": 0, "android_launch_pause_s": 0, **extra})
+                       **{"android_capture_s": 0, "android_launch_pause_s": 0, **extra})
 
 
 def state(text: str, **kw) -> dict:

@@ -46,7 +46,7 @@ def _formats_ready(*names: str) -> bool:
 def ctx(tmp_path: Path, **extra) -> NodeContext:
     timeout = extra.pop("timeout", 30.0)
     runs = extra.pop("runs", 5)
-    return NodeContext(runs_dir=str(tmp_path / "runs"), run_timeout_s=timeout, startup_runs=runs, extra=extra)
+    return NodeContext(runs_dir=str(tmp_path / "runs"), run_timeout_s=timeout, startup_runs=runs, **extra)
 
 
 def state(tmp_path: Path, target: str | None, **kw) -> dict:

@@ -222,7 +222,7 @@ def test_escapes_in_the_message_are_validation_failures(ws, msg):
 
 
 def test_missing_rg_is_unavailable(ws):
-    node = make(NodeContext(extra={"rg_path": str(ws / "no-rg-here")}))
+    node = make(NodeContext(rg_path=str(ws / "no-rg-here")))
     update = node({"messages": [HumanMessage("where is parse_frames defined?")], "workspace": str(ws)})
     assert update["last_error"] == {"tool": "explorer", "kind": "unavailable", "message": update["last_error"]["message"]}
     assert "ripgrep" in update["last_error"]["message"]

@@ -67,7 +67,7 @@ def test_explorer_with_rg_failing_once_ends_done(tmp_path):
     ws.mkdir()
     (ws / "policy.py").write_text("def choose_next_after_stage(view):\n    return view\n")
     rg = _fails_once(tmp_path, "rg", find_rg(), "rg: ./policy.py: Input/output error (os error 5)")
-    out = _run("where is choose_next_after_stage defined?", NodeContext(extra={"rg_path": str(rg)}), ws)
+    out = _run("where is choose_next_after_stage defined?", NodeContext(rg_path=str(rg)), ws)
     _done_after_one_retry(out, Node.EXPLORER)
     assert "policy.py" in out["answer"] and "retry budget" not in out["answer"]
 
@@ -78,7 +78,7 @@ def test_attributor_with_rg_failing_once_ends_done(tmp_path):
     shutil.copy(DATA / "perf" / "slowapp.py", ws / "slowapp.py")
     shutil.copy(DATA / "perf" / "pyspy-slowapp.speedscope.json", ws / "profile.speedscope.json")
     rg = _fails_once(tmp_path, "rg", find_rg(), "rg: ./slowapp.py: Input/output error (os error 5)")
-    ctx = NodeContext(extra={"rg_path": str(rg)}, runs_dir=str(tmp_path / "runs"))
+    ctx = NodeContext(rg_path=str(rg), runs_dir=str(tmp_path / "runs"))
     out = _run("解读一下 profile.speedscope.json", ctx, ws)
     _done_after_one_retry(out, Node.ATTRIBUTOR)
     assert out["report"] and any(a["status"] == "found" for a in out["attribution"])
@@ -99,7 +99,7 @@ def test_collector_with_py_spy_refused_once_ends_done(tmp_path):
         f'exec "{PYSPY}" "$@"\n'
     )
     wrapper.chmod(0o755)
-    ctx = NodeContext(runs_dir=str(tmp_path / "runs"), run_timeout_s=30, extra={"pyspy_path": str(wrapper)})
+    ctx = NodeContext(runs_dir=str(tmp_path / "runs"), run_timeout_s=30, pyspy_path=str(wrapper))
     out = _run("帮我全面分析一下 tiny.py", ctx, ws, allow_run=True)
     _done_after_one_retry(out, Node.COLLECTOR)
     assert out["collected"]["paths"]
@@ -115,7 +115,7 @@ def test_startup_on_a_device_with_adb_losing_it_once_ends_done(tmp_path, monkeyp
     fake.shell(S, f"cmd package resolve-activity --brief -c android.intent.category.LAUNCHER {PKG}",
                GONE, f"{PKG}/.MainActivity\n")
     fake.shell(S, f"am start -W -S -n {PKG}/.MainActivity", COLD.replace("{t}", "640"))
-    ctx = NodeContext(runs_dir=str(tmp_path / "runs"), startup_runs=2, extra={"android_launch_pause_s": 0})
+    ctx = NodeContext(runs_dir=str(tmp_path / "runs"), startup_runs=2, android_launch_pause_s=0)
     out = _run(f"测一下 {PKG} 的冷启动耗时", ctx, tmp_path)
     _done_after_one_retry(out, Node.STARTUP)
     assert out["collected"]["summary"]["runs_ok"] == 2
@@ -174,6 +174,6 @@ def test_a_failure_that_stays_is_still_a_failure(tmp_path):
     rg = tmp_path / "rg"
     rg.write_text('#!/bin/sh\necho "rg: ./policy.py: Input/output error (os error 5)" >&2\nexit 2\n')
     rg.chmod(0o755)
-    out = _run("where is choose_next_after_stage defined?", NodeContext(extra={"rg_path": str(rg)}), ws)
+    out = _run("where is choose_next_after_stage defined?", NodeContext(rg_path=str(rg)), ws)
     assert out["route_history"][-3:] == ["explorer", "explorer", "fail"]
     assert out["outcome"] == "failed" and "retry budget spent" in out["answer"]

@@ -116,10 +116,7 @@ def describe_launches(summary: Mapping[str, Any]) -> str:
 
 
 def _pause(ctx: NodeContext) -> float:
-    try:
-        return max(0.0, float(ctx.extra.get("android_launch_pause_s", DEFAULT_PAUSE_S)))
-    except (TypeError, ValueError):
-        return DEFAULT_PAUSE_S
+    return DEFAULT_PAUSE_S if ctx.android_launch_pause_s is None else max(0.0, float(ctx.android_launch_pause_s))
 
 
 def device_startup(state: Mapping[str, Any], ctx: NodeContext, text: str) -> dict[str, Any]:

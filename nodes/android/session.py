@@ -35,10 +35,7 @@ class Session:
 
 
 def adb_timeout(ctx: NodeContext) -> float:
-    try:
-        return float(ctx.extra.get("adb_timeout_s", DEFAULT_TIMEOUT_S))
-    except (TypeError, ValueError):
-        return DEFAULT_TIMEOUT_S
+    return DEFAULT_TIMEOUT_S if ctx.adb_timeout_s is None else float(ctx.adb_timeout_s)
 
 
 def host_adb(ctx: NodeContext) -> Adb:

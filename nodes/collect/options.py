@@ -1,15 +1,13 @@
-"""The knobs of a collection, read once from the ``NodeContext``.
+"""The knobs of a collection: the collection toolkit's view of the ``NodeContext``.
 
-The timeout and the number of launches are first-class context fields; the rest are optional
-``ctx.extra`` keys (documented in docs/collector.md) so a test or a user can point py-spy or
-perf at another binary, change the sampling rate, or give a "ready" condition, without the
-context growing a field per tool.
+The context (nodes/context.py) is where they are set, typed, per invocation; this maps them
+onto the names the collection code uses and fills in the toolkit's own defaults.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from nodes.collect.runner import DEFAULT_CAPTURE_LIMIT
 from nodes.collect.sampler import DEFAULT_INTERVAL_S
@@ -39,21 +37,19 @@ class CollectOptions:
 
     @classmethod
     def from_context(cls, ctx: Any) -> "CollectOptions":
-        extra: Mapping[str, Any] = getattr(ctx, "extra", None) or {}
-        port = extra.get("ready_port")
         return cls(
-            timeout_s=float(getattr(ctx, "run_timeout_s", 30.0) or 30.0),
-            startup_runs=max(1, int(getattr(ctx, "startup_runs", 5) or 5)),
-            pyspy_path=extra.get("pyspy_path") or None,
-            pyspy_rate=int(extra.get("pyspy_rate", 100)),
-            pyspy_native=bool(extra.get("pyspy_native", False)),
-            pyspy_idle=bool(extra.get("pyspy_idle", True)),
-            sample_interval_s=float(extra.get("sample_interval_s", DEFAULT_INTERVAL_S)),
-            capture_limit=int(extra.get("capture_limit", DEFAULT_CAPTURE_LIMIT)),
-            use_perf=bool(extra.get("use_perf", True)),
-            perf_path=extra.get("perf_path") or None,
-            ready_regex=extra.get("ready_regex") or None,
-            ready_port=int(port) if port not in (None, "") else None,
-            ready_host=str(extra.get("ready_host", "127.0.0.1")),
-            importtime=bool(extra.get("importtime", True)),
+            timeout_s=float(ctx.run_timeout_s or 30.0),
+            startup_runs=max(1, int(ctx.startup_runs or 5)),
+            pyspy_path=ctx.pyspy_path or None,
+            pyspy_rate=int(ctx.pyspy_rate),
+            pyspy_native=bool(ctx.pyspy_native),
+            pyspy_idle=bool(ctx.pyspy_idle),
+            sample_interval_s=DEFAULT_INTERVAL_S if ctx.sample_interval_s is None else float(ctx.sample_interval_s),
+            capture_limit=DEFAULT_CAPTURE_LIMIT if ctx.capture_limit is None else int(ctx.capture_limit),
+            use_perf=bool(ctx.use_perf),
+            perf_path=ctx.perf_path or None,
+            ready_regex=ctx.ready_regex or None,
+            ready_port=int(ctx.ready_port) if ctx.ready_port not in (None, "") else None,
+            ready_host=str(ctx.ready_host),
+            importtime=bool(ctx.importtime),
         )
