@@ -16,6 +16,7 @@ from typing import Any, Sequence, TextIO
 
 import orjson
 
+from nodes.perf.units import dur
 from nodes.perf.errors import PerfDataError
 from nodes.perf.model import AnalysisResult
 
@@ -36,8 +37,10 @@ def to_json(result: AnalysisResult) -> dict[str, Any]:
     return data
 
 
-def run(paths: str | Sequence[str], as_json: bool = False, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Analyse ``paths`` (one file, or the files of one collection) and print the result."""
+def run(paths: str | Sequence[str], as_json: bool = False, out: TextIO | None = None, err: TextIO | None = None,
+        process: str | None = None) -> int:
+    """Analyse ``paths`` (one file, or the files of one collection) and print the result;
+    ``process`` (NAME or PID) is the app the frames and hot spots are about."""
     from nodes.perf.analysis import analyze_paths
 
     out = out or sys.stdout
@@ -45,7 +48,7 @@ def run(paths: str | Sequence[str], as_json: bool = False, out: TextIO | None = 
     if isinstance(paths, (str, os.PathLike)):
         paths = [os.fspath(paths)]
     try:
-        result = analyze_paths(list(paths))
+        result = analyze_paths(list(paths), process=process)
     except PerfDataError as e:
         err.write(f"perfscout: {str(e).splitlines()[0] if str(e) else 'unreadable data'}\n")
         return EXIT_BAD_INPUT
@@ -59,12 +62,7 @@ def run(paths: str | Sequence[str], as_json: bool = False, out: TextIO | None = 
 # --- the readable summary --------------------------------------------------------------
 
 
-def _ms(v: float | None) -> str:
-    if v is None:
-        return "–"
-    if v >= 1000:
-        return f"{v / 1000:.2f} s"
-    return f"{v:.1f} ms" if v >= 10 else f"{v:.2f} ms"
+_ms = dur  # the one duration vocabulary (nodes/perf/units.py)
 
 
 def _loc(file: str | None, line: int | None) -> str:
@@ -133,16 +131,27 @@ def render(result: AnalysisResult, out: TextIO | None = None) -> None:
     fs = r.frames
     if fs:
         line = (f"[bold]Frames[/bold]: {fs.count}"
+                + (f" of {e(fs.process or str(fs.pid))} ({e(fs.chosen_by or '')})" if fs.pid is not None else "")
                 + (f", {fs.fps:g} fps" if fs.fps else "")
-                + (f", jank {fs.jank_ratio * 100:.1f}% ({fs.jank_count})" if fs.jank_ratio is not None else "")
+                + (f", jank {fs.jank_ratio * 100:.1f}% ({fs.jank_count}, {e(fs.jank_source)})" if fs.jank_ratio is not None else "")
                 + f", p50 {_ms(fs.p50_ms)}, p90 {_ms(fs.p90_ms)}, p99 {_ms(fs.p99_ms)}"
                 + f"; budget {fs.budget_ms:g} ms ({e(fs.budget_source)})")
         con.print(line)
+        if fs.jank_types:
+            con.print("  jank types: " + e(", ".join(f"{k} {v}" for k, v in fs.jank_types.items())))
+        if fs.causes:
+            con.print("  causes: " + e(", ".join(f"{k} {v}" for k, v in fs.causes.items())))
+        if fs.other_processes:
+            con.print("  other processes: " + e(", ".join(f"{o.process or o.pid} {o.count}" for o in fs.other_processes[:5])))
+        for m in fs.missing[:3]:
+            con.print(f"  [dim]missing: {e(m.what)}[/dim]")
         if fs.reported:
             keys = [k for k, v in fs.reported.items() if not (isinstance(v, str) and len(v) > 60)][:10]
             con.print("  reported: " + e(", ".join(f"{k}={fs.reported[k]}" for k in keys)))
         for w in fs.worst[:3]:
-            con.print(f"  worst: {_ms(w.dur_ms)} at {_ms(w.start_ms)}" + (f" — {e('; '.join(w.ran[:3]))}" if w.ran else ""))
+            why = f" — {e(w.cause.value)}: {e('; '.join(w.evidence[:2]))}" if w.cause else (
+                f" — {e('; '.join(w.ran[:3]))}" if w.ran else "")
+            con.print(f"  worst: {_ms(w.dur_ms)} at {_ms(w.start_ms)}" + why)
 
     st = r.startup
     if st:
@@ -151,6 +160,15 @@ def render(result: AnalysisResult, out: TextIO | None = None) -> None:
             head += (f": median {_ms(st.median_ms)} over {len(st.runs)} run(s), min {_ms(st.min_ms)}, "
                      f"max {_ms(st.max_ms)}, first {_ms(st.first_ms)}")
         con.print(head)
+        for run in [x for x in st.runs if x.package][:4]:
+            con.print(f"  {e(run.package)} ({e(run.kind)}): startup {_ms(run.total_ms)}, TTID {_ms(run.ttid_ms)}, "
+                      f"TTFD {_ms(run.ttfd_ms)}"
+                      + ("; breakdown: " + ", ".join(f"{e(b.reason)} {_ms(b.dur_ms)}" for b in run.breakdown[:5])
+                         if run.breakdown else ""))
+            for x in run.slow_reasons[:5]:
+                con.print(f"    slow start: {e(x.id)} — {e(x.suggestion)}")
+            for m in run.missing[:3]:
+                con.print(f"    [dim]missing: {e(m)}[/dim]")
         if st.phases:
             t = Table(box=box.SIMPLE)
             t.add_column("phase")

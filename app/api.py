@@ -118,6 +118,7 @@ class PerfScout:
         workspace: str | Path | None = None,
     ):
         self.settings = settings or Settings.from_env()
+        self.settings.install_read_limits()
         self._llm = make_chat_model(self.settings) if llm == "configured" else llm
         #: The runtime context every invocation passes to the graph (LangGraph context_schema).
         self.context = self.settings.node_context(self._llm)
@@ -186,6 +187,7 @@ class PerfScout:
             "workspace": self.workspace,
             "step_budget": self.settings.step_budget,
             "retry_budget": self.settings.retry_budget,
+            "llm_turn_budget_s": self.settings.turn_model_budget_s,
             "run_dir": str(_unique_dir(run_dir)),
         }
         # Permission is given per turn: a yes (or an allowlisted program) in an earlier turn

@@ -53,7 +53,9 @@ def emit_json(obj: Any) -> None:
 def _settings(offline: bool = False, **overrides: Any):
     from app.settings import Settings
 
-    return Settings.from_env(offline=offline or None, **overrides)
+    settings = Settings.from_env(offline=offline or None, **overrides)
+    settings.install_read_limits()
+    return settings
 
 
 def _print_result(result: Any, as_json: bool) -> int:
@@ -175,19 +177,26 @@ def analyze(
     as_json: bool = typer.Option(False, "--json", help="Print the analysis (or, with --thread, the turn) as JSON."),
     workspace: Optional[Path] = typer.Option(None, "--workspace", help="Root for every path (default: cwd)."),
     offline: bool = typer.Option(False, "--offline", help="Never call a model, even if one is configured."),
+    process: Optional[str] = typer.Option(
+        None, "--process", "-p", metavar="NAME|PID",
+        help="The app the frames and hot spots are about (default: the launched package, else the process with the most frames).",
+    ),
 ) -> None:
     """Analyse existing data. FILE…: the analyzer alone (summary or JSON). --thread: the graph's
     analyze route in that thread (analysis, attribution, report; follow-up questions work)."""
     paths = list(paths or [])
     if not paths and thread is None:
         raise CliError("give a FILE to analyse, or --thread THREAD to analyse what that thread collected")
+    from nodes.perf.formats import check_data_file
+
     for p in paths:
-        if not p.is_file():
-            raise CliError(f"{p}: no such file")
+        check_data_file(str(p))  # says what it is (a directory, a FIFO …) without opening it
     if thread is None:
         from app.analyze_cmd import run
 
-        raise typer.Exit(run([str(p) for p in paths], as_json))
+        raise typer.Exit(run([str(p) for p in paths], as_json, process=process))
+    if process is not None:
+        raise CliError("--process applies to FILE… analysis, not to --thread")
     if len(paths) > 1:
         raise CliError("with --thread, give one FILE (the graph analyses one named file per turn)")
     _analyze_in_thread(paths[0] if paths else None, thread, as_json, workspace, offline)
@@ -216,11 +225,18 @@ def replay(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Re-run every recorded policy input through today's policies; list what would differ."""
-    from app.replay import replay_file
+    from app.replay import ReplayInputError, replay_file
+    from nodes.perf.formats import not_regular
 
-    if not log.is_file():
+    if not log.exists():
         raise CliError(f"{log}: no such file")
-    rep = replay_file(str(log))
+    problem = not_regular(log.stat())
+    if problem:
+        raise CliError(f"{log}: {problem}")
+    try:
+        rep = replay_file(str(log))
+    except ReplayInputError as e:
+        raise CliError(str(e)) from None
     if as_json:
         emit_json({"checked": rep.checked, "unreadable": rep.unreadable, "diffs": [d.__dict__ for d in rep.diffs]})
     else:
@@ -296,6 +312,7 @@ def report(
             runs_dir=str(settings.runs_dir),
             out=str(out) if out else None,
             llm=make_chat_model(settings) if narrative else None,
+            llm_timeout_s=settings.llm_timeout_s,
         )
     except ReportInputError as e:
         raise CliError(str(e)) from None
@@ -336,12 +353,32 @@ def route(
     from app.models import make_router_model
     from app.route_cmd import RouteInputError, run
 
-    llm = make_router_model(_settings(offline=offline))
+    settings = _settings(offline=offline)
+    llm = make_router_model(settings)
     try:
-        code = run(text, jsonl, llm)
+        code = run(text, jsonl, llm, timeout_s=settings.llm_timeout_s)
     except RouteInputError as e:
         raise CliError(str(e)) from None
     raise typer.Exit(code)
+
+
+@app.command()
+def mcp(
+    workspace: Optional[Path] = typer.Option(None, "--workspace", help="The only folder whose files the server reads (default: cwd)."),
+    allow_run: bool = typer.Option(
+        False, "--allow-run", help="Programs may run, on a call that says allow_run=true (this lets an agent run code)."
+    ),
+    allow: Optional[list[str]] = typer.Option(None, "--allow", help="Only this program may run (repeatable); see docs/mcp.md."),
+    offline: bool = typer.Option(False, "--offline", help="Never call a model, even if one is configured."),
+) -> None:
+    """Serve PerfScout to coding agents over MCP (stdio); see docs/mcp.md."""
+    from app.mcp_server import ServerOptions, serve
+
+    ws = (workspace or Path.cwd()).expanduser()
+    if not ws.is_dir():
+        raise CliError(f"{ws}: the workspace is not an existing directory")
+    allowlist = tuple(allow or ()) + _settings(offline).allowlist
+    serve(ServerOptions(workspace=ws.resolve(), allow_run=allow_run, allowlist=allowlist, offline=offline))
 
 
 threads_app = typer.Typer(help="The conversation threads in the checkpoint store.", no_args_is_help=True)
@@ -407,28 +444,48 @@ def threads_delete(
         typer.echo(f"deleted thread {thread}")
 
 
+#: The errors that are the user's input (exit EXIT_USAGE), by module: looked up in the modules
+#: this run loaded, so that naming them does not import LangGraph for `perfscout analyze FILE`
+#: (an error of a module never loaded cannot have been raised).
+_USAGE_ERRORS = (
+    ("app.api", "RequestError"),
+    ("app.checkpoint", "CheckpointError"),
+    ("app.settings", "SettingsError"),
+    ("nodes.perf.errors", "PerfDataError"),
+    ("nodes.sandbox", "SandboxError"),
+)
+
+
+def _usage_error_types() -> tuple[type[BaseException], ...]:
+    loaded = (getattr(sys.modules[m], n, None) for m, n in _USAGE_ERRORS if m in sys.modules)
+    return tuple(t for t in loaded if isinstance(t, type)) + (FileNotFoundError,)
+
+
 def main() -> None:
     """Entry point: every error is one line and a documented exit code, never a traceback."""
-    from app.checkpoint import CheckpointError
-    from app.errors import RequestError, ThreadBusy
-    from app.settings import SettingsError
-    from nodes.perf.errors import PerfDataError
-    from nodes.sandbox import SandboxError
-
     try:
-        code = app(standalone_mode=False)
+        # The reader bounds (inflate cap, event cap …) are settings; the readers are plain
+        # functions, so they are installed for the process before any command runs.
+        try:
+            from app.settings import Settings
+
+            Settings.from_env().install_read_limits()
+            code = app(standalone_mode=False)
+        except Exception as e:
+            if isinstance(e, _usage_error_types()) and not isinstance(e, CliError):
+                typer.echo(f"perfscout: {e}", err=True)
+                sys.exit(EXIT_USAGE)
+            busy = getattr(sys.modules.get("app.errors"), "ThreadBusy", None)
+            if busy is not None and isinstance(e, busy):  # another turn holds the thread
+                typer.echo(f"perfscout: {e}", err=True)
+                sys.exit(EXIT_FAILED)
+            raise
         sys.exit(code if isinstance(code, int) else EXIT_OK)
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except (CliError,) as e:
         typer.echo(f"perfscout: {e}", err=True)
         sys.exit(e.code)
-    except (SettingsError, PerfDataError, SandboxError, CheckpointError, FileNotFoundError, RequestError) as e:
-        typer.echo(f"perfscout: {e}", err=True)
-        sys.exit(EXIT_USAGE)
-    except ThreadBusy as e:
-        typer.echo(f"perfscout: {e}", err=True)
-        sys.exit(EXIT_FAILED)
     except KeyboardInterrupt as e:
         tid = getattr(e, "thread_id", None)  # app.errors.TurnInterrupted: a turn was running
         more = f"; the turn is incomplete, continue it with  perfscout resume {tid}" if tid else ""

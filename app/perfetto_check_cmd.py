@@ -29,9 +29,14 @@ join thread using (utid) left join process using (upid)
 where slice.dur >= 0
 group by utid
 """
+#: janky = a user-visible jank type, the reader's rule (perfetto_frames.USER_VISIBLE_JANK).
 SQL_FRAMES = """
 select count(*) as frames,
-       sum(case when jank_type not in ('None', 'Buffer Stuffing', 'Unspecified') then 1 else 0 end) as janky
+       sum(case when jank_type glob '*App Deadline Missed*' or jank_type glob '*App Resynced Jitter*'
+                  or jank_type glob '*Unknown Jank*' or jank_type glob '*SurfaceFlinger CPU Deadline Missed*'
+                  or jank_type glob '*SurfaceFlinger GPU Deadline Missed*'
+                  or jank_type glob '*SurfaceFlinger Scheduling*' or jank_type glob '*Display HAL*'
+                then 1 else 0 end) as janky
 from actual_frame_timeline_slice where surface_frame_token is not null
 """
 SQL_RUNNING = """

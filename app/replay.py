@@ -71,5 +71,37 @@ def replay(records: Iterable[dict]) -> ReplayReport:
     return ReplayReport(checked=checked, diffs=diffs, unreadable=unreadable)
 
 
+class ReplayInputError(ValueError):
+    """The file is no decision log: nothing in it could be checked."""
+
+
 def replay_file(path: str) -> ReplayReport:
-    return replay(DecisionLog(path).records())
+    """Replay the log at ``path``; ReplayInputError when not one decision in it could be checked
+    (an empty file, a file that is not JSON lines, records of another kind): "0 checked, exit 0"
+    would pass a check that checked nothing."""
+    rep = replay(DecisionLog(path).records())
+    if rep.checked == 0:
+        raise ReplayInputError(f"{path}: {_why_nothing(path, rep)}")
+    return rep
+
+
+def _why_nothing(path: str, rep: ReplayReport) -> str:
+    lines = records = 0
+    with open(path, "rb") as f:
+        while True:
+            raw = f.readline(1 << 20)
+            if not raw:
+                break
+            if not raw.strip():
+                continue
+            lines += 1
+            if raw.lstrip()[:1] == b"{" and raw.rstrip().endswith(b"}"):
+                records += 1
+    if lines == 0:
+        return "empty: no decisions to check"
+    if rep.unreadable:
+        return (f"{rep.unreadable} record(s), none of them a policy decision this version can replay "
+                "(no policy/input fields): not a PerfScout decision log?")
+    if records == 0:
+        return f"not a decision log: none of its {lines} line(s) is a JSON record"
+    return f"not a decision log: {lines} line(s), none a readable decision record"

@@ -41,6 +41,10 @@ def _load_json_object(path: Path) -> dict[str, Any] | None:
             data = json.loads(f.read().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         return None
+    except RecursionError:
+        # json's C scanner stops at the interpreter's recursion limit: too deep for a result
+        # PerfScout wrote, so it is a trace (or nothing): the analyzer decides, in one line.
+        return None
     return data if isinstance(data, dict) else None
 
 
@@ -105,7 +109,9 @@ def resolve_inputs(target: str, runs_dir: str) -> tuple[dict[str, Any], str | No
     return {"analysis": result, "collected": collection(CollectionKind.FILE, paths={"data": str(p)}, source=str(p))}, thread
 
 
-def run_report(target: str, *, runs_dir: str, out: str | None = None, llm: Any = None) -> dict[str, str]:
+def run_report(
+    target: str, *, runs_dir: str, out: str | None = None, llm: Any = None, llm_timeout_s: float = 10.0
+) -> dict[str, str]:
     """Render ``target`` into a fresh folder; returns the written paths (the ``report`` dict).
 
     Raises ReportInputError (or the analyzer's PerfDataError) with a one-line message on bad input.
@@ -115,6 +121,6 @@ def run_report(target: str, *, runs_dir: str, out: str | None = None, llm: Any =
 
     kwargs, thread = resolve_inputs(target, runs_dir)
     view = build_view(**kwargs)
-    add_narrative(view, llm)
+    add_narrative(view, llm, deadline_s=llm_timeout_s)
     folder = report_dir(out, runs_dir, thread or "local")
     return write_report(view, folder)

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from nodes.context import NodeContext
 
+from nodes.perf import limits
+
 
 def _float(name: str, default: float) -> float:
     raw = os.environ.get(name)
@@ -22,6 +24,31 @@ def _float(name: str, default: float) -> float:
         return float(raw)
     except ValueError as e:
         raise SettingsError(f"{name}={raw!r} is not a number") from e
+
+
+def _positive(name: str, default: float | None) -> float | None:
+    """A number of seconds > 0 (a zero or negative limit would disable the model silently)."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = _float(name, 0.0)
+    if not value > 0 or value != value or value == float("inf"):
+        raise SettingsError(f"{name}={raw!r} must be a number of seconds greater than 0")
+    return value
+
+
+def _count(name: str, default: int) -> int:
+    """A whole number > 0 (a byte or event cap; 0 would refuse every input)."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise SettingsError(f"{name}={raw!r} is not a whole number") from None
+    if value <= 0:
+        raise SettingsError(f"{name}={raw!r} must be greater than 0")
+    return value
 
 
 def _int(name: str, default: int) -> int:
@@ -38,8 +65,10 @@ class Settings:
     base_url: str | None = None
     api_key: str | None = None
     model: str = "gpt-4o-mini"
-    #: Seconds one model call may take before the router falls back.
+    #: Wall-clock seconds one model call may take, body included (router, fallback, narrative).
     llm_timeout_s: float = 10.0
+    #: Total model seconds one turn may spend; None = 2 × llm_timeout_s (docs/reliability.md).
+    llm_turn_budget_s: float | None = None
     #: Force the offline path even when a model is configured.
     offline: bool = False
     #: Where PerfScout keeps its checkpoints, decision log and runs.
@@ -50,6 +79,11 @@ class Settings:
     startup_runs: int = 5
     step_budget: int = 24
     retry_budget: int = 1
+    #: Reader bounds (nodes/perf/limits.py): what a compressed input may inflate to, what a
+    #: whole-file reader may load (bytes), and how many events one input's data keeps.
+    max_inflated_bytes: int = limits.DEFAULT.max_inflated_bytes
+    max_whole_file_bytes: int = limits.DEFAULT.max_whole_file_bytes
+    max_events: int = limits.DEFAULT.max_events
     #: Programs the user allows PerfScout to run without --allow-run (basenames or paths).
     allowlist: tuple[str, ...] = field(default_factory=tuple)
     #: Seconds a turn waits for its thread while another turn holds it, before "thread T is
@@ -64,6 +98,8 @@ class Settings:
             llm=llm,
             runs_dir=str(self.runs_dir),
             run_timeout_s=self.run_timeout_s,
+            llm_timeout_s=self.llm_timeout_s,
+            llm_turn_budget_s=self.turn_model_budget_s,
             startup_runs=self.startup_runs,
             allowlist=self.allowlist,
         )
@@ -71,6 +107,24 @@ class Settings:
     @property
     def model_configured(self) -> bool:
         return not self.offline and bool(self.api_key or self.base_url)
+
+    @property
+    def turn_model_budget_s(self) -> float:
+        """The turn's model-time budget, in seconds (``PERFSCOUT_LLM_TURN_BUDGET``)."""
+        if self.llm_turn_budget_s is not None:
+            return float(self.llm_turn_budget_s)
+        return 2.0 * self.llm_timeout_s
+
+    def read_limits(self) -> limits.ReadLimits:
+        return limits.ReadLimits(
+            max_inflated_bytes=self.max_inflated_bytes,
+            max_whole_file_bytes=self.max_whole_file_bytes,
+            max_events=self.max_events,
+        )
+
+    def install_read_limits(self) -> None:
+        """Make these reader bounds the process's (the readers are plain functions: no context)."""
+        limits.configure(self.read_limits())
 
     @property
     def checkpoint_target(self) -> str:
@@ -92,7 +146,8 @@ class Settings:
             base_url=env.get("OPENAI_BASE_URL") or None,
             api_key=env.get("OPENAI_API_KEY") or None,
             model=env.get("PERFSCOUT_MODEL") or env.get("OPENAI_MODEL") or "gpt-4o-mini",
-            llm_timeout_s=_float("PERFSCOUT_LLM_TIMEOUT", 10.0),
+            llm_timeout_s=_positive("PERFSCOUT_LLM_TIMEOUT", 10.0),
+            llm_turn_budget_s=_positive("PERFSCOUT_LLM_TURN_BUDGET", None),
             offline=env.get("PERFSCOUT_OFFLINE", "").lower() in {"1", "true", "yes"},
             state_dir=Path(env.get("PERFSCOUT_HOME") or ".perfscout"),
             checkpoint_url=env.get("PERFSCOUT_CHECKPOINT_URL") or None,
@@ -102,6 +157,9 @@ class Settings:
             retry_budget=_int("PERFSCOUT_RETRY_BUDGET", 1),
             allowlist=allow,
             thread_wait_s=_float("PERFSCOUT_THREAD_WAIT", 10.0),
+            max_inflated_bytes=_count("PERFSCOUT_MAX_DECOMPRESSED", limits.DEFAULT.max_inflated_bytes),
+            max_whole_file_bytes=_count("PERFSCOUT_MAX_WHOLE_FILE", limits.DEFAULT.max_whole_file_bytes),
+            max_events=_count("PERFSCOUT_MAX_EVENTS", limits.DEFAULT.max_events),
         )
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

@@ -222,10 +222,64 @@ def throughput(path: str, repeats: int = 5) -> dict:
     return res
 
 
+BASELINE_SCRIPT = (
+    "import json, sys\n"
+    "with open(sys.argv[1], 'rb') as f:\n"
+    "    doc = json.load(f)\n"
+    "events = doc['traceEvents'] if isinstance(doc, dict) else doc\n"
+    "agg = {}\n"
+    "for e in events:\n"
+    "    if e.get('ph') == 'X':\n"
+    "        agg[e['name']] = agg.get(e['name'], 0.0) + e.get('dur', 0)\n"
+)
+
+
+def _perfscout() -> list[str]:
+    exe = Path(sys.executable).with_name("perfscout")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "app.cli"]
+
+
+def _process(cmd: list[str]) -> dict:
+    """One whole process: wall time, its CPU (user + sys) and peak RSS, from wait4."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    err = p.stderr.read().decode(errors="replace") if p.stderr else ""
+    p.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{cmd[0]} failed: {err.strip()[-300:]}")
+    return {"seconds": wall, "cpu_seconds": ru.ru_utime + ru.ru_stime, "peak_rss_mb": ru.ru_maxrss / 1024}
+
+
+def end_to_end(path: str, repeats: int = 2) -> dict:
+    """The issue's measure, in one run on one file: the whole ``perfscout analyze FILE --json``
+    process against a ``json.load`` + one loop process, interleaved, best of ``repeats`` by CPU.
+    Both are full processes (interpreter start and imports included)."""
+    size = os.path.getsize(path) / 1e6
+    cmds = {"baseline": [sys.executable, "-c", BASELINE_SCRIPT, path],
+            "perfscout analyze --json": _perfscout() + ["analyze", path, "--json"]}
+    runs: dict[str, list[dict]] = {k: [] for k in cmds}
+    for _ in range(repeats):
+        for k, cmd in cmds.items():
+            runs[k].append(_process(cmd))
+    res: dict = {"size_mb": size}
+    for k, rs in runs.items():
+        best = min(rs, key=lambda r: r["cpu_seconds"])
+        res[k] = dict(best, mb_per_s=size / best["cpu_seconds"], wall_mb_per_s=size / best["seconds"],
+                      all_cpu_seconds=[r["cpu_seconds"] for r in rs])
+    ours = res["perfscout analyze --json"]
+    res["ratio"] = ours["mb_per_s"] / res["baseline"]["mb_per_s"]
+    res["wall_ratio"] = ours["wall_mb_per_s"] / res["baseline"]["wall_mb_per_s"]
+    return res
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.perf_parse")
     ap.add_argument("--quick", action="store_true", help="throughput only, 10 MB")
     ap.add_argument("--sizes", default="10,50,100,250,500", help="growth sizes in MB")
+    ap.add_argument("--e2e", type=float, metavar="MB", default=None,
+                    help="only the end-to-end comparison (perfscout analyze --json vs json.load) on a generated trace of MB")
     ap.add_argument("--child", nargs=2, metavar=("WHICH", "PATH"), help=argparse.SUPPRESS)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "perf_parse.json"))
     args = ap.parse_args(argv)
@@ -233,6 +287,21 @@ def main(argv: list[str]) -> int:
         _child(*args.child)
         return 0
     sys.path.insert(0, str(ROOT))
+    if args.e2e:
+        with tempfile.TemporaryDirectory(prefix="perf_parse_") as tmp:
+            path = os.path.join(tmp, f"gen{args.e2e:g}.json")
+            events = generate(path, args.e2e)
+            r = end_to_end(path)
+        r["events"] = events
+        b, o = r["baseline"], r["perfscout analyze --json"]
+        print(f"{r['size_mb']:.1f} MB, {events:,} events: json.load + loop {b['cpu_seconds']:.2f} s CPU "
+              f"({b['seconds']:.2f} s wall, peak {b['peak_rss_mb']:.0f} MB); perfscout analyze --json "
+              f"{o['cpu_seconds']:.2f} s CPU ({o['seconds']:.2f} s wall, peak {o['peak_rss_mb']:.0f} MB); "
+              f"ratio {r['ratio']:.2f}× (wall {r['wall_ratio']:.2f}×)")
+        out = Path(args.out).with_name("perf_parse_e2e.json")
+        out.write_text(json.dumps(r, indent=2))
+        print(f"written: {out}")
+        return 0
     report: dict = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "throughput": {}, "growth": []}
     with tempfile.TemporaryDirectory(prefix="perf_parse_") as tmp:
         files = {}

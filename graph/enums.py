@@ -10,7 +10,7 @@ from enum import Enum
 
 
 class Route(str, Enum):
-    """The six labels of the routing contract (shared/ROUTING.md)."""
+    """The six labels of the routing contract (docs/ROUTING.md)."""
 
     FULL_ANALYSIS = "full_analysis"
     STARTUP = "startup"

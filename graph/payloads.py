@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from graph.enums import AttributionStatus, CollectionKind
+from graph.enums import CollectionKind
 
 #: Default number of node executions one turn may take before the guard stops it.
 DEFAULT_STEP_BUDGET = 24
@@ -28,6 +28,8 @@ class RouteInfo(TypedDict, total=False):
     reason: str
     latency_ms: float
     override: str | None
+    #: Wall seconds the model tier spent on this decision (0 when it was not asked).
+    model_s: float
 
 
 class ToolError(TypedDict):

@@ -48,6 +48,11 @@ class PerfScoutState(TypedDict, total=False):
     #: Attempts made this turn, per tool/node name.
     attempts: dict[str, int]
     last_error: ToolError | None
+    #: Model seconds this turn may spend in total (PERFSCOUT_LLM_TURN_BUDGET), and has spent:
+    #: every model call's deadline is the smaller of the call timeout and what is left
+    #: (nodes/model_call.py). Reset per turn by the orchestrator; a resume never refunds it.
+    llm_turn_budget_s: float
+    llm_time_s: float
 
     # --- facts the policies need ----------------------------------------------------------
     #: The user allowed PerfScout to run programs on this machine (--allow-run, allowlist, yes).

@@ -10,8 +10,11 @@ Budgets and counters are not here: they live in the checkpointed state.
 
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 
 @dataclass(frozen=True)
@@ -20,6 +23,10 @@ class NodeContext:
     llm: Any = None
     #: Where run folders (profiles, reports) go: <runs_dir>/<thread>/<time>/.
     runs_dir: str = ".perfscout/runs"
+    #: Wall-clock seconds one model call may take, body included (nodes/model_call.py).
+    llm_timeout_s: float = 10.0
+    #: Model seconds one turn may spend when the state carries no budget (None: 2 × the above).
+    llm_turn_budget_s: float | None = None
     #: Wall-clock limit for a program PerfScout runs, in seconds.
     run_timeout_s: float = 30.0
     #: How many launches the startup measurement makes.
@@ -104,6 +111,7 @@ def report_deadline(stage: str, seconds: float, message: str = "") -> None:
 
 
 def _emit(event: dict[str, Any]) -> None:
+    check_cancelled()  # a progress report is a safe point to stop at (parsers call it often)
     import sys
 
     if "langgraph.config" not in sys.modules:  # no graph runs here: nobody streams, and a
@@ -115,3 +123,61 @@ def _emit(event: dict[str, Any]) -> None:
     except RuntimeError:  # not inside a graph run
         return
     writer(event)
+
+
+# --- cancellation hook ---------------------------------------------------------------------
+# A shell that runs a turn in a worker thread (the MCP server, app/mcp_server.py) cannot stop it
+# with Ctrl-C: a signal only reaches the main thread, and LangGraph runs nodes in its own pool
+# threads. Instead it sets an Event around the turn; LangGraph copies the context into the node
+# threads it starts (langgraph/pregel/_executor.py, copy_context), so the nodes see the same
+# Event. Long waits check it at their safe points (nodes/collect/runner.py Launched.wait, every
+# progress report) and raise TurnCancelled — a KeyboardInterrupt, so everything that cleans up
+# after Ctrl-C (profile.py marks the run interrupted, Launched stops the whole process tree)
+# does the same here, and the turn stops before its node's checkpoint: incomplete, resumable.
+
+class CancelRequest:
+    """A request to stop one turn. Delivered once: the cleanup that follows (stopping the
+    process tree, letting py-spy write its file) waits too, and must not be interrupted again."""
+
+    def __init__(self) -> None:
+        self.requested = threading.Event()
+        self._delivered = False
+        self._lock = threading.Lock()
+
+    def cancel(self) -> None:
+        self.requested.set()
+
+    def take(self) -> bool:
+        """True exactly once after ``cancel()``: the caller raises."""
+        if not self.requested.is_set():
+            return False
+        with self._lock:
+            if self._delivered:
+                return False
+            self._delivered = True
+            return True
+
+
+_CANCEL: ContextVar[CancelRequest | None] = ContextVar("perfscout_cancel", default=None)
+
+
+class TurnCancelled(KeyboardInterrupt):
+    """The shell asked the running turn to stop (as Ctrl-C would)."""
+
+
+@contextmanager
+def cancellable(request: CancelRequest) -> Iterator[CancelRequest]:
+    """Run the block so that ``request.cancel()`` (from any thread) stops the turn at its next
+    safe point."""
+    token = _CANCEL.set(request)
+    try:
+        yield request
+    finally:
+        _CANCEL.reset(token)
+
+
+def check_cancelled() -> None:
+    """Raise TurnCancelled (once) when the surrounding turn was asked to stop; else nothing."""
+    request = _CANCEL.get()
+    if request is not None and request.take():
+        raise TurnCancelled("the turn was cancelled")

@@ -10,13 +10,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-#: Extensions of performance data files (ROUTING.md rule 2).
-DATA_EXTENSIONS = (
-    ".json", ".json.gz", ".gz", ".perfetto-trace", ".pftrace", ".pb", ".trace", ".prof",
-    ".pstats", ".speedscope.json", ".txt", ".log", ".html", ".ctrace", ".atrace",
-)
-#: Extensions of programs PerfScout can run.
-PROGRAM_EXTENSIONS = (".py", ".sh")
+from nodes.perf.filetypes import DATA_EXTENSIONS, PROGRAM_EXTENSIONS, extension_pattern, is_trace_only
 
 _QUOTED = re.compile(r"[\"'`“”「」『』]([^\"'`“”「」『』]{1,400})[\"'`“”「」『』]")
 _PATHLIKE = re.compile(r"(?<![\w./-])((?:\.{1,2}/|/|~/)?[\w.-]+(?:/[\w.-]+)*\.[A-Za-z][\w.-]*)(?![\w/-])")
@@ -30,7 +24,9 @@ _AFTER_RUN = re.compile(
 )
 _CLAUSE_END = re.compile(r"\s+(?:and|then|with|under|to|for|using)\s+|\s*(?:然后|并且|并|再|看看|分析)", re.I)
 _LINE = re.compile(r"(?:第\s*(\d+)\s*行|line\s+(\d+)|:(\d+)\b|L(\d+)\b)", re.I)
-_FILE_EXT_HINT = re.compile(r"\.(py|json|gz|txt|trace|pftrace|java|kt|ts|ets|js|c|cc|cpp|h|hpp|go|rs|md|sh|log|pb|prof|html|perfetto-trace)$", re.I)
+#: Source extensions the explorer reads; data extensions come from nodes/perf/filetypes.py.
+_SOURCE_EXT = r"py|java|kt|kts|ts|tsx|ets|js|jsx|c|cc|cpp|h|hpp|m|mm|go|rs|swift|md|sh|toml|yaml|yml|xml|gradle"
+_FILE_EXT_HINT = re.compile(rf"\.(?:{extension_pattern()}|{_SOURCE_EXT})$", re.I)
 
 
 @dataclass
@@ -45,7 +41,33 @@ class Facts:
     line: int | None = None
 
 
-def extract(text: str) -> Facts:
+def _is_data(path: str, workspace: str | None) -> bool:
+    """A trace-only extension is data; a shared one (.json, .txt …) is data when the file's
+    content is a format the analyzer reads, or when it is not there to look at."""
+    if is_trace_only(path):
+        return True
+    if not path.lower().endswith(DATA_EXTENSIONS):
+        return False
+    if workspace is None:
+        return True
+    import os
+
+    full = os.path.join(workspace, os.path.expanduser(path))
+    if not os.path.isfile(full):
+        return True
+    from nodes.perf.errors import PerfDataError
+    from nodes.perf.formats import detect
+
+    try:
+        detect(full)
+    except (PerfDataError, OSError):
+        return False
+    return True
+
+
+def extract(text: str, workspace: str | None = None) -> Facts:
+    """The facts of ``text``. With ``workspace``, a named file with a shared extension counts as
+    data only when its content is (``package.json`` is not a trace)."""
     f = Facts()
     text = text or ""
     f.quoted = [q.strip() for q in _QUOTED.findall(text) if q.strip()]
@@ -59,7 +81,7 @@ def extract(text: str) -> Facts:
         low = p.lower()
         if low.endswith(PROGRAM_EXTENSIONS):
             f.programs.append(p)
-        elif low.endswith(DATA_EXTENSIONS):
+        elif _is_data(p, workspace):
             f.data_paths.append(p)
     for m in _PACKAGE.finditer(text):
         p = m.group(1)

@@ -24,9 +24,13 @@ from nodes.common import last_user_text, say, stamp
 from nodes.context import NodeContext
 from nodes.stage import node_context
 from nodes.language import Lang, detect_language
+from nodes.model_call import call_model, spend, time_left_s
 
 #: Enough for a short paragraph and an example; the router's budget (5) is for one label.
 FALLBACK_MAX_TOKENS = 400
+#: What of a model answer is shown: 400 tokens are ~1 600 characters of English (fewer of CJK);
+#: a server that ignores max_tokens (a 1 MB answer) is cut here, not printed in full.
+FALLBACK_MAX_CHARS = 4000
 #: Earlier messages of the thread a model sees (bounded: a long thread must not grow the prompt).
 HISTORY_MESSAGES = 6
 HISTORY_CHARS = 600
@@ -218,6 +222,11 @@ _MODEL_FAILED = {
     "zh-Hant": "（模型這次沒有回答：{err}；以上是離線答覆。）",
     "en": "(The model did not answer this time: {err}; this is the offline answer.)",
 }
+_CUT = {
+    "zh-Hans": "（模型的回答有 {n} 个字符，只显示前 {cap} 个。）",
+    "zh-Hant": "（模型的回答有 {n} 個字元，只顯示前 {cap} 個。）",
+    "en": "(The model's answer had {n} characters; the first {cap} are shown.)",
+}
 _LAST_ANALYSIS = {
     "zh-Hans": "本会话已分析过 {src}，可以接着问：「最慢的一帧是哪一帧」「最耗时的函数是什么」「有什么问题」。",
     "zh-Hant": "本對話已分析過 {src}，可以接著問：「最慢的一幀是哪一幀」「最耗時的函式是什麼」「有什麼問題」。",
@@ -267,13 +276,6 @@ def model_messages(text: str, state: Mapping[str, Any]) -> list[BaseMessage]:
     return [SystemMessage(content=system.strip()), *history, HumanMessage(content=text)]
 
 
-def _content_text(msg: Any) -> str:
-    content = getattr(msg, "content", msg)
-    if isinstance(content, list):
-        content = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
-    return str(content or "").strip()
-
-
 def make(default: NodeContext) -> Callable[..., dict]:
     def fallback(state: dict, runtime: Any = None) -> dict:
         ctx = node_context(runtime, default)
@@ -281,11 +283,17 @@ def make(default: NodeContext) -> Callable[..., dict]:
         update = stamp(state, Node.FALLBACK.value)
         answer = followup.answer(text, state.get("analysis"))
         if answer is None and ctx.llm is not None:
-            try:
-                reply = ctx.llm.invoke(model_messages(text, state), max_tokens=FALLBACK_MAX_TOKENS)
-                answer = _content_text(reply) or None
-            except Exception as e:  # any provider error: the offline answer still helps
-                note = _MODEL_FAILED[detect_language(text)].format(err=type(e).__name__)
+            # One call with a wall-clock deadline (body included) within the turn's model
+            # budget; the reply capped and escaped (nodes/model_call.py).
+            reply = call_model(ctx.llm, model_messages(text, state), deadline_s=time_left_s(ctx, state),
+                               max_chars=FALLBACK_MAX_CHARS, name="fallback", max_tokens=FALLBACK_MAX_TOKENS)
+            update.update(spend(state, reply.elapsed_s))
+            if reply.error is None and (reply.text or "").strip():
+                answer = reply.text.strip()  # type: ignore[union-attr]
+                if reply.truncated:
+                    answer += "\n" + _CUT[detect_language(text)].format(n=reply.raw_chars, cap=FALLBACK_MAX_CHARS)
+            else:  # any provider error, a timeout, an empty reply: the offline answer still helps
+                note = _MODEL_FAILED[detect_language(text)].format(err=reply.error or "empty reply")
                 answer = f"{offline_answer(text, state)}\n{note}"
         if answer is None:
             answer = offline_answer(text, state)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Mapping
 
+from nodes.perf.units import SEVERITY_ORDER, ms
 from nodes.language import Lang, detect_language
 
 Analysis = Mapping[str, Any]
@@ -111,7 +112,7 @@ def _t(lang: Lang, hans: str, hant: str, en: str) -> str:
 
 
 def _ms(v: Any) -> str:
-    return f"{float(v):.1f} ms"
+    return ms(float(v))
 
 
 def _slowest_frame(a: Analysis, lang: Lang) -> str | None:
@@ -217,7 +218,7 @@ def _findings(a: Analysis, lang: Lang) -> str | None:
     fs = list(a.get("findings") or [])
     if not fs:
         return None
-    order = {"high": 0, "medium": 1, "low": 2, "info": 3}
+    order = SEVERITY_ORDER
     fs.sort(key=lambda f: order.get(f.get("severity"), 4))
     rows = [f"- [{f.get('severity')}] {f.get('title')}: {f.get('detail')}" for f in fs[:3]]
     return _t(lang, "主要发现：", "主要發現：", "Main findings:") + "\n" + "\n".join(rows)

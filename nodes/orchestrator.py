@@ -15,6 +15,7 @@ from nodes.context import NodeContext
 from nodes.stage import node_context
 from nodes.extract import extract
 from nodes.followup import answerable as followup_answerable
+from nodes.model_call import time_left_s
 from nodes.routing import route_message
 
 #: Per-turn keys reset at the start of every turn. Results (collected, analysis …) are kept:
@@ -59,8 +60,9 @@ def make(default: NodeContext) -> Callable[..., dict]:
     def orchestrator(state: dict, runtime: Any = None) -> dict:
         ctx = node_context(runtime, default)
         text = last_user_text(state)
-        info = route_message(text, llm=ctx.llm)
-        facts = extract(text)
+        # A new turn: its model time starts at 0, bounded by the turn's budget (graph/state.py).
+        info = route_message(text, llm=ctx.llm, timeout_s=time_left_s(ctx, state, spent_s=0.0))
+        facts = extract(text, state.get("workspace") or ".")
         if (
             _may_take_followup(info)
             and not facts.data_paths
@@ -76,6 +78,7 @@ def make(default: NodeContext) -> Callable[..., dict]:
                 "_route": info["route"],
                 "route_info": info,
                 "steps": 1,
+                "llm_time_s": round(float(info.get("model_s") or 0.0), 3),
                 "route_history": [f"{Node.ORCHESTRATOR.value}:{info['route']}"],
             }
         )

@@ -16,6 +16,7 @@ from graph.enums import ErrorKind, Node
 from nodes.common import last_user_text, say
 from nodes.context import NodeContext, thread_id
 from nodes.errors import ToolFailure
+from nodes.model_call import spend, time_left_s
 from nodes.stage import run_stage
 
 
@@ -59,7 +60,8 @@ def make(ctx: NodeContext) -> Callable[..., dict]:
             )
         except ReportInputError as e:
             raise no_report(ErrorKind.VALIDATION, str(e)) from None
-        add_narrative(view, ctx.llm)
+        # Its deadline is what is left of the turn's model budget (nodes/model_call.py).
+        spent = add_narrative(view, ctx.llm, deadline_s=time_left_s(ctx, state))
         try:
             folder = report_dir(state.get("run_dir"), ctx.runs_dir, thread_id())
             report = write_report(view, folder)
@@ -67,6 +69,6 @@ def make(ctx: NodeContext) -> Callable[..., dict]:
             kind = ErrorKind.PERMISSION if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS) else ErrorKind.UNAVAILABLE
             where = e.filename or state.get("run_dir") or ctx.runs_dir
             raise no_report(kind, f"cannot write the report to {where}: {e.strerror or e}") from None
-        return {"report": report, "run_dir": report["dir"], **say(name, _answer(view, report))}
+        return {"report": report, "run_dir": report["dir"], **spend(state, spent), **say(name, _answer(view, report))}
 
     return run_stage(Node.REPORTER, reporter, ctx)

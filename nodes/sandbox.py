@@ -68,8 +68,15 @@ def resolve_inside(root: str | os.PathLike[str], path: str | os.PathLike[str]) -
     if not is_inside(base, real):
         if _has_symlink(candidate):
             raise PathRefused(f"{raw}: a symlink that leads outside the workspace {base} is refused")
-        raise PathRefused(f"{raw}: outside the workspace {base}; refused")
+        raise PathRefused(f"{raw}: outside the workspace {base}; refused. {allow_hint(real)}")
     return real
+
+
+def allow_hint(real: Path) -> str:
+    """How to let PerfScout read a file outside the workspace: make its folder the workspace."""
+    folder = real if real.is_dir() else real.parent
+    return (f"To allow it, choose a workspace that contains it: perfscout … --workspace {folder} "
+            f"(Python API: PerfScout(workspace={str(folder)!r}))")
 
 
 def _has_symlink(candidate: Path) -> bool:

@@ -14,6 +14,10 @@ mode                    what ``POST /<mode>/v1/chat/completions`` does
 ``badjson``             200 with ``Content-Type: application/json`` and a body that is not JSON
 ``close``               closes the connection without a response
 ``empty``               a well-formed completion whose ``choices`` list is empty
+``trickle-<s>-<x>``     sends the status line and headers at once, then the body of a completion
+                        answering ``x`` one byte every ``s`` seconds (no read ever times out)
+``big-<n>``             answers ``n`` characters of text with ANSI escape sequences in it
+                        (a server that ignores ``max_tokens``)
 ======================  ======================================================================
 
 It is a stdlib ``ThreadingHTTPServer`` (no extra dependency); every request is recorded with
@@ -107,14 +111,40 @@ class _Handler(BaseHTTPRequestHandler):
             except OSError:
                 pass
             return
+        if mode.startswith("trickle-"):
+            _, seconds, label = mode.split("-", 2)
+            return self._trickle(body, label, float(seconds))
+        if mode.startswith("big-"):
+            n = int(mode.split("-", 1)[1])
+            unit = "slow frame \x1b[2J\x1b]0;pwned\x07 "
+            return self._completion(body, (unit * (n // len(unit) + 1))[:n])
         if mode == "empty":
             return self._json(200, {"id": "x", "object": "chat.completion", "created": 0, "model": "fault",
                                     "choices": []})
         return self._json(404, {"error": {"message": f"unknown fault mode {mode!r}", "type": "not_found"}})
 
+    def _trickle(self, body: Any, content: str, interval: float) -> None:
+        payload = json.dumps(self._completion_obj(body, content)).encode()
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.flush()
+            for i in range(len(payload)):
+                if self.server.stopping.wait(interval):
+                    return
+                self.wfile.write(payload[i : i + 1])
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.server.record_abandoned(self.path)  # the client stopped reading: what a deadline does
+
     def _completion(self, body: Any, content: str) -> None:
+        self._json(200, self._completion_obj(body, content))
+
+    def _completion_obj(self, body: Any, content: str) -> dict[str, Any]:
         model = body.get("model", "fault") if isinstance(body, dict) else "fault"
-        self._json(200, {
+        return {
             "id": "chatcmpl-fault",
             "object": "chat.completion",
             "created": int(time.time()),
@@ -123,7 +153,7 @@ class _Handler(BaseHTTPRequestHandler):
                          "finish_reason": "stop", "logprobs": None}],
             "usage": {"prompt_tokens": 10, "completion_tokens": max(1, len(content.split())),
                       "total_tokens": 10 + max(1, len(content.split()))},
-        })
+        }
 
     def _json(self, code: int, obj: Any, headers: dict[str, str] | None = None) -> None:
         self._raw(code, json.dumps(obj).encode(), "application/json", headers)
@@ -149,7 +179,13 @@ class _Server(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.stopping = threading.Event()
         self.requests: list[Request] = []
+        #: Paths of trickled replies whose client hung up before the body was complete.
+        self.abandoned: list[str] = []
         self._lock = threading.Lock()
+
+    def record_abandoned(self, path: str) -> None:
+        with self._lock:
+            self.abandoned.append(path)
 
     def record(self, req: Request) -> None:
         with self._lock:
@@ -178,6 +214,11 @@ class FaultServer:
 
     def url(self, mode: str) -> str:
         return f"http://127.0.0.1:{self.port}/{urllib.parse.quote(mode, safe='')}/v1"
+
+    def abandoned(self) -> list[str]:
+        """Paths of trickled replies the client stopped reading (its deadline cut them off)."""
+        with self._server._lock:
+            return list(self._server.abandoned)
 
     def requests(self, mode: str | None = None) -> list[Request]:
         with self._server._lock:

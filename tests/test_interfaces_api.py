@@ -90,8 +90,8 @@ def test_report_paths_lists_only_files_that_exist(ps, tmp_path):
         u["answer"] = "report written"
         return u
 
-    data = tmp_path / "t.json"
-    data.write_text("{}")
+    data = tmp_path / "t.json"  # a real (tiny) trace: a .json is data by its content
+    data.write_text('{"traceEvents": [{"name": "x", "ph": "X", "ts": 0, "dur": 5, "pid": 1, "tid": 1}]}')
     nodes = Recorder(str(data)).nodes() | {Node.REPORTER.value: reporter}
     _with_nodes(ps, nodes)
     r = ps.ask("解读一下 t.json")

@@ -51,7 +51,7 @@ def test_follow_ups_are_answered_from_the_last_analysis(tmp_path):
 
     en = _turn(g, "t", "now show me the slowest frame")
     assert en["_route"] == "end"
-    assert "73.4 ms" in en["answer"] and "512.2 ms" in en["answer"] and data in en["answer"]
+    assert "73.4 ms" in en["answer"] and "512 ms" in en["answer"] and data in en["answer"]
     assert "parse_rows" in en["answer"]  # what ran in that frame
 
     zh = _turn(g, "t", "最慢的一帧是哪一帧")
@@ -76,7 +76,8 @@ def test_a_follow_up_naming_a_new_file_analyses_that_file(tmp_path):
     g, rec, _ = _graph(tmp_path)
     _turn(g, "t", "帮我全面分析一下 examples/slow_app.py", allow_run=True, workspace=str(tmp_path))
     other = tmp_path / "other.json"
-    other.write_text("{}")
+    # a real (tiny) trace: a named .json counts as data by its content (nodes/perf/filetypes.py)
+    other.write_text('{"traceEvents": [{"name": "x", "ph": "X", "ts": 0, "dur": 5, "pid": 1, "tid": 1}]}')
     out = _turn(g, "t", "other.json 里最慢的一帧是哪一帧", workspace=str(tmp_path))
     assert out["_route"] == "analyze"
     assert rec.analyzed[-1] == [str(other.resolve())]

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from app.settings import Settings
+from nodes.perf import limits
 from nodes.perf import formats
 from nodes.perf.errors import PerfDataError
 
@@ -97,14 +99,18 @@ def test_gzip_bomb_stops_at_the_cap(tmp_path, monkeypatch):
     p.write_bytes(gzip.compress(body, 9))
     assert os.path.getsize(p) < 100_000
     monkeypatch.setenv("PERFSCOUT_MAX_DECOMPRESSED", str(1 << 20))
-    with pytest.raises(PerfDataError) as e:
-        formats.load(str(p))
+    Settings.from_env().install_read_limits()  # the setting reaches the readers this way
+    try:
+        with pytest.raises(PerfDataError) as e:
+            formats.load(str(p))
+    finally:
+        limits.configure(None)
     assert "refusing" in str(e.value) and "gzip bomb" in str(e.value)
+    assert "PERFSCOUT_MAX_DECOMPRESSED" in str(e.value) and "1 MiB" in str(e.value)
 
 
 def test_whole_file_readers_are_bounded(tmp_path, monkeypatch):
-    monkeypatch.setenv("PERFSCOUT_MAX_WHOLE_FILE", "1000")
-    with pytest.raises(PerfDataError) as e:
+    with limits.using(max_whole_file_bytes=1000), pytest.raises(PerfDataError) as e:
         formats.load(str(DATA / "pyspy-slowapp.speedscope.json"))
     assert "too large for this reader" in str(e.value)
 

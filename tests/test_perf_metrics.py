@@ -42,13 +42,16 @@ def test_nested_self_total_and_recursion():
     assert stacks[("A", "B", "A")] == 20 and stacks[("A", "B")] == 10 and stacks[("A",)] == 60
 
 
-def test_overlapping_children_are_clipped_not_negative():
+def test_overlapping_children_are_clipped_to_their_parent():
     pd = _pd()
     pd.add_slice(1, 1, 0, 10 * MS, "parent")
     pd.add_slice(1, 1, 5 * MS, 20 * MS, "sticks-out")  # ends after its parent
     res = compute(pd)
     hs = {h.name: h for h in res.hotspots if h.thread is None}
-    assert hs["parent"].self_ms == 5 and hs["sticks-out"].self_ms == 20
+    # only the part inside the parent is the child's: self time never exceeds busy time
+    assert hs["parent"].self_ms == 5 and hs["sticks-out"].self_ms == 5
+    busy = next(t.busy_ms for t in res.threads if t.tid == 1)
+    assert busy == 10 and sum(h.self_ms for h in hs.values()) <= busy
     assert all(h.self_ms >= 0 for h in res.hotspots)
 
 

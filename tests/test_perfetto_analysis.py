@@ -39,7 +39,14 @@ def test_analyze_file_gives_hot_slices_threads_frames_and_startup():
     assert result.hotspots and all(h.total_ms >= h.self_ms >= 0 for h in result.hotspots)
     app_threads = [t for t in result.threads if t.process == PACKAGE]
     assert app_threads and any((t.running_ms or 0) > 0 for t in app_threads)
-    assert result.frames is not None and result.frames.count == 6
+    # the launched app's own surface frames only; SystemUI's and the launcher's apart
+    fs = result.frames
+    assert fs is not None and fs.process == PACKAGE and fs.chosen_by == "launched package"
+    assert fs.count == 2 and fs.jank_types == {"None": 2} and fs.jank_ratio == 0.0
+    assert {o.process: o.count for o in fs.other_processes} == {
+        "com.android.systemui": 2, "com.google.android.apps.nexuslauncher": 2}
     assert result.startup is not None and result.startup.runs[0].kind == "warm"
-    assert result.startup.runs[0].total_ms == pytest.approx(144.5, abs=0.1)
+    # android_startups (SDK 33: the launchingActivity#N span), not the 144.5 ms `launching:`
+    # slice inside it; REFERENCE.md's value is checked in tests/test_perf_startup.py
+    assert result.startup.runs[0].total_ms > 150.0
     assert {"activityStart", "first Choreographer#doFrame"} <= {p.name for p in result.startup.phases}

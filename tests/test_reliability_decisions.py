@@ -95,7 +95,9 @@ def test_replay_cli_on_a_missing_or_garbage_log_is_one_line(tmp_path):
     garbage.write_bytes(b"\x00\xff not json\n[1]\n" + b'{"policy": "nope", "input": {}}\n')
     out = subprocess.run([*CLI, "replay", str(garbage)], capture_output=True, text=True, env=env, cwd=tmp_path,
                          timeout=120)
-    assert out.returncode == 0 and "0 decisions checked, 0 differ, 1 unreadable" in out.stdout
+    # Nothing in it could be checked: that is an error (issue 14), not "0 decisions checked", exit 0.
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out
+    assert len(out.stderr.strip().splitlines()) == 1 and "1 record(s), none of them" in out.stderr
 
 
 def _append_forever(path: str, started: str) -> None:

@@ -191,7 +191,7 @@ def test_a_failing_model_leaves_the_report_complete(tmp_path):
 
     out = reporter.make(NodeContext(llm=Boom(responses=["x"]), runs_dir=str(tmp_path)))(_state())
     md = Path(out["report"]["markdown"]).read_text()
-    assert "No model narrative: the model call failed (ConnectionError)" in md
+    assert "No model narrative: model call failed: ConnectionError: model down" in md
     assert "## What to look at first" in md and out.get("last_error") is None
 
 

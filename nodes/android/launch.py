@@ -9,7 +9,6 @@ Failed launches are kept in the file and reported, never counted.
 
 from __future__ import annotations
 
-import statistics
 import time
 from typing import Any, Callable, Mapping
 
@@ -21,6 +20,7 @@ from nodes.android.session import Session, open_session
 from nodes.context import NodeContext
 from nodes.errors import ToolFailure
 from nodes.perf.errors import PerfDataError
+from nodes.perf.model import run_statistics
 from nodes.perf.parsers import amstart, android_capture
 
 LAUNCHER = "android.intent.category.LAUNCHER"
@@ -95,11 +95,7 @@ def measure_launches(
         "runs_ok": len(totals),
         "total_ms": totals,
         "wait_ms": [r.wait_ms for r in pd.startup_runs],
-        "median_ms": statistics.median(totals),
-        "min_ms": min(totals),
-        "max_ms": max(totals),
-        "spread_ms": max(totals) - min(totals),
-        "first_ms": totals[0],
+        **run_statistics(totals),
     }
     if pd.warnings:
         summary["failed"] = list(pd.warnings)

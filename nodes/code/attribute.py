@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 
+from graph.enums import AttributionStatus
 from nodes.code.definitions import Definition, find_definitions
 from nodes.code.files import excerpt, read_lines
 from nodes.code.query import split_qualified
@@ -99,7 +100,7 @@ class Attributor:
         ref = parse_hotspot(str(hotspot.get("name") or ""), hotspot.get("file"), _int(hotspot.get("line")))
         out: dict[str, Any] = {
             "name": ref.raw,
-            "status": "not_found",
+            "status": AttributionStatus.NOT_FOUND.value,
             "file": None,
             "line": None,
             "excerpt": [],
@@ -107,7 +108,7 @@ class Attributor:
         }
         why = system_reason(ref.name or ref.raw, ref.file)
         if why:
-            return out | {"status": "system", "reason": why, "file": ref.file, "line": ref.line}
+            return out | {"status": AttributionStatus.SYSTEM.value, "reason": why, "file": ref.file, "line": ref.line}
         mapped, how = (None, "")
         if ref.file:
             mapped, how = self.map_file(ref.file)
@@ -123,7 +124,7 @@ class Attributor:
             return res
         why = framework_slice_reason(ref.bare or ref.raw, ref.qualifiers)
         if why and not mapped:
-            return out | {"status": "system", "reason": why}
+            return out | {"status": AttributionStatus.SYSTEM.value, "reason": why}
         if ref.file and not mapped:
             return out | {"reason": f"{ref.file} {how}, and no definition of {ref.bare or ref.raw!r} in the workspace"}
         if not _IDENT.fullmatch(ref.bare or ""):
@@ -256,7 +257,7 @@ class Attributor:
             ex = excerpt(self.root, rel, line, EXCERPT_AROUND)
         except (PathRefused, PathNotFound):
             ex = []
-        return out | {"status": "found", "file": rel, "line": line, "excerpt": ex, "reason": reason}
+        return out | {"status": AttributionStatus.FOUND.value, "file": rel, "line": line, "excerpt": ex, "reason": reason}
 
 
 def score(ref: HotspotRef, d: Definition) -> int:

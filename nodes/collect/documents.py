@@ -11,6 +11,7 @@ import statistics
 from pathlib import Path
 from typing import Any, Sequence
 
+from nodes.perf.model import run_statistics
 from nodes.collect.sampler import COLUMNS, Series
 
 #: Sampler column → (series name in the file, unit). cpu_percent and rss_bytes are the names
@@ -55,11 +56,7 @@ def startup_summary(totals_ms: Sequence[float]) -> dict[str, float | int | None]
     warm = list(totals_ms[1:])
     return {
         "runs": len(totals_ms),
-        "first_ms": round(totals_ms[0], 2),
-        "median_ms": round(statistics.median(totals_ms), 2),
-        "min_ms": round(min(totals_ms), 2),
-        "max_ms": round(max(totals_ms), 2),
-        "spread_ms": round(max(totals_ms) - min(totals_ms), 2),
+        **run_statistics(list(totals_ms), digits=2),
         "warm_median_ms": round(statistics.median(warm), 2) if warm else None,
     }
 

@@ -38,6 +38,7 @@ from typing import Any, Callable, Iterable, Mapping
 import psutil
 
 from graph.enums import ErrorKind
+from nodes.context import check_cancelled
 from nodes.errors import ToolFailure
 
 #: Default bytes of output kept per stream (a quarter from the head, the rest from the tail).
@@ -608,6 +609,7 @@ class Launched:
         """
         deadline = time.monotonic() + max(0.0, timeout_s)
         while True:
+            check_cancelled()  # a cancelled turn stops here as on Ctrl-C (nodes/context.py)
             when = ready() if ready is not None else None
             if when is not None:
                 self.ended = when

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-from statistics import median
 from typing import Sequence
 
 from nodes.perf.errors import PerfDataError
@@ -28,16 +27,18 @@ from nodes.perf.formats import load
 from nodes.perf.metrics import MAX_THREADS, compute
 from nodes.perf.model import AnalysisResult, Evidence, Finding, StartupStats, ThreadStat
 
-_SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
+from nodes.perf.units import SEVERITY_ORDER as _SEVERITY_ORDER
 
 
-def analyze_file(path: str) -> AnalysisResult:
-    """Read one file and compute its analysis. Raises PerfDataError on bad input."""
-    return compute(load(os.fspath(path)))
+def analyze_file(path: str, process: str | None = None) -> AnalysisResult:
+    """Read one file and compute its analysis. Raises PerfDataError on bad input.
+    ``process`` (a name or pid) names the app the analysis is about (metrics/scope.py)."""
+    return compute(load(os.fspath(path)), process=process)
 
 
-def analyze_paths(paths: Sequence[str]) -> AnalysisResult:
-    """Analyse the files of one collection and merge them into one result."""
+def analyze_paths(paths: Sequence[str], process: str | None = None) -> AnalysisResult:
+    """Analyse the files of one collection and merge them into one result; ``process`` as
+    for :func:`analyze_file`."""
     paths = [os.fspath(p) for p in paths if p]
     if not paths:
         raise PerfDataError(None, "no data files given")
@@ -45,7 +46,7 @@ def analyze_paths(paths: Sequence[str]) -> AnalysisResult:
     errors: list[PerfDataError] = []
     for p in dict.fromkeys(paths):  # keep order, drop duplicates
         try:
-            results.append(analyze_file(p))
+            results.append(analyze_file(p, process=process))
         except PerfDataError as e:
             errors.append(e)
     if not results:
@@ -93,6 +94,9 @@ def merge(results: Sequence[AnalysisResult]) -> AnalysisResult:
     overall.sort(key=lambda h: (-h.self_ms, -h.total_ms))
     out.hotspots = overall + per_thread
     out.threads = merge_threads(results)
+    # the app scope and slice statistics of the files that have them (traces of one run)
+    out.app = next((r.app for r in results if r.app is not None), None)
+    out.slice_stats = [s for r in results for s in r.slice_stats]
     framed = [r for r in results if r.frames is not None]
     if framed:
         best = max(framed, key=lambda r: r.frames.count)  # type: ignore[union-attr]
@@ -175,11 +179,5 @@ def _merge_startup(parts: list[StartupStats]) -> StartupStats | None:
         imports=[i for p in parts for i in p.imports],
         kind=next((p.kind for p in parts if p.runs and p.kind != "unknown"), next((p.kind for p in parts if p.kind != "unknown"), "unknown")),
     )
-    if runs:
-        totals = [r.total_ms for r in runs]
-        st.median_ms = round(median(totals), 3)
-        st.min_ms = round(min(totals), 3)
-        st.max_ms = round(max(totals), 3)
-        st.spread_ms = round(st.max_ms - st.min_ms, 3)
-        st.first_ms = round(sorted(runs, key=lambda r: r.index)[0].total_ms, 3)
+    st.fill_statistics()
     return st

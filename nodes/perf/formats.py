@@ -25,19 +25,21 @@ import zlib
 from types import ModuleType
 from typing import IO, Callable
 
+from nodes.perf import limits
 from nodes.perf.errors import PerfDataError
-from nodes.perf.model import PerfData
+from nodes.perf.model import CapacityReached, PerfData
 
 #: How much of the (decompressed) start of a file ``sniff`` sees.
 HEAD_BYTES = 64 * 1024
 
 #: Upper bound on the bytes a compressed input may expand to (a gzip bomb stops here).
-#: Override with the environment variable PERFSCOUT_MAX_DECOMPRESSED (bytes).
-DEFAULT_MAX_DECOMPRESSED = 4 * 1024**3
+#: The setting PERFSCOUT_MAX_DECOMPRESSED (bytes; app/settings.py) overrides it, through
+#: nodes/perf/limits.py.
+DEFAULT_MAX_DECOMPRESSED = limits.DEFAULT.max_inflated_bytes
 
 #: Upper bound for readers that need the whole input in memory (speedscope, pstats, …).
-#: Override with PERFSCOUT_MAX_WHOLE_FILE (bytes).
-DEFAULT_MAX_WHOLE_FILE = 512 * 1024**2
+#: The setting PERFSCOUT_MAX_WHOLE_FILE (bytes) overrides it.
+DEFAULT_MAX_WHOLE_FILE = limits.DEFAULT.max_whole_file_bytes
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -56,20 +58,13 @@ REGISTRY: tuple[tuple[str, str], ...] = (
 )
 
 
-def _env_int(name: str, default: int) -> int:
-    try:
-        v = int(os.environ.get(name, ""))
-        return v if v > 0 else default
-    except ValueError:
-        return default
-
-
 def max_decompressed() -> int:
-    return _env_int("PERFSCOUT_MAX_DECOMPRESSED", DEFAULT_MAX_DECOMPRESSED)
+    """The inflate cap in force (``PERFSCOUT_MAX_DECOMPRESSED``, installed by the app)."""
+    return limits.current().max_inflated_bytes
 
 
 def max_whole_file() -> int:
-    return _env_int("PERFSCOUT_MAX_WHOLE_FILE", DEFAULT_MAX_WHOLE_FILE)
+    return limits.current().max_whole_file_bytes
 
 
 # ======================================================================================
@@ -100,8 +95,8 @@ class _CappedReader(io.RawIOBase):
         if self._count > self._cap:
             raise PerfDataError(
                 self._path,
-                f"decompresses to more than {self._cap} bytes; refusing (a gzip bomb?). "
-                "Raise PERFSCOUT_MAX_DECOMPRESSED if it is genuine",
+                f"decompresses to more than {limits.size_text(self._cap)}, the inflate cap "
+                "PERFSCOUT_MAX_DECOMPRESSED; refusing (a gzip bomb?). Raise it if the data is genuine",
             )
         b[:n] = data
         return n
@@ -113,18 +108,42 @@ class _CappedReader(io.RawIOBase):
             super().close()
 
 
-def _check_file(path: str) -> os.stat_result:
+#: What a path that is not a regular file is, in the refusal (``stat`` never opens it, so a
+#: FIFO with no writer or /dev/zero cannot block or flood a reader).
+_KINDS = (
+    (stat.S_ISDIR, "is a directory, not a data file"),
+    (stat.S_ISFIFO, "is a FIFO (named pipe), not a data file: PerfScout reads regular files; save the data to a file first"),
+    (stat.S_ISCHR, "is a character device, not a data file"),
+    (stat.S_ISBLK, "is a block device, not a data file"),
+    (stat.S_ISSOCK, "is a socket, not a data file"),
+)
+
+
+def not_regular(st: os.stat_result) -> str | None:
+    """Why a file with this ``stat`` is not a data file (None for a regular file)."""
+    if stat.S_ISREG(st.st_mode):
+        return None
+    for test, problem in _KINDS:
+        if test(st.st_mode):
+            return problem
+    return "is not a regular file"
+
+
+def check_data_file(path: str) -> os.stat_result:
+    """``stat`` of ``path`` when it is a regular file; else PerfDataError saying what it is."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
         raise PerfDataError(path, "no such file") from None
     except OSError as e:
         raise PerfDataError(path, f"cannot open ({e.strerror or e})") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise PerfDataError(path, "is a directory, not a data file")
-    if not stat.S_ISREG(st.st_mode):
-        raise PerfDataError(path, "is not a regular file")
+    problem = not_regular(st)
+    if problem:
+        raise PerfDataError(path, problem)
     return st
+
+
+_check_file = check_data_file
 
 
 def is_gzip(path: str) -> bool:
@@ -185,9 +204,33 @@ def read_all(path: str, limit: int | None = None) -> bytes:
     return data
 
 
+#: The longest line a text reader is given (characters). Text captures (atrace, importtime,
+#: perf stat, gfxinfo …) have lines of a few hundred characters; Python's line iteration reads
+#: to the next newline however far it is (a 900 KB gzip holding one 900 MB line peaked at 1.9 GB).
+MAX_TEXT_LINE_CHARS = 1 << 20
+
+
+class _BoundedText(io.TextIOWrapper):
+    """A text stream whose lines end at :data:`MAX_TEXT_LINE_CHARS`: a longer one is refused."""
+
+    perf_path = ""
+
+    def __next__(self) -> str:  # type: ignore[override]
+        line = self.readline(MAX_TEXT_LINE_CHARS + 1)
+        if not line:
+            raise StopIteration
+        if len(line) > MAX_TEXT_LINE_CHARS:
+            raise PerfDataError(self.perf_path, f"a line longer than {MAX_TEXT_LINE_CHARS} characters: "
+                                "not a text capture this reader knows")
+        return line
+
+
 def open_text(path: str) -> IO[str]:
-    """A text stream over the (decompressed) content: UTF-8, undecodable bytes replaced."""
-    return io.TextIOWrapper(open_input(path), encoding="utf-8", errors="replace", newline=None)
+    """A text stream over the (decompressed) content: UTF-8, undecodable bytes replaced; its
+    lines are bounded (:data:`MAX_TEXT_LINE_CHARS`), so memory is too."""
+    f = _BoundedText(open_input(path), encoding="utf-8", errors="replace", newline=None)
+    f.perf_path = path
+    return f
 
 
 # ======================================================================================
@@ -323,6 +366,10 @@ def load(path: str, format: str | None = None) -> PerfData:
         fmt, mod = detect(path, head)
     try:
         data = mod.parse(path)
+    except CapacityReached as full:
+        # The reader stopped at the event cap without finishing itself: what it stored is kept,
+        # marked partial (the warning names the cap and PERFSCOUT_MAX_EVENTS).
+        data = full.data
     except PerfDataError:
         raise
     except MemoryError:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Iterable, Literal, Sequence
 
 from pydantic import BaseModel, Field
@@ -32,6 +33,18 @@ MAX_INSTANTS = 50_000
 MAX_COUNTER_POINTS = 20_000
 
 
+class CapacityReached(Exception):
+    """A ``PerfData`` holds ``max_events`` items: the reader stops and returns what it has.
+
+    Raised by the ``add_*`` methods (and :meth:`PerfData.check_capacity`) once, after the data
+    was marked partial with a warning; ``nodes.perf.formats.load`` returns ``data`` as the
+    result, and a reader that has its own finishing work catches it itself."""
+
+    def __init__(self, data: "PerfData"):
+        super().__init__(f"stopped at {data.max_events} events")
+        self.data = data
+
+
 @dataclass
 class SliceColumns:
     """Complete slices of one thread, as parallel columns (24 bytes a slice)."""
@@ -39,6 +52,29 @@ class SliceColumns:
     ts: array = field(default_factory=lambda: array("d"))
     dur: array = field(default_factory=lambda: array("d"))
     name: array = field(default_factory=lambda: array("l"))
+
+    def __len__(self) -> int:
+        return len(self.ts)
+
+
+#: Scheduler states of :class:`SchedIntervals`, by code, named as trace_processor's
+#: ``thread_state.state`` names them (Running; R runnable; R+ runnable, preempted; S sleeping;
+#: D uninterruptible; anything else blocked is "other").
+SCHED_STATES = ("Running", "R", "R+", "S", "D", "other")
+
+
+@dataclass
+class SchedIntervals:
+    """One thread's scheduler states as time intervals (µs), from sched_switch / waking events.
+
+    ``io_wait`` is 1 where ``sched_blocked_reason`` said the blocked interval waited on IO, 0
+    where it said not, -1 where nothing said. Kept as columns: 18 bytes an interval.
+    """
+
+    ts: array = field(default_factory=lambda: array("d"))
+    dur: array = field(default_factory=lambda: array("d"))
+    state: array = field(default_factory=lambda: array("b"))
+    io_wait: array = field(default_factory=lambda: array("b"))
 
     def __len__(self) -> int:
         return len(self.ts)
@@ -88,10 +124,76 @@ class Frame(BaseModel):
     pid: int | None = None
     tid: int | None = None
     layer: str | None = None
+    #: Frame timeline only (``nodes/perf/parsers/perfetto_frames.py``): the start of the
+    #: expected slice with the same token (its end minus the actual end is the overrun), the
+    #: tokens, and SurfaceFlinger's verdicts as trace_processor names them.
+    expected_ts_us: float | None = None
+    token: int | None = None
+    display_token: int | None = None
+    present_type: str | None = None
+    on_time_finish: bool | None = None
+    prediction: str | None = None
+    #: The jank type of the display frame (SurfaceFlinger's composition) this frame was part of.
+    display_jank_type: str | None = None
+
+
+class StartupPhase(BaseModel):
+    name: str
+    start_ms: float
+    dur_ms: float
+    thread: str | None = None
+
+
+class BreakdownItem(BaseModel):
+    """Time of one startup spent for one reason: the sum of trace_processor's exclusive
+    ``android_startup_opinionated_breakdown`` intervals with that reason."""
+
+    reason: str
+    dur_ms: float
+    #: How many exclusive intervals were blamed on it.
+    intervals: int = 0
+
+
+class MainThreadState(BaseModel):
+    """The launched app's main thread over the startup window, from sched data."""
+
+    running_ms: float
+    runnable_ms: float
+    sleeping_ms: float
+    uninterruptible_ms: float
+    #: Uninterruptible time that sched_blocked_reason marked as IO; None when the trace did not
+    #: record sched_blocked_reason (then nobody can tell IO from other D waits).
+    io_wait_ms: float | None = None
+
+
+class ArtCount(BaseModel):
+    count: int = 0
+    total_ms: float = 0.0
+
+
+class ArtStats(BaseModel):
+    """ART work in the target process, as Macrobenchmark's ArtMetric counts it."""
+
+    jit: ArtCount = Field(default_factory=ArtCount)
+    class_init: ArtCount = Field(default_factory=ArtCount)
+    verify_class: ArtCount = Field(default_factory=ArtCount)
+
+
+class SlowReason(BaseModel):
+    """One of trace_processor's slow-start reasons that fired, with its threshold."""
+
+    id: str
+    #: A duration that crossed its threshold …
+    observed_ms: float | None = None
+    #: … or a count (or a share in %, as ``expected`` says).
+    observed: float | None = None
+    expected: str
+    suggestion: str
+    link: str | None = None
 
 
 class StartupRun(BaseModel):
-    """One launch of the target: a local run, or one ``am start -W``."""
+    """One launch of the target: a local run, one ``am start -W``, or one launch in a trace."""
 
     index: int
     total_ms: float
@@ -101,13 +203,20 @@ class StartupRun(BaseModel):
     ready_by: str | None = None
     exit_code: int | None = None
     command: str | None = None
-
-
-class StartupPhase(BaseModel):
-    name: str
-    start_ms: float
-    dur_ms: float
-    thread: str | None = None
+    # --- a launch read from an Android system trace (nodes/perf/metrics/android_startup.py)
+    package: str | None = None
+    #: Start of the launch in ms from the capture start.
+    start_ms: float | None = None
+    ttid_ms: float | None = None
+    #: None when the app never called reportFullyDrawn (``missing`` says so).
+    ttfd_ms: float | None = None
+    phases: list[StartupPhase] = Field(default_factory=list)
+    breakdown: list[BreakdownItem] = Field(default_factory=list)
+    main_thread: MainThreadState | None = None
+    art: ArtStats | None = None
+    slow_reasons: list[SlowReason] = Field(default_factory=list)
+    #: What the trace lacks for a number here, and the Perfetto config that would capture it.
+    missing: list[str] = Field(default_factory=list)
 
 
 class ImportEntry(BaseModel):
@@ -123,9 +232,17 @@ class ImportEntry(BaseModel):
 class PerfData:
     """A reader's output. Fill it through the ``add_*``/``set_*`` methods only."""
 
-    def __init__(self, format: str, source: str):
+    def __init__(self, format: str, source: str, max_events: int | None = None):
+        from nodes.perf import limits
+
         self.format = format
         self.source = source
+        #: How many timeline items (slices, async spans, distinct stacks, frames, profile rows)
+        #: this data keeps (nodes/perf/limits.py); ``stored`` counts them.
+        self.max_events = int(max_events if max_events is not None else limits.current().max_events)
+        self.stored = 0
+        #: Set once the cap is met: the reader stopped there.
+        self.stopped_at_cap = False
         self.strings: list[str] = []
         self._string_ids: dict[str, int] = {}
         self.processes: dict[int, str] = {}
@@ -141,6 +258,10 @@ class PerfData:
         self.frame_refs: list[FrameRef] = []
         self._frame_ids: dict[tuple[str, str | None, int | None], int] = {}
         self.instants: list[tuple[float, int, int, str]] = []
+        #: Instants kept with their decoded args: (ts µs, pid, tid, name, args or None). The
+        #: Trace Event reader keeps the page marks the web vitals read (MARK_NAMES in
+        #: nodes/perf/parsers/trace_event/events.py); other readers leave it empty.
+        self.marks: list[tuple[float, int, int, str, dict | None]] = []
         #: Async spans (Trace Event b/e and S/F, atrace S/F), which do not nest on a thread:
         #: (pid, track name) → columns. Track name is the span's name (or its category).
         self.async_slices: dict[tuple[int, str], SliceColumns] = {}
@@ -153,6 +274,9 @@ class PerfData:
         self.frame_summary: dict[str, float | str] = {}
         #: Time spent per thread in each scheduler state, in µs (from sched data).
         self.thread_states: dict[tuple[int, int], dict[str, float]] = {}
+        #: The same scheduler data as intervals per thread (Perfetto sched), for the startup
+        #: breakdown and main-thread states over a window; empty when the trace has no sched.
+        self.sched_intervals: dict[tuple[int, int], SchedIntervals] = {}
         self.startup_runs: list[StartupRun] = []
         self.startup_phases: list[StartupPhase] = []
         self.imports: list[ImportEntry] = []
@@ -166,6 +290,29 @@ class PerfData:
         self.warnings: list[str] = []
         self.partial = False
         self.skipped_events = 0
+
+    # --- the event cap ----------------------------------------------------------------
+    def check_capacity(self, held: int) -> None:
+        """Raise CapacityReached when ``held`` reaches ``max_events``: for a reader that fills
+        the columns itself (its fast path bypasses ``add_slice``) or buffers events before it
+        stores them (unmatched B/E), counted by the reader, checked once per block it reads."""
+        if held >= self.max_events:
+            self._stop()
+
+    def _stop(self) -> None:
+        if not self.stopped_at_cap:
+            self.stopped_at_cap = True
+            self.partial = True
+            self.warn(
+                f"stopped reading at the event cap ({self.max_events} events, PERFSCOUT_MAX_EVENTS, which "
+                "bounds memory): the result covers the start of the data only; raise the cap to read more"
+            )
+        raise CapacityReached(self)
+
+    def _count(self) -> None:
+        if self.stored >= self.max_events:
+            self._stop()
+        self.stored += 1
 
     # --- strings ----------------------------------------------------------------------
     def intern(self, s: str) -> int:
@@ -211,6 +358,7 @@ class PerfData:
         line: int | None = None,
     ) -> None:
         """A complete slice on a thread. Nesting is recovered from times by the metrics."""
+        self._count()
         key = (pid, tid)
         cols = self.slices.get(key)
         if cols is None:
@@ -226,6 +374,7 @@ class PerfData:
 
     def add_async_slice(self, pid: int, track: str, ts_us: float, dur_us: float, name: str) -> None:
         """A span that is not on a thread stack (async b/e, S/F): kept apart from thread slices."""
+        self._count()
         key = (pid, track)
         cols = self.async_slices.get(key)
         if cols is None:
@@ -245,6 +394,7 @@ class PerfData:
         self_us: float,
         total_us: float,
     ) -> None:
+        self._count()
         self.calls.append(CallStat(name, file, line, int(calls), int(primitive_calls),
                                    max(0.0, float(self_us)), max(0.0, float(total_us))))
 
@@ -262,6 +412,7 @@ class PerfData:
         self._seen(ts_us, ts_us)
 
     def add_frame(self, frame: Frame) -> None:
+        self._count()
         self.frames.append(frame)
         self._seen(frame.ts_us, frame.ts_us + frame.dur_us)
 
@@ -276,6 +427,7 @@ class PerfData:
         key = (name, file, line)
         i = self._frame_ids.get(key)
         if i is None:
+            self._count()
             i = len(self.frame_refs)
             self.frame_refs.append(FrameRef(name, file, line))
             self._frame_ids[key] = i
@@ -286,6 +438,8 @@ class PerfData:
     ) -> None:
         """One sample (or an aggregated weight of ``samples`` samples) for a stack of frame ids, root first."""
         key = ((pid, tid), tuple(stack))
+        if key not in self.stacks:
+            self._count()  # repeated stacks aggregate; only a new one costs memory
         self.stacks[key] = self.stacks.get(key, 0.0) + weight_us
         self.stack_samples[key] = self.stack_samples.get(key, 0) + max(0, int(samples))
         self.thread(pid, tid)
@@ -352,6 +506,9 @@ class Hotspot(BaseModel):
     thread: str | None = None
     #: "slice" (trace), "sample" (sampling profiler), "call" (pstats), "import" (-X importtime).
     kind: str = "slice"
+    #: Which processes the row covers when an app is identified (``AnalysisResult.app``):
+    #: "app", "harness" or "system"; None when the row covers the whole trace.
+    scope: str | None = None
 
 
 class ThreadStat(BaseModel):
@@ -374,12 +531,76 @@ class LongTask(BaseModel):
     dur_ms: float
 
 
+class FrameCause(str, Enum):
+    """Why a frame was late: a closed set, each decided from named evidence
+    (``nodes/perf/metrics/frame_causes.py``; the rules are in docs/analyzer.md)."""
+
+    MAIN_THREAD_SLICE = "main_thread_slice"
+    RENDER_THREAD = "render_thread"
+    SCHED_DELAY = "sched_delay"
+    BINDER = "binder"
+    LOCK_CONTENTION = "lock_contention"
+    IO = "io"
+    GC = "gc"
+    SHADER_COMPILATION = "shader_compilation"
+    SURFACEFLINGER = "surfaceflinger"
+
+
+#: How a cause reads in a sentence.
+FRAME_CAUSE_LABELS: dict[FrameCause, str] = {
+    FrameCause.MAIN_THREAD_SLICE: "a long slice on the main thread",
+    FrameCause.RENDER_THREAD: "long RenderThread work",
+    FrameCause.SCHED_DELAY: "the main thread waiting for a CPU (runnable)",
+    FrameCause.BINDER: "the main thread blocked in binder",
+    FrameCause.LOCK_CONTENTION: "lock contention",
+    FrameCause.IO: "IO",
+    FrameCause.GC: "garbage collection",
+    FrameCause.SHADER_COMPILATION: "shader compilation",
+    FrameCause.SURFACEFLINGER: "SurfaceFlinger (not the app)",
+}
+
+
 class WorstFrame(BaseModel):
     start_ms: float
     dur_ms: float
     jank_type: str | None = None
     #: The longest slices that overlapped the frame on its thread(s).
     ran: list[str] = Field(default_factory=list)
+    pid: int | None = None
+    #: Actual end minus expected end (frame timeline); > 0 means the deadline was missed.
+    overrun_ms: float | None = None
+    present_type: str | None = None
+    #: The cause the evidence points to, None when the trace holds nothing to decide on
+    #: (``cause_missing`` then says what is absent).
+    cause: FrameCause | None = None
+    #: The time the cause accounts for inside the frame (ms).
+    cause_ms: float | None = None
+    #: What the cause was decided on: slices, states and verdicts with their times.
+    evidence: list[str] = Field(default_factory=list)
+    #: Every candidate cause with the time it accounts for (ms), for the curious.
+    candidates: dict[str, float] = Field(default_factory=dict)
+    cause_missing: str | None = None
+
+
+class MissingData(BaseModel):
+    """A number the trace cannot give: what, why, and the capture settings that would."""
+
+    what: str
+    why: str
+    #: Perfetto trace-config lines (text proto) or a command that captures it.
+    capture: str | None = None
+
+
+class OtherProcessFrames(BaseModel):
+    """Frames of a process that is not the app: summarised apart, never mixed in."""
+
+    pid: int | None = None
+    process: str | None = None
+    count: int
+    jank_count: int = 0
+    p50_ms: float | None = None
+    max_ms: float | None = None
+    jank_types: dict[str, int] = Field(default_factory=dict)
 
 
 class FrameStats(BaseModel):
@@ -402,6 +623,84 @@ class FrameStats(BaseModel):
     worst: list[WorstFrame] = Field(default_factory=list)
     #: What the producing tool reported itself (gfxinfo totals and percentiles).
     reported: dict[str, int | float | str] = Field(default_factory=dict)
+    #: The one process these frames are of (count, percentiles and jank are its own).
+    pid: int | None = None
+    process: str | None = None
+    #: Why that process: an app rule of metrics/scope.py ("named by the user", "launched
+    #: package", "most surface frames", "most frames"), "most frames (no app identified)" (e.g. a
+    #: Chrome trace's compositor), or "single source" (frames with no process, e.g. gfxinfo).
+    chosen_by: str | None = None
+    #: FrameTimeline jank types as the trace marks them, each component of a combined type
+    #: counted on its own ("App Deadline Missed, Buffer Stuffing" counts under both).
+    jank_types: dict[str, int] = Field(default_factory=dict)
+    #: What ``jank_count`` counts: "frame timeline" (frames with a user-visible jank type,
+    #: docs/analyzer.md), "over budget" (duration above ``budget_ms``), or "reported".
+    jank_source: str = "over budget"
+    #: Causes of the analysed janky frames (at most MAX_CAUSE_FRAMES): cause → frames.
+    causes: dict[str, int] = Field(default_factory=dict)
+    #: Frames of the other processes, one row each, busiest first.
+    other_processes: list[OtherProcessFrames] = Field(default_factory=list)
+    #: What the trace lacks for a full frame analysis, and how to capture it.
+    missing: list[MissingData] = Field(default_factory=list)
+
+
+class SliceStat(BaseModel):
+    """Per-name slice statistics in one process scope, as androidx TraceSectionMetric reports
+    them (``count``, ``sum``, ``min``, ``max``, ``first`` by start time; ms)."""
+
+    name: str
+    #: "app" (the app's process, ``AnalysisResult.app``) or "all" (every process).
+    scope: str
+    #: "thread" (a thread's slice stack) or "async" (a process-scoped span, not thread time).
+    kind: str = "thread"
+    count: int
+    sum_ms: float
+    min_ms: float
+    max_ms: float
+    first_ms: float
+    #: Start of the first one, ms from the capture start, and the process it ran in.
+    first_start_ms: float
+    first_process: str | None = None
+
+
+class ScopeSummary(BaseModel):
+    """The slices of one group of processes, summarised apart from the app's."""
+
+    scope: str
+    processes: list[str] = Field(default_factory=list)
+    busy_ms: float = 0.0
+    slice_count: int = 0
+    #: The heaviest names by self time: "name (12.3 ms)".
+    top: list[str] = Field(default_factory=list)
+
+
+class AppScope(BaseModel):
+    """The one app process a trace is about, and how it was chosen."""
+
+    pid: int
+    process: str | None = None
+    #: "named by the user", "launched package", "most surface frames", "most frames".
+    chosen_by: str
+    #: The app, the harness (e.g. the Macrobenchmark test process) and the system, apart.
+    summaries: list[ScopeSummary] = Field(default_factory=list)
+    harness: list[str] = Field(default_factory=list)
+
+
+def run_statistics(totals_ms: list[float], digits: int = 3) -> dict[str, float]:
+    """Median, min, max, spread and the first (coldest) of launch totals given in run order —
+    the one place these are computed (analysis, collection summaries, device launches)."""
+    if not totals_ms:
+        return {}
+    from statistics import median
+
+    lo, hi = min(totals_ms), max(totals_ms)
+    return {
+        "median_ms": round(median(totals_ms), digits),
+        "min_ms": round(lo, digits),
+        "max_ms": round(hi, digits),
+        "spread_ms": round(hi - lo, digits),
+        "first_ms": round(totals_ms[0], digits),
+    }
 
 
 class StartupStats(BaseModel):
@@ -415,6 +714,12 @@ class StartupStats(BaseModel):
     kind: str = "unknown"
     phases: list[StartupPhase] = Field(default_factory=list)
     imports: list[ImportEntry] = Field(default_factory=list)
+
+    def fill_statistics(self) -> None:
+        """The run statistics from ``runs``, in run order (``index``): the first is the coldest."""
+        ordered = sorted(self.runs, key=lambda r: r.index)
+        for key, value in run_statistics([r.total_ms for r in ordered]).items():
+            setattr(self, key, value)
 
 
 class CounterSummary(BaseModel):
@@ -440,12 +745,56 @@ class StackWeight(BaseModel):
 MAX_RESULT_STACKS = 500
 
 
+class PageVitals(BaseModel):
+    """One navigation's web vitals, as Lighthouse observes them (nodes/perf/metrics/web.py).
+
+    Times are ms from the navigation's ``navigationStart`` (Lighthouse's time origin). A value
+    the trace cannot give is None, and ``missing`` says why and how to capture it."""
+
+    url: str | None = None
+    #: The main frame's id and its renderer main thread (pid, tid), as TraceProcessor finds them.
+    frame: str | None = None
+    pid: int | None = None
+    tid: int | None = None
+    #: The navigation's start, ms from the capture start (the report's timeline).
+    start_ms: float = 0.0
+    fcp_ms: float | None = None
+    #: FCP of any frame of the page (Lighthouse's firstContentfulPaintAllFrames).
+    fcp_all_frames_ms: float | None = None
+    lcp_ms: float | None = None
+    #: The LCP element as Chrome names it: its type (image, text), size (px²) and node.
+    lcp_type: str | None = None
+    lcp_size: float | None = None
+    lcp_node: str | None = None
+    #: Session-windowed CLS over the page's frame tree (Lighthouse's cumulativeLayoutShift),
+    #: and over the main frame alone.
+    cls: float | None = None
+    cls_main_frame: float | None = None
+    layout_shifts: int = 0
+    #: Time to Interactive: the end of TBT's window (Lighthouse's observed Interactive).
+    tti_ms: float | None = None
+    tbt_ms: float | None = None
+    #: Main-thread top-level tasks of 50 ms or more between FCP and TTI (TBT's contributors).
+    blocking_tasks: int = 0
+    dcl_ms: float | None = None
+    load_ms: float | None = None
+    #: metric → why it is None and how to record a trace that has it.
+    missing: dict[str, str] = Field(default_factory=dict)
+
+
 class Finding(BaseModel):
     title: str
     severity: Severity
     detail: str
     evidence: Evidence = Field(default_factory=Evidence)
     metric: dict[str, float | str] = Field(default_factory=dict)
+    #: The metric family that produced it ("startup", "frames", …): a startup trace's answer
+    #: leads with the startup family's findings.
+    family: str | None = None
+    #: What to do about it, one line from a curated offline table (no model involved).
+    suggestion: str | None = None
+    #: The documentation that explains the fix (Android developers, web.dev …).
+    link: str | None = None
 
 
 class AnalysisResult(BaseModel):
@@ -455,10 +804,18 @@ class AnalysisResult(BaseModel):
     source: str
     duration_ms: float = 0.0
     hotspots: list[Hotspot] = Field(default_factory=list)
+    #: Per-name slice statistics for the app and for all processes (TraceSectionMetric's view).
+    slice_stats: list[SliceStat] = Field(default_factory=list)
+    #: The app process the analysis is scoped to, when one is identified.
+    app: AppScope | None = None
     threads: list[ThreadStat] = Field(default_factory=list)
     long_tasks: list[LongTask] = Field(default_factory=list)
     frames: FrameStats | None = None
     startup: StartupStats | None = None
+    #: Web vitals of the main navigation (Lighthouse's: the last one in the trace) …
+    page: PageVitals | None = None
+    #: … and of every navigation of the main frame, in order, when there are several.
+    pages: list[PageVitals] = Field(default_factory=list)
     counters: list[CounterSummary] = Field(default_factory=list)
     stats: dict[str, float] = Field(default_factory=dict)
     meta: dict[str, str] = Field(default_factory=dict)

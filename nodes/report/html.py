@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from graph.enums import AttributionStatus
 from nodes.perf.model import Evidence
 from nodes.report import charts, excerpt, fmt
 from nodes.report.charts import Chart
@@ -107,10 +108,10 @@ def _attribution_cell(v: ReportView, a: dict[str, Any] | None) -> str:
     if not a:
         return '<span class="muted">not attributed</span>'
     status = a.get("status")
-    if status == "found":
+    if status == AttributionStatus.FOUND.value:
         loc = f"{a.get('file')}:{a.get('line')}" if a.get("line") else str(a.get("file"))
         return f"<code>{esc(loc)}</code>"
-    label = "system / library code" if status == "system" else "not found in the workspace"
+    label = "system / library code" if status == AttributionStatus.SYSTEM.value else "not found in the workspace"
     reason = f" ({esc(a['reason'])})" if a.get("reason") else ""
     return f'<span class="muted">{label}{reason}</span>'
 
@@ -180,6 +181,8 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
             items.append(
                 f'<li><span class="badge sev-{esc(f.severity)}">{esc(f.severity)}</span> <b>{esc(f.title)}</b>'
                 f"<div>{esc(f.detail)}</div>"
+                + (f"<div>Suggestion: {esc(f.suggestion)}" + (f' (<a href="{esc(f.link)}">docs</a>)' if f.link else "")
+                   + "</div>" if f.suggestion else "")
                 + (f'<div class="src">{esc(metric)}</div>' if metric else "")
                 + _src(v, f.evidence)
                 + "</li>"
@@ -193,7 +196,7 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         for i, h in enumerate(a.hotspots[:30], 1):
             where = f"{h.file}:{h.line}" if h.file and h.line else (h.file or "")
             att = v.attribution_for(h)
-            if att and att.get("status") == "found":
+            if att and att.get("status") == AttributionStatus.FOUND.value:
                 where = ""  # the source column says where, relative to the workspace
             rows.append(
                 [
@@ -284,6 +287,18 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
                     ],
                 )
             )
+        for r in [x for x in st.runs if x.package]:
+            parts.append(f"<h3>{esc(r.package)} ({esc(r.kind)} start): TTID {esc(fmt.ms(r.ttid_ms))}, "
+                         f"TTFD {esc(fmt.ms(r.ttfd_ms))}</h3>")
+            if r.breakdown:
+                parts.append(_table([("reason", False), ("time", True), ("share", True)],
+                                    [[esc(b.reason), esc(fmt.ms(b.dur_ms)),
+                                      esc(fmt.pct(100.0 * b.dur_ms / r.total_ms if r.total_ms else 0.0))] for b in r.breakdown]))
+            for x in r.slow_reasons:
+                link = f' (<a href="{esc(x.link)}">docs</a>)' if x.link else ""
+                parts.append(f"<p><b>{esc(x.id)}</b>: {esc(x.suggestion)}{link}</p>")
+            for m in r.missing:
+                parts.append(f"<p class=\"note\">missing: {esc(m)}</p>")
         parts.append(_src(v, None, "startup"))
         parts += [_figure(v, c, "startup") for c in (cs.runs, cs.waterfall, cs.imports)] + ["</section>"]
         body.append("".join(parts))

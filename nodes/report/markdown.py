@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from graph.enums import AttributionStatus
 from nodes.perf.model import Evidence
 from nodes.report import excerpt, fmt
 from nodes.report.view import ReportView
@@ -85,6 +86,8 @@ def render_markdown(v: ReportView) -> str:
         out += ["## What to look at first", ""]
         for i, f in enumerate(ranked, 1):
             out.append(f"{i}. **[{f.severity}] {f.title}** — {f.detail}")
+            if f.suggestion:
+                out.append(f"   Suggestion: {cell(f.suggestion)}" + (f" ([docs]({f.link}))" if f.link else ""))
             if f.metric:
                 out.append("   " + ", ".join(f"{k} = {fmt.metric(x)}" for k, x in f.metric.items()))
             out.append("   " + _src(v, f.evidence))
@@ -95,10 +98,10 @@ def render_markdown(v: ReportView) -> str:
         rows = []
         for i, h in enumerate(a.hotspots[:30], 1):
             att = v.attribution_for(h)
-            if att and att.get("status") == "found":
+            if att and att.get("status") == AttributionStatus.FOUND.value:
                 where = code(f"{att.get('file')}:{att.get('line')}" if att.get("line") else att.get("file"))
             elif att:
-                where = ("system / library code" if att.get("status") == "system" else "not found in the workspace") + (
+                where = ("system / library code" if att.get("status") == AttributionStatus.SYSTEM.value else "not found in the workspace") + (
                     f" ({cell(att['reason'])})" if att.get("reason") else "")
             elif h.file:
                 where = code(f"{h.file}:{h.line}" if h.line else h.file)
@@ -155,6 +158,26 @@ def render_markdown(v: ReportView) -> str:
             out += [table(["run", "total", "wait", "kind", "command"],
                           [[r.index, fmt.ms(r.total_ms), fmt.ms(r.wait_ms), cell(r.kind), code(r.command) if r.command else "–"] for r in st.runs],
                           {0, 1, 2}), ""]
+        for r in [x for x in st.runs if x.package]:
+            out += [f"### {cell(r.package)} ({cell(r.kind)} start)", "",
+                    table(["startup", "TTID", "TTFD", "main thread running / runnable / sleeping / D / IO"],
+                          [[fmt.ms(r.total_ms), fmt.ms(r.ttid_ms), fmt.ms(r.ttfd_ms),
+                            " / ".join(fmt.ms(getattr(r.main_thread, k)) for k in
+                                       ("running_ms", "runnable_ms", "sleeping_ms", "uninterruptible_ms", "io_wait_ms"))
+                            if r.main_thread else "– (no sched data)"]], {0, 1, 2}), ""]
+            if r.breakdown:
+                out += ["Breakdown (trace_processor's opinionated startup breakdown, exclusive):", "",
+                        table(["reason", "time", "share"],
+                              [[cell(b.reason), fmt.ms(b.dur_ms), fmt.pct(100.0 * b.dur_ms / r.total_ms if r.total_ms else 0.0)]
+                               for b in r.breakdown], {1, 2}), ""]
+            if r.art:
+                out += [f"ART: JIT {r.art.jit.count} ({fmt.ms(r.art.jit.total_ms)}), class init {r.art.class_init.count} "
+                        f"({fmt.ms(r.art.class_init.total_ms)}), class verification {r.art.verify_class.count} "
+                        f"({fmt.ms(r.art.verify_class.total_ms)})", ""]
+            for x in r.slow_reasons:
+                out += [f"- **{cell(x.id)}**: {cell(x.suggestion)}" + (f" ([docs]({x.link}))" if x.link else ""), ""]
+            for m in r.missing:
+                out += [f"- missing: {cell(m)}", ""]
         if st.phases:
             out += ["### Phases", "", table(["phase", "start", "duration", "thread"],
                                             [[cell(p.name), fmt.ms(p.start_ms), fmt.ms(p.dur_ms), cell(p.thread or "–")]

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 
+from nodes.model_call import DEFAULT_CALL_TIMEOUT_S, call_model
 from nodes.report.view import ReportView
 
 MAX_CHARS = 1500
@@ -63,27 +64,26 @@ def unverified_numbers(narrative: str, facts_text: str) -> list[str]:
     return bad
 
 
-def add_narrative(view: ReportView, llm: Any) -> None:
-    """Ask ``llm`` for the narrative and attach it to ``view`` (never raises)."""
-    if llm is None:
-        return
-    facts = json.dumps(view.facts(), ensure_ascii=False, default=str)
-    try:
-        model = llm.bind(max_tokens=MAX_TOKENS) if hasattr(llm, "bind") else llm
-        from langchain_core.messages import HumanMessage, SystemMessage  # only when a model is called
+def add_narrative(view: ReportView, llm: Any, deadline_s: float = DEFAULT_CALL_TIMEOUT_S) -> float:
+    """Ask ``llm`` for the narrative and attach it to ``view``; the wall seconds spent (never raises).
 
-        msg = model.invoke([SystemMessage(content=SYSTEM), HumanMessage(content=facts)])
-        text = msg.content if isinstance(msg.content, str) else " ".join(
-            str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in msg.content
-        )
-    except Exception as e:  # noqa: BLE001 — any model failure only drops the optional narrative
-        view.narrative_note = f"No model narrative: the model call failed ({type(e).__name__})."
-        return
-    text = text.strip()
+    The call has a wall-clock deadline of ``deadline_s`` (body included, nodes/model_call.py);
+    with no time left in the turn's model budget it is not made, and the note says so.
+    """
+    if llm is None:
+        return 0.0
+    facts = json.dumps(view.facts(), ensure_ascii=False, default=str)
+    from langchain_core.messages import HumanMessage, SystemMessage  # only when a model is called
+
+    reply = call_model(llm, [SystemMessage(content=SYSTEM), HumanMessage(content=facts)],
+                       deadline_s=deadline_s, max_chars=MAX_CHARS, name="narrative", max_tokens=MAX_TOKENS)
+    if reply.error is not None:
+        view.narrative_note = f"No model narrative: {reply.error}."
+        return reply.elapsed_s
+    text = (reply.text or "").strip()
     if not text:
         view.narrative_note = "No model narrative: the model returned nothing."
-        return
-    if len(text) > MAX_CHARS:
-        text = text[: MAX_CHARS - 1].rstrip() + "…"
+        return reply.elapsed_s
     view.narrative = text
     view.narrative_unverified = unverified_numbers(text, facts + " " + " ".join(view.summary_sentences()))
+    return reply.elapsed_s

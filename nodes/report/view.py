@@ -13,11 +13,12 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
-from nodes.perf.model import AnalysisResult, Finding, Hotspot
+from graph.enums import AttributionStatus
+from nodes.perf.units import SEVERITY_ORDER
+from nodes.perf.model import FRAME_CAUSE_LABELS, AnalysisResult, Finding, FrameCause, Hotspot
 from nodes.report import excerpt, fmt
 from nodes.report.fmt import Provenance
 
-SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
 
 #: Verdict headline for the worst severity found.
 VERDICTS = {
@@ -64,14 +65,20 @@ class ReportView:
         return VERDICTS.get(self.worst_severity, VERDICTS[None])
 
     def ranked_findings(self) -> list[Finding]:
-        """Findings by severity, then by the size of their main metric (stable otherwise)."""
-        def key(item: tuple[int, Finding]) -> tuple[int, float, int]:
+        """Findings by severity, then by the size of their main metric (stable otherwise) — after
+        the findings of the family the data is about (a startup trace: the startup's), which
+        lead whatever their severity (nodes/perf/findings/__init__.py, lead_family)."""
+        from nodes.perf.findings import lead_family
+
+        lead = lead_family(self.analysis)
+
+        def key(item: tuple[int, Finding]) -> tuple[bool, int, float, int]:
             i, f = item
             size = 0.0
             for v in f.metric.values():
                 if isinstance(v, (int, float)):
                     size = max(size, float(v))
-            return (SEVERITY_ORDER.get(f.severity, 9), -size, i)
+            return (lead is not None and f.family != lead, SEVERITY_ORDER.get(f.severity, 9), -size, i)
 
         return [f for _, f in sorted(enumerate(self.analysis.findings), key=key)]
 
@@ -161,6 +168,14 @@ class ReportView:
         return (self.collected.get("kind") == "startup" or self.route == "startup") and bool(
             st and st.median_ms is not None and st.runs)
 
+    @property
+    def app_startup(self):
+        """The first app startup read from an Android system trace, when there is one: such a
+        trace's report leads with it (TTID/TTFD, the biggest part of the breakdown, the first
+        suggestion) whatever else the trace holds."""
+        st = self.analysis.startup
+        return next((r for r in (st.runs if st else []) if r.package), None)
+
     def top_hotspot(self) -> Hotspot | None:
         """The hot spot with the largest self share over all threads (per-thread rows only if
         the data has no overall ones)."""
@@ -172,7 +187,7 @@ class ReportView:
         """``file:line`` of a hot spot as the attributor found it (else as the profile said),
         and the hot line's code when the attributor showed it."""
         att = self.attribution_for(h)
-        if att and att.get("status") == "found" and att.get("file"):
+        if att and att.get("status") == AttributionStatus.FOUND.value and att.get("file"):
             loc = f"{att['file']}:{att['line']}" if att.get("line") else str(att["file"])
             return loc, excerpt.snippet(excerpt.parse(att.get("excerpt"), att.get("line")))
         if h.file:
@@ -189,7 +204,7 @@ class ReportView:
         seen: set[tuple[Any, Any]] = set()
         for h in ordered:
             att = self.attribution_for(h)
-            if not att or att.get("status") != "found":
+            if not att or att.get("status") != AttributionStatus.FOUND.value:
                 continue
             ex = excerpt.parse(att.get("excerpt"), att.get("line"))
             key = (att.get("file"), att.get("line"))
@@ -207,13 +222,19 @@ class ReportView:
         out: list[tuple[str, str]] = []
         fr = a.frames
         if fr and fr.count:
-            s = f"{fr.count:,} frames"
+            s = f"{fr.count:,} frames" + (f" of {fr.process}" if fr.process else "")
             if fr.fps:
                 s += f" at {fr.fps:.1f} FPS"
             if fr.jank_ratio is not None:
-                s += f", {fmt.ratio_pct(fr.jank_ratio)} over the {fmt.ms(fr.budget_ms)} budget"
+                if fr.jank_source == "frame timeline":  # FrameTimeline's own verdicts (docs/analyzer.md)
+                    s += f", {fmt.ratio_pct(fr.jank_ratio)} janky"
+                else:
+                    s += f", {fmt.ratio_pct(fr.jank_ratio)} over the {fmt.ms(fr.budget_ms)} budget"
             if fr.p90_ms is not None:
                 s += f" (p90 {fmt.ms(fr.p90_ms)})"
+            if fr.causes and fr.jank_count:
+                cause = next(iter(fr.causes))
+                s += f", mostly late because of {FRAME_CAUSE_LABELS[FrameCause(cause)]}"
             out.append(("frames", s))
         st = a.startup
         if st and st.median_ms is not None:
@@ -256,6 +277,10 @@ class ReportView:
         a = self.analysis
         facts = self._facts()
         st = a.startup
+        run = self.app_startup
+        if run is not None:
+            return self._app_startup_lead(run, [f for f in facts if f[0] != "startup"])
+        facts = self._jank_lead(facts)
         if self.is_startup and st is not None and st.median_ms is not None:
             n = len(st.runs)
             ready = {r.ready_by for r in st.runs}
@@ -276,6 +301,42 @@ class ReportView:
         else:
             what = f"{self.subject}: {a.format} data"
         return what, facts
+
+    def _jank_lead(self, facts: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """On a jank trace (the app's frames are janky, no startup: lead_family "frames") the
+        frames clause — the app, its janky share, the main cause — then the first frame
+        suggestion lead the other facts."""
+        from nodes.perf.findings import lead_family
+
+        if lead_family(self.analysis) != "frames":
+            return facts
+        first = next((f for f in self.ranked_findings() if f.family == "frames" and f.suggestion), None)
+        lead = [f for f in facts if f[0] == "frames"]
+        if first is not None:
+            lead.append(("suggestion", f"first suggestion: {first.suggestion}" + (f" ({first.link})" if first.link else "")))
+        return lead + [f for f in facts if f[0] != "frames"]
+
+    def _app_startup_lead(self, run, facts: list[tuple[str, str]]) -> tuple[str, list[tuple[str, str]]]:
+        """"<package> cold start: TTID …, TTFD …", then the biggest part of the breakdown and
+        the first suggestion before the other facts."""
+        from nodes.perf.findings.startup import STATE_WORDS
+
+        shown = [f"TTID {fmt.ms(run.ttid_ms)}" if run.ttid_ms is not None else "TTID unknown",
+                 f"TTFD {fmt.ms(run.ttfd_ms)}" if run.ttfd_ms is not None else "TTFD unknown (no reportFullyDrawn)"]
+        n = len(self.analysis.startup.runs) if self.analysis.startup else 1
+        more = f" (first of {n} launches)" if n > 1 else ""
+        what = f"{run.package} {run.kind} start{more}: {', '.join(shown)}; the launch took {fmt.ms(run.total_ms)}"
+        lead: list[tuple[str, str]] = []
+        if run.breakdown:
+            top = run.breakdown[0]
+            share = 100.0 * top.dur_ms / run.total_ms if run.total_ms else 0.0
+            lead.append(("startup", f"the biggest part is {STATE_WORDS.get(top.reason, top.reason)} "
+                                    f"({fmt.ms(top.dur_ms)}, {fmt.pct(share)})"))
+        first = next((f for f in self.ranked_findings() if f.family == "startup" and f.suggestion), None)
+        if first is not None:
+            lead.append(("suggestion", f"first suggestion: {first.suggestion}"
+                         + (f" ({first.link})" if first.link else "")))
+        return what, lead + facts
 
     def headline(self) -> str:
         """One sentence: what was measured, for how long, and where the time went (with the
@@ -383,6 +444,13 @@ class ReportView:
             d["frames"] = a.frames.model_dump(include={"count", "fps", "jank_ratio", "budget_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms"})
         if a.startup:
             d["startup"] = a.startup.model_dump(include={"median_ms", "min_ms", "max_ms", "spread_ms", "first_ms", "kind"})
+            launches = [r for r in a.startup.runs if r.package][:4]
+            if launches:
+                d["startup"]["launches"] = [
+                    {"package": r.package, "kind": r.kind, "total_ms": r.total_ms, "ttid_ms": r.ttid_ms, "ttfd_ms": r.ttfd_ms,
+                     "breakdown": [b.model_dump(include={"reason", "dur_ms"}) for b in r.breakdown[:5]],
+                     "slow_reasons": [x.id for x in r.slow_reasons]}
+                    for r in launches]
         if a.long_tasks:
             d["long_tasks"] = [t.model_dump() for t in a.long_tasks[:8]]
         return d

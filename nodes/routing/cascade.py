@@ -2,7 +2,7 @@
 
 Cheapest and surest first. Each tier answers only when it is confident by its own measure
 (a rule's precision, the classifier's calibrated threshold, the model's reply being a label);
-otherwise the next tier gets the message. The startup override (ROUTING.md rule 3) runs last
+otherwise the next tier gets the message. The startup override (docs/ROUTING.md rule 3) runs last
 on whatever was decided. Every decision carries its tier, confidence, reason and latency so
 the decision log and ``perfscout route`` can show why.
 """
@@ -18,7 +18,7 @@ from nodes.routing import classifier as clf
 from nodes.routing.llm_tier import DEFAULT_TIMEOUT_S, ask
 from nodes.routing.normalize import ROUTING_VIEW_CHARS, strip_injections
 from nodes.routing.override import startup_override
-from nodes.routing.rules import apply_rules
+from nodes.routing.rules import apply_rules, evaluate
 
 _MODEL: clf.NgramModel | None = None
 _MODEL_ERROR: str | None = None
@@ -61,21 +61,26 @@ def decide(text: str, llm: Any = None, model: clf.NgramModel | None = None, time
     clean = strip_injections(text)
     if not clean:
         return _decision(Route.END.value, Tier.DEFAULT, 0.0, "the message only gave routing instructions")
-    hit = apply_rules(clean)
+    outcome = evaluate(clean)
+    hit = outcome.hit
     if hit is not None:
         return _decision(hit.route.value, Tier.RULE, 1.0, f"rule {hit.rule}: {hit.evidence[:60]!r}")
+    left_open = f"rule {outcome.open.rule} left it open ({outcome.open.why[:80]}); " if outcome.open else ""
 
     model = model or get_model()
     label, p = (model.predict(clean) if model is not None else (Route.END.value, 0.0))
     if model is not None and p >= model.t_llm:
-        return _decision(label, Tier.CLASSIFIER, p, f"classifier p={p:.2f} >= calibrated {model.t_llm:.2f}")
-    why_open = f"classifier p={p:.2f} below {model.t_llm:.2f}" if model else f"classifier unavailable ({_MODEL_ERROR})"
+        return _decision(label, Tier.CLASSIFIER, p, f"{left_open}classifier p={p:.2f} >= calibrated {model.t_llm:.2f}")
+    why_open = left_open + (f"classifier p={p:.2f} below {model.t_llm:.2f}" if model else f"classifier unavailable ({_MODEL_ERROR})")
 
     if llm is not None:
         answer = ask(llm, clean, timeout_s)
         if answer.label is not None:
-            return _decision(answer.label, Tier.LLM, clf.ASSUMED_LLM_ACCURACY, f"{why_open}; {answer.reason}")
-        return _decision(Route.END.value, Tier.DEFAULT, 0.0, f"{why_open}; {answer.reason}")
+            d = _decision(answer.label, Tier.LLM, clf.ASSUMED_LLM_ACCURACY, f"{why_open}; {answer.reason}")
+        else:
+            d = _decision(Route.END.value, Tier.DEFAULT, 0.0, f"{why_open}; {answer.reason}")
+        d["model_s"] = round(answer.elapsed_s, 3)  # charged to the turn's model budget
+        return d
 
     if model is not None and p >= model.t_offline:
         return _decision(label, Tier.CLASSIFIER, p, f"{why_open}, no model configured; offline threshold {model.t_offline:.2f} met")

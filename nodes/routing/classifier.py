@@ -35,10 +35,20 @@ from typing import Sequence
 import numpy as np
 
 from nodes.routing.normalize import ROUTING_VIEW_CHARS, generalise, strip_injections
+from nodes.routing.rules import negated_kinds
+from nodes.routing.scope import split_scope
+from nodes.routing.typos import fix_typos
 
 #: Bump when the features or the model change: the cache key includes it. v2: the classifier
-#: reads the routing view of a message, whose length is part of the key.
-FEATURE_VERSION = f"char_wb-1-4-sublinear-C20-v2-view{ROUTING_VIEW_CHARS}"
+#: reads the routing view of a message, whose length is part of the key. v3: it reads the
+#: asked-for text with misspelled cues mended, plus one mark per kind of set-aside cue.
+FEATURE_VERSION = f"char_wb-1-4-sublinear-C20-v3-scope-typos-view{ROUTING_VIEW_CHARS}"
+#: One private-use character per kind of cue the user set aside: a word of its own, so its
+#: n-grams never collide with those of real text ("¬code" would share "code" with a request).
+NEGATION_MARKS = {
+    "code": "\ue001", "launch": "\ue002", "whole": "\ue003", "device": "\ue004",
+    "data": "\ue005", "advice": "\ue006", "act": "\ue007",
+}
 NGRAM_RANGE = (1, 4)
 C = 20.0
 #: The accuracy assumed for the model tier when deciding what to send it (the issue's figure for
@@ -50,12 +60,17 @@ _WHITESPACES = re.compile(r"\s\s+")
 
 
 def features_text(text: str) -> str:
-    """What the classifier reads: the routing view, injections removed, names generalised, lower case.
+    """What the classifier reads: the asked-for part of the routing view, and what was set aside.
 
+    Injections are removed, misspelled cue words mended (``typos.fix_typos``), the set-aside
+    spans (``scope.split_scope``) replaced by one mark per kind of cue they held — "代码就不用翻了，
+    帮我量一下冷启动" reads as "帮我量一下冷启动" plus "code declined" — names generalised, lower case.
     Bounding the text (``strip_injections`` cuts it to the routing view) bounds the n-grams too:
     a megabyte of one word would otherwise make four million of them.
     """
-    return generalise(strip_injections(text))
+    scope = split_scope(fix_typos(strip_injections(text)))
+    marks = "".join(f" {NEGATION_MARKS[k]}" for k in negated_kinds(scope))
+    return generalise(scope.asked) + marks
 
 
 def char_wb_ngrams(text: str, ngram_range: tuple[int, int] = NGRAM_RANGE) -> list[str]:

@@ -7,6 +7,7 @@ packets into the shared :class:`~nodes.perf.model.PerfData`:
 
 * ``perfetto_ftrace`` — atrace ``print``/``zero`` slices and counters, ``sched_switch``,
   compact sched and wake-ups → per-thread slices and running/runnable/sleeping time;
+  ``perfetto_binder`` — binder transactions → ``binder transaction`` / ``binder reply`` slices;
 * ``perfetto_track_event`` — SDK ``track_event`` with interned names per sequence;
 * ``perfetto_frames`` — SurfaceFlinger's frame timeline (an unknown field in this proto);
 * ``perfetto_system`` — process/thread names, memory and CPU counters, device facts;
@@ -15,7 +16,8 @@ packets into the shared :class:`~nodes.perf.model.PerfData`:
 
 Not read (counted in ``meta`` so a report can say so): CPU callstack sampling
 (``perf_sample``, ``streaming_profile_packet``), heap profiles (``profile_packet``,
-``heap_graph``), logcat, power rails and battery counters, GPU and binder details.
+``heap_graph``), logcat, power rails and battery counters, GPU details, binder buffers and
+locks.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TracePacket
 
 from nodes.perf.errors import PerfDataError
 from nodes.perf.formats import is_gzip, max_decompressed, open_input
-from nodes.perf.model import PerfData
+from nodes.perf.model import CapacityReached, PerfData
 from nodes.perf.parsers.perfetto_clock import BOOTTIME, ClockConverter
 from nodes.perf.parsers.perfetto_frames import FRAME_TIMELINE_FIELD, FrameTimelineState
 from nodes.perf.parsers.perfetto_ftrace import FtraceState
@@ -83,6 +85,19 @@ class _TraceReader:
         #: Trace bounds as the trace processor reports them: every packet and sched event.
         self.first_ns: int | None = None
         self.last_ns: int | None = None
+
+    def held(self) -> int:
+        """Events buffered before :meth:`finish` stores them (the event cap counts them too)."""
+        ft, te = self.ftrace, self.track_events
+        return (
+            sum(len(c.ts) for c in ft.atrace.values())
+            + sum(len(c.ts) for c in ft.sched.values())
+            + len(ft.async_slices)
+            + sum(len(v) for v in ft.counters.values())
+            + len(te.async_slices)
+            + sum(len(v) for v in te.stacks.values())
+            + sum(len(v) for v in te.counters.values())
+        )
 
     def packet(self, raw: bytes) -> None:
         pkt = TracePacket()
@@ -218,6 +233,7 @@ class _TraceReader:
         m["perfetto.sched_switches"] = str(ft.switches)
         m["perfetto.compact_sched_switches"] = str(ft.compact_switches)
         m["perfetto.sched_wakeups"] = str(ft.wakings)
+        m["perfetto.sched_blocked_reasons"] = str(ft.blocked_reasons)
         m["perfetto.track_events"] = str(te.events)
         m["perfetto.frame_timeline_events"] = str(self.frames.events)
         m["perfetto.async_slices"] = str(async_count)
@@ -283,8 +299,17 @@ def parse(path: str, packet_limit: int = DEFAULT_PACKET_LIMIT) -> PerfData:
     report = StreamReport()
     try:
         with f:
+            unchecked = 0
             for raw in iter_packets(f, report, packet_limit):
                 reader.packet(raw)
+                # The event cap (nodes/perf/limits.py), every 1024 packets or MiB of packets
+                # (an ftrace bundle holds many events): what is stored plus what is buffered.
+                unchecked += len(raw)
+                if unchecked >= 1 << 20 or not report.packets & 1023:
+                    unchecked = 0
+                    data.check_capacity(data.stored + reader.held())
+    except CapacityReached:
+        pass  # marked partial with a warning; what was read is assembled below
     except StreamCorrupt as e:
         if report.packets == 0:
             raise PerfDataError(path, f"not a Perfetto trace ({e})") from None

@@ -8,8 +8,13 @@ here from Perfetto's published ``protos/perfetto/trace/android/frame_timeline_ev
 
 Pairing: each frame is a ``*_start`` message and a ``frame_end`` with the same cookie. The
 app's work is an *actual surface frame*; its budget is the *expected surface frame* with the
-same token. Display frames (SurfaceFlinger's own) are counted, not reported as app frames,
-unless a trace has no surface frames at all.
+same token (its end minus the actual end is the overrun, as stdlib
+android/frames/per_frame_metrics.sql computes it). Display frames (SurfaceFlinger's own) are
+counted, not reported as app frames, unless a trace has no surface frames at all; each surface
+frame carries the jank type of the display frame it was composited into.
+
+Jank types keep trace_processor's names and order, and a frame is janky when it carries a
+*user-visible* type (:data:`USER_VISIBLE_JANK`; docs/analyzer.md says why these).
 """
 
 from __future__ import annotations
@@ -21,22 +26,59 @@ from nodes.perf.model import Frame, PerfData
 
 FRAME_TIMELINE_FIELD = 76
 
-JANK_BITS = {
-    1: "None",
-    2: "SurfaceFlinger Scheduling",
-    4: "Prediction Error",
-    8: "Display HAL",
-    16: "SurfaceFlinger CPU Deadline Missed",
-    32: "SurfaceFlinger GPU Deadline Missed",
-    64: "App Deadline Missed",
-    128: "Buffer Stuffing",
-    256: "Unknown Jank",
-    512: "SurfaceFlinger Stuffing",
-    1024: "Dropped Frame",
-}
-#: Buffer stuffing is a *consequence* of an earlier late frame, not jank of this frame
-#: (Perfetto's own jank metrics leave it out); "None" and unspecified are on time.
-_NOT_JANK = {0, 1, 128}
+#: ``FrameTimelineEvent.JankType`` bits with the names trace_processor gives them, in the order
+#: it joins them ("App Deadline Missed, Buffer Stuffing"): perfetto
+#: src/trace_processor/importers/proto/frame_timeline_event_parser.cc, JankTypeBitmaskToStringId.
+JANK_NONE = 1
+JANK_SF_SCHEDULING = 2
+JANK_PREDICTION_ERROR = 4
+JANK_DISPLAY_HAL = 8
+JANK_SF_CPU_DEADLINE_MISSED = 16
+JANK_SF_GPU_DEADLINE_MISSED = 32
+JANK_APP_DEADLINE_MISSED = 64
+JANK_BUFFER_STUFFING = 128
+JANK_UNKNOWN = 256
+JANK_SF_STUFFING = 512
+JANK_DROPPED = 1024
+JANK_NON_ANIMATING = 2048
+JANK_APP_RESYNCED_JITTER = 4096
+JANK_DISPLAY_NOT_ON = 8192
+JANK_LABELS: tuple[tuple[int, str], ...] = (
+    (JANK_SF_SCHEDULING, "SurfaceFlinger Scheduling"),
+    (JANK_PREDICTION_ERROR, "Prediction Error"),
+    (JANK_DISPLAY_HAL, "Display HAL"),
+    (JANK_SF_CPU_DEADLINE_MISSED, "SurfaceFlinger CPU Deadline Missed"),
+    (JANK_SF_GPU_DEADLINE_MISSED, "SurfaceFlinger GPU Deadline Missed"),
+    (JANK_APP_DEADLINE_MISSED, "App Deadline Missed"),
+    (JANK_APP_RESYNCED_JITTER, "App Resynced Jitter"),
+    (JANK_BUFFER_STUFFING, "Buffer Stuffing"),
+    (JANK_UNKNOWN, "Unknown Jank"),
+    (JANK_SF_STUFFING, "SurfaceFlinger Stuffing"),
+    (JANK_DROPPED, "Dropped Frame"),
+    (JANK_NON_ANIMATING, "Non Animating"),
+    (JANK_DISPLAY_NOT_ON, "Display not ON"),
+)
+#: Kept for callers of the old name: bit → label.
+JANK_BITS = {JANK_NONE: "None", **dict(JANK_LABELS)}
+
+#: The jank types a user sees, i.e. what makes a surface frame janky here:
+#: trace_processor's "Self Jank" (App Deadline Missed, Unknown Jank; App Resynced Jitter is
+#: app jank in stdlib android/frames/jank_type.sql) and "Other Jank" (SurfaceFlinger CPU/GPU
+#: Deadline Missed, SurfaceFlinger Scheduling, Display HAL) — except Prediction Error, which
+#: perfetto docs/data-sources/frametimeline.md says is "not usually perceived by the user".
+#: Buffer Stuffing and SurfaceFlinger Stuffing are states (extra latency, smooth frames),
+#: Dropped Frame is "not related to jank" (same doc). docs/analyzer.md compares the peers.
+USER_VISIBLE_JANK = (
+    JANK_APP_DEADLINE_MISSED | JANK_APP_RESYNCED_JITTER | JANK_UNKNOWN
+    | JANK_SF_CPU_DEADLINE_MISSED | JANK_SF_GPU_DEADLINE_MISSED | JANK_SF_SCHEDULING | JANK_DISPLAY_HAL
+)
+#: Of those, the ones SurfaceFlinger (not the app) is blamed for.
+SF_JANK = JANK_SF_CPU_DEADLINE_MISSED | JANK_SF_GPU_DEADLINE_MISSED | JANK_SF_SCHEDULING | JANK_DISPLAY_HAL
+APP_JANK = JANK_APP_DEADLINE_MISSED | JANK_APP_RESYNCED_JITTER | JANK_UNKNOWN
+
+PRESENT_TYPES = ("Unspecified Present", "On-time Present", "Late Present", "Early Present",
+                 "Dropped Frame", "Unknown Present")
+PREDICTION_TYPES = ("Unspecified Prediction", "Valid Prediction", "Expired Prediction", "Unknown Prediction")
 
 _I64, _I32, _STR, _BOOL, _ENUM = 3, 5, 9, 8, 14  # FieldDescriptorProto.Type values
 
@@ -93,9 +135,31 @@ FrameTimelineEvent = _build_message_class()
 
 
 def jank_label(bits: int) -> str:
+    """The jank type as trace_processor writes it: "Unspecified", "None", or the reasons joined."""
     if bits == 0:
         return "Unspecified"
-    return ", ".join(label for bit, label in JANK_BITS.items() if bits & bit) or f"0x{bits:x}"
+    if bits == JANK_NONE:
+        return "None"
+    parts = [label for bit, label in JANK_LABELS if bits & bit]
+    rest = bits & ~sum(bit for bit, _ in JANK_LABELS) & ~JANK_NONE
+    if rest:
+        parts.append(f"0x{rest:x}")
+    return ", ".join(parts)
+
+
+def jank_components(jank_type: str | None) -> list[str]:
+    """The components of a combined jank type string, each on its own."""
+    if not jank_type:
+        return []
+    return [p.strip() for p in jank_type.split(",") if p.strip()]
+
+
+def is_user_visible(bits: int) -> bool:
+    return bool(bits & USER_VISIBLE_JANK)
+
+
+def _label(table: tuple[str, ...], value: int) -> str:
+    return table[value] if 0 <= value < len(table) else table[0]
 
 
 def timeline_payloads(packet) -> list[bytes]:
@@ -108,9 +172,13 @@ def timeline_payloads(packet) -> list[bytes]:
 
 
 class FrameTimelineState:
+    """Pairs start and end events by cookie; the frames are written by :meth:`finish`."""
+
     def __init__(self) -> None:
         self._open: dict[int, tuple[str, int, object]] = {}  # cookie → (kind, ts, start msg)
-        self._expected_surface: dict[tuple[int, int], int] = {}  # (pid, token) → dur_ns
+        #: (pid, token) → (ts_ns, dur_ns) of the first expected surface frame, as
+        #: trace_processor keeps only the first expected slice of a token per process.
+        self._expected_surface: dict[tuple[int, int], tuple[int, int]] = {}
         self.surface: list[tuple[int, int, object]] = []  # (ts, dur, actual start)
         self.display: list[tuple[int, int, object]] = []
         self.events = 0
@@ -137,7 +205,7 @@ class FrameTimelineState:
             skind, t0, smsg = start
             dur = ts - t0
             if skind == "expected_surface_frame_start":
-                self._expected_surface[(smsg.pid, smsg.token)] = dur
+                self._expected_surface.setdefault((smsg.pid, smsg.token), (t0, dur))
             elif skind == "actual_surface_frame_start":
                 self.surface.append((t0, dur, smsg))
             elif skind == "actual_display_frame_start":
@@ -147,31 +215,48 @@ class FrameTimelineState:
             self._open[msg.cookie] = (kind, ts, msg)
 
     def finish(self, data: PerfData) -> None:
+        """Surface frames (the apps' work) become ``Frame`` rows with their expected slice,
+        verdicts and the jank type of the display frame they were composited into; a trace
+        with only display frames gives SurfaceFlinger's frames instead."""
+        display_jank = {m.token: m.jank_type for _, _, m in self.display}
         source = self.surface or self.display
         for t0, dur, m in sorted(source, key=lambda x: x[0]):
             bits = m.jank_type
-            budget = None
-            layer = None
+            budget = expected_ts = None
+            layer = display_token = djank = None
             if source is self.surface:
                 exp = self._expected_surface.get((m.pid, m.token))
-                budget = exp / 1000.0 if exp else None
+                if exp is not None:
+                    expected_ts = exp[0] / 1000.0
+                    budget = exp[1] / 1000.0 if exp[1] > 0 else None
                 layer = m.layer_name or None
+                display_token = m.display_frame_token
+                d = display_jank.get(display_token)
+                djank = jank_label(d) if d is not None else None
             data.add_frame(
                 Frame(
                     ts_us=t0 / 1000.0,
                     dur_us=dur / 1000.0,
                     budget_us=budget,
-                    janky=None if bits == 0 else bits not in _NOT_JANK,
+                    # Unspecified says nothing either way; otherwise user-visible types only.
+                    janky=None if bits == 0 else is_user_visible(bits),
                     jank_type=jank_label(bits),
                     pid=m.pid or None,
                     # An app's frame is driven by its UI thread, which on Android is pid == tid.
                     tid=(m.pid or None) if source is self.surface else None,
                     layer=layer,
+                    expected_ts_us=expected_ts,
+                    token=m.token,
+                    display_token=display_token,
+                    present_type=_label(PRESENT_TYPES, m.present_type) if m.HasField("present_type") else None,
+                    on_time_finish=m.on_time_finish if m.HasField("on_time_finish") else None,
+                    prediction=_label(PREDICTION_TYPES, m.prediction_type) if m.HasField("prediction_type") else None,
+                    display_jank_type=djank,
                 )
             )
         self.unmatched += len(self._open)
         data.frame_summary["frame_timeline_surface_frames"] = float(len(self.surface))
         data.frame_summary["frame_timeline_display_frames"] = float(len(self.display))
         if self.display:
-            janky = sum(1 for _, _, m in self.display if m.jank_type not in _NOT_JANK)
+            janky = sum(1 for _, _, m in self.display if m.jank_type & SF_JANK)
             data.frame_summary["frame_timeline_janky_display_frames"] = float(janky)

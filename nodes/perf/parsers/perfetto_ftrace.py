@@ -11,23 +11,71 @@ per event.
 
 from __future__ import annotations
 
+import re
 from array import array
 from dataclasses import dataclass, field
 
-from nodes.perf.model import PerfData
+from nodes.perf.model import PerfData, SchedIntervals
+from nodes.perf.parsers.perfetto_binder import BinderState
 
 # Event codes in the per-thread atrace columns.
 _B, _E = 1, 2
 # Event codes in the per-thread sched columns.
-_IN, _OUT_RUNNABLE, _OUT_SLEEPING, _OUT_DEAD, _WAKE = 0, 1, 2, 3, 4
+_IN, _OUT_RUNNABLE, _OUT_SLEEPING, _OUT_DEAD, _WAKE, _BLOCKED = 0, 1, 2, 3, 4, 5
+# Interval state codes: indices into nodes.perf.model.SCHED_STATES.
+_S_RUNNING, _S_R, _S_RPLUS, _S_S, _S_D, _S_OTHER = 0, 1, 2, 3, 4, 5
+#: prev_state bits of a blocked task: TASK_INTERRUPTIBLE (S), TASK_UNINTERRUPTIBLE (D).
+_INTERRUPTIBLE, _UNINTERRUPTIBLE = 0x1, 0x2
 
 #: prev_state bits that mean the task is gone (EXIT_DEAD, EXIT_ZOMBIE, TASK_DEAD).
 _DEAD_BITS = 0x10 | 0x20 | 0x80
 #: Kernels >= 4.14 report a preempted task as 0x100 ("R+"): still runnable.
 _PREEMPT_BIT = 0x100
+
+
+def decode_prev_state(raw: int, kernel: tuple[int, int] | None) -> tuple[str | None, int]:
+    """``sched_switch.prev_state`` → (coarse state, interval state code).
+
+    The coarse state is "runnable", "sleeping" or None (the task died). The bits moved between
+    kernels, as trace_processor's ftrace_utils knows: from 4.14 the reported state is R 0,
+    S 1, D 2, T 4, t 8, X 16, Z 32, P 64, I 128 and preemption is 0x100; before, X and Z are
+    16/32, TASK_DEAD 64, TASK_WAKEKILL 128 (D|K = 130 is a killable sleep, not a death) and
+    preemption is TASK_STATE_MAX (1024 on 3.x, 2048 on 4.0–4.13). With no kernel version the
+    old reading stays: a dead bit of either layout, else runnable when no low state bit is set.
+    """
+    if kernel is not None and kernel >= (4, 14):
+        preempt, dead, low = _PREEMPT_BIT, 0x10 | 0x20, 0xFF
+    elif kernel is not None:
+        preempt = 1024 if kernel < (4, 0) else 2048
+        dead, low = 0x10 | 0x20 | 0x40, preempt - 1
+    else:
+        if raw & _DEAD_BITS:
+            return None, _S_OTHER
+        if raw & 0xFF == 0 or raw == _PREEMPT_BIT:
+            return "runnable", (_S_RPLUS if raw & (_PREEMPT_BIT | 1024 | 2048) else _S_R)
+        return "sleeping", (_S_D if raw & _UNINTERRUPTIBLE else _S_S if raw & _INTERRUPTIBLE else _S_OTHER)
+    if raw & preempt:
+        return "runnable", _S_RPLUS
+    state = raw & low
+    if state & dead:
+        return None, _S_OTHER
+    if state == 0:
+        return "runnable", _S_R
+    return "sleeping", (_S_D if state & _UNINTERRUPTIBLE else _S_S if state & _INTERRUPTIBLE else _S_OTHER)
+
+
+def kernel_version(uname: str | None) -> tuple[int, int] | None:
+    """(major, minor) from a ``Linux 5.10.107-android13 …`` line, None when it says none."""
+    m = re.search(r"(\d+)\.(\d+)", uname or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
 _CLONE_THREAD = 0x00010000
 
 MAX_ASYNC = 100_000
+#: Scheduler intervals kept for the whole trace (18 bytes each): beyond this the rest is
+#: dropped with a warning; the per-thread totals still cover everything.
+MAX_SCHED_INTERVALS = 4_000_000
+#: atrace instants ("I|pid|name") kept: Android marks launch completion with one.
+MAX_ATRACE_INSTANTS = 50_000
 
 
 @dataclass
@@ -75,6 +123,12 @@ class FtraceState:
         self.sched_last_ns: int | None = None
         self.unknown_clock = False
         self._saw_waking = False
+        self.blocked_reasons = 0
+        #: (tgid, tid, ts_ns, name) of atrace instants.
+        self.instants: list[tuple[int, int, int, str]] = []
+        #: binder_transaction / _received → "binder transaction" / "binder reply" slices.
+        self.binder = BinderState()
+        self.sched_intervals_dropped = 0
 
     # --- helpers -----------------------------------------------------------------------
     def _name_id(self, name: str) -> int:
@@ -130,6 +184,17 @@ class FtraceState:
                 self._wake(to_ns(e.timestamp), w.pid, w.comm)
             elif kind == "zero":
                 self._zero(to_ns(e.timestamp), tid, e.zero)
+            elif kind == "sched_blocked_reason":
+                # Emitted when a blocked task is woken: says whether it waited on IO. Applies
+                # to the task's last blocked interval, as trace_processor's thread_state does.
+                br = e.sched_blocked_reason
+                if br.pid and br.HasField("io_wait"):
+                    self.blocked_reasons += 1
+                    self._push(self.sched, br.pid, to_ns(e.timestamp), _BLOCKED, 1 if br.io_wait else 0)
+            elif kind == "binder_transaction":
+                self.binder.transaction(to_ns(e.timestamp), tid, e.binder_transaction)
+            elif kind == "binder_transaction_received":
+                self.binder.received(to_ns(e.timestamp), tid, e.binder_transaction_received)
             elif kind == "task_newtask":
                 nt = e.task_newtask
                 if nt.comm:
@@ -183,7 +248,7 @@ class FtraceState:
                 code = _OUT_RUNNABLE
             else:
                 code = _OUT_SLEEPING
-            self._push(self.sched, prev, ts, code)
+            self._push(self.sched, prev, ts, code, prev_state)
         if nxt:
             self._push(self.sched, nxt, ts, _IN)
         self._cpu_current[cpu] = nxt
@@ -255,8 +320,11 @@ class FtraceState:
                 self.print_failures += 1
                 return
             self._counter(tgid, parts[2], ts, value)
+        elif phase == "I" and len(parts) >= 3:
+            if len(self.instants) < MAX_ATRACE_INSTANTS:
+                self.instants.append((tgid, tid, ts, line.split("|", 2)[2]))
         elif phase in "IN":
-            pass  # instants carry no duration the analysis uses
+            pass  # track instants carry nothing the analysis uses
         else:
             self.print_failures += 1
 
@@ -274,6 +342,7 @@ class FtraceState:
 
     def finish(self, data: PerfData, known_tgid: dict[int, int]) -> None:
         """Rebuild per-thread slice stacks and scheduler states in time order, into ``data``."""
+        kernel = kernel_version(data.meta.get("kernel"))
         for tid, cols in self.atrace.items():
             pid = self.pid_for(tid, known_tgid)
             stack: list[tuple[int, int]] = []
@@ -288,38 +357,89 @@ class FtraceState:
                     self.unmatched_ends += 1
             self.unfinished += len(stack)
         self.atrace.clear()
+        self.binder.finish(data, lambda t: self.pid_for(t, known_tgid))
+        if self.binder.dropped:
+            data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
+        for tgid, tid, ts, name in self.instants:
+            data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
         end = self.sched_last_ns
+        kept = 0
         for tid, cols in self.sched.items():
             pid = self.pid_for(tid, known_tgid)
-            totals = {"running": 0, "runnable": 0, "sleeping": 0}
-            state: str | None = None
-            since = 0
-            for i in sorted(range(len(cols.ts)), key=cols.ts.__getitem__):
-                ts, code = cols.ts[i], cols.code[i]
-                if code == _WAKE:
-                    if state == "sleeping":
-                        totals["sleeping"] += ts - since
-                        state, since = "runnable", ts
-                    elif state is None:
-                        state, since = "runnable", ts
-                    continue
-                if state is not None:
-                    totals[state] += ts - since
-                since = ts
-                if code == _IN:
-                    state = "running"
-                elif code == _OUT_RUNNABLE:
-                    state = "runnable"
-                elif code == _OUT_SLEEPING:
-                    state = "sleeping"
-                else:
-                    state = None
-            if state is not None and end is not None:
-                totals[state] += end - since
+            totals, iv = self._thread_states(cols, kernel, end)
             for k, v in totals.items():
                 if v:
                     data.add_thread_state(pid, tid, k, v / 1000.0)
+            if len(iv):
+                if kept + len(iv) <= MAX_SCHED_INTERVALS:
+                    data.sched_intervals[(pid, tid)] = iv
+                    kept += len(iv)
+                else:
+                    self.sched_intervals_dropped += len(iv)
         self.sched.clear()
+        if self.sched_intervals_dropped:
+            data.warn(f"{self.sched_intervals_dropped:,} scheduler intervals beyond {MAX_SCHED_INTERVALS:,} were "
+                      "not kept; per-thread totals still cover them")
+
+    @staticmethod
+    def _thread_states(cols: _Columns, kernel: tuple[int, int] | None, end: int | None):
+        """One thread's events in time order → (totals ns by coarse state, SchedIntervals).
+
+        An interval is [since, ts) in one state. ``sched_blocked_reason`` says whether the last
+        blocked (S/D) interval waited on IO — the open one when it comes while still asleep.
+        """
+        totals = {"running": 0, "runnable": 0, "sleeping": 0}
+        starts: list[int] = []
+        ends: list[int] = []
+        codes: list[int] = []
+        ios: list[int] = []
+        state: str | None = None
+        detail = _S_OTHER
+        since = 0
+        open_io = -1  # IO verdict for the open interval
+        last_blocked = -1  # index of the last closed blocked interval
+        blocked_codes = (_S_S, _S_D, _S_OTHER)
+        ts_col, code_col, arg_col = cols.ts, cols.code, cols.arg
+        for i in sorted(range(len(ts_col)), key=ts_col.__getitem__):
+            ts, code = ts_col[i], code_col[i]
+            if code == _BLOCKED:
+                if state == "sleeping":
+                    open_io = arg_col[i]
+                elif last_blocked >= 0:
+                    ios[last_blocked] = arg_col[i]
+                continue
+            if code == _WAKE and state is not None and state != "sleeping":
+                continue
+            if state is not None:
+                totals[state] += ts - since
+                if ts > since:
+                    starts.append(since)
+                    ends.append(ts)
+                    codes.append(detail)
+                    ios.append(open_io)
+                    if detail in blocked_codes:
+                        last_blocked = len(codes) - 1
+            open_io = -1
+            since = ts
+            if code == _WAKE:
+                state, detail = "runnable", _S_R
+            elif code == _IN:
+                state, detail = "running", _S_RUNNING
+            else:  # switched out: what it left as, read with this kernel's bit layout
+                state, detail = decode_prev_state(arg_col[i], kernel)
+        if state is not None and end is not None:
+            totals[state] += end - since
+            if end > since:
+                starts.append(since)
+                ends.append(end)
+                codes.append(detail)
+                ios.append(open_io)
+        iv = SchedIntervals(
+            ts=array("d", [t / 1000.0 for t in starts]),
+            dur=array("d", [(e - t) / 1000.0 for t, e in zip(starts, ends)]),
+            state=array("b", codes), io_wait=array("b", ios),
+        )
+        return totals, iv
 
 
 def _is_int(s: str) -> bool:

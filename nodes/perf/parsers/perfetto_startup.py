@@ -5,7 +5,10 @@ closes it when the first frame is drawn; inside it the app's main thread shows
 ``bindApplication`` (only when the process had to be created: a cold start),
 ``activityStart`` (the activity was created: warm if the process already existed),
 ``activityResume`` and the first ``Choreographer#doFrame``. These are the markers Perfetto's
-own startup metric uses; reading them here gives the same breakdown without it.
+own startup metric uses. The analyzer recomputes the runs as trace_processor's
+``android_startups`` defines them (nodes/perf/metrics/android_startup.py: on API 29+ the
+startup starts earlier than this slice); the runs here remain for traces it finds none in, and
+the pids returned pick the processes whose counters are kept.
 
 Phase times are milliseconds from the start of the launch they belong to.
 """

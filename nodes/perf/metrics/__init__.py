@@ -1,0 +1,66 @@
+"""PerfData → AnalysisResult: the numbers a performance engineer checks. Deterministic.
+
+One module per metric family, each plain functions of a shared :class:`~.common.Context`:
+
+* :mod:`.hotspots` — self/total time per slice, sampled function, pstats row, import; stacks.
+* :mod:`.threads` — busy time, scheduler states, the main thread, long tasks.
+* :mod:`.frames` — frame durations, FPS, percentiles, jank against the data's budget.
+* :mod:`.startup` — runs, phases, imports; Android launches; page-load marks.
+* :mod:`.counters` — counter series with downsampled curves.
+* :mod:`.web` — FCP, LCP, CLS, TBT of a DevTools trace's navigations, as Lighthouse observes them.
+
+Findings are small rule functions over these results, in :mod:`nodes.perf.findings`.
+:func:`compute` runs the families in the order their inputs need (slices and samples, then the
+main thread, then everything that reads it) and the rules last.
+"""
+
+from __future__ import annotations
+
+import os
+
+from nodes.perf import findings  # a module, not its names: findings imports metrics.common
+from nodes.perf.metrics import counters, frames, hotspots, scope, startup, threads, web
+from nodes.perf.metrics.common import (
+    DEFAULT_BUDGET_MS,
+    LONG_TASK_MS,
+    MAX_THREADS,
+    TOP_HOTSPOTS,
+    Context,
+    shown_path,
+)
+from nodes.perf.model import AnalysisResult, PerfData
+
+__all__ = ["compute", "shown_path", "Context", "MAX_THREADS", "LONG_TASK_MS", "DEFAULT_BUDGET_MS", "TOP_HOTSPOTS"]
+
+
+def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None) -> AnalysisResult:
+    """The analysis of one reader's output; ``process`` (a name or pid) names the app the
+    analysis is about, overriding the rules of :mod:`.scope`."""
+    ctx = Context(pd, top)
+    ctx.process = process
+    res = ctx.res
+    res.duration_ms = round(pd.duration_us / 1000.0, 3)
+    res.stats = dict(pd.stats)
+    res.meta = {k: str(v) for k, v in pd.meta.items()}
+    res.meta.setdefault("source", os.path.basename(pd.source))
+    res.warnings = list(pd.warnings)
+    res.partial = bool(pd.partial)
+    for key in pd.slices:
+        hotspots.walk(ctx, key)
+    hotspots.samples(ctx)
+    ctx.scope, scope_warnings = scope.identify(pd, process)
+    res.warnings.extend(scope_warnings)
+    threads.pick_main(ctx)
+    res.hotspots = (hotspots.slice_hotspots(ctx) + hotspots.sample_hotspots(ctx)
+                    + hotspots.call_hotspots(ctx) + hotspots.import_hotspots(ctx))
+    res.slice_stats = hotspots.slice_stats(ctx)
+    res.app = hotspots.app_scope(ctx)
+    res.threads = threads.thread_stats(ctx)
+    res.long_tasks = threads.long_tasks(ctx)
+    res.frames = frames.frames(ctx)
+    res.startup = startup.startup(ctx)
+    res.page, res.pages = web.web(ctx)
+    res.counters = counters.counters(ctx)
+    res.stacks = hotspots.stacks(ctx)
+    res.findings = findings.ordered(findings.evaluate(ctx), findings.lead_family(res))
+    return res

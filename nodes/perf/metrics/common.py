@@ -1,0 +1,111 @@
+"""What every metric family shares: the analysis context and the unit helpers.
+
+:class:`Context` carries the state one analysis builds up in a fixed order (see
+:func:`nodes.perf.metrics.compute`): the per-thread slice walk and the sampled-stack
+aggregation (:mod:`.hotspots`) come first, then the main thread (:mod:`.threads`), which the
+frame and startup families read. Each family module is plain functions of a ``Context``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import defaultdict
+
+import numpy as np
+
+from nodes.perf.units import ms, pct
+from nodes.perf.model import AnalysisResult, PerfData
+
+LONG_TASK_MS = 50.0
+DEFAULT_BUDGET_MS = 1000.0 / 60.0
+TOP_HOTSPOTS = 30
+TOP_PER_THREAD = 10
+MAX_THREADS = 64
+MAX_FRAME_POINTS = 5000
+MAX_COUNTER_POINTS = 200
+MAX_COUNTERS = 60
+MAX_PATHS = 200_000
+
+MAIN_THREAD_NAMES = ("CrRendererMain", "CrBrowserMain", "MainThread", "main", "ui", "UI Thread")
+ANDROID_FRAME = "Choreographer#doFrame"
+
+
+def _ms(us: float) -> float:
+    return round(us / 1000.0, 3)
+
+
+def _pct(part: float, whole: float) -> float:
+    return round(100.0 * part / whole, 2) if whole > 0 else 0.0
+
+
+#: Finding texts write numbers as the report does (nodes/perf/units.py), so a finding and the
+#: table beside it show the same number.
+_fms = ms
+_fpct = pct
+
+
+def shown_path(path: str, root: str | None = None) -> str:
+    """A path as a person reads it in a finding: relative to ``root`` (the current directory)
+    when it lies inside it, else as given. Hotspot.file keeps the absolute path: the attributor
+    opens it."""
+    if not path or not os.path.isabs(path):
+        return path
+    try:
+        rel = os.path.relpath(path, root or os.getcwd())
+    except (ValueError, OSError):  # another drive; the cwd was deleted
+        return path
+    return path if rel == ".." or rel.startswith(".." + os.sep) else rel
+
+
+def _q(sorted_vals: list[float], q: float) -> float | None:
+    """Nearest-rank percentile of an ascending list."""
+    if not sorted_vals:
+        return None
+    k = max(0, min(len(sorted_vals) - 1, math.ceil(q / 100.0 * len(sorted_vals)) - 1))
+    return sorted_vals[k]
+
+
+class _Thread:
+    """Per-thread results of the slice walk."""
+
+    __slots__ = ("key", "busy_us", "count", "self_by", "total_by", "count_by", "top_level", "ts", "dur", "name")
+
+    def __init__(self, key: tuple[int, int]):
+        self.key = key
+        self.busy_us = 0.0
+        self.count = 0
+        self.self_by: dict[int, float] = defaultdict(float)
+        self.total_by: dict[int, float] = defaultdict(float)
+        self.count_by: dict[int, int] = defaultdict(int)
+        self.top_level: list[tuple[float, float, int]] = []
+        self.ts: np.ndarray = np.empty(0)
+        self.dur: np.ndarray = np.empty(0)
+        self.name: np.ndarray = np.empty(0, dtype=np.int64)
+
+
+class Context:
+    """The state of one analysis, shared by the family functions."""
+
+    def __init__(self, pd: PerfData, top: int):
+        self.pd = pd
+        self.top = top
+        self.t0 = pd.start_us or 0.0
+        self.threads: dict[tuple[int, int], _Thread] = {}
+        self.sampled_busy: dict[tuple[int, int], float] = defaultdict(float)
+        self.paths: dict[tuple[tuple[int, int], tuple], float] = defaultdict(float)
+        self.main: tuple[int, int] | None = None
+        self.res = AnalysisResult(format=pd.format, source=pd.source)
+        self.sample_rows: list = []
+        #: Set by threads.long_tasks: every long task, not only the 20 kept in the result.
+        self.long_count: int | None = None
+        self.long_total_us: float = 0.0
+        self.frame_origin: str | None = None
+        #: The app process the analysis is scoped to (metrics/scope.py), None when none is found.
+        self.scope = None
+        #: The user's ``--process`` choice (a name or a pid), if any.
+        self.process: str | None = None
+        self.chrome_frame_thread: tuple[int, int] | None = None
+
+    def rel(self, us: float) -> float:
+        return _ms(us - self.t0)

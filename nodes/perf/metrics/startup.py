@@ -1,0 +1,133 @@
+"""Startup: measured runs (median, min, max, spread, the first run apart), phases, the import
+tree; an Android ``launching: <pkg>`` span with its phases; Chrome navigation marks.
+"""
+
+from __future__ import annotations
+
+
+from nodes.perf.metrics import android_startup, startup_reasons
+from nodes.perf.metrics.common import ANDROID_FRAME, _ms
+from nodes.perf.model import StartupPhase, StartupRun, StartupStats
+
+ANDROID_PHASES = (
+    "bindApplication",
+    "activityStart",
+    "activityResume",
+    "Choreographer#doFrame",
+    "reportFullyDrawn",
+    "ActivityThreadMain",
+    "Application.onCreate",
+    "inflate",
+    "traversal",
+)
+PAGE_MARKS = (
+    "fetchStart",
+    "responseEnd",
+    "firstPaint",
+    "firstContentfulPaint",
+    "firstMeaningfulPaint",
+    "largestContentfulPaint::Candidate",
+    "domInteractive",
+    "domContentLoadedEventEnd",
+    "MarkDOMContent",
+    "loadEventStart",
+    "loadEventEnd",
+    "MarkLoad",
+)
+
+
+def android_runs(ctx) -> list[StartupRun]:
+    """App startups of an Android system trace, per launch (:mod:`.android_startup`), each with
+    its slow-start reasons (:mod:`.startup_reasons`)."""
+    found = android_startup.launches(ctx)
+    for launch in found:
+        launch.run.slow_reasons = startup_reasons.evaluate(ctx, launch, found)
+    return [launch.run for launch in found]
+
+
+def startup(ctx) -> StartupStats | None:
+    pd = ctx.pd
+    runs = sorted(pd.startup_runs, key=lambda r: r.index)
+    phases = list(pd.startup_phases)
+    kind = pd.meta.get("startup kind", "unknown")
+    # launches are marked by async spans (launching:, launchingActivity#); hot starts before
+    # API 29 only by an activityResume slice
+    system = android_runs(ctx) if (pd.async_slices or "activityResume" in pd.strings) else []
+    if system:
+        # a system trace's launches as trace_processor defines them replace the reader's
+        # ``launching:`` spans; the phases shown are the first launch's
+        runs, phases, kind = system, list(system[0].phases), "unknown"
+    if not runs:
+        launch = android_launch(ctx)
+        if launch:
+            runs, phases, kind = launch
+    if not runs:
+        page = page_load(ctx)
+        if page:
+            runs, phases, kind = page
+    imports = sorted(pd.imports, key=lambda i: -i.cumulative_us)[:25]
+    if not runs and not phases and not imports:
+        return None
+    st = StartupStats(runs=runs, phases=phases, imports=imports, kind=kind)
+    if runs:
+        st.fill_statistics()
+        if kind == "unknown":
+            kinds = {r.kind for r in runs}
+            st.kind = kinds.pop() if len(kinds) == 1 else "mixed"
+    return st
+
+
+def android_launch(ctx):
+    pd = ctx.pd
+    spans = []
+    for (pid, track), cols in pd.async_slices.items():
+        for t, d, n in zip(cols.ts, cols.dur, cols.name):
+            nm = pd.strings[n]
+            if nm.startswith("launching:") or nm.startswith("launchingActivity#"):
+                spans.append((t, d, nm))
+    if not spans:
+        return None
+    runs, phases = [], []
+    for i, (t, d, nm) in enumerate(sorted(spans)):
+        runs.append(StartupRun(index=i, total_ms=_ms(d), kind="unknown", ready_by="launching span", command=nm))
+    t, d, nm = sorted(spans)[0]
+    end = t + d
+    wanted = {p: None for p in ANDROID_PHASES}
+    for k, th in ctx.threads.items():
+        if not len(th.ts):
+            continue
+        m = (th.ts >= t) & (th.ts <= end)
+        for ts_, du, n in zip(th.ts[m].tolist(), th.dur[m].tolist(), th.name[m].tolist()):
+            s = pd.strings[n]
+            base = ANDROID_FRAME if s.startswith(ANDROID_FRAME) else s
+            if base in wanted and wanted[base] is None:
+                wanted[base] = (ts_, du, pd.thread_label(*k))
+    for p, v in wanted.items():
+        if v:
+            name = "first frame (Choreographer#doFrame)" if p == ANDROID_FRAME else p
+            phases.append(StartupPhase(name=name, start_ms=_ms(v[0] - t), dur_ms=_ms(v[1]), thread=v[2]))
+    phases.sort(key=lambda p: p.start_ms)
+    return runs, phases, "android launch"
+
+
+def page_load(ctx):
+    pd = ctx.pd
+    marks: dict[str, float] = {}
+    nav = None
+    for ts, pid, tid, name in pd.instants:
+        if name == "navigationStart" and nav is None:
+            nav = ts
+        elif name in PAGE_MARKS and name not in marks:
+            marks[name] = ts
+    if nav is None or not marks:
+        return None
+    phases = [
+        StartupPhase(name=n, start_ms=0.0, dur_ms=_ms(t - nav))
+        for n, t in sorted(marks.items(), key=lambda kv: kv[1])
+        if t >= nav
+    ]
+    if not phases:
+        return None
+    last = max(p.dur_ms for p in phases)
+    runs = [StartupRun(index=0, total_ms=last, kind="unknown", ready_by=phases[-1].name, command="navigation")]
+    return runs, phases, "page load"

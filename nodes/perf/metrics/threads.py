@@ -1,0 +1,120 @@
+"""Threads: busy time (top-level slices, or sampled weight), scheduler states, the main/UI
+thread (reader's mark; CrRendererMain/CrBrowserMain; "MainThread"; pid == tid on Android; else
+the busiest), and long tasks (≥ 50 ms top-level slices) on it.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+from nodes.perf.metrics.common import ANDROID_FRAME, LONG_TASK_MS, MAIN_THREAD_NAMES, MAX_THREADS, _ms
+from nodes.perf.model import LongTask, ThreadStat
+
+
+def thread_busy_us(ctx, key: tuple[int, int]) -> float:
+    """Busy time: top-level slices, else sampled weight, else scheduler running time."""
+    th = ctx.threads.get(key)
+    b = (th.busy_us if th else 0.0) + ctx.sampled_busy.get(key, 0.0)
+    if b <= 0.0:
+        b = ctx.pd.thread_states.get(key, {}).get("running", 0.0)
+    return b
+
+
+def pick_main(ctx) -> None:
+    pd = ctx.pd
+    cands = list(pd.threads)
+    if not cands:
+        return
+
+    def busiest(keys: Iterable[tuple[int, int]]) -> tuple[int, int] | None:
+        keys = list(keys)
+        return max(keys, key=lambda k: (thread_busy_us(ctx, k), -k[1])) if keys else None
+
+    # The app the analysis is scoped to (metrics/scope.py): its main thread is pid == tid.
+    sc = ctx.scope
+    if sc is not None and (sc.pid, sc.pid) in pd.threads:
+        ctx.main = (sc.pid, sc.pid)
+        return
+    # Android: the app whose frames were measured (frame timeline / gfxinfo pid), or the
+    # app being launched; its main thread is the thread whose tid is the pid
+    for (pid, _track), cols in pd.async_slices.items():
+        names = {pd.strings[n] for n in set(cols.name)}
+        for nm in names:
+            if nm.startswith("launching: "):
+                pkg = nm[len("launching: "):].strip()
+                for ppid, pname in pd.processes.items():
+                    if pname == pkg and (ppid, ppid) in pd.threads:
+                        ctx.main = (ppid, ppid)
+                        return
+    pids = [f.pid for f in pd.frames if f.pid]
+    if pids:
+        top_pid = max(set(pids), key=pids.count)
+        if (top_pid, top_pid) in pd.threads:
+            ctx.main = (top_pid, top_pid)
+            return
+    # the thread that draws the most Android frames is the UI thread of the app of interest
+    fid = [i for i, s in enumerate(pd.strings) if s.startswith(ANDROID_FRAME)]
+    if fid:
+        counts = {}
+        for k, th in ctx.threads.items():
+            if len(th.name):
+                c = int(np.isin(th.name, fid).sum())
+                if c:
+                    counts[k] = c
+        if counts:
+            apps = {k: c for k, c in counts.items() if k[0] == k[1]} or counts
+            ctx.main = max(apps, key=lambda k: (apps[k], thread_busy_us(ctx, k)))
+            return
+    marked = [k for k in cands if pd.threads[k].is_main]
+    for pool in (
+        marked if len(marked) == 1 else [],
+        [k for k in cands if (pd.threads[k].name or "") == "CrRendererMain"],
+        [k for k in cands if (pd.threads[k].name or "") == "CrBrowserMain"],
+        [k for k in cands if (pd.threads[k].name or "") in MAIN_THREAD_NAMES],
+        marked,
+    ):
+        b = busiest(pool)
+        if b is not None and thread_busy_us(ctx, b) > 0:
+            ctx.main = b
+            return
+    ctx.main = busiest(cands)
+
+
+def thread_stats(ctx) -> list[ThreadStat]:
+    pd = ctx.pd
+    keys = set(pd.threads) | set(ctx.threads) | set(ctx.sampled_busy) | set(pd.thread_states)
+    rows = []
+    for k in keys:
+        info = pd.threads.get(k)
+        states = pd.thread_states.get(k, {})
+        th = ctx.threads.get(k)
+        busy = thread_busy_us(ctx, k)
+        if not busy and not states and not (th and th.count):
+            continue
+        rows.append(ThreadStat(
+            pid=k[0], tid=k[1],
+            name=(info.name if info and info.name else f"tid {k[1]}"),
+            process=pd.processes.get(k[0]),
+            busy_ms=_ms(busy),
+            slice_count=th.count if th else 0,
+            is_main=(k == ctx.main),
+            running_ms=_ms(states["running"]) if "running" in states else None,
+            runnable_ms=_ms(states["runnable"]) if "runnable" in states else None,
+            sleeping_ms=_ms(states["sleeping"]) if "sleeping" in states else None,
+        ))
+    rows.sort(key=lambda r: (not r.is_main, -r.busy_ms, -(r.running_ms or 0.0)))
+    return rows[:MAX_THREADS]
+
+
+def long_tasks(ctx) -> list[LongTask]:
+    if ctx.main is None or ctx.main not in ctx.threads:
+        return []
+    th = ctx.threads[ctx.main]
+    label = ctx.pd.thread_label(*ctx.main)
+    tasks = [(t, d, n) for t, d, n in th.top_level if d >= LONG_TASK_MS * 1000.0]
+    tasks.sort(key=lambda x: -x[1])
+    ctx.long_total_us = sum(d for _, d, _ in tasks)
+    ctx.long_count = len(tasks)
+    return [LongTask(name=ctx.pd.strings[n], thread=label, start_ms=ctx.rel(t), dur_ms=_ms(d)) for t, d, n in tasks[:20]]
