@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from app.api import AskResult, PerfScout, RequestError, StreamEvent, ask
+    from app.api import AskResult, PerfScout, RequestError, StreamEvent, ThreadBusy, ask
 
-__all__ = ["AskResult", "PerfScout", "RequestError", "StreamEvent", "ask"]
+__all__ = ["AskResult", "PerfScout", "RequestError", "StreamEvent", "ThreadBusy", "ask"]
 
 
 def __getattr__(name: str) -> Any:

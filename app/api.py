@@ -5,14 +5,19 @@
         r = ps.ask("帮我全面分析一下 examples/slow_app.py", allow_run=True)
         print(r.route, r.answer, r.report)
         if r.question:                     # the graph asked back (interrupt)
-            r = ps.resume(r.thread_id, "examples/slow_app.py")
+            r = ps.resume(r.thread_id, "examples/slow_app.py", allow_run=True)
+        if r.status == "incomplete":       # a turn that was killed: go on from its checkpoint
+            r = ps.continue_run(r.thread_id, allow_run=True)
 
         for ev in ps.stream("解读一下 trace.json"):   # node-by-node progress, then the result
             print(ev.kind, ev.node, ev.data)
 
         r = await ps.aask("what is jank?")          # the same, from async code
 
-The CLI is a thin layer over this class, so both behave the same. Checkpoints are SQLite by
+The CLI is a thin layer over this class, so both behave the same. Permission to run programs
+(``allow_run``) is given per call — ``resume`` and ``continue_run`` take it again and never
+inherit an earlier call's yes. One turn at a time writes a thread: a second one waits at most
+``Settings.thread_wait_s`` and then raises ``ThreadBusy`` (app/threads.py). Checkpoints are SQLite by
 default, whose saver is synchronous: the async methods run the sync graph in a worker thread
 rather than ``astream``, which the SQLite saver does not support.
 """
@@ -31,21 +36,22 @@ from langchain_core.messages import HumanMessage
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
+from app import threads as thread_store
 from app.checkpoint import open_checkpointer
 from app.decision_log import DecisionLog
+from app.errors import RequestError, ThreadBusy, TurnInterrupted
 from app.models import make_chat_model
 from app.settings import Settings
 from graph.builder import build_graph
-from graph.enums import Node, TurnOutcome
 
-Status = Literal["done", "needs_input", "failed", "skipped"]
+#: ``incomplete``: the turn stopped before a node (killed, crashed, Ctrl-C); ``continue_run`` it.
+Status = Literal["done", "needs_input", "failed", "skipped", "incomplete"]
 #: Called with (node name, that node's state update) as the graph runs.
 ProgressCallback = Callable[[str, dict[str, Any]], None]
 EventKind = Literal["node_start", "node_end", "progress", "interrupt", "result"]
 
 
-class RequestError(ValueError):
-    """A request the API cannot run as given (empty text, no pending question to answer)."""
+__all__ = ["AskResult", "PerfScout", "RequestError", "StreamEvent", "ThreadBusy", "TurnInterrupted", "ask"]
 
 
 class StreamEvent(BaseModel):
@@ -90,6 +96,10 @@ class AskResult(BaseModel):
     report_paths: dict[str, str] = Field(default_factory=dict)
     #: The data the thread's last analysis read (a later "the slowest frame?" asks about it).
     analysis_source: str | None = None
+    #: The node an ``incomplete`` turn stopped before (``continue_run`` runs it) …
+    stopped_before: str | None = None
+    #: … or the node it finished last, when it stopped before the next one was chosen.
+    stopped_after: str | None = None
 
 
 def new_thread_id() -> str:
@@ -115,6 +125,7 @@ class PerfScout:
         self._checkpointer = checkpointer
         self._stack = ExitStack()
         self._graph = None
+        self._locks: thread_store.ThreadLocks | None = None
         self.workspace = str(Path(workspace or ".").resolve())
         self.decisions = DecisionLog(self.settings.decision_log)
 
@@ -128,6 +139,9 @@ class PerfScout:
     def close(self) -> None:
         self._stack.close()
         self._graph = None
+        close_locks = getattr(self._locks, "close", None)
+        if close_locks is not None:
+            close_locks()
 
     @property
     def graph(self):
@@ -136,12 +150,25 @@ class PerfScout:
             if saver is None:
                 saver = self._stack.enter_context(open_checkpointer(self.settings.checkpoint_target))
                 self._checkpointer = saver
+                self._locks = thread_store.locks_for_target(self.settings.checkpoint_target)
+            elif self._locks is None:
+                self._locks = thread_store.locks_for_saver(saver)
             self._graph = build_graph(checkpointer=saver, context=self.context, on_decision=self.decisions.append)
         return self._graph
 
     # --- running ------------------------------------------------------------------------
     def config(self, thread_id: str) -> dict[str, Any]:
-        return {"configurable": {"thread_id": thread_id}}
+        """The graph config of a thread; RequestError for an id the stores cannot keep."""
+        return {"configurable": {"thread_id": thread_store.check_thread_id(thread_id)}}
+
+    @property
+    def locks(self) -> thread_store.ThreadLocks:
+        """One writer per thread (app/threads.py): file locks beside SQLite, advisory locks on
+        PostgreSQL."""
+        _ = self.graph  # opens the store, which decides the kind of lock
+        if self._locks is None:  # a graph swapped in from outside (tests): lock by its saver
+            self._locks = thread_store.locks_for_saver(self._checkpointer)
+        return self._locks
 
     def turn_input(
         self,
@@ -196,25 +223,34 @@ class PerfScout:
         thread_id: str,
         answer: str,
         *,
+        allow_run: bool = False,
         on_progress: ProgressCallback | None = None,
         on_event: EventCallback | None = None,
     ) -> AskResult:
         """Answer the pending question of ``thread_id`` and continue the turn.
 
-        Raises RequestError when the thread has no pending question (nothing would run).
+        ``allow_run`` is this call's permission to run programs, as for ``ask``: the yes of the
+        call that asked is not inherited. Raises RequestError when the thread has no pending
+        question (nothing would run), ThreadBusy when another turn holds the thread.
         """
-        self._check_pending(thread_id)
-        return self._run(Command(resume=answer), thread_id, on_progress, on_event)
+        return self._run(_resumed(answer, allow_run), thread_id, on_progress, on_event, expect="needs_input")
 
     def continue_run(
         self,
         thread_id: str,
         *,
+        allow_run: bool = False,
         on_progress: ProgressCallback | None = None,
         on_event: EventCallback | None = None,
     ) -> AskResult:
-        """Resume a turn that was interrupted by a crash, from its last checkpoint."""
-        return self._run(None, thread_id, on_progress, on_event)
+        """Continue a turn that stopped before a node (status ``incomplete``: the process was
+        killed, crashed or interrupted), from its last checkpoint: that node runs again.
+
+        ``allow_run`` is this call's permission, as for ``ask``. A thread with nothing left to
+        run (its turn ended, or it waits for an answer) is returned as it is, untouched.
+        Raises RequestError for an unknown thread, ThreadBusy when another turn holds it.
+        """
+        return self._run(_continued(allow_run), thread_id, on_progress, on_event, expect="incomplete")
 
     def stream(
         self,
@@ -231,10 +267,10 @@ class PerfScout:
         tid, inp = self._prepare(text, thread_id, allow_run, target, data_path, package, serial)
         yield from self._events(inp, tid)
 
-    def stream_resume(self, thread_id: str, answer: str) -> Iterator[StreamEvent]:
-        """``resume`` as a stream of events."""
-        self._check_pending(thread_id)
-        yield from self._events(Command(resume=answer), thread_id)
+    def stream_resume(self, thread_id: str, answer: str, *, allow_run: bool = False) -> Iterator[StreamEvent]:
+        """``resume`` as a stream of events (the thread stays locked until the stream ends or
+        is closed)."""
+        yield from self._events(_resumed(answer, allow_run), thread_id, expect="needs_input")
 
     async def aask(self, text: str, **kwargs: Any) -> AskResult:
         return await asyncio.to_thread(self.ask, text, **kwargs)
@@ -250,8 +286,8 @@ class PerfScout:
         async for ev in _aiter_thread(lambda: self.stream(text, **kwargs)):
             yield ev
 
-    async def astream_resume(self, thread_id: str, answer: str) -> AsyncIterator[StreamEvent]:
-        async for ev in _aiter_thread(lambda: self.stream_resume(thread_id, answer)):
+    async def astream_resume(self, thread_id: str, answer: str, **kwargs: Any) -> AsyncIterator[StreamEvent]:
+        async for ev in _aiter_thread(lambda: self.stream_resume(thread_id, answer, **kwargs)):
             yield ev
 
     # --- threads (the checkpointer's conversations) -----------------------------------------
@@ -260,23 +296,31 @@ class PerfScout:
         _ = self.graph  # opens it
         return self._checkpointer
 
-    def threads(self, limit: int | None = None) -> list[Any]:
-        """The threads in the checkpoint store, newest first (``app.threads_cmd.ThreadSummary``)."""
-        from app.threads_cmd import list_threads
+    def threads(self, limit: int | None = None) -> list[thread_store.ThreadSummary]:
+        """The threads in the checkpoint store, newest first (status ``running`` while another
+        turn holds one)."""
+        return thread_store.list_threads(self.graph, self.checkpointer, self.locks, limit=limit)
 
-        return list_threads(self, limit=limit)
+    def thread(self, thread_id: str) -> thread_store.ThreadDetail | None:
+        """One thread's last state, summarised, or None when the store has no such thread."""
+        self.config(thread_id)  # a bad id is a RequestError, not a store error
+        running = thread_id in self.locks.held([thread_id])
+        return thread_store.describe(self.graph, self.checkpointer, thread_id, running=running)
 
-    def thread(self, thread_id: str) -> Any:
-        """One thread's last state, summarised (``app.threads_cmd.ThreadDetail``), or None."""
-        from app.threads_cmd import show_thread
-
-        return show_thread(self, thread_id)
+    def thread_exists(self, thread_id: str) -> bool:
+        """Whether the checkpoint store has the thread."""
+        self.config(thread_id)
+        return thread_store.exists(self.checkpointer, thread_id)
 
     def delete_thread(self, thread_id: str) -> bool:
-        """Forget a thread's checkpoints. False when there was no such thread."""
-        from app.threads_cmd import delete_thread
-
-        return delete_thread(self, thread_id)
+        """Forget a thread's checkpoints (its run folders and reports stay). False when there
+        was no such thread; ThreadBusy while a turn runs on it."""
+        self.config(thread_id)
+        with self.locks.hold(thread_id, self.settings.thread_wait_s):
+            if not thread_store.exists(self.checkpointer, thread_id):
+                return False
+            self.checkpointer.delete_thread(thread_id)
+            return True
 
     # --- internals ------------------------------------------------------------------------
     def _prepare(
@@ -291,19 +335,50 @@ class PerfScout:
     ) -> tuple[str, dict[str, Any]]:
         if not isinstance(text, str) or not text.strip():
             raise RequestError("the request is empty: say what to analyse, e.g. 解读一下 trace.json")
-        tid = thread_id or new_thread_id()
-        inp = self.turn_input(
-            text, tid, allow_run=allow_run, target=target, data_path=data_path, package=package, serial=serial
-        )
+        tid = thread_store.check_thread_id(thread_id) if thread_id is not None else new_thread_id()
+
+        def inp() -> dict[str, Any]:  # built once the thread is held (its run folder is unique)
+            return self.turn_input(
+                text, tid, allow_run=allow_run, target=target, data_path=data_path, package=package, serial=serial
+            )
+
         return tid, inp
 
-    def _check_pending(self, thread_id: str) -> None:
-        if self.result(thread_id).status != "needs_input":
-            raise RequestError(f"thread {thread_id} has no pending question")
+    def _expect(self, thread_id: str, expect: str) -> AskResult:
+        """The thread's result, checked against what the call needs (read under its lock)."""
+        r = self.result(thread_id)
+        known = self.thread_exists(thread_id)
+        if expect == "needs_input" and r.status != "needs_input":
+            why = "" if known else ": there is no such thread in the checkpoint store"
+            if r.status == "incomplete":
+                why = f": its turn stopped ({r.stopped_before or r.stopped_after}); continue it without an answer"
+            raise RequestError(f"thread {thread_id} has no pending question{why}")
+        if expect == "incomplete" and not known:
+            raise RequestError(f"no thread {thread_id!r} in the checkpoint store")
+        return r
 
-    def _events(self, inp: Any, tid: str) -> Iterator[StreamEvent]:
-        """The graph's stream as StreamEvents: tasks (start/end), custom (progress), interrupts."""
+    def _events(self, inp: Any, tid: str, expect: str | None = None) -> Iterator[StreamEvent]:
+        """The graph's stream as StreamEvents: tasks (start/end), custom (progress), interrupts.
+
+        The whole turn holds the thread's lock, from reading its state to its last checkpoint.
+        ``inp`` may be a callable, built once the lock is held. ``expect`` is the status the
+        thread must have for this call (``needs_input`` for an answer, ``incomplete`` to
+        continue; a thread that is not incomplete is returned untouched)."""
         cfg = self.config(tid)
+        with self.locks.hold(tid, self.settings.thread_wait_s):
+            if expect is not None:
+                current = self._expect(tid, expect)
+                if expect == "incomplete" and current.status != "incomplete":
+                    yield StreamEvent(kind="result", result=current)
+                    return
+            try:
+                yield from self._stream(inp() if callable(inp) else inp, tid, cfg)
+            except KeyboardInterrupt as e:
+                if isinstance(e, TurnInterrupted):
+                    raise
+                raise TurnInterrupted(tid) from e
+
+    def _stream(self, inp: Any, tid: str, cfg: dict[str, Any]) -> Iterator[StreamEvent]:
         for mode, chunk in self.graph.stream(inp, cfg, stream_mode=["tasks", "custom", "updates"], context=self.context):
             if mode == "tasks":
                 name = chunk.get("name")
@@ -336,9 +411,10 @@ class PerfScout:
         tid: str,
         on_progress: ProgressCallback | None,
         on_event: EventCallback | None = None,
+        expect: str | None = None,
     ) -> AskResult:
         result: AskResult | None = None
-        for ev in self._events(inp, tid):
+        for ev in self._events(inp, tid, expect):
             if on_event is not None:
                 on_event(ev)
             if ev.kind == "node_end" and on_progress is not None:
@@ -350,22 +426,12 @@ class PerfScout:
     def result(self, thread_id: str) -> AskResult:
         snap = self.graph.get_state(self.config(thread_id))
         st = snap.values or {}
-        question = None
-        for task in snap.tasks or ():
-            for intr in task.interrupts or ():
-                question = intr.value if isinstance(intr.value, dict) else {"prompt": str(intr.value)}
+        ts = thread_store.turn_state(snap)
+        question = ts.question
         analysis = st.get("analysis") or {}
-        if question is not None:
-            status: Status = TurnOutcome.NEEDS_INPUT.value
-        elif st.get("outcome") in (TurnOutcome.FAILED.value, TurnOutcome.SKIPPED.value):
-            status = st["outcome"]  # written by the fail node / the stage runner's skip
-        elif "outcome" not in st and _legacy_outcome(st):
-            status = _legacy_outcome(st)  # a thread checkpointed before ``outcome`` existed
-        else:
-            status = TurnOutcome.DONE.value
         return AskResult(
             thread_id=thread_id,
-            status=status,
+            status=ts.status,
             route=st.get("_route"),
             route_info=dict(st.get("route_info") or {}),
             answer=st.get("answer") if question is None else None,
@@ -379,25 +445,23 @@ class PerfScout:
             diagnosis=st.get("diagnosis"),
             route_history=list(st.get("route_history") or []),
             steps=int(st.get("steps") or 0),
-            report_paths=_existing_paths(st.get("report")),
+            report_paths=thread_store.existing_paths(st.get("report")),
             analysis_source=analysis.get("source"),
+            stopped_before=ts.stopped_before,
+            stopped_after=ts.stopped_after,
         )
 
 
-def _legacy_outcome(st: dict[str, Any]) -> str | None:
-    """How a turn checkpointed by PerfScout 0.1 (no ``outcome`` key) ended."""
-    if (st.get("route_history") or [""])[-1].startswith(Node.FAIL.value):
-        return TurnOutcome.FAILED.value
-    return TurnOutcome.SKIPPED.value if st.get("skipped") else None
+def _resumed(answer: str, allow_run: bool) -> Command:
+    """The answer to a pending question, with this call's permission: the checkpointed
+    ``allow_run`` is an earlier call's, so it is overwritten before the turn goes on
+    (LangGraph applies a Command's ``update`` before it resumes the interrupted node)."""
+    return Command(resume=answer, update={"allow_run": bool(allow_run)})
 
 
-def _existing_paths(report: dict[str, Any] | None) -> dict[str, str]:
-    """The report's file entries that exist on disk (a report dict also holds counts and flags)."""
-    out: dict[str, str] = {}
-    for key, value in (report or {}).items():
-        if key != "dir" and isinstance(value, str) and value and Path(value).is_file():
-            out[key] = value
-    return out
+def _continued(allow_run: bool) -> Command:
+    """Go on from the last checkpoint (as ``invoke(None)`` does) with this call's permission."""
+    return Command(update={"allow_run": bool(allow_run)})
 
 
 def _jsonable(update: dict[str, Any]) -> dict[str, Any]:

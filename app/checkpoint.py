@@ -21,7 +21,7 @@ def open_checkpointer(target: str) -> Iterator[Any]:
         with ExitStack() as stack:
             try:
                 saver = stack.enter_context(PostgresSaver.from_conn_string(target))
-                saver.setup()
+                _setup(saver)
             except Exception as e:  # psycopg raises many kinds; the user needs one line
                 first = (str(e).splitlines() or [type(e).__name__])[0]
                 raise CheckpointError(f"cannot use the PostgreSQL checkpoint store: {first}") from e
@@ -36,3 +36,19 @@ def open_checkpointer(target: str) -> Iterator[Any]:
         yield SqliteSaver(conn)
     finally:
         conn.close()
+
+
+def _setup(saver: Any) -> None:
+    """``PostgresSaver.setup()``, safe when several processes open a fresh database at once:
+    concurrent ``CREATE TABLE IF NOT EXISTS`` can fail on PostgreSQL's catalog with a unique
+    violation (``pg_type_typname_nsp_index``) — the other process created the table; the
+    second try finds it (seen with four concurrent turns, tests/test_reliability_threads.py)."""
+    import psycopg
+
+    for attempt in range(3):
+        try:
+            saver.setup()
+            return
+        except psycopg.errors.UniqueViolation:
+            if attempt == 2:
+                raise

@@ -2,11 +2,14 @@
 
 Exit codes (documented in the README and docs/interfaces.md):
   0  done (or a capability skipped with its reason)
-  1  the turn failed or was refused (the reason is printed); ``replay``: decisions differ
+  1  the turn failed or was refused (the reason is printed); ``replay``: decisions differ;
+     the thread is busy (another turn holds it past PERFSCOUT_THREAD_WAIT)
   2  bad usage or bad input (one line: what and where), an unknown thread, an empty request
   3  the graph asked a question and stdin is not a terminal to answer it (``--json`` prints
      the question; answer with ``perfscout resume THREAD ANSWER``)
-  130 interrupted (Ctrl-C) or the prompt was aborted
+  130 interrupted (Ctrl-C) or the prompt was aborted; a turn stopped by Ctrl-C reads
+     ``incomplete`` in ``threads show``, like a killed one, and ``perfscout resume THREAD``
+     continues it
 Output: answers on stdout, progress and notes on stderr. Progress (rich: the node that runs, a
 collection countdown, parsing progress) is drawn only when stderr is a terminal and the output
 is not ``--json``; ``--json`` prints one JSON document on stdout and nothing else there.
@@ -92,7 +95,7 @@ def ask(
 
     interactive = sys.stdin.isatty() and not as_json
     view = _progress(as_json)
-    with PerfScout(_settings(offline), workspace=workspace) as ps, _closing(view):
+    with PerfScout(_settings(offline), workspace=workspace) as ps, _closing(view), _interrupts():
         result = ps.ask(
             text,
             thread_id=thread,
@@ -104,15 +107,17 @@ def ask(
         )
         while result.status == "needs_input" and interactive:
             answer = typer.prompt(result.question.get("prompt") or "?")
-            result = ps.resume(result.thread_id, answer, on_event=view)
+            result = ps.resume(result.thread_id, answer, allow_run=allow_run, on_event=view)
         if result.status == "needs_input" and not as_json:
-            typer.echo(_pending_help(result), err=True)
+            typer.echo(_pending_help(result, allow_run), err=True)
             raise typer.Exit(EXIT_NEEDS_INPUT)
         raise typer.Exit(_print_result(result, as_json))
 
 
-def _pending_help(result: Any) -> str:
-    """What to type to answer a pending question when stdin is not a terminal."""
+def _pending_help(result: Any, allow_run: bool = False) -> str:
+    """What to type to answer a pending question when stdin is not a terminal. Permission is
+    per invocation (the resume does not inherit this command's --allow-run), so the answer to
+    any other question repeats the flag when this command had it."""
     q = result.question or {}
     if q.get("field") == "confirm_run":
         import shlex
@@ -126,24 +131,40 @@ def _pending_help(result: Any) -> str:
     return (
         f"? {q.get('prompt')}\n"
         f"stdin is not a terminal: answer with  perfscout resume {result.thread_id} \"ANSWER\""
+        + (" --allow-run" if allow_run else "")
     )
 
 
 @app.command()
 def resume(
-    thread: str = typer.Argument(..., help="The thread that asked."),
-    answer: str = typer.Argument(..., help="Your answer to its question."),
+    thread: str = typer.Argument(..., help="The thread that asked, or whose turn stopped (incomplete)."),
+    answer: Optional[str] = typer.Argument(None, help="Your answer to its question; none to continue a stopped turn."),
     as_json: bool = typer.Option(False, "--json"),
+    allow_run: bool = typer.Option(
+        False, "--allow-run", help="Allow running the target program in this invocation (never inherited)."
+    ),
     offline: bool = typer.Option(False, "--offline"),
 ) -> None:
-    """Answer the pending question of THREAD and continue its turn."""
+    """Answer the pending question of THREAD, or (no ANSWER) continue its turn that was killed,
+    crashed or interrupted (`threads show` says incomplete), from its last checkpoint."""
     from app.api import PerfScout
+    from app.threads_cmd import printable
 
     view = _progress(as_json)
-    with PerfScout(_settings(offline)) as ps, _closing(view):
-        if ps.result(thread).status != "needs_input":
-            raise CliError(f"thread {thread} has no pending question")
-        raise typer.Exit(_print_result(ps.resume(thread, answer, on_event=view), as_json))
+    with PerfScout(_settings(offline)) as ps, _closing(view), _interrupts():
+        if answer is None:
+            current = ps.result(thread)
+            if current.status == "needs_input":
+                raise CliError(
+                    f"thread {printable(thread)} asks: {printable((current.question or {}).get('prompt'))} — "
+                    f"answer with  perfscout resume {printable(thread)} \"ANSWER\""
+                )
+            if current.status != "incomplete" and ps.thread_exists(thread):
+                raise CliError(f"thread {printable(thread)} has nothing to continue: its last turn ended ({current.status})")
+            result = ps.continue_run(thread, allow_run=allow_run, on_event=view)  # unknown: RequestError
+        else:
+            result = ps.resume(thread, answer, allow_run=allow_run, on_event=view)
+        raise typer.Exit(_print_result(result, as_json))
 
 
 @app.command()
@@ -186,7 +207,7 @@ def _analyze_in_thread(path: Path | None, thread: str, as_json: bool, workspace:
 
     text = f"分析一下这份数据 {path}" if path is not None else "分析一下刚才采集的这份数据"
     view = _progress(as_json)
-    with PerfScout(_settings(offline), workspace=workspace) as ps, _closing(view):
+    with PerfScout(_settings(offline), workspace=workspace) as ps, _closing(view), _interrupts():
         result = ps.ask(text, thread_id=thread, on_event=view)
         if result.status == "needs_input" and path is not None and (result.question or {}).get("field") == "data_path":
             # The sentence did not carry a path the extractor knows (an unusual extension):
@@ -242,6 +263,20 @@ def _closing(view: Any):
     finally:
         if view is not None:
             view.close()
+
+
+@contextmanager
+def _interrupts():
+    """Ctrl-C during a turn: say how to continue it, exit 130. (typer turns a KeyboardInterrupt
+    that leaves a command into a silent exit 130, so main() never sees it.) LangGraph lets the
+    node that runs finish first; the thread then reads ``incomplete`` (app/threads.py)."""
+    try:
+        yield
+    except KeyboardInterrupt as e:
+        tid = getattr(e, "thread_id", None)  # app.errors.TurnInterrupted
+        more = f"; the turn is incomplete, continue it with  perfscout resume {tid}" if tid else ""
+        typer.echo(f"perfscout: interrupted{more}", err=True)
+        raise typer.Exit(130) from None
 
 
 # --- commands added by areas (keep each a thin wrapper over a function in its own module) ---
@@ -482,6 +517,10 @@ def main() -> None:
             if isinstance(e, _usage_error_types()) and not isinstance(e, CliError):
                 typer.echo(f"perfscout: {e}", err=True)
                 sys.exit(EXIT_USAGE)
+            busy = getattr(sys.modules.get("app.errors"), "ThreadBusy", None)
+            if busy is not None and isinstance(e, busy):  # another turn holds the thread
+                typer.echo(f"perfscout: {e}", err=True)
+                sys.exit(EXIT_FAILED)
             raise
         sys.exit(code if isinstance(code, int) else EXIT_OK)
     except typer.Exit as e:
@@ -489,8 +528,10 @@ def main() -> None:
     except (CliError,) as e:
         typer.echo(f"perfscout: {e}", err=True)
         sys.exit(e.code)
-    except KeyboardInterrupt:
-        typer.echo("perfscout: interrupted", err=True)
+    except KeyboardInterrupt as e:
+        tid = getattr(e, "thread_id", None)  # app.errors.TurnInterrupted: a turn was running
+        more = f"; the turn is incomplete, continue it with  perfscout resume {tid}" if tid else ""
+        typer.echo(f"perfscout: interrupted{more}", err=True)
         sys.exit(130)
     except Exception as e:  # the last line of defence: one line, not a traceback
         # typer ships its own click: recognise its usage errors by shape, not by class.

@@ -86,6 +86,9 @@ class Settings:
     max_events: int = limits.DEFAULT.max_events
     #: Programs the user allows PerfScout to run without --allow-run (basenames or paths).
     allowlist: tuple[str, ...] = field(default_factory=tuple)
+    #: Seconds a turn waits for its thread while another turn holds it, before "thread T is
+    #: busy" (app/threads.py); 0 = do not wait.
+    thread_wait_s: float = 10.0
 
     def node_context(self, llm: Any = None) -> "NodeContext":
         """The runtime context an invocation passes to the graph (nodes/context.py)."""
@@ -153,6 +156,7 @@ class Settings:
             step_budget=_int("PERFSCOUT_STEP_BUDGET", 24),
             retry_budget=_int("PERFSCOUT_RETRY_BUDGET", 1),
             allowlist=allow,
+            thread_wait_s=_float("PERFSCOUT_THREAD_WAIT", 10.0),
             max_inflated_bytes=_count("PERFSCOUT_MAX_DECOMPRESSED", limits.DEFAULT.max_inflated_bytes),
             max_whole_file_bytes=_count("PERFSCOUT_MAX_WHOLE_FILE", limits.DEFAULT.max_whole_file_bytes),
             max_events=_count("PERFSCOUT_MAX_EVENTS", limits.DEFAULT.max_events),
