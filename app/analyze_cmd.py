@@ -20,8 +20,8 @@ from nodes.perf.units import dur
 from nodes.perf.errors import PerfDataError
 from nodes.perf.model import AnalysisResult
 
-EXIT_OK = 0
-EXIT_BAD_INPUT = 2
+from app.exit_codes import ExitCode
+
 
 
 def to_json(result: AnalysisResult) -> dict[str, Any]:
@@ -51,12 +51,12 @@ def run(paths: str | Sequence[str], as_json: bool = False, out: TextIO | None = 
         result = analyze_paths(list(paths), process=process)
     except PerfDataError as e:
         err.write(f"perfscout: {str(e).splitlines()[0] if str(e) else 'unreadable data'}\n")
-        return EXIT_BAD_INPUT
+        return ExitCode.USAGE
     if as_json:
         out.write(orjson.dumps(to_json(result), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         render(result, out)
-    return EXIT_OK
+    return ExitCode.OK
 
 
 # --- the readable summary --------------------------------------------------------------

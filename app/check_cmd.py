@@ -25,7 +25,8 @@ from nodes.compare.diff import MismatchError, check_kinds, side_samples
 from nodes.compare.samples import extract
 from nodes.compare.sides import Side, SideError, load_side
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+from app.exit_codes import ExitCode
+
 
 
 class CheckError(ValueError):
@@ -89,4 +90,4 @@ def run(target: str, *, baseline: str | None = None, budgets_file: str | None = 
         stdout.write(table(results, allow_missing) + "\n")
         stdout.write(f"{len(results) - n_fail} of {len(results)} budgets hold ({budgets.source})"
                      + (f"; {n_fail} failed\n" if n_fail else "\n"))
-    return EXIT_FAILED if bad else EXIT_OK
+    return ExitCode.FAILED if bad else ExitCode.OK

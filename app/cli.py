@@ -35,13 +35,14 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NEEDS_INPUT = 0, 1, 2, 3
+from app.exit_codes import ExitCode
+
 
 
 class CliError(Exception):
     """A one-line error for the user, with its exit code."""
 
-    def __init__(self, message: str, code: int = EXIT_USAGE):
+    def __init__(self, message: str, code: int = ExitCode.USAGE):
         super().__init__(message)
         self.code = code
 
@@ -72,10 +73,10 @@ def _print_result(result: Any, as_json: bool) -> int:
                 typer.echo(f"Report: {where}")
         typer.echo(f"(thread {result.thread_id}, route {result.route}, {result.steps} steps)", err=True)
     if result.status == "failed":
-        return EXIT_FAILED
+        return ExitCode.FAILED
     if result.status == "needs_input":
-        return EXIT_NEEDS_INPUT
-    return EXIT_OK
+        return ExitCode.NEEDS_INPUT
+    return ExitCode.OK
 
 
 @app.command()
@@ -110,7 +111,7 @@ def ask(
             result = ps.resume(result.thread_id, answer, allow_run=allow_run, on_event=view)
         if result.status == "needs_input" and not as_json:
             typer.echo(_pending_help(result, allow_run), err=True)
-            raise typer.Exit(EXIT_NEEDS_INPUT)
+            raise typer.Exit(ExitCode.NEEDS_INPUT)
         raise typer.Exit(_print_result(result, as_json))
 
 
@@ -215,7 +216,7 @@ def _analyze_in_thread(path: Path | None, thread: str, as_json: bool, workspace:
             result = ps.resume(result.thread_id, str(path), on_event=view)
         if result.status == "needs_input" and not as_json:
             typer.echo(f"? {result.question.get('prompt')}", err=True)
-            raise typer.Exit(EXIT_NEEDS_INPUT)
+            raise typer.Exit(ExitCode.NEEDS_INPUT)
         raise typer.Exit(_print_result(result, as_json))
 
 
@@ -245,7 +246,7 @@ def replay(
                 f"#{d.index} thread={d.thread} after {d.node}: recorded {d.recorded}, now {d.now} ({d.reason_now})"
             )
         typer.echo(f"{rep.checked} decisions checked, {len(rep.diffs)} differ, {rep.unreadable} unreadable")
-    raise typer.Exit(EXIT_FAILED if rep.diffs else EXIT_OK)
+    raise typer.Exit(ExitCode.FAILED if rep.diffs else ExitCode.OK)
 
 
 def _progress(as_json: bool):
@@ -276,7 +277,7 @@ def _interrupts():
         tid = getattr(e, "thread_id", None)  # app.errors.TurnInterrupted
         more = f"; the turn is incomplete, continue it with  perfscout resume {tid}" if tid else ""
         typer.echo(f"perfscout: interrupted{more}", err=True)
-        raise typer.Exit(130) from None
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
 
 
 # --- commands added by areas (keep each a thin wrapper over a function in its own module) ---
@@ -317,7 +318,7 @@ def report(
     except ReportInputError as e:
         raise CliError(str(e)) from None
     except OSError as e:
-        raise CliError(f"cannot write the report: {e.strerror or e} ({e.filename or out or settings.runs_dir})", EXIT_FAILED) from None
+        raise CliError(f"cannot write the report: {e.strerror or e} ({e.filename or out or settings.runs_dir})", ExitCode.FAILED) from None
     if as_json:
         emit_json(written)
     else:
@@ -339,7 +340,7 @@ def perfetto_check(
 
     code, lines = run_check(str(trace), trace_processor)
     for line in lines:
-        typer.echo(line, err=code == EXIT_USAGE)
+        typer.echo(line, err=code == ExitCode.USAGE)
     raise typer.Exit(code)
 
 
@@ -398,7 +399,7 @@ def compare(
         raise CliError(str(e)) from None
     except OSError as e:
         raise CliError(f"cannot write the comparison: {e.strerror or e} ({e.filename or out or settings.runs_dir})",
-                       EXIT_FAILED) from None
+                       ExitCode.FAILED) from None
 
 
 @app.command()
@@ -486,7 +487,7 @@ def threads_delete(
         typer.echo(f"deleted thread {thread}")
 
 
-#: The errors that are the user's input (exit EXIT_USAGE), by module: looked up in the modules
+#: The errors that are the user's input (exit ExitCode.USAGE), by module: looked up in the modules
 #: this run loaded, so that naming them does not import LangGraph for `perfscout analyze FILE`
 #: (an error of a module never loaded cannot have been raised).
 _USAGE_ERRORS = (
@@ -516,13 +517,13 @@ def main() -> None:
         except Exception as e:
             if isinstance(e, _usage_error_types()) and not isinstance(e, CliError):
                 typer.echo(f"perfscout: {e}", err=True)
-                sys.exit(EXIT_USAGE)
+                sys.exit(ExitCode.USAGE)
             busy = getattr(sys.modules.get("app.errors"), "ThreadBusy", None)
             if busy is not None and isinstance(e, busy):  # another turn holds the thread
                 typer.echo(f"perfscout: {e}", err=True)
-                sys.exit(EXIT_FAILED)
+                sys.exit(ExitCode.FAILED)
             raise
-        sys.exit(code if isinstance(code, int) else EXIT_OK)
+        sys.exit(code if isinstance(code, int) else ExitCode.OK)
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except (CliError,) as e:
@@ -532,19 +533,19 @@ def main() -> None:
         tid = getattr(e, "thread_id", None)  # app.errors.TurnInterrupted: a turn was running
         more = f"; the turn is incomplete, continue it with  perfscout resume {tid}" if tid else ""
         typer.echo(f"perfscout: interrupted{more}", err=True)
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
     except Exception as e:  # the last line of defence: one line, not a traceback
         # typer ships its own click: recognise its usage errors by shape, not by class.
         if hasattr(e, "show") and hasattr(e, "exit_code"):
             e.show()
-            sys.exit(EXIT_USAGE)
+            sys.exit(ExitCode.USAGE)
         if type(e).__name__ == "Abort":
             typer.echo("perfscout: aborted", err=True)
-            sys.exit(130)
+            sys.exit(ExitCode.INTERRUPTED)
         if os.environ.get("PERFSCOUT_DEBUG"):
             raise
         typer.echo(f"perfscout: unexpected error: {type(e).__name__}: {e}".splitlines()[0], err=True)
-        sys.exit(EXIT_FAILED)
+        sys.exit(ExitCode.FAILED)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,8 @@ from nodes.compare.render import render_markdown, to_json_bytes, write_compariso
 from nodes.compare.sides import SideError, load_side
 from nodes.report.output import report_dir
 
-EXIT_OK, EXIT_USAGE = 0, 2
+from app.exit_codes import ExitCode
+
 
 
 class CompareError(ValueError):
