@@ -38,17 +38,23 @@ def open_checkpointer(target: str) -> Iterator[Any]:
         conn.close()
 
 
-def _setup(saver: Any) -> None:
-    """``PostgresSaver.setup()``, safe when several processes open a fresh database at once:
-    concurrent ``CREATE TABLE IF NOT EXISTS`` can fail on PostgreSQL's catalog with a unique
-    violation (``pg_type_typname_nsp_index``) — the other process created the table; the
-    second try finds it (seen with four concurrent turns, tests/test_reliability_threads.py)."""
-    import psycopg
+#: pg_advisory_lock key that serialises the checkpoint tables' setup across processes.
+_SETUP_LOCK = 0x5065_7266_5363_7431  # "PerfScout-setup", any fixed 64-bit number
 
-    for attempt in range(3):
-        try:
-            saver.setup()
-            return
-        except psycopg.errors.UniqueViolation:
-            if attempt == 2:
-                raise
+
+def _setup(saver: Any) -> None:
+    """``PostgresSaver.setup()``, safe when several processes open a fresh database at once.
+
+    Concurrent setups race on the catalog (``CREATE TABLE IF NOT EXISTS`` → a unique violation
+    on ``pg_type_typname_nsp_index``) and on the migrations table (``checkpoint_migrations_pkey``),
+    seen with four concurrent turns (tests/test_reliability_threads.py). A session advisory lock
+    makes them run one after another; the second finds the tables and migrations in place.
+    """
+    conn = saver.conn
+    with conn.cursor() as cur:
+        cur.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK,))
+    try:
+        saver.setup()
+    finally:
+        with conn.cursor() as cur:
+            cur.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK,))
