@@ -39,10 +39,14 @@ from pydantic import BaseModel, Field
 from app import threads as thread_store
 from app.checkpoint import open_checkpointer
 from app.decision_log import DecisionLog
-from app.errors import RequestError, ThreadBusy, TurnInterrupted
+from app.errors import RequestError, RunNotAllowed, ThreadBusy, TurnInterrupted
 from app.models import make_chat_model
 from app.settings import Settings
 from graph.builder import build_graph
+from graph.enums import Node, RunGate
+from graph.policy import run_gate
+from graph.stages import STAGES
+from nodes.collect.permission import is_allowlisted
 
 #: ``incomplete``: the turn stopped before a node (killed, crashed, Ctrl-C); ``continue_run`` it.
 Status = Literal["done", "needs_input", "failed", "skipped", "incomplete"]
@@ -344,6 +348,30 @@ class PerfScout:
 
         return tid, inp
 
+    def _check_continue_permission(self, tid: str, current: AskResult, inp: Any) -> None:
+        """Permission is per invocation: continuing a turn stopped before a stage that starts a
+        program needs this call's own yes (or an allowlist entry, or the user's confirmation of
+        that exact command). Refused *before* the stage runs, so the turn stays incomplete."""
+        update = getattr(inp, "update", None) or {}
+        if update.get("allow_run") or not current.stopped_before:
+            return
+        try:
+            spec = STAGES[Node(current.stopped_before)]
+        except (ValueError, KeyError):
+            return
+        st = self.graph.get_state(self.config(tid)).values or {}
+        if not spec.runs_programs or (st.get("package") and not st.get("target")):
+            return  # a device measurement runs nothing on this machine
+        req = st.get("run_request") or None
+        if run_gate(req) is RunGate.CONFIRMED:
+            return
+        if req and is_allowlisted(req.get("argv"), self.settings.allowlist, st.get("workspace") or "."):
+            return
+        raise RunNotAllowed(
+            f"continuing thread {tid} runs {spec.node.value}, which starts a program: pass --allow-run "
+            "(CLI) or allow_run=true (API, MCP); the turn stays incomplete"
+        )
+
     def _expect(self, thread_id: str, expect: str) -> AskResult:
         """The thread's result, checked against what the call needs (read under its lock)."""
         r = self.result(thread_id)
@@ -371,6 +399,8 @@ class PerfScout:
                 if expect == "incomplete" and current.status != "incomplete":
                     yield StreamEvent(kind="result", result=current)
                     return
+                if expect == "incomplete":
+                    self._check_continue_permission(tid, current, inp)
             try:
                 yield from self._stream(inp() if callable(inp) else inp, tid, cfg)
             except KeyboardInterrupt as e:

@@ -518,8 +518,9 @@ def main() -> None:
             if isinstance(e, _usage_error_types()) and not isinstance(e, CliError):
                 typer.echo(f"perfscout: {e}", err=True)
                 sys.exit(ExitCode.USAGE)
-            busy = getattr(sys.modules.get("app.errors"), "ThreadBusy", None)
-            if busy is not None and isinstance(e, busy):  # another turn holds the thread
+            errors = sys.modules.get("app.errors")
+            refused = tuple(t for t in (getattr(errors, "ThreadBusy", None), getattr(errors, "RunNotAllowed", None)) if t)
+            if refused and isinstance(e, refused):  # another turn holds the thread / no permission
                 typer.echo(f"perfscout: {e}", err=True)
                 sys.exit(ExitCode.FAILED)
             raise

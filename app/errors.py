@@ -25,6 +25,14 @@ class ThreadBusy(RuntimeError):
         )
 
 
+class RunNotAllowed(RuntimeError):
+    """Continuing a stopped turn would start a program and this call gave no permission for it.
+
+    Refused before anything runs: the turn stays incomplete, and the same call with
+    ``--allow-run`` / ``allow_run=True`` continues it. The CLI prints it in one line, exit 1.
+    """
+
+
 class TurnInterrupted(KeyboardInterrupt):
     """Ctrl-C during a turn. A ``KeyboardInterrupt`` (so it stops everything as one does) that
     also names the thread, so the CLI can say how to continue it (``perfscout resume T``)."""

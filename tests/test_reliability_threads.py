@@ -277,6 +277,9 @@ def test_a_turn_killed_mid_collection_reads_incomplete_and_resumes_only_with_all
     assert code == 1, (out, err)
     assert "--allow-run" in out + err
     assert _runs(tmp_path) == before, "a resume without --allow-run ran the program"
+    # refused before the stage ran: the turn is still incomplete, not failed
+    code, listing, _ = _run(env, "threads", "show", "crash", cwd=tmp_path)
+    assert "incomplete" in listing and "before collector" in listing
 
     # The same killed turn, continued with --allow-run: it ends like an uninterrupted one.
     env2 = _env(tmp_path, str(copy), PERFSCOUT_RUN_TIMEOUT="60")
