@@ -50,11 +50,23 @@ def _setup(saver: Any) -> None:
     seen with four concurrent turns (tests/test_reliability_threads.py). A session advisory lock
     makes them run one after another; the second finds the tables and migrations in place.
     """
+    import time
+
+    import psycopg
+
     conn = saver.conn
-    with conn.cursor() as cur:
-        cur.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK,))
-    try:
-        saver.setup()
-    finally:
-        with conn.cursor() as cur:
-            cur.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK,))
+    for attempt in range(5):
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK,))
+            try:
+                saver.setup()
+            finally:
+                with conn.cursor() as cur:
+                    cur.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK,))
+            return
+        except (psycopg.errors.UniqueViolation, psycopg.errors.DeadlockDetected):
+            # a turn of another process writing while this one checks its tables: try again
+            if attempt == 4:
+                raise
+            time.sleep(0.05 * (attempt + 1))
