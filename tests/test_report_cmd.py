@@ -52,7 +52,7 @@ def test_rerender_keeps_numbers_and_attribution_in_a_new_folder(tmp_path, earlie
 
 def test_analysis_json_renders(tmp_path):
     f = tmp_path / "analysis.json"
-    f.write_text(sample_analysis().model_dump_json())
+    f.write_text(json.dumps(sample_analysis().model_dump(mode="json")))
     out = run_report(str(f), runs_dir=str(tmp_path / "runs"), out=str(tmp_path / "o"))
     assert out["dir"] == str(tmp_path / "o")
     md = Path(out["markdown"]).read_text()

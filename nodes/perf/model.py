@@ -8,8 +8,10 @@ Two layers, on purpose:
   Event JSON, atrace text, speedscope, pstats, Perfetto protobuf, gfxinfo, ``am start -W``,
   ``-X importtime``, ``perf stat``, psutil series — becomes this, so the metrics, the
   attributor and the reporter never see a format.
-* :class:`AnalysisResult` is what the *metrics* compute from it: a pydantic model, small and
-  JSON-able, stored in the graph state and consumed by the attributor and the reporter.
+* :class:`AnalysisResult` is what the *metrics* compute from it: a ``msgspec.Struct``
+  (:class:`nodes.perf.result.Result`: no pydantic on the ``perfscout analyze`` path), small and
+  JSON-able, stored in the graph state as ``model_dump(mode="json")`` and consumed by the
+  attributor and the reporter.
 
 Units: timestamps and durations in a ``PerfData`` are microseconds (the Trace Event Format's
 unit); everything in an ``AnalysisResult`` is milliseconds, as people read them.
@@ -22,7 +24,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Iterable, Literal, Sequence
 
-from pydantic import BaseModel, Field
+import msgspec
+
+from nodes.perf.result import Result
 
 # ======================================================================================
 # Reader side: PerfData
@@ -111,7 +115,7 @@ class FrameRef:
     line: int | None = None
 
 
-class Frame(BaseModel):
+class Frame(Result, kw_only=True):
     """One displayed frame (Chrome DrawFrame, Android doFrame, Perfetto frame timeline, gfxinfo row)."""
 
     ts_us: float
@@ -137,14 +141,14 @@ class Frame(BaseModel):
     display_jank_type: str | None = None
 
 
-class StartupPhase(BaseModel):
+class StartupPhase(Result, kw_only=True):
     name: str
     start_ms: float
     dur_ms: float
     thread: str | None = None
 
 
-class BreakdownItem(BaseModel):
+class BreakdownItem(Result, kw_only=True):
     """Time of one startup spent for one reason: the sum of trace_processor's exclusive
     ``android_startup_opinionated_breakdown`` intervals with that reason."""
 
@@ -154,7 +158,7 @@ class BreakdownItem(BaseModel):
     intervals: int = 0
 
 
-class MainThreadState(BaseModel):
+class MainThreadState(Result, kw_only=True):
     """The launched app's main thread over the startup window, from sched data."""
 
     running_ms: float
@@ -166,20 +170,20 @@ class MainThreadState(BaseModel):
     io_wait_ms: float | None = None
 
 
-class ArtCount(BaseModel):
+class ArtCount(Result, kw_only=True):
     count: int = 0
     total_ms: float = 0.0
 
 
-class ArtStats(BaseModel):
+class ArtStats(Result, kw_only=True):
     """ART work in the target process, as Macrobenchmark's ArtMetric counts it."""
 
-    jit: ArtCount = Field(default_factory=ArtCount)
-    class_init: ArtCount = Field(default_factory=ArtCount)
-    verify_class: ArtCount = Field(default_factory=ArtCount)
+    jit: ArtCount = msgspec.field(default_factory=ArtCount)
+    class_init: ArtCount = msgspec.field(default_factory=ArtCount)
+    verify_class: ArtCount = msgspec.field(default_factory=ArtCount)
 
 
-class SlowReason(BaseModel):
+class SlowReason(Result, kw_only=True):
     """One of trace_processor's slow-start reasons that fired, with its threshold."""
 
     id: str
@@ -192,7 +196,7 @@ class SlowReason(BaseModel):
     link: str | None = None
 
 
-class StartupRun(BaseModel):
+class StartupRun(Result, kw_only=True):
     """One launch of the target: a local run, one ``am start -W``, or one launch in a trace."""
 
     index: int
@@ -210,16 +214,16 @@ class StartupRun(BaseModel):
     ttid_ms: float | None = None
     #: None when the app never called reportFullyDrawn (``missing`` says so).
     ttfd_ms: float | None = None
-    phases: list[StartupPhase] = Field(default_factory=list)
-    breakdown: list[BreakdownItem] = Field(default_factory=list)
+    phases: list[StartupPhase] = msgspec.field(default_factory=list)
+    breakdown: list[BreakdownItem] = msgspec.field(default_factory=list)
     main_thread: MainThreadState | None = None
     art: ArtStats | None = None
-    slow_reasons: list[SlowReason] = Field(default_factory=list)
+    slow_reasons: list[SlowReason] = msgspec.field(default_factory=list)
     #: What the trace lacks for a number here, and the Perfetto config that would capture it.
-    missing: list[str] = Field(default_factory=list)
+    missing: list[str] = msgspec.field(default_factory=list)
 
 
-class ImportEntry(BaseModel):
+class ImportEntry(Result, kw_only=True):
     """One line of ``python -X importtime``."""
 
     module: str
@@ -483,17 +487,17 @@ class PerfData:
 Severity = Literal["high", "medium", "low", "info"]
 
 
-class Evidence(BaseModel):
+class Evidence(Result, kw_only=True):
     """Where a number came from: the file, the time range, the events, or the command."""
 
     source: str | None = None
     start_ms: float | None = None
     end_ms: float | None = None
-    events: list[str] = Field(default_factory=list)
+    events: list[str] = msgspec.field(default_factory=list)
     command: str | None = None
 
 
-class Hotspot(BaseModel):
+class Hotspot(Result, kw_only=True):
     name: str
     file: str | None = None
     line: int | None = None
@@ -511,7 +515,7 @@ class Hotspot(BaseModel):
     scope: str | None = None
 
 
-class ThreadStat(BaseModel):
+class ThreadStat(Result, kw_only=True):
     pid: int
     tid: int
     name: str
@@ -524,7 +528,7 @@ class ThreadStat(BaseModel):
     sleeping_ms: float | None = None
 
 
-class LongTask(BaseModel):
+class LongTask(Result, kw_only=True):
     name: str
     thread: str
     start_ms: float
@@ -560,12 +564,12 @@ FRAME_CAUSE_LABELS: dict[FrameCause, str] = {
 }
 
 
-class WorstFrame(BaseModel):
+class WorstFrame(Result, kw_only=True):
     start_ms: float
     dur_ms: float
     jank_type: str | None = None
     #: The longest slices that overlapped the frame on its thread(s).
-    ran: list[str] = Field(default_factory=list)
+    ran: list[str] = msgspec.field(default_factory=list)
     pid: int | None = None
     #: Actual end minus expected end (frame timeline); > 0 means the deadline was missed.
     overrun_ms: float | None = None
@@ -576,13 +580,13 @@ class WorstFrame(BaseModel):
     #: The time the cause accounts for inside the frame (ms).
     cause_ms: float | None = None
     #: What the cause was decided on: slices, states and verdicts with their times.
-    evidence: list[str] = Field(default_factory=list)
+    evidence: list[str] = msgspec.field(default_factory=list)
     #: Every candidate cause with the time it accounts for (ms), for the curious.
-    candidates: dict[str, float] = Field(default_factory=dict)
+    candidates: dict[str, float] = msgspec.field(default_factory=dict)
     cause_missing: str | None = None
 
 
-class MissingData(BaseModel):
+class MissingData(Result, kw_only=True):
     """A number the trace cannot give: what, why, and the capture settings that would."""
 
     what: str
@@ -591,7 +595,7 @@ class MissingData(BaseModel):
     capture: str | None = None
 
 
-class OtherProcessFrames(BaseModel):
+class OtherProcessFrames(Result, kw_only=True):
     """Frames of a process that is not the app: summarised apart, never mixed in."""
 
     pid: int | None = None
@@ -600,10 +604,10 @@ class OtherProcessFrames(BaseModel):
     jank_count: int = 0
     p50_ms: float | None = None
     max_ms: float | None = None
-    jank_types: dict[str, int] = Field(default_factory=dict)
+    jank_types: dict[str, int] = msgspec.field(default_factory=dict)
 
 
-class FrameStats(BaseModel):
+class FrameStats(Result, kw_only=True):
     count: int
     fps: float | None = None
     jank_count: int = 0
@@ -616,13 +620,13 @@ class FrameStats(BaseModel):
     p99_ms: float | None = None
     max_ms: float | None = None
     #: Frame durations (ms) for a histogram; at most a few thousand.
-    durations_ms: list[float] = Field(default_factory=list)
+    durations_ms: list[float] = msgspec.field(default_factory=list)
     #: Start of each frame in ``durations_ms`` (ms from the capture start, same order and length),
     #: when the data has times; empty otherwise. The report's timeline draws frames from these.
-    starts_ms: list[float] = Field(default_factory=list)
-    worst: list[WorstFrame] = Field(default_factory=list)
+    starts_ms: list[float] = msgspec.field(default_factory=list)
+    worst: list[WorstFrame] = msgspec.field(default_factory=list)
     #: What the producing tool reported itself (gfxinfo totals and percentiles).
-    reported: dict[str, int | float | str] = Field(default_factory=dict)
+    reported: dict[str, int | float | str] = msgspec.field(default_factory=dict)
     #: The one process these frames are of (count, percentiles and jank are its own).
     pid: int | None = None
     process: str | None = None
@@ -632,19 +636,19 @@ class FrameStats(BaseModel):
     chosen_by: str | None = None
     #: FrameTimeline jank types as the trace marks them, each component of a combined type
     #: counted on its own ("App Deadline Missed, Buffer Stuffing" counts under both).
-    jank_types: dict[str, int] = Field(default_factory=dict)
+    jank_types: dict[str, int] = msgspec.field(default_factory=dict)
     #: What ``jank_count`` counts: "frame timeline" (frames with a user-visible jank type,
     #: docs/analyzer.md), "over budget" (duration above ``budget_ms``), or "reported".
     jank_source: str = "over budget"
     #: Causes of the analysed janky frames (at most MAX_CAUSE_FRAMES): cause → frames.
-    causes: dict[str, int] = Field(default_factory=dict)
+    causes: dict[str, int] = msgspec.field(default_factory=dict)
     #: Frames of the other processes, one row each, busiest first.
-    other_processes: list[OtherProcessFrames] = Field(default_factory=list)
+    other_processes: list[OtherProcessFrames] = msgspec.field(default_factory=list)
     #: What the trace lacks for a full frame analysis, and how to capture it.
-    missing: list[MissingData] = Field(default_factory=list)
+    missing: list[MissingData] = msgspec.field(default_factory=list)
 
 
-class SliceStat(BaseModel):
+class SliceStat(Result, kw_only=True):
     """Per-name slice statistics in one process scope, as androidx TraceSectionMetric reports
     them (``count``, ``sum``, ``min``, ``max``, ``first`` by start time; ms)."""
 
@@ -663,18 +667,18 @@ class SliceStat(BaseModel):
     first_process: str | None = None
 
 
-class ScopeSummary(BaseModel):
+class ScopeSummary(Result, kw_only=True):
     """The slices of one group of processes, summarised apart from the app's."""
 
     scope: str
-    processes: list[str] = Field(default_factory=list)
+    processes: list[str] = msgspec.field(default_factory=list)
     busy_ms: float = 0.0
     slice_count: int = 0
     #: The heaviest names by self time: "name (12.3 ms)".
-    top: list[str] = Field(default_factory=list)
+    top: list[str] = msgspec.field(default_factory=list)
 
 
-class AppScope(BaseModel):
+class AppScope(Result, kw_only=True):
     """The one app process a trace is about, and how it was chosen."""
 
     pid: int
@@ -682,8 +686,8 @@ class AppScope(BaseModel):
     #: "named by the user", "launched package", "most surface frames", "most frames".
     chosen_by: str
     #: The app, the harness (e.g. the Macrobenchmark test process) and the system, apart.
-    summaries: list[ScopeSummary] = Field(default_factory=list)
-    harness: list[str] = Field(default_factory=list)
+    summaries: list[ScopeSummary] = msgspec.field(default_factory=list)
+    harness: list[str] = msgspec.field(default_factory=list)
 
 
 def run_statistics(totals_ms: list[float], digits: int = 3) -> dict[str, float]:
@@ -703,8 +707,8 @@ def run_statistics(totals_ms: list[float], digits: int = 3) -> dict[str, float]:
     }
 
 
-class StartupStats(BaseModel):
-    runs: list[StartupRun] = Field(default_factory=list)
+class StartupStats(Result, kw_only=True):
+    runs: list[StartupRun] = msgspec.field(default_factory=list)
     median_ms: float | None = None
     min_ms: float | None = None
     max_ms: float | None = None
@@ -712,8 +716,8 @@ class StartupStats(BaseModel):
     #: The first run, reported separately: the coldest.
     first_ms: float | None = None
     kind: str = "unknown"
-    phases: list[StartupPhase] = Field(default_factory=list)
-    imports: list[ImportEntry] = Field(default_factory=list)
+    phases: list[StartupPhase] = msgspec.field(default_factory=list)
+    imports: list[ImportEntry] = msgspec.field(default_factory=list)
 
     def fill_statistics(self) -> None:
         """The run statistics from ``runs``, in run order (``index``): the first is the coldest."""
@@ -722,7 +726,7 @@ class StartupStats(BaseModel):
             setattr(self, key, value)
 
 
-class CounterSummary(BaseModel):
+class CounterSummary(Result, kw_only=True):
     name: str
     unit: str | None = None
     min: float
@@ -730,10 +734,10 @@ class CounterSummary(BaseModel):
     mean: float
     last: float
     #: (t_ms, value) points, downsampled to at most a few hundred for charts.
-    points: list[tuple[float, float]] = Field(default_factory=list)
+    points: list[tuple[float, float]] = msgspec.field(default_factory=list)
 
 
-class StackWeight(BaseModel):
+class StackWeight(Result, kw_only=True):
     """One aggregated call stack (root first) and the time it held, for flame graphs and icicles."""
 
     frames: list[str]
@@ -745,7 +749,7 @@ class StackWeight(BaseModel):
 MAX_RESULT_STACKS = 500
 
 
-class PageVitals(BaseModel):
+class PageVitals(Result, kw_only=True):
     """One navigation's web vitals, as Lighthouse observes them (nodes/perf/metrics/web.py).
 
     Times are ms from the navigation's ``navigationStart`` (Lighthouse's time origin). A value
@@ -779,15 +783,15 @@ class PageVitals(BaseModel):
     dcl_ms: float | None = None
     load_ms: float | None = None
     #: metric → why it is None and how to record a trace that has it.
-    missing: dict[str, str] = Field(default_factory=dict)
+    missing: dict[str, str] = msgspec.field(default_factory=dict)
 
 
-class Finding(BaseModel):
+class Finding(Result, kw_only=True):
     title: str
     severity: Severity
     detail: str
-    evidence: Evidence = Field(default_factory=Evidence)
-    metric: dict[str, float | str] = Field(default_factory=dict)
+    evidence: Evidence = msgspec.field(default_factory=Evidence)
+    metric: dict[str, float | str] = msgspec.field(default_factory=dict)
     #: The metric family that produced it ("startup", "frames", …): a startup trace's answer
     #: leads with the startup family's findings.
     family: str | None = None
@@ -797,31 +801,31 @@ class Finding(BaseModel):
     link: str | None = None
 
 
-class AnalysisResult(BaseModel):
+class AnalysisResult(Result, kw_only=True):
     """What the analyzer found. JSON-able; stored in the graph state as ``analysis``."""
 
     format: str
     source: str
     duration_ms: float = 0.0
-    hotspots: list[Hotspot] = Field(default_factory=list)
+    hotspots: list[Hotspot] = msgspec.field(default_factory=list)
     #: Per-name slice statistics for the app and for all processes (TraceSectionMetric's view).
-    slice_stats: list[SliceStat] = Field(default_factory=list)
+    slice_stats: list[SliceStat] = msgspec.field(default_factory=list)
     #: The app process the analysis is scoped to, when one is identified.
     app: AppScope | None = None
-    threads: list[ThreadStat] = Field(default_factory=list)
-    long_tasks: list[LongTask] = Field(default_factory=list)
+    threads: list[ThreadStat] = msgspec.field(default_factory=list)
+    long_tasks: list[LongTask] = msgspec.field(default_factory=list)
     frames: FrameStats | None = None
     startup: StartupStats | None = None
     #: Web vitals of the main navigation (Lighthouse's: the last one in the trace) …
     page: PageVitals | None = None
     #: … and of every navigation of the main frame, in order, when there are several.
-    pages: list[PageVitals] = Field(default_factory=list)
-    counters: list[CounterSummary] = Field(default_factory=list)
-    stats: dict[str, float] = Field(default_factory=dict)
-    meta: dict[str, str] = Field(default_factory=dict)
-    findings: list[Finding] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    pages: list[PageVitals] = msgspec.field(default_factory=list)
+    counters: list[CounterSummary] = msgspec.field(default_factory=list)
+    stats: dict[str, float] = msgspec.field(default_factory=dict)
+    meta: dict[str, str] = msgspec.field(default_factory=dict)
+    findings: list[Finding] = msgspec.field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
     partial: bool = False
     #: The heaviest sampled (or slice-nesting) stacks, at most MAX_RESULT_STACKS; empty when the
     #: data has none. The reporter draws its icicle and writes its speedscope export from these.
-    stacks: list[StackWeight] = Field(default_factory=list)
+    stacks: list[StackWeight] = msgspec.field(default_factory=list)

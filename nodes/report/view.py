@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Mapping
 
-from pydantic import ValidationError
+import msgspec
 
 from graph.enums import AttributionStatus
 from nodes.perf.units import SEVERITY_ORDER
 from nodes.perf.model import FRAME_CAUSE_LABELS, AnalysisResult, Finding, FrameCause, Hotspot
+from nodes.perf.result import error_location
 from nodes.report import excerpt, fmt
 from nodes.report.fmt import Provenance
 
@@ -490,10 +491,9 @@ def _coerce_analysis(raw: Any) -> AnalysisResult:
         raise ReportInputError(f"analysis is {type(raw).__name__}, not an analysis result object")
     try:
         return AnalysisResult.model_validate(raw)
-    except ValidationError as e:
-        first = e.errors()[0]
-        loc = ".".join(str(p) for p in first.get("loc", ())) or "(root)"
-        raise ReportInputError(f"analysis is not a valid result: {loc}: {first.get('msg')}") from None
+    except msgspec.ValidationError as e:
+        loc, msg = error_location(e)
+        raise ReportInputError(f"analysis is not a valid result: {loc or '(root)'}: {msg}") from None
 
 
 def build_view(

@@ -52,11 +52,11 @@ import os
 from typing import Any, Literal, Mapping, Sequence
 
 import msgspec
-from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from nodes.perf.errors import PerfDataError
 from nodes.perf.formats import read_all, strip_json_start
 from nodes.perf.model import PerfData, StartupPhase, StartupRun
+from nodes.perf.result import Result, error_location
 
 FORMAT = "perfscout_json"
 PSUTIL_SERIES = "psutil-series"
@@ -64,27 +64,26 @@ STARTUP_RUNS = "startup-runs"
 SCHEMA_VERSION = 1
 
 
-class Series(BaseModel):
+class Series(Result, kw_only=True):
     unit: str | None = None
-    points: list[tuple[float, float]] = Field(default_factory=list)
+    points: list[tuple[float, float]] = msgspec.field(default_factory=list)
 
-    @field_validator("points")
-    @classmethod
-    def _finite(cls, pts: list[tuple[float, float]]) -> list[tuple[float, float]]:
-        for t, v in pts:
+    def __post_init__(self) -> None:
+        # msgspec runs this after converting (and wraps the ValueError as a ValidationError
+        # at this series' place), as pydantic ran the field validator.
+        for t, v in self.points:
             if not (math.isfinite(t) and math.isfinite(v)):
                 raise ValueError("points must be finite numbers")
-        return pts
 
 
-class ThreadCpu(BaseModel):
+class ThreadCpu(Result, kw_only=True):
     tid: int
     name: str | None = None
     user_s: float = 0.0
     system_s: float = 0.0
 
 
-class PsutilSeries(BaseModel):
+class PsutilSeries(Result, kw_only=True):
     perfscout: Literal["psutil-series"]
     version: int = SCHEMA_VERSION
     pid: int | None = None
@@ -92,23 +91,23 @@ class PsutilSeries(BaseModel):
     interval_s: float | None = None
     t0_unix: float | None = None
     series: dict[str, Series]
-    threads: list[ThreadCpu] = Field(default_factory=list)
+    threads: list[ThreadCpu] = msgspec.field(default_factory=list)
 
 
-class StartupRuns(BaseModel):
+class StartupRuns(Result, kw_only=True):
     perfscout: Literal["startup-runs"]
     version: int = SCHEMA_VERSION
     target: str | None = None
     kind: str = "unknown"
     runs: list[StartupRun]
-    phases: list[StartupPhase] = Field(default_factory=list)
+    phases: list[StartupPhase] = msgspec.field(default_factory=list)
 
 
 # --- writing ---------------------------------------------------------------------------
 
 
-def _write(path: str | os.PathLike, doc: BaseModel) -> str:
-    data = doc.model_dump(mode="json", exclude_none=False)
+def _write(path: str | os.PathLike, doc: Result) -> str:
+    data = doc.model_dump(mode="json")
     tmp = f"{os.fspath(path)}.tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(data, f, ensure_ascii=False)
@@ -136,7 +135,7 @@ def write_psutil_series(
         interval_s=interval_s,
         t0_unix=t0_unix,
         series={k: Series(unit=units.get(k), points=[(float(t), float(v)) for t, v in pts]) for k, pts in series.items()},
-        threads=[ThreadCpu(**dict(t)) for t in threads],
+        threads=[ThreadCpu.model_validate(dict(t)) for t in threads],
     )
     return _write(path, doc)
 
@@ -154,8 +153,8 @@ def write_startup_runs(
         perfscout=STARTUP_RUNS,
         target=target,
         kind=kind,
-        runs=[r if isinstance(r, StartupRun) else StartupRun(**dict(r)) for r in runs],
-        phases=[p if isinstance(p, StartupPhase) else StartupPhase(**dict(p)) for p in phases],
+        runs=[StartupRun.model_validate(r if isinstance(r, StartupRun) else dict(r)) for r in runs],
+        phases=[StartupPhase.model_validate(p if isinstance(p, StartupPhase) else dict(p)) for p in phases],
     )
     return _write(path, doc)
 
@@ -179,14 +178,32 @@ def parse(path: str) -> PerfData:
     kind = obj.get("perfscout") if isinstance(obj, dict) else None
     try:
         if kind == PSUTIL_SERIES:
-            return _series(path, PsutilSeries.model_validate(obj))
+            series = obj.get("series")
+            if isinstance(series, dict):
+                # Each series on its own first: msgspec's error path omits dict keys
+                # ("$.series[...].points"), and the error should name the series.
+                for name, s in series.items():
+                    _validate(Series, s, f"series.{name}")
+            return _series(path, _validate(PsutilSeries, obj))
         if kind == STARTUP_RUNS:
-            return _startup(path, StartupRuns.model_validate(obj))
-    except ValidationError as e:
-        first = e.errors()[0] if e.errors() else {}
-        where = ".".join(str(x) for x in first.get("loc", ()))
-        raise PerfDataError(path, f"{kind} file does not follow its schema: {where}: {first.get('msg', e)}") from None
+            return _startup(path, _validate(StartupRuns, obj))
+    except _SchemaError as e:
+        raise PerfDataError(path, f"{kind} file does not follow its schema: {e.where}: {e.msg}") from None
     raise PerfDataError(path, f"unknown perfscout file kind {kind!r} (expected psutil-series or startup-runs)")
+
+
+class _SchemaError(Exception):
+    def __init__(self, where: str, msg: str):
+        super().__init__(f"{where}: {msg}")
+        self.where, self.msg = where, msg
+
+
+def _validate(cls: type[Result], obj: Any, prefix: str = "") -> Any:
+    try:
+        return cls.model_validate(obj)
+    except msgspec.ValidationError as e:
+        where, msg = error_location(e)
+        raise _SchemaError(".".join(p for p in (prefix, where) if p) or "(root)", msg) from None
 
 
 def _series(path: str, doc: PsutilSeries) -> PerfData:
