@@ -58,3 +58,25 @@ def test_toolkits_build_no_state_updates(package):
         if "from nodes.common import" in text or "import nodes.common" in text:
             offenders.append(str(py.relative_to(REPO)))
     assert offenders == []
+
+
+def test_the_analyze_path_imports_no_pydantic():
+    """`perfscout analyze` is a quick command (issue 15: ≤ 0.5 s wall on a 100 KB trace);
+    pydantic and its models cost ~200 ms to import, so the analysis result types are msgspec
+    Structs (nodes/perf/result.py). Checked by analysing real data of five readers, text and
+    JSON output, in a fresh interpreter."""
+    traces = [str(REPO / "tests" / "data" / p) for p in (
+        "perf/viztracer-multithread.json", "perfetto/api24_startup_cold.perfetto-trace", "speedscope/pyspy-subprocesses.speedscope.json",
+        "perf/importtime-json-csv-argparse.log", "perf/collection-slow_app/psutil-series.json")]
+    code = (
+        "import io, sys\n"
+        "import nodes.perf.analysis, app.analyze_cmd\n"
+        "before = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_core'))\n"
+        f"for t in {traces!r}:\n"
+        "    for as_json in (True, False):\n"
+        "        assert app.analyze_cmd.run(t, as_json=as_json, out=io.StringIO(), err=sys.stderr) == 0, t\n"
+        "print(before, sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_core')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[]", "[]"]

@@ -43,15 +43,15 @@ def _json_lists(value: Any) -> Any:
     """JSON mode has lists where Python mode keeps tuples (``CounterSummary.points``)."""
     if isinstance(value, dict):
         return {k: _json_lists(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        if value and isinstance(value[0], (list, tuple, dict)) or isinstance(value, tuple):
-            return [_json_lists(v) for v in value]
-        return value
-    return value
+    if isinstance(value, tuple) or (isinstance(value, list) and value and isinstance(value[0], (list, tuple, dict))):
+        return [_json_lists(v) for v in value]
+    return value  # a scalar, or a list of scalars (every list here holds one kind)
 
 
 class Result(msgspec.Struct, kw_only=True):
-    """Keyword-only fields, mutable, compared by value (as the pydantic models were)."""
+    """Keyword-only fields, mutable, compared by value (as the pydantic models were). msgspec
+    options are per class: each subclass says ``kw_only=True`` again (a required field may
+    then follow a defaulted one, as in pydantic)."""
 
     def model_dump(
         self,
