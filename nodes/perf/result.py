@@ -20,7 +20,9 @@ Semantics kept from pydantic (checked by tests/test_result_structs.py):
 
 from __future__ import annotations
 
+import functools
 import re
+import typing
 from typing import Any, Iterable, Literal, TypeVar
 
 import msgspec
@@ -48,6 +50,21 @@ def _json_lists(value: Any) -> Any:
     return value  # a scalar, or a list of scalars (every list here holds one kind)
 
 
+def _may_hold_tuple(tp: Any) -> bool:
+    if tp is tuple or typing.get_origin(tp) is tuple:
+        return True
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+        return bool(_tuple_fields(tp))
+    return any(_may_hold_tuple(a) for a in typing.get_args(tp))
+
+
+@functools.cache
+def _tuple_fields(cls: type) -> frozenset[str]:
+    """The fields of ``cls`` whose declared type can hold a tuple: the only ones JSON mode
+    walks (a walk over the whole dump would cost more than the dump itself)."""
+    return frozenset(f.name for f in msgspec.structs.fields(cls) if _may_hold_tuple(f.type))
+
+
 class Result(msgspec.Struct, kw_only=True):
     """Keyword-only fields, mutable, compared by value (as the pydantic models were). msgspec
     options are per class: each subclass says ``kw_only=True`` again (a required field may
@@ -73,7 +90,8 @@ class Result(msgspec.Struct, kw_only=True):
             drop = set(exclude)
             data = {k: v for k, v in data.items() if k not in drop}
         if mode == "json":
-            data = _json_lists(data)
+            for name in _tuple_fields(type(self)) & data.keys():
+                data[name] = _json_lists(data[name])
         return data
 
     @classmethod
