@@ -424,6 +424,28 @@ def _device(t: str) -> RuleHit | None:
 #: docs/ROUTING.md's order: source code, existing data, launch, advice/vague, whole pipeline, device.
 RULES = (_explorer, _analyze, _startup, _advice, _whole, _device)
 
+#: The routes whose contract rule comes before every other rule's (1 code, 2 existing data,
+#: 3 launch), in that order. A rule that fires further down has, by the contract, found none of
+#: their cues — so when the classifier reads one of these routes into the message, a cue may
+#: have been phrased in a way no rule knows ("the trace I already sent", "这两次采集的数据").
+CUE_ROUTES = (Route.EXPLORER, Route.ANALYZE, Route.STARTUP)
+_RULE_RANK = {Route.EXPLORER: 1, Route.ANALYZE: 2, Route.STARTUP: 3, Route.END: 4, Route.FULL_ANALYSIS: 5, Route.ANDROID: 5}
+
+
+def earlier_rule_route(label: str, decided: Route) -> bool:
+    """Whether ``label`` is a cue route whose contract rule comes before the one that decided.
+
+    "分析一下这份启动 trace" decided ``analyze`` by rule 2; a classifier that reads ``startup`` into
+    it argues for a *later* rule, which the contract overrules — no doubt there. A classifier
+    reading ``analyze`` into what the launch rule decided argues for an *earlier* rule the rules
+    may have missed: that is a doubt worth a second look.
+    """
+    try:
+        route = Route(label)
+    except ValueError:
+        return False
+    return route in CUE_ROUTES and _RULE_RANK[route] < _RULE_RANK[decided]
+
 
 #: Cue kinds of a set-aside span (the classifier's negation features, ``negated_kinds``).
 NEGATED_KINDS.update(
@@ -495,4 +517,4 @@ def apply_rules(text: str) -> RuleHit | None:
     return evaluate(text).hit
 
 
-__all__ = ["RuleHit", "RuleOpen", "RuleOutcome", "apply_rules", "evaluate", "negated_kinds", "RULES", "LAUNCH", "NOT_LAUNCH", "ADVICE"]
+__all__ = ["RuleHit", "RuleOpen", "RuleOutcome", "apply_rules", "evaluate", "earlier_rule_route", "CUE_ROUTES", "negated_kinds", "RULES", "LAUNCH", "NOT_LAUNCH", "ADVICE"]
