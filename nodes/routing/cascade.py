@@ -23,7 +23,7 @@ from nodes.routing import classifier as clf
 from nodes.routing.llm_tier import DEFAULT_TIMEOUT_S, ask
 from nodes.routing.normalize import ROUTING_VIEW_CHARS, strip_injections
 from nodes.routing.override import startup_override
-from nodes.routing.rules import apply_rules, earlier_rule_route, evaluate
+from nodes.routing.rules import apply_rules, can_be_doubted, earlier_rule_route, evaluate
 
 #: The classifier's probability for an earlier rule's route at which a rule's answer is doubted.
 #: Chosen on rule errors the rules had not been written for: the four of unseen_v2's first
@@ -75,6 +75,8 @@ def decide(text: str, llm: Any = None, model: clf.NgramModel | None = None, time
         return _decision(Route.END.value, Tier.DEFAULT, 0.0, "the message only gave routing instructions")
     outcome = evaluate(clean)
     hit = outcome.hit
+    if hit is not None and not can_be_doubted(hit.route):  # rule 1 (code) comes first of all
+        return _decision(hit.route.value, Tier.RULE, 1.0, f"rule {hit.rule}: {hit.evidence[:60]!r}")
     model = model or get_model()
     label, p = (model.predict(clean) if model is not None else (Route.END.value, 0.0))
     if hit is not None and (p < SECOND_OPINION_P or not earlier_rule_route(label, hit.route)):
