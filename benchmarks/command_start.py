@@ -6,6 +6,10 @@ machine slows all three alike; medians in seconds and the ratio to the bare inte
 target (issue 15) is ≤ 0.5 s wall for each command on an idle 2-core machine; the load average
 at the start is printed because on a loaded machine the figure is not that one.
 
+The commands run as ``make`` leaves them: with the project's bytecode compiled (the Makefile
+does it after the install). These machines set PYTHONDONTWRITEBYTECODE, so without that step
+every start would compile the project's modules again.
+
     python -m benchmarks.command_start [N]
 """
 

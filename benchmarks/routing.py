@@ -6,7 +6,7 @@ Run: ``.venv/bin/python -m benchmarks.routing [--folds 5] [--json]``
   and its thresholds calibrated on the other folds only, then the held-out fold is routed. The
   rules were written while reading this set, so these figures flatter the rule tier.
 - Unseen sets: tests/data/routing/unseen.jsonl (written by the project before any tuning) and
-  tests/data/routing/unseen_v2.jsonl (written for issue 17 by a separate session that saw only
+  tests/data/routing/unseen_v2.jsonl and unseen_v3.jsonl (each written by a separate session that saw only
   docs/ROUTING.md, committed before the issue-17 tuning); the router is trained on the whole dev
   set. These are the honest figures, the second one the more so.
 - Rule precision: of the messages the rule tier decided, the share it got right (the figure
@@ -41,7 +41,28 @@ from nodes.routing.normalize import strip_injections
 
 ROOT = Path(__file__).resolve().parent.parent
 UNSEEN = ROOT / "tests" / "data" / "routing" / "unseen.jsonl"
-UNSEEN_V2 = ROOT / "tests" / "data" / "routing" / "unseen_v2.jsonl"
+#: The sets written by sessions that saw only the contract (tests/data/routing/SOURCES.md).
+FOREIGN_SETS = {name: ROOT / "tests" / "data" / "routing" / f"{name}.jsonl" for name in ("unseen_v2", "unseen_v3")}
+
+
+def read_kinds(path: Path) -> list[str]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line).get("kind", "") for line in fh if line.strip()]
+
+
+def by_kind(decisions: list[dict], labels: list[str], kinds: list[str]) -> dict[str, Any]:
+    """Offline accuracy, model share and rule answers right/fired per ``kind`` tag."""
+    out: dict[str, Any] = {}
+    for kind in sorted(set(kinds)):
+        idx = [i for i, k in enumerate(kinds) if k == kind]
+        fired = [i for i in idx if decisions[i]["tier"] == "rule"]
+        out[kind] = {
+            "n": len(idx),
+            "accuracy": round(sum(decisions[i]["route"] == labels[i] for i in idx) / len(idx), 4),
+            "rule_right": sum(decisions[i]["route"] == labels[i] for i in fired),
+            "rule_fired": len(fired),
+        }
+    return out
 
 
 class OracleLLM:
@@ -133,7 +154,7 @@ def run(k: int) -> dict[str, Any]:
     texts, labels = clf.read_labelled(clf.default_data_path())
     u_texts, u_labels = clf.read_labelled(UNSEEN)
     out: dict[str, Any] = {"dev_lines": len(texts), "unseen_lines": len(u_texts), "folds": k}
-    v2 = clf.read_labelled(UNSEEN_V2) if UNSEEN_V2.exists() else ([], [])
+    foreign = {name: clf.read_labelled(path) for name, path in FOREIGN_SETS.items() if path.exists()}
 
     t0 = time.perf_counter()
     out["dev_cv"] = cross_validate(texts, labels, k)
@@ -158,12 +179,18 @@ def run(k: int) -> dict[str, Any]:
     out["unseen_errors_offline"] = [
         {"text": t, "gold": g, "got": d["route"], "tier": d["tier"]} for t, g, d in zip(u_texts, u_labels, off) if d["route"] != g
     ]
-    if v2[0]:
-        v_off = route_all(*v2, model)
-        v_orc = route_all(*v2, model, llm=OracleLLM(*v2))
-        out["unseen_v2_lines"] = len(v2[0])
-        out["unseen_v2"] = {"offline": score(v_off, v2[1]), "oracle": score(v_orc, v2[1]),
-                            "confusion_offline": confusion(v_off, v2[1])}
+    for name, (f_texts, f_labels) in foreign.items():
+        v_off = route_all(f_texts, f_labels, model)
+        v_orc = route_all(f_texts, f_labels, model, llm=OracleLLM(f_texts, f_labels))
+        kinds = read_kinds(FOREIGN_SETS[name])
+        out[f"{name}_lines"] = len(f_texts)
+        out[name] = {"offline": score(v_off, f_labels), "oracle": score(v_orc, f_labels),
+                     "confusion_offline": confusion(v_off, f_labels),
+                     "by_kind_offline": by_kind(v_off, f_labels, kinds), "by_kind_oracle": by_kind(v_orc, f_labels, kinds),
+                     "errors_offline": [{"text": t, "gold": g, "got": d["route"], "tier": d["tier"], "kind": k, "reason": d["reason"]}
+                                        for t, g, d, k in zip(f_texts, f_labels, v_off, kinds) if d["route"] != g],
+                     "errors_oracle": [{"text": t, "gold": g, "got": d["route"], "tier": d["tier"], "kind": k}
+                                       for t, g, d, k in zip(f_texts, f_labels, v_orc, kinds) if d["route"] != g]}
 
     base_acc, base_lat = plain_baseline(texts, labels, u_texts, u_labels)
     out["baseline_plain_lr_unseen_accuracy"] = round(base_acc, 4)
@@ -173,7 +200,7 @@ def run(k: int) -> dict[str, Any]:
     # jobs on a shared 2-core machine do not inflate (both are reported).
     by_tier: dict[str, list[float]] = defaultdict(list)
     cpu_by_tier: dict[str, list[float]] = defaultdict(list)
-    every = texts + u_texts + v2[0]
+    every = texts + u_texts + [t for f_texts, _ in foreign.values() for t in f_texts]
     for t in every:
         route_message(t, model=model)
     for t in every:
@@ -203,8 +230,8 @@ def run(k: int) -> dict[str, Any]:
 
 def report(r: dict[str, Any]) -> str:
     lines = [f"Routing cascade — dev {r['dev_lines']} lines ({r['folds']}-fold CV), unseen {r['unseen_lines']} lines"
-             f", unseen_v2 {r.get('unseen_v2_lines', 'absent')}"]
-    blocks = [("dev CV", r["dev_cv"]), ("unseen", r["unseen"])] + ([("unseen2", r["unseen_v2"])] if "unseen_v2" in r else [])
+             + "".join(f", {name} {r[name + '_lines']}" for name in FOREIGN_SETS if name in r)]
+    blocks = [("dev CV", r["dev_cv"]), ("unseen", r["unseen"])] + [(name, r[name]) for name in FOREIGN_SETS if name in r]
     for name, block in blocks:
         for mode in ("offline", "oracle"):
             s = block[mode]
@@ -217,9 +244,12 @@ def report(r: dict[str, Any]) -> str:
     lines.append("  confusion (unseen, offline; rows gold, cols routed): " + " ".join(ROUTE_LABELS))
     for label, row in zip(ROUTE_LABELS, r["unseen"]["confusion_offline"]):
         lines.append(f"    {label:14s} {row}")
-    if "unseen_v2" in r:
-        lines.append("  confusion (unseen_v2, offline):")
-        for label, row in zip(ROUTE_LABELS, r["unseen_v2"]["confusion_offline"]):
+    for name in (n for n in FOREIGN_SETS if n in r):
+        kinds = r[name]["by_kind_offline"]
+        lines.append(f"  {name} by kind (offline accuracy, rule right/fired): " + "; ".join(
+            f"{k} {v['n']}: {v['accuracy']:.3f} {v['rule_right']}/{v['rule_fired']}" for k, v in kinds.items()))
+        lines.append(f"  confusion ({name}, offline):")
+        for label, row in zip(ROUTE_LABELS, r[name]["confusion_offline"]):
             lines.append(f"    {label:14s} {row}")
     lines.append("  confusion (dev CV, offline):")
     for label, row in zip(ROUTE_LABELS, r["dev_cv"]["confusion_offline"]):

@@ -217,10 +217,12 @@ def test_unseen_set_accuracy(model):
 
 
 def test_unseen_sets_accuracy_and_rule_precision(model):
-    # Regression guard below the measured figures (docs/routing.md: 98.7 % / 99.3 % on unseen,
-    # 98.4 % / 98.0 % on unseen_v2 when it was first measured). A rule's answer is never
-    # questioned, so its precision is what bounds the cascade even with a perfect model.
-    for path, min_acc, min_precision in [(UNSEEN, 0.95, 0.98), (UNSEEN.with_name("unseen_v2.jsonl"), 0.95, 0.97)]:
+    # Regression guard below the measured figures (docs/routing.md: 98.7 % / 99.3 % on unseen;
+    # unseen_v2 98.4 % / 98.0 % and unseen_v3 95.0 % / 99.0 % when each was first measured).
+    # A rule's answer is never questioned by the model, so its precision bounds the cascade.
+    sets = [(UNSEEN, 0.95, 0.98), (UNSEEN.with_name("unseen_v2.jsonl"), 0.95, 0.97),
+            (UNSEEN.with_name("unseen_v3.jsonl"), 0.93, 0.97)]
+    for path, min_acc, min_precision in sets:
         texts, labels = clf.read_labelled(path)
         decisions = [route_message(t, model=model) for t in texts]
         acc = float(np.mean([d["route"] == g for d, g in zip(decisions, labels)]))

@@ -125,18 +125,16 @@ class NgramModel:
         counts = Counter(g for g in char_wb_ngrams(features_text(text)) if g in vocab)
         logits = list(self.intercept)
         if counts:
-            rows, k = self.rows, len(self.classes)
-            width = k + 1
-            acc = [0.0] * k
+            rows, width = self.rows, len(self.classes) + 1
             norm = 0.0
+            scaled = []  # per n-gram: its tf-idf weight times each class's coefficient
             for g, c in counts.items():
                 at = vocab[g] * width
                 v = (1.0 + math.log(c)) * rows[at]
                 norm += v * v
-                for j in range(k):
-                    acc[j] += v * rows[at + 1 + j]
+                scaled.append([v * x for x in rows[at + 1 : at + width]])
             scale = 1.0 / math.sqrt(norm)
-            logits = [b + a * scale for b, a in zip(logits, acc)]
+            logits = [b + sum(col) * scale for b, col in zip(logits, zip(*scaled))]
         top = max(logits)
         z = [math.exp(v - top) for v in logits]
         total = sum(z)

@@ -73,7 +73,11 @@ HOWTO = _rx(
 TARGET_QUESTION = _rx(
     r"(?:定|设|設|要)?多少(?:才)?(?:合适|合適|算|比较好|比較好|为宜|為宜)|多少算|"
     r"\bwhat\s+should\s+(?:the|my|our|a)\s+(?:\w+\s+){0,2}(?:target|budget|threshold|limit)\b|"
-    r"\bwhat(?:'s|\s+is)\s+a\s+(?:good|reasonable|acceptable)\b"
+    r"\bwhat(?:'s|\s+is)\s+a\s+(?:good|reasonable|acceptable)\b|"
+    # judging a value one already has: "is 45 fps bad?", "200 ms 的启动算慢吗"
+    r"^\W*(?:is|are)\s+(?:a\s+|an\s+)?[\d.]+\s*(?:ms|s|fps|hz|mb|gb|%)?\s+(?:\w+\s+){0,2}"
+    r"(?:bad|good|ok|okay|normal|acceptable|enough|fine|too\s+(?:slow|high|low|much))\b|"
+    r"[\d.]+\s*(?:ms|s|fps|hz|mb|gb|%|毫秒|秒|帧)?\s*(?:的\S{0,6})?算(?:不算)?(?:慢|快|卡|流畅|流暢|正常|高|低)"
 )
 #: Advice words that stay advice with an app named ("com.demo.shop 的 FPS 怎么提升?").
 STRONG_ADVICE = _rx(
@@ -138,7 +142,7 @@ MEASURE = _rx(
     r"\bcheck\b|\bcompare|对比|對比|\bregression|\bp[59]0\b|\biterations?\b|\bruns\b|x\d+|"
     r"分析|剖析|\banaly[sz]|\bbreak\s?down|\bfind\s+out|\bfigure\s+out|查|排查|\blook\s+into|\bdig|"
     r"采|採|录|錄|\bcollect|\bgrab|\bdump|\bsample|\bmonitor|\blog\b|\bread\b|\bpull|\btake\b|"
-    r"\bshow\s+me|\blist\b|\btrack|看看|看下|看一下|睇下|\bwhat'?s\s+(?:the\s+)?current|多少|占用|佔用|用量|"
+    r"\bshow\s+me|\blist\b(?=\s+(?:(?:the|all|my|our|every|connected|attached|running|installed)\s+)*(?:devices?|phones?|emulators?|process(?:es)?|threads?|packages?|apps?|connected|running))|\btrack|看看|看下|看一下|睇下|\bwhat'?s\s+(?:the\s+)?current|多少|占用|佔用|用量|"
     r"\bgive\s+me|\bget\s+me|\bre-?measure|\bverify|\bconfirm|"
     r"\bwhat\s+is\s+(?:the\s+|my\s+|our\s+)?current|\bright\s+now\b|\bat\s+the\s+moment\b|现在|現在|目前|当前|當前|实时|實時"
 )
@@ -424,6 +428,33 @@ def _device(t: str) -> RuleHit | None:
 #: docs/ROUTING.md's order: source code, existing data, launch, advice/vague, whole pipeline, device.
 RULES = (_explorer, _analyze, _startup, _advice, _whole, _device)
 
+#: The routes whose contract rule comes before every other rule's (1 code, 2 existing data,
+#: 3 launch), in that order. A rule that fires further down has, by the contract, found none of
+#: their cues — so when the classifier reads one of these routes into the message, a cue may
+#: have been phrased in a way no rule knows ("the trace I already sent", "这两次采集的数据").
+CUE_ROUTES = (Route.EXPLORER, Route.ANALYZE, Route.STARTUP)
+_RULE_RANK = {Route.EXPLORER: 1, Route.ANALYZE: 2, Route.STARTUP: 3, Route.END: 4, Route.FULL_ANALYSIS: 5, Route.ANDROID: 5}
+
+
+def can_be_doubted(decided: Route) -> bool:
+    """Whether some cue route's rule comes before the one that decided (not for ``explorer``)."""
+    return any(_RULE_RANK[r] < _RULE_RANK[decided] for r in CUE_ROUTES)
+
+
+def earlier_rule_route(label: str, decided: Route) -> bool:
+    """Whether ``label`` is a cue route whose contract rule comes before the one that decided.
+
+    "分析一下这份启动 trace" decided ``analyze`` by rule 2; a classifier that reads ``startup`` into
+    it argues for a *later* rule, which the contract overrules — no doubt there. A classifier
+    reading ``analyze`` into what the launch rule decided argues for an *earlier* rule the rules
+    may have missed: that is a doubt worth a second look.
+    """
+    try:
+        route = Route(label)
+    except ValueError:
+        return False
+    return route in CUE_ROUTES and _RULE_RANK[route] < _RULE_RANK[decided]
+
 
 #: Cue kinds of a set-aside span (the classifier's negation features, ``negated_kinds``).
 NEGATED_KINDS.update(
@@ -495,4 +526,4 @@ def apply_rules(text: str) -> RuleHit | None:
     return evaluate(text).hit
 
 
-__all__ = ["RuleHit", "RuleOpen", "RuleOutcome", "apply_rules", "evaluate", "negated_kinds", "RULES", "LAUNCH", "NOT_LAUNCH", "ADVICE"]
+__all__ = ["RuleHit", "RuleOpen", "RuleOutcome", "apply_rules", "evaluate", "earlier_rule_route", "can_be_doubted", "CUE_ROUTES", "negated_kinds", "RULES", "LAUNCH", "NOT_LAUNCH", "ADVICE"]
