@@ -80,3 +80,28 @@ def test_the_analyze_path_imports_no_pydantic():
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["[]", "[]"]
+
+
+def test_offline_routing_imports_no_numpy_and_no_http_client(tmp_path):
+    """`perfscout route --offline` is the other quick command: the classifier scores in plain
+    Python from its numpy-free cache (numpy and sklearn load only to train) and httpx loads only
+    with a model configured. Checked through the command's own code path, trained cache first."""
+    code = (
+        "import io, sys\n"
+        "from app.cli import main\n"
+        "sys.argv = ['perfscout', 'route', '--offline', 'dump meminfo of com.demo.shop']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as e:\n"
+        "    assert e.code in (0, None), e.code\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'sklearn', 'httpx', 'pydantic', 'langgraph'}),"
+        " file=sys.stderr)\n"
+    )
+    env = {"PERFSCOUT_CACHE_DIR": str(tmp_path), "PERFSCOUT_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
+    train = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+    assert train.returncode == 0, train.stderr
+    assert "numpy" in train.stderr.splitlines()[-1]  # the first use trains, with numpy and sklearn
+    warm = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120, env=env)
+    assert warm.returncode == 0, warm.stderr
+    assert warm.stderr.strip().splitlines()[-1] == "[]"
+    assert '"route": "android"' in warm.stdout
