@@ -37,7 +37,7 @@ def walk(ctx, key: tuple[int, int]) -> None:
     if not ok.all():
         ts, dur, name = ts[ok], dur[ok], name[ok]
     dur = np.maximum(dur, 0.0)
-    order = np.lexsort((-dur, ts))
+    order = _start_order(ts, dur)
     ts, dur, name = ts[order], dur[order], name[order]
     th.ts, th.dur, th.name = ts, dur, name
     th.count = n = len(ts)
@@ -65,14 +65,34 @@ def _sequential_sum(v: np.ndarray) -> float:
     return float(np.bincount(np.zeros(len(v), dtype=np.int64), weights=v, minlength=1)[0])
 
 
+def _start_order(ts: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """``np.lexsort((-dur, ts))``: by start, longer first, else as given. A stable sort by start
+    alone is the same order when equal starts already come longer first, as they do when a
+    tracer writes a parent before its children; it is ~40× faster on the almost sorted starts
+    of a trace file (timsort runs), so the two-key sort only runs when needed."""
+    order = np.argsort(ts, kind="stable")
+    t, d = ts[order], dur[order]
+    if np.any((t[1:] == t[:-1]) & (d[1:] > d[:-1])):
+        order = np.lexsort((-dur, ts))
+    return order
+
+
+def _first_seen(keys: np.ndarray) -> np.ndarray:
+    """The distinct non-negative ``keys`` in the order of their first appearance."""
+    n = len(keys)
+    first = np.full(int(keys.max()) + 1, n, dtype=np.int64)
+    np.minimum.at(first, keys, np.arange(n, dtype=np.int64))
+    present = np.flatnonzero(first < n)
+    return present[np.argsort(first[present])]
+
+
 def _fill(out: dict, keys: np.ndarray, weights: np.ndarray) -> None:
     """``out[k] += w`` for each pair in order, without the loop: per-key sums (bincount adds
     left to right) written in the order of each key's first appearance."""
     if not len(keys):
         return
     sums = np.bincount(keys, weights=weights)
-    uniq, first = np.unique(keys, return_index=True)
-    for k in uniq[np.argsort(first, kind="stable")].tolist():
+    for k in _first_seen(keys).tolist():
         out[k] += float(sums[k])
 
 
@@ -126,8 +146,7 @@ def _paths(ctx, key: tuple[int, int], tree, name: np.ndarray, post: np.ndarray) 
     if not len(keys):
         return
     sums = np.bincount(keys, weights=own[pos])
-    uniq, first = np.unique(keys, return_index=True)
-    listed = uniq[np.argsort(first, kind="stable")]
+    listed = _first_seen(keys)
     ctx.slice_paths.append(SlicePaths(key=key, pid=listed, weight=sums[listed],
                                       up=np.concatenate(ups), names=np.concatenate(names)))
     ctx.slice_path_count += len(listed)
