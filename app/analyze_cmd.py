@@ -14,7 +14,6 @@ import os
 import sys
 from typing import Any, Sequence, TextIO
 
-import orjson
 
 from nodes.perf.units import dur
 from nodes.perf.errors import PerfDataError
@@ -53,6 +52,8 @@ def run(paths: str | Sequence[str], as_json: bool = False, out: TextIO | None = 
         err.write(f"perfscout: {str(e).splitlines()[0] if str(e) else 'unreadable data'}\n")
         return ExitCode.USAGE
     if as_json:
+        import orjson  # ~25 ms to load: only --json pays it
+
         out.write(orjson.dumps(to_json(result), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         render(result, out)

@@ -24,7 +24,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
 
-import orjson
 import typer
 
 app = typer.Typer(
@@ -48,6 +47,8 @@ class CliError(Exception):
 
 
 def emit_json(obj: Any) -> None:
+    import orjson  # ~25 ms to load: only the commands that print JSON pay it
+
     sys.stdout.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
 
 

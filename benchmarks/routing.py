@@ -144,7 +144,7 @@ def run(k: int) -> dict[str, Any]:
     out["train_seconds"] = round(time.perf_counter() - t0, 2)
     out["thresholds"] = {"t_llm": round(model.t_llm, 4), "t_offline": round(model.t_offline, 4)}
 
-    cache = Path(clf.default_cache_dir()) / "bench-router.npz"
+    cache = Path(clf.default_cache_dir()) / f"bench-router{clf.CACHE_SUFFIX}"
     clf.save(model, cache)
     t0 = time.perf_counter()
     clf.load(cache)

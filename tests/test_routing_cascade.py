@@ -148,16 +148,25 @@ def test_cache_is_arrays_keyed_by_data_hash(tmp_path, dev):
     cache = tmp_path / "cache"
     first = clf.load_or_train(data, cache)
     assert first.meta["source"] == "trained"
-    files = list(cache.glob("router-*.npz"))
+    files = list(cache.glob(f"router-*{clf.CACHE_SUFFIX}"))
     assert len(files) == 1
-    with np.load(files[0], allow_pickle=False) as z:  # no pickle inside: plain arrays load
-        assert set(z.files) >= {"terms", "idf", "coef_t", "intercept", "classes", "thresholds"}
+    raw = files[0].read_bytes()  # plain data, no pickle: a JSON header line, then float64 rows
+    header = json.loads(raw[: raw.index(b"\n")])
+    assert header["classes"] == list(first.classes) and len(header["terms"]) == len(first.vocab)
+    assert len(raw) - raw.index(b"\n") - 1 == 8 * len(header["terms"]) * (1 + len(first.classes))
     again = clf.load_or_train(data, cache)
     assert again.meta["source"] == "cache"
     assert again.predict(texts[200]) == pytest.approx(first.predict(texts[200]))
     data.write_text("\n".join(rows[:-1]) + "\n", encoding="utf-8")  # new data: new key, retrain
     assert clf.load_or_train(data, cache).meta["source"] == "trained"
-    assert len(list(cache.glob("router-*.npz"))) == 2
+    assert len(list(cache.glob(f"router-*{clf.CACHE_SUFFIX}"))) == 2
+    files[0].write_bytes(raw[: len(raw) // 2 + 3])  # a truncated cache file is refused, then rebuilt
+    with pytest.raises(ValueError):
+        clf.load(files[0])
+    data.write_text("\n".join(rows) + "\n", encoding="utf-8")  # the first data again
+    rebuilt = clf.load_or_train(data, cache)
+    assert rebuilt.meta["source"] == "trained"
+    assert rebuilt.predict(texts[200]) == pytest.approx(first.predict(texts[200]))
 
 
 def test_thresholds_follow_held_out_predictions():

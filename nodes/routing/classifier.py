@@ -1,13 +1,17 @@
 """Tier 2: a character n-gram logistic regression, trained on first use and cached as arrays.
 
 Character n-grams need no word segmentation, so one model reads Simplified and Traditional
-Chinese, Cantonese, English and their mixtures. scikit-learn fits it; scoring is done here with
-numpy from the fitted vocabulary, idf and coefficients, because a sklearn ``predict`` call costs
-1–2 ms of overhead and the router's budget is under 2 ms per message.
+Chinese, Cantonese, English and their mixtures. scikit-learn fits it (numpy and
+sklearn are imported only to train); scoring is done here in plain Python from the fitted
+vocabulary, idf and coefficients: a sklearn ``predict`` call costs 1–2 ms of overhead against a
+router budget under 2 ms a message, and importing numpy alone costs ~0.1 s of every
+``perfscout route``. A message has ~100 n-grams in the vocabulary, so the sparse dot product is a
+few hundred multiply-adds.
 
-The cache holds plain arrays (``.npz`` loaded with ``allow_pickle=False``), never a pickle, and
-is keyed by the SHA-256 of the training data and the feature version: edit the data and the
-next use retrains.
+The cache is one file of plain data, never a pickle: a JSON header (classes, thresholds, meta,
+the terms) and the float64 table of ``idf, coef…`` rows, read with the standard library's
+``array``. It is keyed by the SHA-256 of the training data and the feature version: edit the
+data and the next use retrains.
 
 Two thresholds come with the model, both chosen on out-of-fold predictions of its own training
 data (never a constant picked by hand):
@@ -24,15 +28,18 @@ import json
 import math
 import os
 import re
+import sys
 import tempfile
 import time
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from nodes.routing.normalize import ROUTING_VIEW_CHARS, generalise, strip_injections
 from nodes.routing.rules import negated_kinds
@@ -43,6 +50,9 @@ from nodes.routing.typos import fix_typos
 #: reads the routing view of a message, whose length is part of the key. v3: it reads the
 #: asked-for text with misspelled cues mended, plus one mark per kind of set-aside cue.
 FEATURE_VERSION = f"char_wb-1-4-sublinear-C20-v3-scope-typos-view{ROUTING_VIEW_CHARS}"
+#: The cache file's own format (the header line, then the float64 rows); part of its name.
+CACHE_FORMAT = "rows1"
+CACHE_SUFFIX = f".{CACHE_FORMAT}.bin"
 #: One private-use character per kind of cue the user set aside: a word of its own, so its
 #: n-grams never collide with those of real text ("¬code" would share "code" with a request).
 NEGATION_MARKS = {
@@ -95,36 +105,55 @@ def char_wb_ngrams(text: str, ngram_range: tuple[int, int] = NGRAM_RANGE) -> lis
 
 @dataclass
 class NgramModel:
-    """A fitted multinomial logistic regression over sublinear TF-IDF char n-grams."""
+    """A fitted multinomial logistic regression over sublinear TF-IDF char n-grams.
+
+    ``rows`` is the flat float64 table: for term ``i`` (``vocab[term]``), ``rows[i*w]`` is its idf
+    and ``rows[i*w+1 : i*w+w]`` its coefficient for each class (``w = 1 + len(classes)``).
+    """
 
     vocab: dict[str, int]
-    idf: np.ndarray
-    #: Shape (n_features, n_classes): one row gathered per n-gram present.
-    coef_t: np.ndarray
-    intercept: np.ndarray
+    rows: array
+    intercept: tuple[float, ...]
     classes: tuple[str, ...]
     t_llm: float = 0.5
     t_offline: float = 0.0
     meta: dict = field(default_factory=dict)
 
-    def proba(self, text: str) -> np.ndarray:
+    def proba(self, text: str) -> list[float]:
         """Class probabilities for a raw message (same features as training)."""
-        counts = Counter(g for g in char_wb_ngrams(features_text(text)) if g in self.vocab)
-        if not counts:
-            logits = self.intercept
-        else:
-            idx = np.fromiter((self.vocab[g] for g in counts), dtype=np.int64, count=len(counts))
-            tf = np.fromiter((1.0 + math.log(c) for c in counts.values()), dtype=np.float64, count=len(counts))
-            w = tf * self.idf[idx]
-            w /= math.sqrt(float(w @ w))
-            logits = w @ self.coef_t[idx] + self.intercept
-        z = np.exp(logits - logits.max())
-        return z / z.sum()
+        vocab = self.vocab
+        counts = Counter(g for g in char_wb_ngrams(features_text(text)) if g in vocab)
+        logits = list(self.intercept)
+        if counts:
+            rows, k = self.rows, len(self.classes)
+            width = k + 1
+            acc = [0.0] * k
+            norm = 0.0
+            for g, c in counts.items():
+                at = vocab[g] * width
+                v = (1.0 + math.log(c)) * rows[at]
+                norm += v * v
+                for j in range(k):
+                    acc[j] += v * rows[at + 1 + j]
+            scale = 1.0 / math.sqrt(norm)
+            logits = [b + a * scale for b, a in zip(logits, acc)]
+        top = max(logits)
+        z = [math.exp(v - top) for v in logits]
+        total = sum(z)
+        return [v / total for v in z]
 
     def predict(self, text: str) -> tuple[str, float]:
         p = self.proba(text)
-        i = int(p.argmax())
-        return self.classes[i], float(p[i])
+        i = max(range(len(p)), key=p.__getitem__)
+        return self.classes[i], p[i]
+
+
+def _rows(idf: np.ndarray, coef_t: np.ndarray) -> array:
+    """The flat ``idf, coef…`` table of :class:`NgramModel` from sklearn's arrays."""
+    import numpy as np
+
+    table = np.ascontiguousarray(np.column_stack([idf, coef_t]), dtype=np.float64)
+    return array("d", table.tobytes())
 
 
 # --- training (scikit-learn is imported only here: a cache hit never loads it) ---------------
@@ -132,6 +161,7 @@ class NgramModel:
 
 def fit(texts: Sequence[str], labels: Sequence[str]) -> NgramModel:
     """Fit vectorizer and regression on raw messages; thresholds left at their defaults."""
+    import numpy as np
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
 
@@ -147,15 +177,16 @@ def fit(texts: Sequence[str], labels: Sequence[str]) -> NgramModel:
         intercept = np.array([-intercept[0] / 2, intercept[0] / 2])
     return NgramModel(
         vocab={term: int(i) for term, i in vec.vocabulary_.items()},
-        idf=np.asarray(vec.idf_, dtype=np.float64),
-        coef_t=np.ascontiguousarray(coef.T, dtype=np.float64),
-        intercept=np.asarray(intercept, dtype=np.float64),
+        rows=_rows(np.asarray(vec.idf_, dtype=np.float64), np.asarray(coef.T, dtype=np.float64)),
+        intercept=tuple(float(v) for v in intercept),
         classes=tuple(str(c) for c in clf.classes_),
     )
 
 
 def kfold_indices(n: int, k: int, seed: int = 0) -> list[np.ndarray]:
     """k disjoint index folds after a seeded shuffle (the held-out sets)."""
+    import numpy as np
+
     order = np.random.default_rng(seed).permutation(n)
     return [order[i::k] for i in range(k)]
 
@@ -176,6 +207,8 @@ def choose_thresholds(
     preds: Sequence[tuple[str, float]], labels: Sequence[str], llm_accuracy: float = ASSUMED_LLM_ACCURACY
 ) -> tuple[float, float]:
     """(t_llm, t_offline) maximising held-out accuracy of each fallback; ties: fewer deferrals."""
+    import numpy as np
+
     conf = np.array([p for _, p in preds])
     right = np.array([pred == gold for (pred, _), gold in zip(preds, labels)], dtype=float)
     is_end = np.array([gold == "end" for gold in labels], dtype=float)
@@ -237,27 +270,46 @@ def read_labelled(path: str | os.PathLike[str]) -> tuple[list[str], list[str]]:
     return texts, labels
 
 
+#: The modules the model depends on besides its data: the features (normalize, scope, typos and
+#: their word list) and the rules, whose open/decided split chooses the calibration set.
+_FEATURE_SOURCES = ("classifier.py", "normalize.py", "rules.py", "scope.py", "typos.py", "data/cue_lookalikes.json")
+
+
 def cache_key(data: bytes) -> str:
-    return hashlib.sha256(data + FEATURE_VERSION.encode()).hexdigest()[:24]
+    """SHA-256 of the training data, the feature version and the feature/rule sources.
+
+    The sources are part of the key because a rule change moves which messages reach the
+    classifier, and so its calibrated thresholds: a cache trained under older rules would be
+    loaded with stale thresholds otherwise (reading six small files costs well under 1 ms).
+    """
+    h = hashlib.sha256(data + FEATURE_VERSION.encode())
+    package = resources.files("nodes.routing")
+    for name in _FEATURE_SOURCES:
+        h.update((package / name).read_bytes())
+    return h.hexdigest()[:24]
 
 
 def save(model: NgramModel, path: Path) -> None:
     """Write atomically (temp file + rename): a concurrent reader sees all or nothing."""
     terms = sorted(model.vocab, key=model.vocab.__getitem__)
+    header = {
+        "format": CACHE_FORMAT,
+        "classes": list(model.classes),
+        "intercept": list(model.intercept),
+        "thresholds": [model.t_llm, model.t_offline],
+        "meta": model.meta,
+        "terms": terms,
+    }
+    rows = model.rows
+    if sys.byteorder != "little":
+        rows = array("d", rows)
+        rows.byteswap()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
-    os.close(fd)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     try:
-        np.savez(
-            tmp,
-            terms=np.array(terms, dtype=str),
-            idf=model.idf,
-            coef_t=model.coef_t,
-            intercept=model.intercept,
-            classes=np.array(model.classes, dtype=str),
-            thresholds=np.array([model.t_llm, model.t_offline]),
-            meta=np.array(json.dumps(model.meta)),
-        )
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(json.dumps(header, ensure_ascii=True).encode("ascii") + b"\n")
+            fh.write(rows.tobytes())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -265,19 +317,32 @@ def save(model: NgramModel, path: Path) -> None:
 
 
 def load(path: Path) -> NgramModel:
-    with np.load(path, allow_pickle=False) as z:
-        terms = z["terms"].tolist()
-        t_llm, t_off = (float(v) for v in z["thresholds"])
-        return NgramModel(
-            vocab={t: i for i, t in enumerate(terms)},
-            idf=z["idf"],
-            coef_t=z["coef_t"],
-            intercept=z["intercept"],
-            classes=tuple(z["classes"].tolist()),
-            t_llm=t_llm,
-            t_offline=t_off,
-            meta=json.loads(str(z["meta"])),
-        )
+    """Read a cache file written by :func:`save`; ``ValueError`` when it is damaged."""
+    data = path.read_bytes()
+    end = data.find(b"\n")
+    if end < 0:
+        raise ValueError(f"{path}: no header line")
+    header = json.loads(data[:end])
+    if header.get("format") != CACHE_FORMAT:
+        raise ValueError(f"{path}: cache format {header.get('format')!r}, not {CACHE_FORMAT!r}")
+    classes = tuple(str(c) for c in header["classes"])
+    terms = header["terms"]
+    rows = array("d")
+    rows.frombytes(data[end + 1 :])
+    if sys.byteorder != "little":
+        rows.byteswap()
+    if len(rows) != len(terms) * (1 + len(classes)) or len(header["intercept"]) != len(classes):
+        raise ValueError(f"{path}: {len(rows)} numbers for {len(terms)} terms and {len(classes)} classes")
+    t_llm, t_off = (float(v) for v in header["thresholds"])
+    return NgramModel(
+        vocab={t: i for i, t in enumerate(terms)},
+        rows=rows,
+        intercept=tuple(float(v) for v in header["intercept"]),
+        classes=classes,
+        t_llm=t_llm,
+        t_offline=t_off,
+        meta=dict(header["meta"]),
+    )
 
 
 def load_or_train(
@@ -292,14 +357,14 @@ def load_or_train(
     """
     path = Path(data_path) if data_path else default_data_path()
     raw = path.read_bytes()
-    target = Path(cache_dir or default_cache_dir()) / f"router-{cache_key(raw)}.npz"
+    target = Path(cache_dir or default_cache_dir()) / f"router-{cache_key(raw)}{CACHE_SUFFIX}"
     if target.exists():
         try:
             model = load(target)
             model.meta["source"] = "cache"
             model.meta["cache_path"] = str(target)
             return model
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, TypeError):
             pass  # a damaged cache file is rebuilt below
     texts, labels = read_labelled(path)
     reaches = [reaches_fn(t) for t in texts] if reaches_fn else None

@@ -19,8 +19,7 @@ Jank types keep trace_processor's names and order, and a frame is janky when it 
 
 from __future__ import annotations
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-from google.protobuf.unknown_fields import UnknownFieldSet
+from functools import cache
 
 from nodes.perf.model import Frame, PerfData
 
@@ -110,8 +109,15 @@ _ONEOF = [
 ]
 
 
-def _build_message_class():
-    """FrameTimelineEvent as a real protobuf class, in a private pool (no name clashes)."""
+@cache
+def _message_class():
+    """FrameTimelineEvent as a real protobuf class, in a private pool (no name clashes).
+
+    Built on first use, with protobuf imported then: the jank vocabulary above is read by the
+    frame metrics of every trace, and a Chrome trace should not pay ~20 ms for protobuf.
+    """
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
     fd = descriptor_pb2.FileDescriptorProto(
         name="perfscout/frame_timeline_event.proto", package="perfscout.ft", syntax="proto2"
     )
@@ -131,7 +137,11 @@ def _build_message_class():
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("perfscout.ft.FrameTimelineEvent"))
 
 
-FrameTimelineEvent = _build_message_class()
+def __getattr__(name: str):
+    """``FrameTimelineEvent`` (the protobuf class) on first access (PEP 562)."""
+    if name == "FrameTimelineEvent":
+        return _message_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def jank_label(bits: int) -> str:
@@ -164,6 +174,8 @@ def _label(table: tuple[str, ...], value: int) -> str:
 
 def timeline_payloads(packet) -> list[bytes]:
     """The raw field-76 payloads of a packet (usually one), read from its unknown fields."""
+    from google.protobuf.unknown_fields import UnknownFieldSet
+
     out = []
     for f in UnknownFieldSet(packet):
         if f.field_number == FRAME_TIMELINE_FIELD and f.wire_type == 2:
@@ -181,13 +193,14 @@ class FrameTimelineState:
         self._expected_surface: dict[tuple[int, int], tuple[int, int]] = {}
         self.surface: list[tuple[int, int, object]] = []  # (ts, dur, actual start)
         self.display: list[tuple[int, int, object]] = []
+        self._event = _message_class()
         self.events = 0
         self.decode_errors = 0
         self.unmatched = 0
 
     def packet(self, payload: bytes, ts: int) -> None:
         self.events += 1
-        ev = FrameTimelineEvent()
+        ev = self._event()
         try:
             ev.ParseFromString(payload)
         except Exception:  # protobuf's DecodeError and friends: a damaged event, not a crash
