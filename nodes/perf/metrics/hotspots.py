@@ -228,7 +228,9 @@ def slice_stats(ctx) -> list[SliceStat]:
     def group(kind: str, pid: int, ts: np.ndarray, dur: np.ndarray, name: np.ndarray) -> None:
         if not len(ts):
             return
-        order = np.lexsort((ts, name))
+        # by name, then start: thread slices come sorted by start, so a stable sort by name
+        # alone gives that order (16-bit radix when the ids fit: the two-key sort is ~20× slower)
+        order = slice_tree.stable_argsort(name) if np.all(ts[1:] >= ts[:-1]) else np.lexsort((ts, name))
         ts, dur, name = ts[order], dur[order], name[order]
         uniq, first, counts = np.unique(name, return_index=True, return_counts=True)
         sums = np.add.reduceat(dur, first)
