@@ -169,3 +169,28 @@ def test_whole_analysis_of_real_captures_is_unchanged(path, monkeypatch):
     old = compute(load(path)).model_dump()
     assert new == old
     assert new["stacks"] or not pd.slices and not pd.stacks
+
+
+def test_path_cap_across_threads_and_samples(monkeypatch):
+    """With few paths allowed, which threads' paths are kept (the cap is checked per thread and
+    per sampled stack, counting both kinds) and the heaviest stacks are as before."""
+    import tests.slice_walk_reference as ref
+
+    def data() -> PerfData:
+        pd = PerfData("test", "generated")
+        rnd = random.Random(11)
+        for tid in (1, 2, 3, 4):
+            ts, dur, name = _nested(rnd, 400, overhang=0.1, ints=True, names=6)
+            pd.thread(7, tid)
+            pd.slices[(7, tid)] = SliceColumns(array("d", ts), array("d", dur),
+                                               array("l", [pd.intern(f"f{n}") for n in name]))
+        return pd
+
+    monkeypatch.setattr(hotspots, "MAX_PATHS", 150)
+    monkeypatch.setattr(ref, "MAX_PATHS", 150)
+    new = compute(data()).model_dump()
+    monkeypatch.setattr(hotspots, "walk", reference_walk)
+    monkeypatch.setattr(hotspots, "stacks", reference_stacks)
+    old = compute(data()).model_dump()
+    assert new == old
+    assert len({s["thread"] for s in new["stacks"]}) < 4  # the cap did cut some threads' paths
