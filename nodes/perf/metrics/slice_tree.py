@@ -49,8 +49,8 @@ class SliceTree:
         """Indices in the order the walk closes slices: children before their parent."""
         n = len(self.parent)
         pos = self.subtree_end - self.depth - 1  # earlier non-ancestors + own subtree - 1
-        out = np.empty(n, dtype=np.int64)
-        out[pos] = np.arange(n, dtype=np.int64)
+        out = np.empty(n, dtype=pos.dtype)
+        out[pos] = np.arange(n, dtype=pos.dtype)
         return out
 
     def outermost(self, name: np.ndarray) -> np.ndarray:
@@ -75,6 +75,11 @@ class SliceTree:
         return out
 
 
+def _index_type(n: int) -> type:
+    """32-bit indices when they fit: half the memory of the per-slice index arrays."""
+    return np.int32 if n < 1 << 31 else np.int64
+
+
 def stable_argsort(a: np.ndarray) -> np.ndarray:
     """``np.argsort(a, kind="stable")`` of non-negative integers, as 16-bit ones when they fit:
     numpy sorts those by radix, several times faster than 64-bit ones."""
@@ -84,7 +89,7 @@ def stable_argsort(a: np.ndarray) -> np.ndarray:
 
 
 def _levels(depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    by_depth = stable_argsort(depth)
+    by_depth = stable_argsort(depth).astype(depth.dtype, copy=False)
     bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max()) + 2))
     return by_depth, bounds
 
@@ -92,19 +97,21 @@ def _levels(depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _tree(ts: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Subtree ends, depths and parents implied by the ends ``c`` (exact when ``c`` is)."""
     n = len(ts)
-    idx = np.arange(n, dtype=np.int64)
+    idx = np.arange(n, dtype=_index_type(n))
     sub = idx + 1
     # most slices are leaves (the next one starts after their end): search only for the others
     inner = np.flatnonzero(ts[1:] < c[:-1])
     sub[inner] = np.maximum(np.searchsorted(ts, c[inner], side="left"), inner + 1)
     closed = np.cumsum(np.bincount(sub, minlength=n + 1)[:n])  # slices closed by index i
-    depth = idx - closed  # depth steps up by at most one: a forest in pre-order
+    depth = (idx - closed).astype(idx.dtype)  # steps up by at most one: a forest in pre-order
     by_depth, bounds = _levels(depth)
     # the parent is the latest earlier index one level up; queried in (depth, index) order, so
     # the queries come sorted (several times faster than in index order)
-    key = depth[by_depth] * n + by_depth
+    del closed
+    key = depth[by_depth].astype(np.int64) * n + by_depth
     pos = np.searchsorted(key, key - n) - 1
-    parent = np.empty(n, dtype=np.int64)
+    del key
+    parent = np.empty(n, dtype=idx.dtype)
     parent[by_depth] = np.where(depth[by_depth] > 0, by_depth[pos], -1)
     return sub, depth, parent, by_depth, bounds
 
@@ -161,6 +168,7 @@ def build(ts: np.ndarray, dur: np.ndarray) -> SliceTree:
         c = cn
     else:
         tree = None
+    cn = None
     if tree is None or not _holds(ts, c, tree[1], tree[2], tree[3]):
         c = _cut_loop(ts, e)
         tree = _tree(ts, c)
