@@ -440,7 +440,7 @@ def import_hotspots(ctx) -> list[Hotspot]:
 def stacks(ctx) -> list[StackWeight]:
     """The heaviest paths, slices' and samples', in the order a stable sort by weight gives
     (ties: slice paths thread by thread as walked, then sampled stacks): the top ones are
-    picked with ``np.argpartition`` and only those sorted and turned into names."""
+    picked with ``np.partition`` and only those sorted and turned into names."""
     pd = ctx.pd
     sampled = list(ctx.paths.items())
     weights = [sp.weight for sp in ctx.slice_paths] + [np.array([w for _, w in sampled], dtype=np.float64)]
