@@ -84,7 +84,8 @@ class _Slices:
     name: np.ndarray  # string ids
 
     def where(self, pd: PerfData, test) -> list[tuple[float, float, str]]:
-        ids = {i for i in set(self.name.tolist()) if test(pd.strings[i])}
+        present = np.flatnonzero(np.bincount(self.name)).tolist() if len(self.name) else []
+        ids = {i for i in present if test(pd.strings[i])}
         if not ids:
             return []
         m = np.isin(self.name, list(ids))

@@ -93,7 +93,12 @@ class Context:
         self.t0 = pd.start_us or 0.0
         self.threads: dict[tuple[int, int], _Thread] = {}
         self.sampled_busy: dict[tuple[int, int], float] = defaultdict(float)
+        #: Sampled stacks' weights by (track, ("s", frames...)); slice paths are in slice_paths.
         self.paths: dict[tuple[tuple[int, int], tuple], float] = defaultdict(float)
+        #: Per thread, the self time of every root-to-slice path of names (hotspots.SlicePaths),
+        #: kept as arrays: only the heaviest become tuples (hotspots.stacks).
+        self.slice_paths: list = []
+        self.slice_path_count = 0
         self.main: tuple[int, int] | None = None
         self.res = AnalysisResult(format=pd.format, source=pd.source)
         self.sample_rows: list = []
@@ -106,6 +111,10 @@ class Context:
         #: The user's ``--process`` choice (a name or a pid), if any.
         self.process: str | None = None
         self.chrome_frame_thread: tuple[int, int] | None = None
+
+    def path_count(self) -> int:
+        """Paths held so far, slices' and samples' (bounded by MAX_PATHS)."""
+        return len(self.paths) + self.slice_path_count
 
     def rel(self, us: float) -> float:
         return _ms(us - self.t0)
