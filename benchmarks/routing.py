@@ -208,6 +208,22 @@ def run(k: int) -> dict[str, Any]:
         d = route_message(t, model=model)
         cpu_by_tier[d["tier"]].append((time.thread_time() - c0) * 1000)
         by_tier[d["tier"]].append(d["latency_ms"])
+    # The router's own cost without the machine's noise: per message the least thread CPU of 5
+    # runs, the per-message caches (injections, scope, pattern searches) cleared before each, so
+    # no run is helped by the one before it. On a shared VM single runs swing by 1.5x.
+    from nodes.routing import rules as _rules
+    from nodes.routing.scope import split_scope
+
+    least: dict[str, list[float]] = defaultdict(list)
+    for t in every:
+        best, tier = float("inf"), ""
+        for _ in range(5):
+            strip_injections.cache_clear(), split_scope.cache_clear(), _rules._s.cache_clear()
+            c0 = time.thread_time()
+            tier = route_message(t, model=model)["tier"]
+            best = min(best, (time.thread_time() - c0) * 1000)
+        least[tier].append(best)
+        least["all"].append(best)
     all_lat = [v for vs in by_tier.values() for v in vs]
     all_cpu = [v for vs in cpu_by_tier.values() for v in vs]
     out["latency_ms"] = {
@@ -216,6 +232,7 @@ def run(k: int) -> dict[str, Any]:
     out["latency_ms"]["all"] = {"n": len(all_lat), "p50": pct(all_lat, 50), "p99": pct(all_lat, 99)}
     out["cpu_ms"] = {tier: {"n": len(v), "p50": pct(v, 50), "p99": pct(v, 99)} for tier, v in sorted(cpu_by_tier.items())}
     out["cpu_ms"]["all"] = {"n": len(all_cpu), "p50": pct(all_cpu, 50), "p99": pct(all_cpu, 99)}
+    out["cpu_ms_least_of_5"] = {tier: {"n": len(v), "p50": pct(v, 50), "p99": pct(v, 99)} for tier, v in sorted(least.items())}
     try:
         out["load_average_1m"] = round(__import__("os").getloadavg()[0], 2)
     except OSError:
@@ -259,6 +276,9 @@ def report(r: dict[str, Any]) -> str:
         lines.append(f"    {tier:26s} n={v['n']:4d} p50={v['p50']:.3f} p99={v['p99']:.3f}")
     lines.append(f"  thread CPU ms (load average {r.get('load_average_1m')}):")
     for tier, v in r["cpu_ms"].items():
+        lines.append(f"    {tier:26s} n={v['n']:4d} p50={v['p50']:.3f} p99={v['p99']:.3f}")
+    lines.append("  thread CPU ms, least of 5 runs a message (caches cleared):")
+    for tier, v in r.get("cpu_ms_least_of_5", {}).items():
         lines.append(f"    {tier:26s} n={v['n']:4d} p50={v['p50']:.3f} p99={v['p99']:.3f}")
     lines.append(f"  sklearn predict p50 / cascade p50 = {r['latency_ratio_p50_baseline_over_cascade']}x")
     lines.append(f"  training + calibration {r['train_seconds']} s; cache load {r['cache_load_ms']} ms; "

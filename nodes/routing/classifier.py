@@ -28,6 +28,7 @@ import json
 import math
 import os
 import re
+import struct
 import sys
 import tempfile
 import time
@@ -35,6 +36,7 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from importlib import resources
+from operator import mul
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
@@ -108,7 +110,9 @@ class NgramModel:
     """A fitted multinomial logistic regression over sublinear TF-IDF char n-grams.
 
     ``rows`` is the flat float64 table: for term ``i`` (``vocab[term]``), ``rows[i*w]`` is its idf
-    and ``rows[i*w+1 : i*w+w]`` its coefficient for each class (``w = 1 + len(classes)``).
+    and ``rows[i*w+1 : i*w+w]`` its coefficient for each class (``w = 1 + len(classes)``). Scoring
+    reads it as one tuple a term (``_table``, unpacked by ``struct`` in C on first use), so the
+    per-class sums run in C too (``sum(map(mul, …))``) rather than in a Python loop.
     """
 
     vocab: dict[str, int]
@@ -118,23 +122,27 @@ class NgramModel:
     t_llm: float = 0.5
     t_offline: float = 0.0
     meta: dict = field(default_factory=dict)
+    _table: dict[str, tuple[float, ...]] | None = field(default=None, repr=False, compare=False)
+
+    def table(self) -> dict[str, tuple[float, ...]]:
+        """term → (idf, coefficient of each class), built once from ``rows``."""
+        if self._table is None:
+            width = len(self.classes) + 1
+            terms = sorted(self.vocab, key=self.vocab.__getitem__)
+            self._table = dict(zip(terms, struct.iter_unpack(f"={width}d", self.rows.tobytes())))
+        return self._table
 
     def proba(self, text: str) -> list[float]:
         """Class probabilities for a raw message (same features as training)."""
-        vocab = self.vocab
-        counts = Counter(g for g in char_wb_ngrams(features_text(text)) if g in vocab)
+        table = self.table()
+        counts = Counter(filter(table.__contains__, char_wb_ngrams(features_text(text))))
         logits = list(self.intercept)
         if counts:
-            rows, width = self.rows, len(self.classes) + 1
-            norm = 0.0
-            scaled = []  # per n-gram: its tf-idf weight times each class's coefficient
-            for g, c in counts.items():
-                at = vocab[g] * width
-                v = (1.0 + math.log(c)) * rows[at]
-                norm += v * v
-                scaled.append([v * x for x in rows[at + 1 : at + width]])
-            scale = 1.0 / math.sqrt(norm)
-            logits = [b + sum(col) * scale for b, col in zip(logits, zip(*scaled))]
+            rows = [table[g] for g in counts]
+            weights = [(1.0 + math.log(c)) * r[0] for c, r in zip(counts.values(), rows)]
+            scale = 1.0 / math.sqrt(sum(map(mul, weights, weights)))
+            columns = list(zip(*rows))  # columns[0] is the idf, then one column per class
+            logits = [b + sum(map(mul, weights, col)) * scale for b, col in zip(logits, columns[1:])]
         top = max(logits)
         z = [math.exp(v - top) for v in logits]
         total = sum(z)
