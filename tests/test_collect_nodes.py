@@ -231,6 +231,37 @@ def test_py_spy_refused_ptrace_is_retryable_and_leaves_nothing_running(tmp_path)
     assert _no_survivors([int(x) for x in pids_file.read_text().split()])
 
 
+@needs_pyspy
+def test_py_spy_that_looked_before_python_was_up_attaches_again(tmp_path):
+    """On a loaded machine py-spy can look at the launched program between fork and exec and
+    give up ("No python processes found"): that is no refusal, so it attaches again and the
+    attempt succeeds. The stand-in says so twice, then runs the real py-spy."""
+    count = tmp_path / "calls"
+    wrapper = tmp_path / "py-spy-early"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f'n=$(cat "{count}" 2>/dev/null || echo 0); echo $((n + 1)) > "{count}"\n'
+        'if [ "$n" -lt 2 ]; then echo "Error: No python processes found in process 1 or any of its subprocesses" >&2; exit 1; fi\n'
+        f'exec "{PYSPY}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    write(tmp_path, "tiny.py", "import time\nt = time.time()\nwhile time.time() - t < 2.0:\n    sum(range(1000))\n")
+    out = collector.make(ctx(tmp_path, pyspy_path=str(wrapper)))(state(tmp_path, "tiny.py"))
+    assert out.get("last_error") is None, out.get("last_error")
+    assert out["attempts"][Node.COLLECTOR.value] == 1 and count.read_text().strip() == "3"
+    record = json.loads((Path(out["run_dir"]) / "run.json").read_text())
+    assert record["tools"]["py-spy"]["ok"] and record["tools"]["py-spy"]["samples"] > 0
+    assert sum("attached again" in n for n in record["notes"]) == 2
+
+
+def test_a_refusal_is_not_mistaken_for_python_not_being_up_yet():
+    from nodes.collect.pyspy import interpreter_not_up
+
+    assert interpreter_not_up("No python processes found in process 21416 or any of its subprocesses")
+    assert not interpreter_not_up("Permission Denied: Try running again with elevated permissions")
+    assert not interpreter_not_up("Failed to find python version from target process")
+
+
 # --------------------------------------------------------------------------------------
 # Real profiles.
 # --------------------------------------------------------------------------------------

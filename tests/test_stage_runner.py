@@ -86,16 +86,19 @@ def test_attributor_with_rg_failing_once_ends_done(tmp_path):
 
 @pytest.mark.skipif(not PYSPY.exists() or shutil.which("setpriv") is None, reason="needs py-spy and setpriv")
 def test_collector_with_py_spy_refused_once_ends_done(tmp_path):
-    """The first py-spy runs as nobody (ptrace refused: retryable); the second is the real one."""
+    """The first py-spy runs as nobody (ptrace refused: retryable); the second is the real one.
+    The refused one starts 2 s after the launch, past ATTACH_GRACE_S: refused with
+    --subprocesses, py-spy says "no python processes found", which just after the launch
+    means the interpreter is not up yet (then the collector attaches again, no retry)."""
     ws = tmp_path / "ws"
     ws.mkdir()
-    (ws / "tiny.py").write_text("import time\nt = time.time()\nwhile time.time() - t < 2.0:\n    sum(range(1000))\n")
+    (ws / "tiny.py").write_text("import time\nt = time.time()\nwhile time.time() - t < 4.0:\n    sum(range(1000))\n")
     mark = tmp_path / "py-spy.refused-once"
     wrapper = tmp_path / "bin" / "py-spy"
     wrapper.parent.mkdir()
     wrapper.write_text(
         "#!/bin/sh\n"
-        f'if [ ! -e "{mark}" ]; then touch "{mark}"; exec setpriv --reuid=65534 --regid=65534 --clear-groups "{PYSPY}" "$@"; fi\n'
+        f'if [ ! -e "{mark}" ]; then touch "{mark}"; sleep 2; exec setpriv --reuid=65534 --regid=65534 --clear-groups "{PYSPY}" "$@"; fi\n'
         f'exec "{PYSPY}" "$@"\n'
     )
     wrapper.chmod(0o755)

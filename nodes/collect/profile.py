@@ -21,7 +21,16 @@ from nodes.collect.documents import write_series
 from nodes.collect.handoff import split_analysable
 from nodes.collect.options import CollectOptions
 from nodes.collect.perfstat import PerfStatAttached, perf_status
-from nodes.collect.pyspy import PySpyOutcome, PySpyRecorder, attach_hint, find_pyspy
+from nodes.collect.pyspy import (
+    ATTACH_GRACE_S,
+    ATTACH_RESTART_DELAY_S,
+    ATTACH_RESTARTS,
+    PySpyOutcome,
+    PySpyRecorder,
+    attach_hint,
+    find_pyspy,
+    interpreter_not_up,
+)
 from nodes.collect.rundir import write_json, write_text
 from nodes.collect.runner import Launched
 from nodes.collect.sampler import TreeSampler
@@ -79,18 +88,18 @@ def collect_profile(target: Target, run_dir: Path, opts: CollectOptions) -> dict
     spy_out: PySpyOutcome | None = None
     spy_done: PySpyRecorder | None = None
     attach_failed = False
+    attach_restarts = 0
     prog = Launched(list(target.argv), cwd=target.cwd, env=program_env(), capture_limit=opts.capture_limit)
     try:
+        launched_at = time.monotonic()
         sampler = TreeSampler(prog.tree, opts.sample_interval_s).start()
-        if pyspy_exe:
-            spy = PySpyRecorder(
-                pyspy_exe,
-                prog.pid,
-                profile_path,
-                rate=opts.pyspy_rate,
-                native=opts.pyspy_native,
-                idle=opts.pyspy_idle,
+        def start_spy() -> PySpyRecorder:
+            return PySpyRecorder(
+                pyspy_exe, prog.pid, profile_path, rate=opts.pyspy_rate, native=opts.pyspy_native, idle=opts.pyspy_idle
             )
+
+        if pyspy_exe:
+            spy = start_spy()
         if perf is not None and perf.usable and perf.path:
             perf_run = PerfStatAttached(perf, prog.pid, perf_path)
         deadline = time.monotonic() + opts.timeout_s
@@ -106,6 +115,15 @@ def collect_profile(target: Target, run_dir: Path, opts: CollectOptions) -> dict
                 failed = spy.proc.popen.returncode not in (0, None)
                 if prog.wait(0.2) == "exited":
                     break
+                early = time.monotonic() - launched_at < ATTACH_GRACE_S
+                if failed and early and attach_restarts < ATTACH_RESTARTS and interpreter_not_up(spy.finish(1.0).message):
+                    # Attached before the program's interpreter was up (a loaded machine still
+                    # between fork and exec): not a refusal, so attach again shortly.
+                    attach_restarts += 1
+                    record["notes"].append(f"py-spy attached before Python was up; attached again ({attach_restarts})")
+                    time.sleep(ATTACH_RESTART_DELAY_S)
+                    spy = start_spy()
+                    continue
                 if failed:
                     attach_failed = True
                     break

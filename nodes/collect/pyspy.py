@@ -106,6 +106,22 @@ def outcome_of(path: str, returncode: int | None, out: BoundedCapture, err: Boun
     return PySpyOutcome(False, path, 0, 0, returncode, message[:500], log[-4000:])
 
 
+#: How often a py-spy that attached before the program's interpreter was up is started again,
+#: how long to wait first, and until when after the launch. A program is launched by fork +
+#: exec; on a loaded machine py-spy can look at it before Python has loaded and give up ("No
+#: python processes found in process N"). Later the same words mean a refusal (py-spy with
+#: --subprocesses cannot read a process it may not ptrace), which must stay an attach failure
+#: (tests/test_collect_nodes.py, tests/test_stage_runner.py).
+ATTACH_RESTARTS = 5
+ATTACH_RESTART_DELAY_S = 0.2
+ATTACH_GRACE_S = 1.5
+
+
+def interpreter_not_up(message: str) -> bool:
+    """Whether py-spy's error says it found no Python yet (not that it was refused)."""
+    return "no python processes found" in message.lower()
+
+
 def attach_hint(message: str) -> str:
     """What a user can do about a py-spy failure, judged from its message."""
     low = message.lower()
