@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from tests.protowire import field
+
 PID_FIELDS = frozenset({
     "pid", "tid", "tgid", "ppid", "prev_pid", "next_pid", "target_pid", "parent_pid", "child_pid",
     "switch_next_pid", "waking_pid", "trusted_pid", "common_pid", "upid", "utid",
@@ -70,22 +72,6 @@ def _shift(msg, dt: int, dpid: int, duuid: int) -> None:
             setattr(msg, name, value + SEQ_STEP)
 
 
-def _field(num: int, payload: bytes) -> bytes:
-    """One length-delimited field ``num`` (Trace.packet is field 1)."""
-    key = (num << 3) | 2
-    out = bytearray([key])
-    n = len(payload)
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            break
-    return bytes(out) + payload
-
-
 def concat(source: str | os.PathLike, out: str | os.PathLike, target_mb: float) -> dict:
     """Write copies of ``source`` to ``out`` until it holds ``target_mb`` MB; returns {"copies",
     "bytes", "packets"}. Copy 0 is the source byte for byte; each next copy is the previous one
@@ -112,7 +98,7 @@ def concat(source: str | os.PathLike, out: str | os.PathLike, target_mb: float) 
             else:
                 for p in pkts:  # cumulative: the template becomes copy k
                     _shift(p, span, PID_STEP, UUID_STEP)
-                data = b"".join(_field(1, p.SerializeToString()) for p in pkts)
+                data = b"".join(field(1, p.SerializeToString()) for p in pkts)  # Trace.packet is field 1
             f.write(data)
             written += len(data)
             packets += len(pkts)

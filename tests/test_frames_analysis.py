@@ -15,6 +15,7 @@ from nodes.perf.metrics import compute
 from nodes.perf.metrics import scope as scope_mod
 from nodes.perf.model import FrameCause, PerfData
 from nodes.perf.parsers import perfetto
+from tests.protowire import field, varint
 
 SEQ = 7
 MS = 1_000_000  # ns
@@ -28,26 +29,14 @@ SF_CPU, SF_GPU, APP_DEADLINE, BUFFER_STUFFING, UNKNOWN = 16, 32, 64, 128, 256
 # --- protobuf by field number ------------------------------------------------------------
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
 def _msg(fields: list[tuple[int, int | str | bytes]]) -> bytes:
     out = b""
     for num, v in fields:
         if isinstance(v, int):
-            out += _varint(num << 3) + _varint(v)
+            out += varint(num << 3) + varint(v)
         else:
             data = v.encode() if isinstance(v, str) else v
-            out += _varint((num << 3) | 2) + _varint(len(data)) + data
+            out += field(num, data)
     return out
 
 
@@ -57,7 +46,7 @@ def _ft(b: TraceProtoBuilder, ts: int, event: int, fields: list[tuple[int, int |
     pkt = b.add_packet()
     pkt.timestamp = ts
     pkt.trusted_packet_sequence_id = SEQ
-    pkt.ParseFromString(pkt.SerializeToString() + _varint((76 << 3) | 2) + _varint(len(payload)) + payload)
+    pkt.ParseFromString(pkt.SerializeToString() + field(76, payload))
 
 
 _cookie = iter(range(1, 10_000))

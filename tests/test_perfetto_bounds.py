@@ -26,6 +26,7 @@ from perfetto.trace_builder.proto_builder import TraceProtoBuilder
 from nodes.perf.errors import PerfDataError
 from nodes.perf.parsers import perfetto, perfetto_stream
 from nodes.perf.parsers.perfetto_stream import DEFAULT_PACKET_LIMIT, StreamCorrupt, StreamReport, iter_packets
+from tests.protowire import varint
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The claims below are far beyond anything the tests could allocate under the 1 GB cap.
@@ -34,18 +35,6 @@ HUGE = 1 << 40
 BIG_UNDER_LIMIT = 60 * 1024 * 1024
 #: What a bounded read may hold at once: a few read chunks (1 MiB each) and the packets.
 PEAK_BOUND = 16 * 1024 * 1024
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 def _good_trace() -> bytes:
@@ -95,7 +84,7 @@ def _peak_while(fn):
 @pytest.mark.parametrize("claim", [BIG_UNDER_LIMIT, HUGE])
 def test_packet_longer_than_the_file_keeps_what_came_before_without_allocating_it(tmp_path, claim):
     good = _good_trace()
-    path = _write(tmp_path, "t.pftrace", good + b"\x0a" + _varint(claim) + b"\x08\x01" * 8)
+    path = _write(tmp_path, "t.pftrace", good + b"\x0a" + varint(claim) + b"\x08\x01" * 8)
     data, peak = _peak_while(lambda: perfetto.parse(path))
     assert data.partial and _names(data) == ["first", "second"]
     assert any(f"packet that starts at byte {len(good)}" in w and "file ends inside" in w for w in data.warnings)
@@ -105,7 +94,7 @@ def test_packet_longer_than_the_file_keeps_what_came_before_without_allocating_i
 @pytest.mark.parametrize("claim", [BIG_UNDER_LIMIT, HUGE])
 def test_truncated_gzip_with_a_huge_claim_is_partial_and_reads_in_bounded_chunks(tmp_path, claim):
     good = _good_trace()
-    gz = gzip.compress(good + b"\x0a" + _varint(claim) + os.urandom(4096))
+    gz = gzip.compress(good + b"\x0a" + varint(claim) + os.urandom(4096))
     path = _write(tmp_path, "t.pftrace.gz", gz[: len(gz) - 100])
     data, peak = _peak_while(lambda: perfetto.parse(path))
     assert data.partial and _names(data) == ["first", "second"]
@@ -115,7 +104,7 @@ def test_truncated_gzip_with_a_huge_claim_is_partial_and_reads_in_bounded_chunks
 
 def test_non_packet_field_with_a_huge_length_is_a_clear_error_naming_the_offset(tmp_path):
     # Field 1 as fixed32, then field 5 length-delimited claiming ~25 GB (the fuzzer's input).
-    raw = b"\x0d\x00\x00\x00\x00" + b"\x2a" + _varint(95 << 28) + b"\x00" * 5
+    raw = b"\x0d\x00\x00\x00\x00" + b"\x2a" + varint(95 << 28) + b"\x00" * 5
     path = _write(tmp_path, "t.pftrace", raw)
     err, peak = _peak_while(lambda: perfetto.parse(path))
     assert isinstance(err, PerfDataError)
@@ -129,7 +118,7 @@ def test_length_over_the_packet_limit_is_skipped_and_the_rest_read(tmp_path):
     """A real packet over the limit, present in full: skipped (seek on a file, chunks on gzip)."""
     good = _good_trace()
     big_payload = b"\x08\x01" * 700  # a valid TracePacket (field 1 repeated), 1400 bytes
-    raw = b"\x0a" + _varint(len(big_payload)) + big_payload + good
+    raw = b"\x0a" + varint(len(big_payload)) + big_payload + good
     for name, content in (("t.pftrace", raw), ("t.pftrace.gz", gzip.compress(raw))):
         data = perfetto.parse(_write(tmp_path, name, content), packet_limit=1000)
         assert data.partial and _names(data) == ["first", "second"], name
@@ -137,7 +126,7 @@ def test_length_over_the_packet_limit_is_skipped_and_the_rest_read(tmp_path):
 
 
 def test_claim_over_the_default_limit_with_no_packet_before_is_one_clear_error(tmp_path):
-    path = _write(tmp_path, "t.pftrace", b"\x0a" + _varint(HUGE) + b"\x08\x01" * 4)
+    path = _write(tmp_path, "t.pftrace", b"\x0a" + varint(HUGE) + b"\x08\x01" * 4)
     with pytest.raises(PerfDataError) as e:
         perfetto.parse(path)
     msg = str(e.value)
@@ -163,7 +152,7 @@ class _Unseekable(io.RawIOBase):
 @pytest.mark.parametrize("claim", [BIG_UNDER_LIMIT, HUGE])
 def test_unseekable_stream_is_never_asked_for_the_claimed_size(claim):
     good = _good_trace()
-    f = _Unseekable(good + b"\x0a" + _varint(claim) + b"\x00" * 3000)
+    f = _Unseekable(good + b"\x0a" + varint(claim) + b"\x00" * 3000)
     report = StreamReport()
     assert len(list(iter_packets(f, report))) == 3
     assert report.truncated
@@ -182,8 +171,8 @@ def _frame_all(f, limit: int):
 
 
 _RECORD = st.one_of(
-    st.binary(max_size=40).map(lambda b: b"\x0a" + _varint(len(b)) + b),  # a whole packet
-    st.tuples(st.sampled_from([b"\x0a", b"\x2a"]), st.integers(0, 1 << 45)).map(lambda t: t[0] + _varint(t[1])),
+    st.binary(max_size=40).map(lambda b: b"\x0a" + varint(len(b)) + b),  # a whole packet
+    st.tuples(st.sampled_from([b"\x0a", b"\x2a"]), st.integers(0, 1 << 45)).map(lambda t: t[0] + varint(t[1])),
     st.sampled_from([b"\x0d\x01\x02\x03\x04", b"\x09" + b"\x00" * 8, b"\x10\x96\x01", b"\xff" * 11]),
     st.binary(max_size=8),
 )
@@ -206,7 +195,7 @@ def test_seekable_and_streamed_inputs_frame_the_same(monkeypatch_chunk, raw, lim
 def test_second_oversized_packet_cut_by_the_end_is_truncation_not_a_clean_end(monkeypatch_chunk):
     """After seeking over one oversized packet, the bytes left must shrink by what was skipped:
     a second claim that runs past the end is truncation, for a file and for a stream alike."""
-    raw = b"\x0a" + _varint(30) + b"\x08\x01" * 15 + b"\x0a" + _varint(25) + b"\x08\x01" * 5
+    raw = b"\x0a" + varint(30) + b"\x08\x01" * 15 + b"\x0a" + varint(25) + b"\x08\x01" * 5
     for f in (io.BytesIO(raw), _Unseekable(raw)):
         packets, (truncated, oversized, _, problems) = _frame_all(f, 16)
         assert packets == [] and truncated and oversized == 2
@@ -244,7 +233,7 @@ def test_overlong_varint_in_the_middle_keeps_the_packets_before_it(tmp_path, gz,
 def test_ten_byte_varint_is_still_read():
     """The longest legal varint (a 64-bit value) frames normally: the bound is not off by one."""
     payload = b"\x08" + b"\xff" * 9 + b"\x01"  # TracePacket field 1 = 2**64 - 1
-    raw = b"\x0a" + _varint(len(payload)) + payload + b"\x10" + b"\xff" * 9 + b"\x01"
+    raw = b"\x0a" + varint(len(payload)) + payload + b"\x10" + b"\xff" * 9 + b"\x01"
     report = StreamReport()
     assert list(iter_packets(io.BytesIO(raw), report)) == [payload]
     assert report.other_fields == 1 and not report.truncated
@@ -277,7 +266,7 @@ def _under_1gb(path: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("gz", [False, True])
 def test_huge_claim_under_a_1gb_address_space_is_one_clean_line(tmp_path, gz):
-    raw = b"\x0d\x00\x00\x00\x00" + b"\x2a" + _varint(HUGE) + b"\x00" * 64
+    raw = b"\x0d\x00\x00\x00\x00" + b"\x2a" + varint(HUGE) + b"\x00" * 64
     path = _write(tmp_path, "t.pftrace.gz" if gz else "t.pftrace", gzip.compress(raw) if gz else raw)
     proc = _under_1gb(path)
     assert proc.returncode == 2, proc.stderr
@@ -289,7 +278,7 @@ def test_huge_claim_under_a_1gb_address_space_is_one_clean_line(tmp_path, gz):
 
 def test_huge_claim_after_good_packets_under_a_1gb_address_space_is_partial(tmp_path):
     good = _good_trace()
-    path = _write(tmp_path, "t.pftrace.gz", gzip.compress(good + b"\x2a" + _varint(HUGE) + b"\x00" * 64))
+    path = _write(tmp_path, "t.pftrace.gz", gzip.compress(good + b"\x2a" + varint(HUGE) + b"\x00" * 64))
     proc = _under_1gb(path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "partial=True slices=2"

@@ -16,6 +16,7 @@ from nodes.perf.errors import PerfDataError
 from nodes.perf.parsers import perfetto
 from nodes.perf.parsers.perfetto_frames import FrameTimelineEvent
 from nodes.perf.parsers.perfetto_stream import StreamReport, iter_packets
+from tests.protowire import field, varint
 
 SEQ = 7
 
@@ -52,18 +53,6 @@ def _prints(b: TraceProtoBuilder, cpu: int, events: list[tuple[int, int, str]]):
         e.print.buf = line + "\n"
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
 def _frame_packet(b: TraceProtoBuilder, ts: int, kind: str, **fields):
     """A packet carrying TracePacket field 76, which the bundled proto does not declare."""
     ev = FrameTimelineEvent()
@@ -74,7 +63,7 @@ def _frame_packet(b: TraceProtoBuilder, ts: int, kind: str, **fields):
     pkt = b.add_packet()
     pkt.timestamp = ts
     pkt.trusted_packet_sequence_id = SEQ
-    raw = pkt.SerializeToString() + _varint((76 << 3) | 2) + _varint(len(payload)) + payload
+    raw = pkt.SerializeToString() + field(76, payload)
     pkt.ParseFromString(raw)
 
 
@@ -426,7 +415,7 @@ def test_unknown_packet_field_is_reported_not_fatal(tmp_path):
     b = TraceProtoBuilder()
     _prints(b, 0, [(1000, 100, "B|100|a"), (2000, 100, "E|100")])
     pkt = b.add_packet()
-    pkt.ParseFromString(_varint((999 << 3) | 0) + _varint(5) + _varint((8 << 3) | 0) + _varint(3000))
+    pkt.ParseFromString(varint((999 << 3) | 0) + varint(5) + varint((8 << 3) | 0) + varint(3000))
     data = perfetto.parse(_write(tmp_path, b))
     assert data.meta["perfetto.unknown_packet_fields"] == "field 999 ×1"
     assert not data.partial and data.slice_count == 1
@@ -435,7 +424,7 @@ def test_unknown_packet_field_is_reported_not_fatal(tmp_path):
 def test_undecodable_packet_is_skipped_and_marked_partial(tmp_path):
     good = _three_packet_trace()
     bad_payload = b"\x0a\xff\xff\xff\x0f"  # a length-delimited field claiming 4 GiB
-    raw = good + b"\x0a" + _varint(len(bad_payload)) + bad_payload
+    raw = good + b"\x0a" + varint(len(bad_payload)) + bad_payload
     data = perfetto.parse(_write(tmp_path, None, data=raw))
     assert data.partial and data.slice_count == 2
     assert any("could not be decoded" in w for w in data.warnings)

@@ -38,6 +38,8 @@ def _numpy_to_python(obj: Any) -> Any:
         if hasattr(obj, "ndim") and getattr(obj, "ndim", 0):
             return obj.tolist()
         return obj.item()
+
+    # msgspec reports it as an unsupported-type error (not a missing implementation here).
     raise NotImplementedError(f"cannot dump a {type(obj).__name__}")
 
 
