@@ -38,8 +38,8 @@ def _numpy_to_python(obj: Any) -> Any:
         if hasattr(obj, "ndim") and getattr(obj, "ndim", 0):
             return obj.tolist()
         return obj.item()
-
-    # msgspec reports it as an unsupported-type error (not a missing implementation here).
+    # msgspec's documented enc_hook protocol ("Extending" in its docs): NotImplementedError says
+    # "this type is not supported" and msgspec reports it as such; nothing is left unwritten.
     raise NotImplementedError(f"cannot dump a {type(obj).__name__}")
 
 
