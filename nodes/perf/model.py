@@ -85,6 +85,20 @@ class SchedIntervals:
 
 
 @dataclass
+class PowerRail:
+    """One ODPM power rail's energy counter (µWs since boot) over time, as read
+    (``nodes/perf/parsers/perfetto_power.py``). ``name`` is trace_processor's counter track name."""
+
+    name: str
+    raw_name: str
+    subsystem: str
+    #: False when readings came for an index no descriptor named.
+    described: bool = True
+    ts_us: array = field(default_factory=lambda: array("d"))
+    energy_uws: array = field(default_factory=lambda: array("d"))
+
+
+@dataclass
 class ThreadInfo:
     pid: int
     tid: int
@@ -282,6 +296,8 @@ class PerfData:
         #: breakdown and main-thread states over a window; empty when the trace has no sched.
         self.sched_intervals: dict[tuple[int, int], SchedIntervals] = {}
         self.startup_runs: list[StartupRun] = []
+        #: ODPM power rails (Perfetto ``power_rails``), one per rail; empty when none was recorded.
+        self.power_rails: list[PowerRail] = []
         self.startup_phases: list[StartupPhase] = []
         self.imports: list[ImportEntry] = []
         #: Scalar statistics (perf stat counters, meminfo totals, cpuinfo shares): name → value.
@@ -786,6 +802,40 @@ class PageVitals(Result, kw_only=True):
     missing: dict[str, str] = msgspec.field(default_factory=dict)
 
 
+class PowerWindow(Result, kw_only=True):
+    """Energy over one window, as androidx Macrobenchmark's PowerMetric computes it
+    (``nodes/perf/metrics/power.py``): per rail the counter's increase over the readings inside
+    the window, per category the sum of its rails."""
+
+    #: "trace" for the whole capture, else the section's name (Macrobenchmark's measureBlock).
+    name: str
+    start_ms: float
+    dur_ms: float
+    energy_uws: float
+    #: Sum over rails of energy / that rail's reading span (µW).
+    power_uw: float
+    #: PowerMetric category (CPU, DISPLAY, GPU, GPS, MEMORY, MACHINE_LEARNING, NETWORK,
+    #: UNCATEGORIZED) → energy (µWs); only categories with a rail.
+    categories: dict[str, float] = msgspec.field(default_factory=dict)
+    category_power_uw: dict[str, float] = msgspec.field(default_factory=dict)
+    #: Rail, named as Macrobenchmark names its components (CpuBig, Display …) → energy (µWs).
+    rails: dict[str, float] = msgspec.field(default_factory=dict)
+    #: Battery charge (mAh) as BatteryDischargeQuery reads it: the highest and lowest
+    #: ``batt.charge_uah`` in the window and their difference; None without battery counters.
+    battery_start_mah: float | None = None
+    battery_end_mah: float | None = None
+    battery_diff_mah: float | None = None
+
+
+class PowerStats(Result, kw_only=True):
+    windows: list[PowerWindow] = msgspec.field(default_factory=list)
+    #: Component name → (trace_processor counter name, rail name, subsystem as the device says).
+    rails: dict[str, list[str]] = msgspec.field(default_factory=dict)
+    #: Rails whose counter went backwards (reset): readings across a reset add nothing.
+    resets: dict[str, int] = msgspec.field(default_factory=dict)
+    missing: list[MissingData] = msgspec.field(default_factory=list)
+
+
 class Finding(Result, kw_only=True):
     title: str
     severity: Severity
@@ -829,3 +879,5 @@ class AnalysisResult(Result, kw_only=True):
     #: The heaviest sampled (or slice-nesting) stacks, at most MAX_RESULT_STACKS; empty when the
     #: data has none. The reporter draws its icicle and writes its speedscope export from these.
     stacks: list[StackWeight] = msgspec.field(default_factory=list)
+    #: Energy by rail and category (ODPM power rails), whole trace then each measured section.
+    power: PowerStats | None = None

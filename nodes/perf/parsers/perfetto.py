@@ -12,12 +12,12 @@ packets into the shared :class:`~nodes.perf.model.PerfData`:
 * ``perfetto_frames`` — SurfaceFlinger's frame timeline (an unknown field in this proto);
 * ``perfetto_system`` — process/thread names, memory and CPU counters, device facts;
 * ``perfetto_startup`` — Android launch markers → startup runs and phases;
+* ``perfetto_power`` — ODPM power rails and battery counters;
 * ``perfetto_clock`` — every timestamp onto the trace clock.
 
 Not read (counted in ``meta`` so a report can say so): CPU callstack sampling
 (``perf_sample``, ``streaming_profile_packet``), heap profiles (``profile_packet``,
-``heap_graph``), logcat, power rails and battery counters, GPU details, binder buffers and
-locks.
+``heap_graph``), logcat, GPU details, binder buffers and locks.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from nodes.perf.model import CapacityReached, PerfData
 from nodes.perf.parsers.perfetto_clock import BOOTTIME, ClockConverter
 from nodes.perf.parsers.perfetto_frames import FRAME_TIMELINE_FIELD, FrameTimelineState
 from nodes.perf.parsers.perfetto_ftrace import FtraceState
+from nodes.perf.parsers.perfetto_power import PowerState
 from nodes.perf.parsers.perfetto_startup import find_startups
 from nodes.perf.parsers.perfetto_stream import (
     DEFAULT_PACKET_LIMIT,
@@ -60,8 +61,6 @@ _NOT_READ = {
     "profile_packet": "native heap profile",
     "heap_graph": "Java heap graph",
     "android_log": "logcat",
-    "power_rails": "power rails",
-    "battery": "battery counters",
     "gpu_counter_event": "GPU counters",
     "gpu_render_stage_event": "GPU render stages",
 }
@@ -79,6 +78,7 @@ class _TraceReader:
         self.track_events = TrackEventState()
         self.frames = FrameTimelineState()
         self.system = SystemState()
+        self.power = PowerState()
         self.kinds: Counter[str] = Counter()
         self.unknown_fields: Counter[int] = Counter()
         self.bad_packets = 0
@@ -159,6 +159,10 @@ class _TraceReader:
             self.system.sys_stats(pkt.sys_stats, ts)
         elif kind == "system_info":
             self.system.system_info(pkt.system_info, self.data)
+        elif kind == "power_rails":
+            self.power.rails(pkt.power_rails, ts, lambda t: self.clock.to_ns(seq_id, BOOTTIME, t))
+        elif kind == "battery":
+            self.power.battery_packet(pkt.battery, ts)
         if kind is None or b"\xe2\x04" in raw:
             # Field 76 (tag bytes E2 04) is the frame timeline; anything else unknown is counted.
             for f in UnknownFieldSet(pkt):
@@ -183,6 +187,7 @@ class _TraceReader:
             if pid == tid and info.is_main is None:
                 info.is_main = True
         self.frames.finish(data)
+        self.power.finish(data)
         async_slices = self.ftrace.async_slices + self.track_events.async_slices
         for a in async_slices:
             data.add_async_slice(a.pid, a.track or a.name, a.ts_ns / 1000.0, a.dur_ns / 1000.0, a.name)
