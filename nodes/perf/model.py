@@ -296,6 +296,11 @@ class PerfData:
         #: breakdown and main-thread states over a window; empty when the trace has no sched.
         self.sched_intervals: dict[tuple[int, int], SchedIntervals] = {}
         self.startup_runs: list[StartupRun] = []
+        #: CPUs the trace covers (ftrace bundles), and per CPU its frequency (kHz) and idle
+        #: state changes (cpu_idle's state; 4294967295 = left idle) as (ts µs, value).
+        self.cpu_count: int | None = None
+        self.cpu_frequency: dict[int, list[tuple[float, float]]] = {}
+        self.cpu_idle: dict[int, list[tuple[float, int]]] = {}
         #: ODPM power rails (Perfetto ``power_rails``), one per rail; empty when none was recorded.
         self.power_rails: list[PowerRail] = []
         self.startup_phases: list[StartupPhase] = []
@@ -802,6 +807,47 @@ class PageVitals(Result, kw_only=True):
     missing: dict[str, str] = msgspec.field(default_factory=dict)
 
 
+class CpuUse(Result, kw_only=True):
+    """CPU time of one process (``tid`` None) or one thread over the window, from sched data:
+    trace_processor's ``thread_state`` Running (on a CPU) and R / R+ (waiting for one)."""
+
+    pid: int
+    tid: int | None = None
+    name: str
+    #: The thread's process name (threads only).
+    process: str | None = None
+    running_ms: float
+    runnable_ms: float
+    #: running / window length, and running / (window length × CPUs): fractions 0–1.
+    share_of_window: float
+    share_of_cpus: float | None = None
+
+
+class CpuCore(Result, kw_only=True):
+    """One CPU's frequency and idle residency (ftrace cpu_frequency / cpu_idle)."""
+
+    cpu: int
+    #: Time-weighted over the time the frequency is known (from its first event to the end).
+    freq_avg_mhz: float | None = None
+    freq_min_mhz: float | None = None
+    freq_max_mhz: float | None = None
+    #: Time in any idle state, and per idle state (its index as the kernel gives it), ms.
+    idle_ms: float | None = None
+    idle_share: float | None = None
+    idle_states: dict[str, float] = msgspec.field(default_factory=dict)
+
+
+class CpuStats(Result, kw_only=True):
+    #: What the shares are of: "trace" (the capture's bounds).
+    window: str = "trace"
+    window_ms: float
+    cpu_count: int | None = None
+    processes: list[CpuUse] = msgspec.field(default_factory=list)
+    threads: list[CpuUse] = msgspec.field(default_factory=list)
+    cpus: list[CpuCore] = msgspec.field(default_factory=list)
+    missing: list[MissingData] = msgspec.field(default_factory=list)
+
+
 class PowerWindow(Result, kw_only=True):
     """Energy over one window, as androidx Macrobenchmark's PowerMetric computes it
     (``nodes/perf/metrics/power.py``): per rail the counter's increase over the readings inside
@@ -879,5 +925,7 @@ class AnalysisResult(Result, kw_only=True):
     #: The heaviest sampled (or slice-nesting) stacks, at most MAX_RESULT_STACKS; empty when the
     #: data has none. The reporter draws its icicle and writes its speedscope export from these.
     stacks: list[StackWeight] = msgspec.field(default_factory=list)
+    #: CPU time per process and thread (sched data), per CPU frequency and idle residency.
+    cpu: CpuStats | None = None
     #: Energy by rail and category (ODPM power rails), whole trace then each measured section.
     power: PowerStats | None = None

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from nodes.perf.model import PerfData, SchedIntervals
 from nodes.perf.parsers.perfetto_binder import BinderState
+from nodes.perf.parsers.perfetto_cpu import CpuState
 
 # Event codes in the per-thread atrace columns.
 _B, _E = 1, 2
@@ -128,6 +129,8 @@ class FtraceState:
         self.instants: list[tuple[int, int, int, str]] = []
         #: binder_transaction / _received → "binder transaction" / "binder reply" slices.
         self.binder = BinderState()
+        #: CPUs seen, cpu_frequency and cpu_idle (perfetto_cpu.py).
+        self.cpu = CpuState()
         self.sched_intervals_dropped = 0
 
     # --- helpers -----------------------------------------------------------------------
@@ -156,6 +159,7 @@ class FtraceState:
     def bundle(self, b, to_ns) -> None:
         """One ``FtraceEventBundle``; ``to_ns(ts)`` maps the ftrace clock onto the trace clock."""
         cpu = b.cpu
+        self.cpu.cpus.add(cpu)
         if b.HasField("compact_sched"):
             self._compact(cpu, b.compact_sched, to_ns)
         for e in b.event:
@@ -195,6 +199,10 @@ class FtraceState:
                 self.binder.transaction(to_ns(e.timestamp), tid, e.binder_transaction)
             elif kind == "binder_transaction_received":
                 self.binder.received(to_ns(e.timestamp), tid, e.binder_transaction_received)
+            elif kind == "cpu_frequency":
+                self.cpu.frequency_event(to_ns(e.timestamp), e.cpu_frequency)
+            elif kind == "cpu_idle":
+                self.cpu.idle_event(to_ns(e.timestamp), e.cpu_idle)
             elif kind == "task_newtask":
                 nt = e.task_newtask
                 if nt.comm:
