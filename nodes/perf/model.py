@@ -301,6 +301,10 @@ class PerfData:
         self.cpu_count: int | None = None
         self.cpu_frequency: dict[int, list[tuple[float, float]]] = {}
         self.cpu_idle: dict[int, list[tuple[float, int]]] = {}
+        #: Per process memory counters (MiB) over time, for the memory lens: (pid, counter name
+        #: as trace_processor names it) → [(ts µs, value)]; and lmkd's kills (ts µs, pid killed).
+        self.memory: dict[tuple[int, str], list[tuple[float, float]]] = {}
+        self.lmk_kills: list[tuple[float, int]] = []
         #: ODPM power rails (Perfetto ``power_rails``), one per rail; empty when none was recorded.
         self.power_rails: list[PowerRail] = []
         self.startup_phases: list[StartupPhase] = []
@@ -848,6 +852,60 @@ class CpuStats(Result, kw_only=True):
     missing: list[MissingData] = msgspec.field(default_factory=list)
 
 
+class MemorySeries(Result, kw_only=True):
+    """One memory counter of one process over the trace: start, peak, end, growth (MiB unless
+    ``unit`` says otherwise). ``label`` names it as a person reads it: "process (pid): counter"."""
+
+    name: str
+    label: str
+    unit: str = "MB"
+    start: float
+    peak: float
+    end: float
+    #: end − start
+    growth: float
+    #: When the peak was first reached, ms from the capture start.
+    peak_ms: float
+    points: int
+
+
+class GcSummary(Result, kw_only=True):
+    """ART garbage collections of one process, as trace_processor's
+    ``android_garbage_collection_events`` finds them (nodes/perf/metrics/memory.py)."""
+
+    count: int
+    total_ms: float
+    max_ms: float
+    #: gc_type (young, full, alloc, native_alloc, collector_transition, explicit) → count.
+    types: dict[str, int] = msgspec.field(default_factory=dict)
+    #: The thread that ran most of them (HeapTaskDaemon, usually).
+    thread: str | None = None
+
+
+class MemoryProcess(Result, kw_only=True):
+    pid: int
+    name: str
+    #: The highest RSS seen (MiB): ``mem.rss`` (process_stats), else anon + file + shmem.
+    rss_max_mb: float | None = None
+    series: list[MemorySeries] = msgspec.field(default_factory=list)
+    gc: GcSummary | None = None
+    #: Killed by lmkd during the trace.
+    killed: bool = False
+
+
+class LmkKill(Result, kw_only=True):
+    ts_ms: float
+    pid: int
+    process: str | None = None
+
+
+class MemoryStats(Result, kw_only=True):
+    #: The app first (when one is identified), then by highest RSS.
+    processes: list[MemoryProcess] = msgspec.field(default_factory=list)
+    lmk_kills: list[LmkKill] = msgspec.field(default_factory=list)
+    missing: list[MissingData] = msgspec.field(default_factory=list)
+
+
 class PowerWindow(Result, kw_only=True):
     """Energy over one window, as androidx Macrobenchmark's PowerMetric computes it
     (``nodes/perf/metrics/power.py``): per rail the counter's increase over the readings inside
@@ -927,5 +985,7 @@ class AnalysisResult(Result, kw_only=True):
     stacks: list[StackWeight] = msgspec.field(default_factory=list)
     #: CPU time per process and thread (sched data), per CPU frequency and idle residency.
     cpu: CpuStats | None = None
+    #: Memory per process over time (RSS anon/file/shmem, swap, heap), lmkd kills, ART GC.
+    memory: MemoryStats | None = None
     #: Energy by rail and category (ODPM power rails), whole trace then each measured section.
     power: PowerStats | None = None

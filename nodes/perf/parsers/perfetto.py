@@ -13,6 +13,7 @@ packets into the shared :class:`~nodes.perf.model.PerfData`:
 * ``perfetto_system`` — process/thread names, memory and CPU counters, device facts;
 * ``perfetto_startup`` — Android launch markers → startup runs and phases;
 * ``perfetto_power`` — ODPM power rails and battery counters;
+* ``perfetto_cpu`` / ``perfetto_memory`` — per CPU frequency and idle; per process memory;
 * ``perfetto_samples`` — ``perf_sample`` callstacks → sampled stacks (hot spots, flame graph);
 * ``perfetto_clock`` — every timestamp onto the trace clock.
 
@@ -158,6 +159,7 @@ class _TraceReader:
             self.system.process_tree(pkt.process_tree, self.data)
         elif kind == "process_stats":
             self.system.process_stats(pkt.process_stats, ts)
+            self.ftrace.memory.process_stats(pkt.process_stats, ts)
         elif kind == "sys_stats":
             self.system.sys_stats(pkt.sys_stats, ts)
         elif kind == "system_info":
@@ -196,6 +198,7 @@ class _TraceReader:
         self.frames.finish(data)
         self.power.finish(data)
         self.ftrace.cpu.finish(data)
+        self.ftrace.memory.finish(data, self.ftrace.counters, lambda t: self.ftrace.pid_for(t, known))
         self.samples.finish(data)
         async_slices = self.ftrace.async_slices + self.track_events.async_slices
         for a in async_slices:

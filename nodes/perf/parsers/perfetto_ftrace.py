@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from nodes.perf.model import PerfData, SchedIntervals
 from nodes.perf.parsers.perfetto_binder import BinderState
 from nodes.perf.parsers.perfetto_cpu import CpuState
+from nodes.perf.parsers.perfetto_memory import MemoryState
 
 # Event codes in the per-thread atrace columns.
 _B, _E = 1, 2
@@ -131,6 +132,8 @@ class FtraceState:
         self.binder = BinderState()
         #: CPUs seen, cpu_frequency and cpu_idle (perfetto_cpu.py).
         self.cpu = CpuState()
+        #: rss_stat (perfetto_memory.py).
+        self.memory = MemoryState()
         self.sched_intervals_dropped = 0
 
     # --- helpers -----------------------------------------------------------------------
@@ -203,6 +206,8 @@ class FtraceState:
                 self.cpu.frequency_event(to_ns(e.timestamp), e.cpu_frequency)
             elif kind == "cpu_idle":
                 self.cpu.idle_event(to_ns(e.timestamp), e.cpu_idle)
+            elif kind == "rss_stat":
+                self.memory.rss_stat(to_ns(e.timestamp), tid, e.rss_stat)
             elif kind == "task_newtask":
                 nt = e.task_newtask
                 if nt.comm:

@@ -1,0 +1,164 @@
+"""Memory per process: RSS (anon / file / shmem), swap and heap counters over the trace,
+lmkd kills, and ART garbage collections.
+
+* Per counter (``process_stats``, ``rss_stat``, the app's atrace heap counters as
+  ``nodes/perf/parsers/perfetto_memory.py`` names them): start, peak (and when), end and
+  growth. ``peak`` is Macrobenchmark's ``MemoryUsageMetric`` Mode.Max and ``end`` its Mode.Last
+  (``benchmark/benchmark-macro/src/main/java/androidx/benchmark/macro/perfetto/
+  MemoryUsageQuery.kt``: the max / last value of ``mem.rss.anon``, ``mem.rss.file``,
+  ``mem.rss.shmem``, ``Heap size (KB)`` … of the target process); ``mem.*`` in MiB here where
+  it says KB, atrace counters in their own unit.
+* ``rss_max_mb``: the peak of ``mem.rss``; where only the parts were recorded (``rss_stat``),
+  the peak of anon + file + shmem, each part holding its last value between events.
+* GC: trace_processor's ``android_garbage_collection_events`` (``stdlib/android/
+  garbage_collection.sql``): a thread's top-level slice named ``*concurrent*GC``, lengthened
+  by the top-level slice right after it when that is ``CompactionPhase`` or ``Background
+  concurrent copying GC``; its type from its name (``*NativeAlloc*`` native_alloc, ``*Alloc*``
+  alloc, ``*young*`` young, ``*CollectorTransition*`` collector_transition, ``*Explicit*``
+  explicit, else full).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from fnmatch import fnmatchcase
+
+from nodes.perf.model import GcSummary, LmkKill, MemoryProcess, MemorySeries, MemoryStats, MissingData, PerfData
+
+MAX_PROCESSES = 20
+_PARTS = ("mem.rss.anon", "mem.rss.file", "mem.rss.shmem")
+_ORDER = ("mem.rss", "mem.rss.anon", "mem.rss.file", "mem.rss.shmem", "mem.swap", "mem.rss.watermark")
+CAPTURE = """data_sources { config { name: "linux.process_stats"
+  process_stats_config { proc_stats_poll_ms: 100 } } }
+data_sources { config { name: "linux.ftrace" ftrace_config { ftrace_events: "kmem/rss_stat"
+  atrace_categories: "dalvik" atrace_apps: "*" } } }"""
+
+
+def _gc_type(name: str) -> str:
+    for pattern, kind in (("*NativeAlloc*", "native_alloc"), ("*Alloc*", "alloc"), ("*young*", "young"),
+                          ("*CollectorTransition*", "collector_transition"), ("*Explicit*", "explicit")):
+        if fnmatchcase(name, pattern):
+            return kind
+    return "full"
+
+
+def gc_events(pd: PerfData) -> list[tuple[int, int, float, float, str]]:
+    """(pid, tid, ts µs, dur µs, name) of every GC, as android_garbage_collection_events."""
+    out = []
+    strings = pd.strings
+    for (pid, tid), cols in pd.slices.items():
+        order = sorted(range(len(cols)), key=lambda i: (cols.ts[i], -cols.dur[i]))
+        top: list[int] = []
+        end = float("-inf")
+        for i in order:
+            if cols.ts[i] >= end:
+                top.append(i)
+                end = cols.ts[i] + cols.dur[i]
+        for j, i in enumerate(top):
+            name = strings[cols.name[i]]
+            if not fnmatchcase(name, "*concurrent*GC"):
+                continue
+            dur = cols.dur[i]
+            if j + 1 < len(top):
+                nxt = strings[cols.name[top[j + 1]]]
+                if nxt in ("CompactionPhase", "Background concurrent copying GC"):
+                    dur += cols.dur[top[j + 1]]
+            out.append((pid, tid, cols.ts[i], dur, name))
+    return out
+
+
+def _series(label: str, name: str, pts: list[tuple[float, float]], ctx) -> MemorySeries:
+    vals = [v for _, v in pts]
+    peak = max(vals)
+    peak_ts = next(t for t, v in pts if v == peak)
+    unit = "MB" if name.startswith("mem.") else "KB" if "(KB)" in name else ""
+    return MemorySeries(
+        name=name, label=label, unit=unit, start=round(vals[0], 3), peak=round(peak, 3), end=round(vals[-1], 3),
+        growth=round(vals[-1] - vals[0], 3), peak_ms=ctx.rel(peak_ts), points=len(pts),
+    )
+
+
+def _parts_total(by_name: dict[str, list[tuple[float, float]]]) -> float | None:
+    if not all(p in by_name for p in _PARTS):
+        return None
+    events = sorted((t, p, v) for p in _PARTS for t, v in by_name[p])
+    last: dict[str, float] = {}
+    best = None
+    for _t, p, v in events:
+        last[p] = v
+        if len(last) == len(_PARTS):
+            total = sum(last.values())
+            best = total if best is None or total > best else best
+    return best
+
+
+def memory(ctx) -> MemoryStats | None:
+    pd: PerfData = ctx.pd
+    gcs = gc_events(pd)
+    if not pd.memory and not pd.lmk_kills and not gcs:
+        if pd.format != "perfetto":
+            return None
+        return MemoryStats(missing=[MissingData(
+            what="memory per process", why="the trace has no process_stats, rss_stat or heap counters",
+            capture=CAPTURE)])
+    by_pid: dict[int, dict[str, list[tuple[float, float]]]] = defaultdict(dict)
+    for (pid, name), pts in pd.memory.items():
+        if pts:
+            by_pid[pid][name] = pts
+    gc_by_pid: dict[int, list] = defaultdict(list)
+    for ev in gcs:
+        gc_by_pid[ev[0]].append(ev)
+    killed = {pid for _, pid in pd.lmk_kills}
+    rows: list[MemoryProcess] = []
+    for pid in set(by_pid) | set(gc_by_pid) | killed:
+        pname = pd.processes.get(pid) or f"pid {pid}"
+        series_map = by_pid.get(pid, {})
+        names = sorted(series_map, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))
+        proc = MemoryProcess(pid=pid, name=pname, killed=pid in killed, series=[
+            _series(f"{pname} ({pid}): {n}", n, series_map[n], ctx) for n in names
+        ])
+        if "mem.rss" in series_map:
+            proc.rss_max_mb = round(max(v for _, v in series_map["mem.rss"]), 3)
+        else:
+            total = _parts_total(series_map)
+            proc.rss_max_mb = round(total, 3) if total is not None else None
+        evs = gc_by_pid.get(pid)
+        if evs:
+            threads = Counter(tid for _, tid, _, _, _ in evs)
+            tid = threads.most_common(1)[0][0]
+            info = pd.threads.get((pid, tid))
+            proc.gc = GcSummary(
+                count=len(evs), total_ms=round(sum(e[3] for e in evs) / 1000.0, 3),
+                max_ms=round(max(e[3] for e in evs) / 1000.0, 3),
+                types=dict(Counter(_gc_type(e[4]) for e in evs).most_common()),
+                thread=info.name if info and info.name else f"tid {tid}",
+            )
+        rows.append(proc)
+    app = ctx.scope.pid if ctx.scope is not None else None
+    rows.sort(key=lambda r: (r.pid != app, -(r.rss_max_mb or 0.0), -(r.gc.total_ms if r.gc else 0.0), r.pid))
+    out = MemoryStats(processes=rows[:MAX_PROCESSES])
+    out.lmk_kills = [LmkKill(ts_ms=ctx.rel(ts), pid=pid, process=pd.processes.get(pid)) for ts, pid in pd.lmk_kills]
+    if not pd.memory:
+        out.missing.append(MissingData(what="memory counters per process",
+                                       why="the trace has no process_stats, rss_stat or heap counters", capture=CAPTURE))
+    return out
+
+
+def summarize_memory(m: MemoryStats | None, top: int = 3) -> str:
+    """One sentence with the numbers: peak and growth per process."""
+    if m is None or not m.processes:
+        return "No memory data: the trace has no process_stats, rss_stat or heap counters."
+    parts = []
+    for p in m.processes[:top]:
+        main = next((s for s in p.series if s.name == "mem.rss"), None) or next(
+            (s for s in p.series if s.name == "mem.rss.anon"), None) or (p.series[0] if p.series else None)
+        bit = f"{p.name}"
+        if p.rss_max_mb is not None:
+            bit += f" RSS peak {p.rss_max_mb:.1f} MB"
+        if main is not None:
+            bit += f", {main.name} {main.start:.1f} → {main.end:.1f} {main.unit} ({main.growth:+.1f})"
+        if p.gc:
+            bit += f", {p.gc.count} GC ({p.gc.total_ms:.0f} ms)"
+        parts.append(bit)
+    kills = f"; {len(m.lmk_kills)} low-memory kill(s)" if m.lmk_kills else ""
+    return "; ".join(parts) + kills + "."
