@@ -99,6 +99,21 @@ class PowerRail:
 
 
 @dataclass
+class BinderCall:
+    """One binder transaction with both ends (``nodes/perf/parsers/perfetto_binder_calls.py``)."""
+
+    client_pid: int
+    client_tid: int
+    ts_us: float
+    #: None until the reply came back (a call open at the end of the trace keeps None).
+    dur_us: float | None = None
+    server_pid: int | None = None
+    server_tid: int | None = None
+    oneway: bool = False
+    replied: bool = False
+
+
+@dataclass
 class ThreadInfo:
     pid: int
     tid: int
@@ -305,6 +320,8 @@ class PerfData:
         #: as trace_processor names it) → [(ts µs, value)]; and lmkd's kills (ts µs, pid killed).
         self.memory: dict[tuple[int, str], list[tuple[float, float]]] = {}
         self.lmk_kills: list[tuple[float, int]] = []
+        #: Binder transactions, client → server, in time order (Perfetto ftrace binder events).
+        self.binder_calls: list[BinderCall] = []
         #: ODPM power rails (Perfetto ``power_rails``), one per rail; empty when none was recorded.
         self.power_rails: list[PowerRail] = []
         self.startup_phases: list[StartupPhase] = []
@@ -906,6 +923,83 @@ class MemoryStats(Result, kw_only=True):
     missing: list[MissingData] = msgspec.field(default_factory=list)
 
 
+class BlockingOverlap(Result, kw_only=True):
+    """Where a blocking interval fell: inside the app's startup, and which janky frames."""
+
+    in_startup: bool = False
+    #: Start (ms from the capture start) of each janky frame of the app it overlapped.
+    janky_frames: list[float] = msgspec.field(default_factory=list)
+
+
+class BinderWait(Result, kw_only=True):
+    """A synchronous binder call: the client thread waited ``dur_ms`` for the server's reply."""
+
+    client: str
+    client_tid: int
+    server: str | None = None
+    server_thread: str | None = None
+    server_tid: int | None = None
+    start_ms: float
+    dur_ms: float
+    overlap: BlockingOverlap = msgspec.field(default_factory=BlockingOverlap)
+
+
+class BinderServer(Result, kw_only=True):
+    server: str
+    calls: int
+    total_ms: float
+    max_ms: float
+
+
+class LockWait(Result, kw_only=True):
+    """A lock contention slice (ART's ``monitor contention with owner …`` / ``Lock contention on …``)."""
+
+    thread: str
+    tid: int
+    start_ms: float
+    dur_ms: float
+    #: "monitor" for a Java monitor, else the lock ART names (``thread list lock``, …).
+    lock: str
+    owner: str | None = None
+    owner_tid: int | None = None
+    owner_method: str | None = None
+    blocked_method: str | None = None
+    waiters: int | None = None
+    overlap: BlockingOverlap = msgspec.field(default_factory=BlockingOverlap)
+
+
+class StateWait(Result, kw_only=True):
+    """Uninterruptible sleep (D) of the thread; ``io_wait`` as sched_blocked_reason said, None
+    when nothing said."""
+
+    start_ms: float
+    dur_ms: float
+    io_wait: bool | None = None
+    overlap: BlockingOverlap = msgspec.field(default_factory=BlockingOverlap)
+
+
+class BlockingStats(Result, kw_only=True):
+    """What the app's main thread waited on: binder, locks, uninterruptible sleep
+    (nodes/perf/metrics/blocking.py). Lists are the longest first, at most 20 each."""
+
+    thread: str | None = None
+    pid: int | None = None
+    tid: int | None = None
+    binder_calls: int = 0
+    binder_ms: float = 0.0
+    lock_waits: int = 0
+    lock_ms: float = 0.0
+    d_ms: float = 0.0
+    io_wait_ms: float | None = None
+    binder: list[BinderWait] = msgspec.field(default_factory=list)
+    binder_servers: list[BinderServer] = msgspec.field(default_factory=list)
+    locks: list[LockWait] = msgspec.field(default_factory=list)
+    d_state: list[StateWait] = msgspec.field(default_factory=list)
+    #: The longest lock waits on other threads of the app (contention the main thread did not see).
+    other_locks: list[LockWait] = msgspec.field(default_factory=list)
+    missing: list[MissingData] = msgspec.field(default_factory=list)
+
+
 class PowerWindow(Result, kw_only=True):
     """Energy over one window, as androidx Macrobenchmark's PowerMetric computes it
     (``nodes/perf/metrics/power.py``): per rail the counter's increase over the readings inside
@@ -987,5 +1081,7 @@ class AnalysisResult(Result, kw_only=True):
     cpu: CpuStats | None = None
     #: Memory per process over time (RSS anon/file/shmem, swap, heap), lmkd kills, ART GC.
     memory: MemoryStats | None = None
+    #: What the app's main thread waited on (binder, locks, D state), and in which frames.
+    blocking: BlockingStats | None = None
     #: Energy by rail and category (ODPM power rails), whole trace then each measured section.
     power: PowerStats | None = None

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from nodes.perf.model import PerfData, SchedIntervals
 from nodes.perf.parsers.perfetto_binder import BinderState
+from nodes.perf.parsers.perfetto_binder_calls import pair_calls
 from nodes.perf.parsers.perfetto_cpu import CpuState
 from nodes.perf.parsers.perfetto_memory import MemoryState
 
@@ -370,6 +371,7 @@ class FtraceState:
                     self.unmatched_ends += 1
             self.unfinished += len(stack)
         self.atrace.clear()
+        pair_calls(self.binder.events, data, lambda t: self.pid_for(t, known_tgid))
         self.binder.finish(data, lambda t: self.pid_for(t, known_tgid))
         if self.binder.dropped:
             data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
