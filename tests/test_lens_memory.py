@@ -160,3 +160,24 @@ def test_davey_line_kill_and_unowned_rss_stat(tmp_path):
     assert any("mm_id never tied" in w for w in res.warnings)  # mm 99
     assert [(k.pid, k.process) for k in res.memory.lmk_kills] == [(200, "com.example.victim")]
     assert next(x for x in res.memory.processes if x.pid == 200).killed
+
+
+def test_lmkd_slices_win_over_kill_one_process_and_name_the_reason(tmp_path):
+    b = TraceProtoBuilder()
+    p = b.add_packet()
+    p.trusted_packet_sequence_id = 1
+    pr = p.process_tree.processes.add()
+    pr.pid = 300
+    pr.cmdline.append("com.example.cached")
+    p = b.add_packet()
+    p.trusted_packet_sequence_id = 1
+    p.ftrace_events.cpu = 0
+    for ts, tid, line in ((1000, 50, "B|50|lmk,300,3,905"), (2000, 50, "E|50"), (3000, 50, "C|50|kill_one_process|301")):
+        e = p.ftrace_events.event.add()
+        e.timestamp, e.pid = ts, tid
+        e.print.buf = line + "\n"
+    path = tmp_path / "lmk.perfetto-trace"
+    path.write_bytes(b.serialize())
+    kills = analyze_file(str(path)).memory.lmk_kills
+    assert [(k.pid, k.process, k.kill_reason, k.oom_score_adj) for k in kills] == [
+        (300, "com.example.cached", "LOW_MEM_AND_SWAP", 905)]

@@ -911,9 +911,14 @@ class MemoryProcess(Result, kw_only=True):
 
 
 class LmkKill(Result, kw_only=True):
+    """A low-memory kill by lmkd, as trace_processor's ``android_lmk_events``."""
+
     ts_ms: float
     pid: int
     process: str | None = None
+    #: lmkd's kill reason (LOW_MEM_AND_SWAP, …) and the victim's oom_score_adj, when recorded.
+    kill_reason: str | None = None
+    oom_score_adj: int | None = None
 
 
 class MemoryStats(Result, kw_only=True):

@@ -10,6 +10,8 @@ lmkd kills, and ART garbage collections.
   it says KB, atrace counters in their own unit.
 * ``rss_max_mb``: the peak of ``mem.rss``; where only the parts were recorded (``rss_stat``),
   the peak of anon + file + shmem, each part holding its last value between events.
+* Kills: ``android_lmk_events`` (``stdlib/android/memory/lmk.sql``): lmkd's ``lmk,<pid>,<reason>,
+  <oom_score_adj>`` instants, else its legacy ``lmk,…`` slices, else ``kill_one_process``.
 * GC: trace_processor's ``android_garbage_collection_events`` (``stdlib/android/
   garbage_collection.sql``): a thread's top-level slice named ``*concurrent*GC``, lengthened
   by the top-level slice right after it when that is ``CompactionPhase`` or ``Background
@@ -26,6 +28,10 @@ from fnmatch import fnmatchcase
 from nodes.perf.model import GcSummary, LmkKill, MemoryProcess, MemorySeries, MemoryStats, MissingData, PerfData
 
 MAX_PROCESSES = 20
+#: lmkd's kill_reason enum (lmkd/statslog.h), as android_lmk_events names it.
+KILL_REASONS = ("PRESSURE_AFTER_KILL", "NOT_RESPONDING", "LOW_SWAP_AND_THRASHING", "LOW_MEM_AND_SWAP",
+                "LOW_MEM_AND_THRASHING", "DIRECT_RECL_AND_THRASHING", "LOW_MEM_AND_SWAP_UTIL",
+                "LOW_FILECACHE_AFTER_THRASHING", "LOW_MEM", "DIRECT_RECL_STUCK")
 _PARTS = ("mem.rss.anon", "mem.rss.file", "mem.rss.shmem")
 _ORDER = ("mem.rss", "mem.rss.anon", "mem.rss.file", "mem.rss.shmem", "mem.swap", "mem.rss.watermark")
 CAPTURE = """data_sources { config { name: "linux.process_stats"
@@ -67,6 +73,40 @@ def gc_events(pd: PerfData) -> list[tuple[int, int, float, float, str]]:
     return out
 
 
+def _kill_reason(raw: int | None) -> str | None:
+    if raw is None:
+        return None
+    if 0 <= raw < len(KILL_REASONS):
+        return KILL_REASONS[raw]
+    return "VENDOR_REASON" if 1000 <= raw < 2000 else "UNKNOWN"
+
+
+def lmk_kills(pd: PerfData) -> list[tuple[float, int, int | None, int | None]]:
+    """(ts µs, pid, kill_reason, oom_score_adj) as ``android_lmk_events`` (stdlib
+    ``android/memory/lmk.sql``) picks them: lmkd's ``lmk,<pid>,<reason>,<adj>`` instants, else its
+    legacy ``lmk,…`` slices, else the old ``kill_one_process`` counter (value > 0)."""
+    instants, slices = [], []
+
+    def parse(name: str):
+        parts = name.split(",")
+        try:
+            return int(parts[1]), (int(parts[2]) if len(parts) > 2 else None), (int(parts[3]) if len(parts) > 3 else None)
+        except (IndexError, ValueError):
+            return None
+
+    for ts, _pid, _tid, name in pd.instants:
+        if name.startswith("lmk,") and (got := parse(name)):
+            instants.append((ts, *got))
+    for table in (pd.slices, pd.async_slices):
+        for cols in table.values():
+            for ts, dur, nid in zip(cols.ts, cols.dur, cols.name):
+                name = pd.strings[nid]
+                if name.startswith("lmk,") and (got := parse(name)):
+                    (slices if dur > 0 else instants).append((ts, *got))
+    chosen = instants or slices or [(ts, pid, None, None) for ts, pid in pd.lmk_kills if pid > 0]
+    return sorted(chosen)
+
+
 def _series(label: str, name: str, pts: list[tuple[float, float]], ctx) -> MemorySeries:
     vals = [v for _, v in pts]
     peak = max(vals)
@@ -95,7 +135,7 @@ def _parts_total(by_name: dict[str, list[tuple[float, float]]]) -> float | None:
 def memory(ctx) -> MemoryStats | None:
     pd: PerfData = ctx.pd
     gcs = gc_events(pd)
-    if not pd.memory and not pd.lmk_kills and not gcs:
+    if not pd.memory and not pd.lmk_kills and not gcs and not any(n.startswith("lmk,") for n in pd.strings):
         if pd.format != "perfetto":
             return None
         return MemoryStats(missing=[MissingData(
@@ -108,7 +148,8 @@ def memory(ctx) -> MemoryStats | None:
     gc_by_pid: dict[int, list] = defaultdict(list)
     for ev in gcs:
         gc_by_pid[ev[0]].append(ev)
-    killed = {pid for _, pid in pd.lmk_kills}
+    kills = lmk_kills(pd)
+    killed = {k[1] for k in kills}
     rows: list[MemoryProcess] = []
     for pid in set(by_pid) | set(gc_by_pid) | killed:
         pname = pd.processes.get(pid) or f"pid {pid}"
@@ -137,7 +178,8 @@ def memory(ctx) -> MemoryStats | None:
     app = ctx.scope.pid if ctx.scope is not None else None
     rows.sort(key=lambda r: (r.pid != app, -(r.rss_max_mb or 0.0), -(r.gc.total_ms if r.gc else 0.0), r.pid))
     out = MemoryStats(processes=rows[:MAX_PROCESSES])
-    out.lmk_kills = [LmkKill(ts_ms=ctx.rel(ts), pid=pid, process=pd.processes.get(pid)) for ts, pid in pd.lmk_kills]
+    out.lmk_kills = [LmkKill(ts_ms=ctx.rel(ts), pid=pid, process=pd.processes.get(pid), kill_reason=_kill_reason(reason),
+                             oom_score_adj=adj) for ts, pid, reason, adj in kills]
     if not pd.memory:
         out.missing.append(MissingData(what="memory counters per process",
                                        why="the trace has no process_stats, rss_stat or heap counters", capture=CAPTURE))
