@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from nodes.perf.metrics.slice_find import find_slices, name_ids
 from nodes.perf.model import (
     SCHED_STATES, BinderServer, BinderWait, BlockingOverlap, BlockingStats, LockWait, MissingData, PerfData,
     StateWait,
@@ -117,16 +118,11 @@ def blocking(ctx) -> BlockingStats | None:
     # locks
     main_locks: list[LockWait] = []
     other: list[LockWait] = []
-    for (p, t), cols in pd.slices.items():
-        if p != pid:
-            continue
-        for ts, dur, nid in zip(cols.ts, cols.dur, cols.name):
-            name = pd.strings[nid]
-            if not (name.startswith("monitor contention with owner") or name.startswith("Lock contention on ")):
-                continue
-            lw = _lock(pd, name, p, t, ts, dur, w, ctx)
-            if lw is not None:
-                (main_locks if t == tid else other).append(lw)
+    ids = name_ids(pd, lambda s: s.startswith("monitor contention with owner") or s.startswith("Lock contention on "))
+    for (p, t), ts, dur, nid in find_slices(pd, ids, keys=[k for k in pd.slices if k[0] == pid]):
+        lw = _lock(pd, pd.strings[nid], p, t, ts, dur, w, ctx)
+        if lw is not None:
+            (main_locks if t == tid else other).append(lw)
     out.lock_waits = len(main_locks)
     out.lock_ms = round(sum(x.dur_ms for x in main_locks), 3)
     out.locks = sorted(main_locks, key=lambda x: -x.dur_ms)[:TOP]

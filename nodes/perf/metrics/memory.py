@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from fnmatch import fnmatchcase
 
+from nodes.perf.metrics.slice_find import find_slices, name_ids
 from nodes.perf.model import GcSummary, LmkKill, MemoryProcess, MemorySeries, MemoryStats, MissingData, PerfData
 
 MAX_PROCESSES = 20
@@ -49,10 +50,14 @@ def _gc_type(name: str) -> str:
 
 
 def gc_events(pd: PerfData) -> list[tuple[int, int, float, float, str]]:
-    """(pid, tid, ts µs, dur µs, name) of every GC, as android_garbage_collection_events."""
+    """(pid, tid, ts µs, dur µs, name) of every GC, as android_garbage_collection_events: only
+    the threads that have a GC-named slice are walked for their top-level slices."""
+    gc_ids = name_ids(pd, lambda s: fnmatchcase(s, "*concurrent*GC"))
+    threads = {k for k, _ts, _d, _n in find_slices(pd, gc_ids)}
     out = []
     strings = pd.strings
-    for (pid, tid), cols in pd.slices.items():
+    for (pid, tid) in sorted(threads):
+        cols = pd.slices[(pid, tid)]
         order = sorted(range(len(cols)), key=lambda i: (cols.ts[i], -cols.dur[i]))
         top: list[int] = []
         end = float("-inf")
@@ -61,15 +66,14 @@ def gc_events(pd: PerfData) -> list[tuple[int, int, float, float, str]]:
                 top.append(i)
                 end = cols.ts[i] + cols.dur[i]
         for j, i in enumerate(top):
-            name = strings[cols.name[i]]
-            if not fnmatchcase(name, "*concurrent*GC"):
+            if cols.name[i] not in gc_ids:
                 continue
             dur = cols.dur[i]
             if j + 1 < len(top):
                 nxt = strings[cols.name[top[j + 1]]]
                 if nxt in ("CompactionPhase", "Background concurrent copying GC"):
                     dur += cols.dur[top[j + 1]]
-            out.append((pid, tid, cols.ts[i], dur, name))
+            out.append((pid, tid, cols.ts[i], dur, strings[cols.name[i]]))
     return out
 
 
@@ -97,12 +101,9 @@ def lmk_kills(pd: PerfData) -> list[tuple[float, int, int | None, int | None]]:
     for ts, _pid, _tid, name in pd.instants:
         if name.startswith("lmk,") and (got := parse(name)):
             instants.append((ts, *got))
-    for table in (pd.slices, pd.async_slices):
-        for cols in table.values():
-            for ts, dur, nid in zip(cols.ts, cols.dur, cols.name):
-                name = pd.strings[nid]
-                if name.startswith("lmk,") and (got := parse(name)):
-                    (slices if dur > 0 else instants).append((ts, *got))
+    for _key, ts, dur, nid in find_slices(pd, name_ids(pd, lambda s: s.startswith("lmk,")), async_=True):
+        if got := parse(pd.strings[nid]):
+            (slices if dur > 0 else instants).append((ts, *got))
     chosen = instants or slices or [(ts, pid, None, None) for ts, pid in pd.lmk_kills if pid > 0]
     return sorted(chosen)
 

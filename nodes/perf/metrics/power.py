@@ -25,6 +25,7 @@ Windows: the whole trace (``trace``), then every Macrobenchmark measure section
 
 from __future__ import annotations
 
+from nodes.perf.metrics.slice_find import find_slices, name_ids
 from nodes.perf.model import MissingData, PerfData, PowerRail, PowerStats, PowerWindow
 
 #: Macrobenchmark's PowerMetric.MEASURE_BLOCK_SECTION_NAME: the section it measures.
@@ -66,18 +67,8 @@ def category_of(component: str) -> str:
 
 def _sections(pd: PerfData) -> list[tuple[str, float, float]]:
     """(name, start µs, end µs) of every measure section, thread or async, by start."""
-    out = []
-    for name in SECTION_NAMES:
-        nid = pd._string_ids.get(name)
-        if nid is None:
-            continue
-        for table in (pd.slices, pd.async_slices):
-            for cols in table.values():
-                for ts, dur, n in zip(cols.ts, cols.dur, cols.name):
-                    if n == nid:
-                        out.append((name, ts, ts + dur))
-    out.sort(key=lambda s: s[1])
-    return out
+    ids = name_ids(pd, lambda s: s in SECTION_NAMES)
+    return [(pd.strings[n], ts, ts + dur) for _k, ts, dur, n in find_slices(pd, ids, thread=True, async_=True)]
 
 
 def _rail_energy(rail: PowerRail, start: float, end: float) -> tuple[float, float, int] | None:
