@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from nodes.perf.model import SCHED_STATES
 from nodes.perf.parsers import perfetto
+from nodes.perf.sched_state import SchedState
 from tests.thread_state_reference import thread_states, time_in_states
 
 DATA = Path(__file__).parent / "data" / "perfetto"
@@ -61,7 +61,7 @@ def _compare(path: Path, layout_3x: bool = False) -> tuple[int, int]:
         if not closed:
             continue
         iv = ours[tid]
-        got = [(round(t * 1000), round(d * 1000), SCHED_STATES[s]) for t, d, s in zip(iv.ts, iv.dur, iv.state)]
+        got = [(round(t * 1000), round(d * 1000), SchedState(s).label) for t, d, s in zip(iv.ts, iv.dur, iv.state)]
         want = []
         for ts, dur, state, _io in closed:
             if layout_3x and state == "N":

@@ -61,17 +61,12 @@ class SliceColumns:
         return len(self.ts)
 
 
-#: Scheduler states of :class:`SchedIntervals`, by code, named as trace_processor's
-#: ``thread_state.state`` names them (Running; R runnable; R+ runnable, preempted; S sleeping;
-#: D uninterruptible; anything else blocked is "other").
-SCHED_STATES = ("Running", "R", "R+", "S", "D", "other")
-
-
 @dataclass
 class SchedIntervals:
     """One thread's scheduler states as time intervals (µs), from sched_switch / waking events.
 
-    ``io_wait`` is 1 where ``sched_blocked_reason`` said the blocked interval waited on IO, 0
+    ``state`` holds :class:`nodes.perf.sched_state.SchedState` codes (Running, R, R+, S, D,
+    other). ``io_wait`` is 1 where ``sched_blocked_reason`` said the blocked interval waited on IO, 0
     where it said not, -1 where nothing said. Kept as columns: 18 bytes an interval.
     """
 

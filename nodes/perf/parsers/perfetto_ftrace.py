@@ -11,95 +11,19 @@ per event.
 
 from __future__ import annotations
 
-import re
 from array import array
 from dataclasses import dataclass, field
 
 from nodes.perf.model import PerfData, SchedIntervals
 from nodes.perf.parsers.perfetto_binder import BinderState
+from nodes.perf.sched_state import SchedState, classify, from_raw, kernel_version
 
 # Event codes in the per-thread atrace columns.
 _B, _E = 1, 2
 # Event codes in the per-thread sched columns.
-_IN, _OUT_RUNNABLE, _OUT_SLEEPING, _OUT_DEAD, _WAKE, _BLOCKED, _NEW = 0, 1, 2, 3, 4, 5, 6
-# Interval state codes: indices into nodes.perf.model.SCHED_STATES.
-_S_RUNNING, _S_R, _S_RPLUS, _S_S, _S_D, _S_OTHER = 0, 1, 2, 3, 4, 5
-
-#: prev_state bits of a blocked task: TASK_INTERRUPTIBLE (S), TASK_UNINTERRUPTIBLE (D).
-_INTERRUPTIBLE, _UNINTERRUPTIBLE = 0x1, 0x2
-#: prev_state bits that mean the task is gone (EXIT_DEAD, EXIT_ZOMBIE, TASK_DEAD): only for
-#: the per-event code written while reading; the state itself is :func:`task_state`'s.
-_DEAD_BITS = 0x10 | 0x20 | 0x80
-#: Kernels >= 4.14 report a preempted task as 0x100 ("R+"): still runnable.
-_PREEMPT_BIT = 0x100
-
-
-def task_state(raw: int, kernel: tuple[int, int] | None) -> str | None:
-    """``sched_switch.prev_state`` → the state string trace_processor stores, None if invalid.
-
-    As perfetto src/trace_processor/types/task_state.cc decodes it: bits up to 0x20 are
-    S D T t X Z on every kernel. From 4.14, 0x40 is P (parked), 0x80 I (idle), 0x100 the
-    preemption flag, anything above invalid. Before 4.14, 0x40 is x (TASK_DEAD), 0x80 K, 0x100
-    W, 0x200 P, 0x400 N, D+N is I, and preemption (TASK_STATE_MAX) is 0x1000 from 4.8, 0x800
-    before. One deliberate difference: trace_processor reads every kernel before 4.8 with the
-    4.4 layout (its header says this is "most likely incorrect on <4.2"); kernels before 4.2
-    have no TASK_NOLOAD and report preemption as 0x400, which we read as such (the API 24
-    capture's 3.10 kernel preempts with 1024, which trace_processor would call "N"). With no
-    kernel version the 4.4 layout is assumed, as trace_processor does. No flag → "R", only the
-    preemption flag → "R+"; otherwise the letters in trace_processor's order ("DK").
-    """
-    version = kernel or (4, 4)
-    flags = raw & 0x3F
-    letters = "SDTtXZ"
-    out = [c for i, c in enumerate(letters) if flags & (1 << i)]
-    if version >= (4, 14):
-        if raw & 0xFE00:
-            return None
-        if raw & 0x40:
-            out.append("P")
-        if raw & 0x80:
-            out.append("I")
-        preempted = bool(raw & 0x100)
-    else:
-        preempt = 0x1000 if version >= (4, 8) else 0x800 if version >= (4, 2) else 0x400
-        extra = ((0x40, "x"), (0x80, "K"), (0x100, "W"), (0x200, "P"))
-        if version >= (4, 2):
-            extra += ((0x400, "N"),)
-        order = {c: i for i, c in enumerate("SDTtXZPxKWNI")}
-        out += [c for bit, c in extra if raw & bit]
-        out.sort(key=order.__getitem__)
-        if out == ["D", "N"]:
-            out = ["I"]
-        preempted = bool(raw & preempt)
-    if not out:
-        return "R+" if preempted else "R"
-    return "".join(out)
-
-
-def decode_prev_state(raw: int, kernel: tuple[int, int] | None) -> tuple[str | None, int]:
-    """``sched_switch.prev_state`` → (coarse state, interval state code), from :func:`task_state`.
-
-    The coarse state is "runnable" (R, R+), "sleeping" or None (the task died: X, Z, x).
-    The code is R, R+, S, D (any state with D in it, e.g. "DK"), or other.
-    """
-    state = task_state(raw, kernel)
-    if state == "R":
-        return "runnable", _S_R
-    if state == "R+":
-        return "runnable", _S_RPLUS
-    if state is not None and ("X" in state or "Z" in state or "x" in state):
-        return None, _S_OTHER
-    if state is not None and "D" in state:
-        return "sleeping", _S_D
-    if state is not None and "S" in state:
-        return "sleeping", _S_S
-    return "sleeping", _S_OTHER
-
-
-def kernel_version(uname: str | None) -> tuple[int, int] | None:
-    """(major, minor) from a ``Linux 5.10.107-android13 …`` line, None when it says none."""
-    m = re.search(r"(\d+)\.(\d+)", uname or "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
+# (a switch-out's arg is its raw prev_state, decoded by nodes/perf/sched_state.py at the end)
+_IN, _OUT, _WAKE, _BLOCKED, _NEW = 0, 1, 4, 5, 6
+_NONE = -1  # no state known yet
 _CLONE_THREAD = 0x00010000
 
 MAX_ASYNC = 100_000
@@ -288,13 +212,8 @@ class FtraceState:
     def _switch_pair(self, cpu: int, ts: int, prev: int | None, prev_state: int, nxt: int) -> None:
         self._sched_seen(ts)
         if prev:  # tid 0 is the idle task: not a thread anyone asks about
-            if prev_state & _DEAD_BITS:
-                code = _OUT_DEAD
-            elif prev_state & 0xFF == 0 or prev_state == _PREEMPT_BIT:
-                code = _OUT_RUNNABLE
-            else:
-                code = _OUT_SLEEPING
-            self._push(self.sched, prev, ts, code, prev_state)
+            # prev_state is decoded once, at the end, with the kernel's bit layout
+            self._push(self.sched, prev, ts, _OUT, prev_state)
         if nxt:
             self._push(self.sched, nxt, ts, _IN)
         self._cpu_current[cpu] = nxt
@@ -456,7 +375,7 @@ class FtraceState:
         codes: list[int] = []
         ios: list[int] = []
         state: str | None = None
-        detail = -1  # no state yet
+        detail = _NONE
         since = 0
         open_io = -1  # IO verdict for the open interval
         last_blocked = -1  # index of the last closed blocked interval, -1 once it ran again
@@ -470,10 +389,10 @@ class FtraceState:
                 elif last_blocked >= 0:
                     ios[last_blocked] = arg_col[i]
                 continue
-            if code == _WAKE and detail in (_S_RUNNING, _S_R):
+            if code == _WAKE and detail in (SchedState.RUNNING, SchedState.R):
                 continue
-            lost = code >= _OUT_RUNNABLE and code <= _OUT_DEAD and detail not in (-1, _S_RUNNING)
-            if detail != -1 and code != _NEW and not lost:
+            lost = code == _OUT and detail not in (_NONE, SchedState.RUNNING)
+            if detail != _NONE and code != _NEW and not lost:
                 if state is not None:
                     totals[state] += ts - since
                 if ts > since:
@@ -486,14 +405,14 @@ class FtraceState:
             open_io = -1
             since = ts
             if code == _WAKE or code == _NEW:
-                state, detail = "runnable", _S_R
+                state, detail = "runnable", SchedState.R
             elif code == _IN:
-                state, detail = "running", _S_RUNNING
+                state, detail = "running", SchedState.RUNNING
                 last_blocked = -1
             else:  # switched out: what it left as, read with this kernel's bit layout
-                state, detail = decode_prev_state(arg_col[i], kernel)
-            open_blocked = detail not in (_S_RUNNING, _S_R)
-        if detail != -1 and end is not None:
+                state, detail = classify(from_raw(arg_col[i], kernel))
+            open_blocked = detail not in (SchedState.RUNNING, SchedState.R)
+        if detail != _NONE and end is not None:
             if state is not None:
                 totals[state] += end - since
             if end > since:
