@@ -21,13 +21,14 @@ import re
 from collections import defaultdict
 
 from nodes.perf.metrics.slice_find import find_slices, name_ids
+from nodes.perf.sched_state import SchedState
 from nodes.perf.model import (
-    SCHED_STATES, BinderServer, BinderWait, BlockingOverlap, BlockingStats, LockWait, MissingData, PerfData,
+    BinderServer, BinderWait, BlockingOverlap, BlockingStats, LockWait, MissingData, PerfData,
     StateWait,
 )
 
 TOP = 20
-_D = SCHED_STATES.index("D")
+_D = int(SchedState.D)
 _MONITOR = re.compile(
     r"^monitor contention with owner (?P<owner>.+?) \((?P<owner_tid>\d+)\)"
     r"(?: at (?P<owner_method>.+?))?(?: waiters=(?P<waiters>\d+))?(?: blocking from (?P<blocked>.+))?$"
@@ -54,8 +55,10 @@ class _Windows:
                     a = self.t0 + r.start_ms * 1000.0
                     self.startups.append((a, a + r.total_ms * 1000.0))
         app = ctx.scope.pid if ctx.scope is not None else None
-        self.frames = sorted((f.ts_us, f.ts_us + f.dur_us) for f in pd.frames
-                             if f.janky and (app is None or f.pid in (None, app)))
+        end = pd.end_us if pd.end_us is not None else 0.0
+        # a frame whose end never arrived lasts to the end of the trace
+        self.frames = sorted((f.ts_us, f.ts_us + f.dur_us if f.dur_us is not None else max(f.ts_us, end))
+                             for f in pd.frames if f.janky and (app is None or f.pid in (None, app)))
 
     def of(self, a: float, b: float) -> BlockingOverlap:
         return BlockingOverlap(
