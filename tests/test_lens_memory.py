@@ -181,3 +181,31 @@ def test_lmkd_slices_win_over_kill_one_process_and_name_the_reason(tmp_path):
     kills = analyze_file(str(path)).memory.lmk_kills
     assert [(k.pid, k.process, k.kill_reason, k.oom_score_adj) for k in kills] == [
         (300, "com.example.cached", "LOW_MEM_AND_SWAP", 905)]
+
+
+def test_a_gc_slice_without_its_end_counts_to_the_trace_end_and_is_named(tmp_path):
+    b = TraceProtoBuilder()
+    p = b.add_packet()
+    p.trusted_packet_sequence_id = 1
+    pr = p.process_tree.processes.add()
+    pr.pid = 100
+    pr.cmdline.append("com.example.app")
+    th = p.process_tree.threads.add()
+    th.tid, th.tgid, th.name = 105, 100, "HeapTaskDaemon"
+    p = b.add_packet()
+    p.trusted_packet_sequence_id = 1
+    p.ftrace_events.cpu = 0
+    ms = 1_000_000
+    for ts, line in ((1 * ms, "B|100|young concurrent copying GC"), (3 * ms, "E|100"),
+                     (5 * ms, "B|100|Background concurrent copying GC"), (9 * ms, "B|100|x"), (10 * ms, "E|100")):
+        e = p.ftrace_events.event.add()
+        e.timestamp, e.pid = ts, 105
+        e.print.buf = line + "\n"
+    path = tmp_path / "gc.perfetto-trace"
+    path.write_bytes(b.serialize())
+    res = analyze_file(str(path))
+    gc = next(x for x in res.memory.processes if x.pid == 100).gc
+    # 2 ms closed + the open one from 5 ms to the trace's end at 10 ms
+    assert (gc.count, gc.total_ms, gc.max_ms, gc.types) == (2, 7.0, 5.0, {"young": 1, "full": 1})
+    assert gc.thread == "HeapTaskDaemon"
+    assert any("1 GC slice(s) had no end (com.example.app: Background concurrent copying GC)" in w for w in res.warnings)

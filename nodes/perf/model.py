@@ -318,6 +318,10 @@ class PerfData:
         #: as trace_processor names it) → [(ts µs, value)]; and lmkd's kills (ts µs, pid killed).
         self.memory: dict[tuple[int, str], list[tuple[float, float]]] = {}
         self.lmk_kills: list[tuple[float, int]] = []
+        #: Thread slices still open at the end of the trace, (pid, tid, ts µs, name): left out of
+        #: ``slices``, kept so a metric that counts them to the end (GC, as trace_processor's
+        #: ``dur = -1``) can.
+        self.open_slices: list[tuple[int, int, float, str]] = []
         #: Binder transactions, client → server, in time order (Perfetto ftrace binder events).
         self.binder_calls: list[BinderCall] = []
         #: ODPM power rails (Perfetto ``power_rails``), one per rail; empty when none was recorded.

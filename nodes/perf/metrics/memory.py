@@ -77,6 +77,21 @@ def gc_events(pd: PerfData) -> list[tuple[int, int, float, float, str]]:
     return out
 
 
+def open_gcs(pd: PerfData) -> list[tuple[int, int, float, float, str]]:
+    """GC slices with no end: trace_processor counts them to the end of the trace (dur = -1 →
+    trace_end − ts). Only the outermost open slice of a thread can be top-level."""
+    end = pd.end_us if pd.end_us is not None else 0.0
+    first: dict[tuple[int, int], tuple[float, str]] = {}
+    for pid, tid, ts, name in pd.open_slices:
+        if (pid, tid) not in first or ts < first[(pid, tid)][0]:
+            first[(pid, tid)] = (ts, name)
+    out = []
+    for (pid, tid), (ts, name) in first.items():
+        if fnmatchcase(name, "*concurrent*GC"):  # a closed slice cannot enclose one still open
+            out.append((pid, tid, ts, max(0.0, end - ts), name))
+    return out
+
+
 def _kill_reason(raw: int | None) -> str | None:
     if raw is None:
         return None
@@ -135,7 +150,12 @@ def _parts_total(by_name: dict[str, list[tuple[float, float]]]) -> float | None:
 
 def memory(ctx) -> MemoryStats | None:
     pd: PerfData = ctx.pd
-    gcs = gc_events(pd)
+    unended = open_gcs(pd)
+    gcs = gc_events(pd) + unended
+    if unended:
+        names = ", ".join(sorted({f"{pd.processes.get(p, p)}: {n}" for p, _t, _ts, _d, n in unended})[:3])
+        ctx.res.warnings.append(f"{len(unended)} GC slice(s) had no end ({names}): counted to the end of the "
+                                "trace, as trace_processor does")
     if not pd.memory and not pd.lmk_kills and not gcs and not any(n.startswith("lmk,") for n in pd.strings):
         if pd.format != "perfetto":
             return None

@@ -21,6 +21,9 @@ from nodes.perf.parsers.perfetto_cpu import CpuState
 from nodes.perf.parsers.perfetto_memory import MemoryState
 from nodes.perf.sched_state import SchedState, classify, from_raw, kernel_version
 
+#: At most this many slices still open at the end are kept by name (PerfData.open_slices).
+MAX_OPEN_SLICES = 1000
+
 # Event codes in the per-thread atrace columns.
 _B, _E = 1, 2
 # Event codes in the per-thread sched columns.
@@ -336,6 +339,8 @@ class FtraceState:
                 else:
                     self.unmatched_ends += 1
             self.unfinished += len(stack)
+            for t0, nid in stack[: MAX_OPEN_SLICES - len(data.open_slices)]:
+                data.open_slices.append((pid, tid, t0 / 1000.0, self.name_list[nid]))
         self.atrace.clear()
         pair_calls(self.binder.events, data, lambda t: self.pid_for(t, known_tgid))
         self.binder.finish(data, lambda t: self.pid_for(t, known_tgid))
