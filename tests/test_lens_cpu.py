@@ -197,3 +197,21 @@ def test_uninterned_callstacks_and_scoped_interning_are_counted_and_named(tmp_pa
     text = " | ".join(res.warnings)
     assert "1 sample(s) named a callstack id never interned" in text
     assert "no interning state" in text
+
+
+def test_startup_section_repeats_the_launch_main_thread_states():
+    """The launch's own main-thread breakdown (metrics/android_startup.py, thread_state over
+    android_startups' window) and the CPU lens's startup section agree."""
+    res = analyze_file(os.path.join(DATA, "api24_startup_cold.perfetto-trace"))
+    run = res.startup.runs[0]
+    sec = next(s for s in res.cpu.sections if s.name == "startup")
+    assert (sec.start_ms, sec.dur_ms) == (run.start_ms, run.total_ms)
+    main = next(t for t in sec.threads if t.tid == t.pid == 7694)
+    assert main.running_ms == pytest.approx(run.main_thread.running_ms, abs=0.01)
+    assert main.runnable_ms == pytest.approx(run.main_thread.runnable_ms, abs=0.01)
+    app = sec.processes[0]
+    assert app.name == "androidx.benchmark.integration.macrobenchmark.target" and app.running_ms >= main.running_ms
+    assert 0 < app.share_of_cpus < app.share_of_window <= 6  # 6 CPUs: a process can use more than one
+    # measureBlock of the warm start is a section too
+    warm = analyze_file(WARM)
+    assert [s.name for s in warm.cpu.sections] == ["startup", "measureBlock"]

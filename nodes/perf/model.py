@@ -860,6 +860,17 @@ class CpuCore(Result, kw_only=True):
     idle_states: dict[str, float] = msgspec.field(default_factory=dict)
 
 
+class CpuSection(Result, kw_only=True):
+    """CPU time per process and thread inside one section (a launch, Macrobenchmark's
+    measureBlock): the scheduler intervals clipped to it."""
+
+    name: str
+    start_ms: float
+    dur_ms: float
+    processes: list[CpuUse] = msgspec.field(default_factory=list)
+    threads: list[CpuUse] = msgspec.field(default_factory=list)
+
+
 class CpuStats(Result, kw_only=True):
     #: What the shares are of: "trace" (the capture's bounds).
     window: str = "trace"
@@ -868,6 +879,8 @@ class CpuStats(Result, kw_only=True):
     processes: list[CpuUse] = msgspec.field(default_factory=list)
     threads: list[CpuUse] = msgspec.field(default_factory=list)
     cpus: list[CpuCore] = msgspec.field(default_factory=list)
+    #: The same per section: each launch of the app ("startup"), each measureBlock.
+    sections: list[CpuSection] = msgspec.field(default_factory=list)
     missing: list[MissingData] = msgspec.field(default_factory=list)
 
 

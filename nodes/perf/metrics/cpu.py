@@ -5,7 +5,9 @@ perfetto_sql/stdlib/linux/cpu/`` and the ``thread_state`` docs): the time it was
 (on a CPU) and runnable (``R`` / ``R+``: woken or preempted, waiting for a CPU), from
 ``sched_switch`` / compact sched and the wake-ups, summed over the trace. A process is the sum
 of its threads. ``share_of_window`` = running / the trace's length; ``share_of_cpus`` =
-running / (length × CPUs), the CPU count being the CPUs the ftrace data covers.
+running / (length × CPUs), the CPU count being the CPUs the ftrace data covers. ``sections``
+repeat this inside each launch of the app and each Macrobenchmark ``measureBlock``, from the
+scheduler intervals clipped to the section.
 
 Per CPU: the frequency weighted by the time each ``cpu_frequency`` value held (from the first
 event to the end of the trace: before it the frequency is unknown), and the time in idle states
@@ -16,11 +18,21 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from nodes.perf.model import CpuCore, CpuStats, CpuUse, MissingData, PerfData
+import numpy as np
+
+from nodes.perf.metrics.slice_find import find_slices, name_ids
+from nodes.perf.model import CpuCore, CpuSection, CpuStats, CpuUse, MissingData, PerfData
 from nodes.perf.parsers.perfetto_cpu import IDLE_EXIT
+from nodes.perf.sched_state import SchedState
 
 MAX_PROCESSES = 32
 MAX_THREADS = 64
+#: Per section, the busiest processes and threads kept.
+SECTION_TOP = 10
+#: Sections measured besides the whole trace: Macrobenchmark's measure section.
+SECTION_NAMES = ("measureBlock",)
+_RUNNING = int(SchedState.RUNNING)
+_RUNNABLE = (int(SchedState.R), int(SchedState.R_PREEMPTED))
 
 CAPTURE = """data_sources { config { name: "linux.ftrace" ftrace_config {
   ftrace_events: "sched/sched_switch" ftrace_events: "sched/sched_waking"
@@ -75,7 +87,61 @@ def cpu(ctx) -> CpuStats | None:
     if not pd.thread_states:
         out.missing.append(MissingData(what="CPU time per process and thread",
                                        why="the trace has no scheduler events", capture=CAPTURE))
+    elif pd.sched_intervals:
+        out.sections = [section(ctx, name, a, b) for name, a, b in _sections(ctx)]
     return out
+
+
+def _sections(ctx) -> list[tuple[str, float, float]]:
+    """(name, start µs, end µs): each launch of the app, then each measureBlock."""
+    out = []
+    st = ctx.res.startup
+    if st is not None:
+        for r in st.runs:
+            if r.start_ms is not None and r.total_ms:
+                a = ctx.t0 + r.start_ms * 1000.0
+                out.append(("startup", a, a + r.total_ms * 1000.0))
+    pd = ctx.pd
+    for _k, ts, dur, _n in find_slices(pd, name_ids(pd, lambda s: s in SECTION_NAMES), async_=True):
+        out.append((pd.strings[_n], ts, ts + dur))
+    return out
+
+
+def section(ctx, name: str, start: float, end: float) -> CpuSection:
+    """CPU time per thread and process inside [start, end] µs, from the scheduler intervals."""
+    pd: PerfData = ctx.pd
+    length = max(0.0, end - start)
+    ncpu = pd.cpu_count
+    per_thread = []
+    per_proc: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for (pid, tid), iv in pd.sched_intervals.items():
+        ts = np.frombuffer(iv.ts, dtype=np.float64)
+        du = np.frombuffer(iv.dur, dtype=np.float64)
+        st = np.frombuffer(iv.state, dtype=np.int8)
+        clipped = np.clip(np.minimum(ts + du, end) - np.maximum(ts, start), 0.0, None)
+        run = float(clipped[st == _RUNNING].sum())
+        wait = float(clipped[np.isin(st, _RUNNABLE)].sum())
+        if run or wait:
+            per_thread.append((run, wait, pid, tid))
+            per_proc[pid][0] += run
+            per_proc[pid][1] += wait
+
+    def use(run: float, wait: float, pid: int, tid: int | None) -> CpuUse:
+        info = pd.threads.get((pid, tid)) if tid is not None else None
+        name = (info.name if info and info.name else f"tid {tid}") if tid is not None else (
+            pd.processes.get(pid) or _main_thread_name(pd, pid))
+        return CpuUse(pid=pid, tid=tid, name=name, process=pd.processes.get(pid) if tid is not None else None,
+                      running_ms=_r(run / 1000.0), runnable_ms=_r(wait / 1000.0),
+                      share_of_window=_r(run / length, 4) if length else 0.0,
+                      share_of_cpus=_r(run / (length * ncpu), 4) if length and ncpu else None)
+
+    per_thread.sort(key=lambda r: (-r[0], -r[1], r[2], r[3]))
+    procs = sorted(per_proc.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    return CpuSection(
+        name=name, start_ms=ctx.rel(start), dur_ms=_r(length / 1000.0),
+        threads=[use(r, w, p, t) for r, w, p, t in per_thread[:SECTION_TOP]],
+        processes=[use(r, w, p, None) for p, (r, w) in procs[:SECTION_TOP]],
+    )
 
 
 def _main_thread_name(pd: PerfData, pid: int) -> str:
