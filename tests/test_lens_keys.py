@@ -91,3 +91,11 @@ def test_check_budgets_on_lens_keys(tmp_path):
         "power.measureBlock.energy_uws": "pass", "power.measureBlock.categories.CPU": "fail",
         f'cpu."{APP}".running_ms': "pass", f'memory."{APP}".rss_max_mb': "pass", "blocking.binder_ms": "pass",
     }
+
+
+def test_a_collection_keeps_the_lens_fields_of_its_trace():
+    from nodes.perf.analysis import analyze_paths
+
+    res = analyze_paths([str(WARM), str(Path(__file__).parent / "data" / "perf" / "slowapp.pstats")])
+    assert res.power is not None and res.power.windows[0].name == "trace"
+    assert res.cpu is not None and res.memory is not None and res.blocking is not None

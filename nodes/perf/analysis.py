@@ -102,6 +102,9 @@ def merge(results: Sequence[AnalysisResult]) -> AnalysisResult:
         best = max(framed, key=lambda r: r.frames.count)  # type: ignore[union-attr]
         out.frames = best.frames
     out.startup = _merge_startup([r.startup for r in results if r.startup is not None])
+    # the lens fields of the file that has each (a collection's trace): not added up across files
+    for lens in ("cpu", "power", "memory", "blocking"):
+        setattr(out, lens, next((getattr(r, lens) for r in results if getattr(r, lens) is not None), None))
     out.findings.sort(key=lambda f: _SEVERITY_ORDER.get(f.severity, 9))
     out.stacks.sort(key=lambda s: -s.weight_ms)
     out.stacks = out.stacks[:500]
