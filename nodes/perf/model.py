@@ -318,6 +318,10 @@ class PerfData:
         #: as trace_processor names it) → [(ts µs, value)]; and lmkd's kills (ts µs, pid killed).
         self.memory: dict[tuple[int, str], list[tuple[float, float]]] = {}
         self.lmk_kills: list[tuple[float, int]] = []
+        #: Chrome's EventLatency / ScrollJankV4 / PipelineReporter span ends with their args, for
+        #: the scroll lens: (ts µs, is begin, name, async key, pid, args of a begin or None).
+        self.scroll_spans: list[tuple[float, bool, str, object, int, dict | None]] = []
+        self.scroll_spans_dropped = 0
         #: Thread slices still open at the end of the trace, (pid, tid, ts µs, name): left out of
         #: ``slices``, kept so a metric that counts them to the end (GC, as trace_processor's
         #: ``dur = -1``) can.
@@ -1020,6 +1024,33 @@ class BlockingStats(Result, kw_only=True):
     missing: list[MissingData] = msgspec.field(default_factory=list)
 
 
+class ScrollStats(Result, kw_only=True):
+    """Chrome scrolling, from Chrome's own EventLatency / ScrollJankV4 / PipelineReporter spans
+    (nodes/perf/metrics/scroll.py): its jank verdicts counted, input-to-frame latency measured."""
+
+    #: Scroll gestures (GESTURE_SCROLL_BEGIN) and scroll updates (first, plain, inertial).
+    scrolls: int = 0
+    updates: int = 0
+    #: Frames that presented a scroll update (the updates carrying Chrome's verdict), those its
+    #: scroll jank v3 marked janky (``is_janky_scrolled_frame``), and their ratio.
+    presented_frames: int = 0
+    janky_frames: int = 0
+    janky_ratio: float | None = None
+    #: Chrome's scroll jank v4 verdicts (ScrollJankV4 ``is_janky``) over the frames it judged.
+    v4_frames: int = 0
+    v4_janky_frames: int = 0
+    #: Input-to-frame latency of the scroll updates (EventLatency duration), ms, nearest rank.
+    latency_p50_ms: float | None = None
+    latency_p90_ms: float | None = None
+    latency_p99_ms: float | None = None
+    latency_max_ms: float | None = None
+    #: Chrome's frame reporter states (PipelineReporter): STATE_PRESENTED_ALL → count, …
+    frame_states: dict[str, int] = msgspec.field(default_factory=dict)
+    dropped_frames: int = 0
+    partial_frames: int = 0
+    missing: list[MissingData] = msgspec.field(default_factory=list)
+
+
 class PowerWindow(Result, kw_only=True):
     """Energy over one window, as androidx Macrobenchmark's PowerMetric computes it
     (``nodes/perf/metrics/power.py``): per rail the counter's increase over the readings inside
@@ -1101,6 +1132,8 @@ class AnalysisResult(Result, kw_only=True):
     cpu: CpuStats | None = None
     #: Memory per process over time (RSS anon/file/shmem, swap, heap), lmkd kills, ART GC.
     memory: MemoryStats | None = None
+    #: Chrome scrolling: jank verdicts, input-to-frame latency, frame fates (EventLatency).
+    scroll: ScrollStats | None = None
     #: What the app's main thread waited on (binder, locks, D state), and in which frames.
     blocking: BlockingStats | None = None
     #: Energy by rail and category (ODPM power rails), whole trace then each measured section.

@@ -5,6 +5,7 @@ One module per metric family, each plain functions of a shared :class:`~.common.
 * :mod:`.hotspots` — self/total time per slice, sampled function, pstats row, import; stacks.
 * :mod:`.threads` — busy time, scheduler states, the main thread, long tasks.
 * :mod:`.frames` — frame durations, FPS, percentiles, jank against the data's budget.
+* :mod:`.scroll` — Chrome scrolling: its jank verdicts (EventLatency, ScrollJankV4), input-to-frame latency.
 * :mod:`.startup` — runs, phases, imports; Android launches; page-load marks.
 * :mod:`.counters` — counter series with downsampled curves.
 * :mod:`.blocking` — the main thread's binder calls, lock contention and D state, by startup and frame.
@@ -23,7 +24,7 @@ from __future__ import annotations
 import os
 
 from nodes.perf import findings  # a module, not its names: findings imports metrics.common
-from nodes.perf.metrics import blocking, counters, cpu, frames, hotspots, memory, power, scope, startup, threads, web
+from nodes.perf.metrics import blocking, counters, cpu, frames, hotspots, memory, power, scope, scroll, startup, threads, web
 from nodes.perf.metrics.common import (
     DEFAULT_BUDGET_MS,
     LONG_TASK_MS,
@@ -69,6 +70,7 @@ def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None) -
     res.cpu = cpu.cpu(ctx)
     res.memory = memory.memory(ctx)
     res.blocking = blocking.blocking(ctx)
+    res.scroll = scroll.scroll(ctx)
     res.power = power.power(ctx)
     res.findings = findings.ordered(findings.evaluate(ctx), findings.lead_family(res))
     return res

@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from nodes.perf.model import MAX_INSTANTS, PerfData, SliceColumns
+from nodes.perf.parsers import chrome_scroll
 from nodes.perf.parsers.trace_event.events import (
     ASYNC_PH,
     INSTANT_PH,
@@ -343,6 +344,8 @@ class EventSink:
             self.problem("async events beyond the cap (ignored)")
             return
         self.async_events.append((ts, len(self.async_events), ph == "b" or ph == "S", key, name, pid, cat))
+        if name in chrome_scroll.SPAN_NAMES and ph in ("b", "e"):
+            chrome_scroll.record(self.pd, name, ph == "b", key, ts, pid, self._args(e) if ph == "b" else None)
 
     def _profile(self, e: Ev, pid: int, tid: int, ts: float, name: str) -> None:
         if name not in ("Profile", "ProfileChunk"):
