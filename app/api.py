@@ -526,22 +526,31 @@ STOP_WAIT_S = 30.0
 async def _cancellable_thread(fn: Callable[[], AskResult]) -> AskResult:
     """Run a turn in a worker thread under a CancelRequest of its own (app/cancel.py): when the
     awaiting task is cancelled, the turn is asked to stop and awaited (bounded) before the
-    cancellation goes on, so no program outlives the call."""
+    cancellation goes on, so no program outlives the call. A turn stopped by ``cancel`` raises
+    ``asyncio.CancelledError`` here: a ``KeyboardInterrupt`` inside a task would stop the
+    caller's whole event loop."""
+    import contextvars
+
     request = CancelRequest()
 
-    def work() -> AskResult:
+    def work() -> tuple[str, Any]:
         with cancellable(request):
-            return fn()
+            try:
+                return "done", fn()
+            except KeyboardInterrupt as e:  # TurnInterrupted: handed over as a value
+                return "interrupted", e
 
-    fut = asyncio.ensure_future(asyncio.to_thread(work))
+    loop = asyncio.get_running_loop()
+    fut = loop.run_in_executor(None, contextvars.copy_context().run, work)
     try:
-        return await asyncio.shield(fut)
+        tag, value = await asyncio.shield(fut)
     except asyncio.CancelledError:
         request.cancel()
         await asyncio.wait({fut}, timeout=STOP_WAIT_S)
-        if fut.done() and not fut.cancelled():
-            fut.exception()  # the turn's TurnInterrupted: retrieved, the cancellation goes on
         raise
+    if tag == "interrupted":
+        raise asyncio.CancelledError(f"the turn of thread {getattr(value, 'thread_id', '?')} was cancelled")
+    return value
 
 
 async def _aiter_thread(make_iter: Callable[[], Iterator[StreamEvent]]) -> AsyncIterator[StreamEvent]:

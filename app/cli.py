@@ -267,17 +267,30 @@ def _closing(view: Any):
             view.close()
 
 
+#: Seconds after Ctrl-C before the CLI says it is still stopping the turn.
+STOPPING_NOTE_S = 2.0
+
+
 @contextmanager
 def _interrupts(ps: Any):
     """Ctrl-C during a turn stops it (app/cancel.py): the node stops at its next safe point, the
     program's process tree with it, and the thread reads ``incomplete``; then say how to
     continue it and exit 130. (typer turns a KeyboardInterrupt that leaves a command into a
     silent exit 130, so main() never sees it.)"""
+    import threading
+
     from app.cancel import sigint_cancels
 
+    timers: list[threading.Timer] = []
+
     def stopping(_threads: list[str]) -> None:
-        # In a signal handler: one raw write (a buffered stream may be mid-write).
-        os.write(2, b"perfscout: stopping the turn (Ctrl-C again to interrupt at once)\n")
+        # Said only when the turn is slow to stop (a node inside a model call finishes that
+        # call first); otherwise the one line below is all the user reads. One raw write: a
+        # buffered stream may be mid-write.
+        t = threading.Timer(STOPPING_NOTE_S, os.write, (2, b"perfscout: stopping the turn (Ctrl-C again to interrupt)\n"))
+        t.daemon = True
+        timers.append(t)
+        t.start()
 
     try:
         with sigint_cancels(ps.turns, on_cancel=stopping):
@@ -287,6 +300,9 @@ def _interrupts(ps: Any):
         more = f"; the turn is incomplete, continue it with  perfscout resume {tid}" if tid else ""
         typer.echo(f"perfscout: interrupted{more}", err=True)
         raise typer.Exit(ExitCode.INTERRUPTED) from None
+    finally:
+        for t in timers:
+            t.cancel()
 
 
 # --- commands added by areas (keep each a thin wrapper over a function in its own module) ---
