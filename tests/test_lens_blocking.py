@@ -165,3 +165,10 @@ def test_waits_name_server_owner_and_frame_and_orphan_reply_is_counted(tmp_path)
     assert (lock.owner, lock.owner_tid, lock.dur_ms, lock.lock) == ("worker", 101, 6.0, "monitor")
     assert lock.blocked_method == "void a.D.e()(D.java:2)" and lock.overlap.janky_frames == [0.0]  # ms from the capture start (10 ms)
     assert any("1 reply(ies) arrived with no transaction" in w for w in res.warnings)
+
+
+def test_a_systrace_without_sched_or_binder_says_so_instead_of_zero():
+    res = analyze_file(os.path.join(os.path.dirname(__file__), "data", "android", "android-atrace-systrace.txt"))
+    text = summarize_blocking(res.blocking)
+    assert "binder calls not recorded" in text and "uninterruptible sleep not recorded" in text
+    assert "0 binder call" not in text
