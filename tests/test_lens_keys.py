@@ -110,4 +110,4 @@ def test_scroll_keys_from_the_chrome_capture():
     s = extract(a)
     assert s["scroll.janky_frames"] == [a["scroll"]["janky_frames"]]
     assert s["scroll.latency_p99_ms"] == [a["scroll"]["latency_p99_ms"]]
-    assert info(parse_key("scroll.updates")).direction is None
+    assert info(parse_key("scroll.update_count")).direction is None

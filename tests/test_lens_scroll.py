@@ -46,7 +46,10 @@ def test_jank_verdicts_are_chromes_own(raw, res):
     judged = [u for u in updates if "is_janky_scrolled_frame" in u]
     v4 = [e["args"]["scroll_jank_v4"] for e in raw if e["name"] == "ScrollJankV4" and e["ph"] == "b"]
     s = res.scroll
-    assert s.updates == len(updates) and s.scrolls == 3
+    assert s.update_count == len(updates) == len(s.updates) and s.scrolls == 3
+    # each update carries Chrome's verdict where Chrome judged it
+    assert sum(1 for u in s.updates if u.janky) == s.janky_frames
+    assert sum(1 for u in s.updates if u.janky is not None) == s.presented_frames
     assert (s.presented_frames, s.janky_frames) == (len(judged), sum(u["is_janky_scrolled_frame"] for u in judged))
     assert (s.v4_frames, s.v4_janky_frames) == (len(v4), sum(v["is_janky"] for v in v4))
     assert s.janky_frames > 0  # the blocking wheel listener made some
@@ -67,6 +70,7 @@ def test_input_to_frame_latency_is_the_event_latency_span(raw, res):
     assert s.latency_p50_ms == pytest.approx(_nearest(durs, 50), rel=0.01)
     assert s.latency_p99_ms == pytest.approx(_nearest(durs, 99), rel=0.01)
     assert s.latency_max_ms == pytest.approx(max(durs), rel=0.01)
+    assert sorted(u.latency_ms for u in s.updates) == pytest.approx(sorted(durs), abs=0.001)
 
 
 def test_frame_states_and_the_sentence(raw, res):
@@ -83,6 +87,6 @@ def test_frame_states_and_the_sentence(raw, res):
 
 def test_a_page_load_without_scrolling_says_so():
     res = analyze_file(str(Path(__file__).parent / "data" / "web" / "webvitals.trace.json.gz"))
-    assert res.scroll is not None and res.scroll.updates == 0  # its EventLatency spans are no scroll
+    assert res.scroll is not None and res.scroll.update_count == 0  # its EventLatency spans are no scroll
     assert "no scroll" in res.scroll.missing[0].why and "input.scrolling" in res.scroll.missing[0].capture
     assert analyze_file(str(Path(__file__).parent / "data" / "perf" / "slowapp.pstats")).scroll is None

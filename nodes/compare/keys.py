@@ -124,7 +124,7 @@ SCROLL_FIELDS: dict[str, tuple[Direction, str, str]] = {
     "latency_p99_ms": ("lower", "ms", "input-to-frame latency p99"),
     "latency_max_ms": ("lower", "ms", "slowest scroll update"),
     "dropped_frames": ("lower", "", "dropped frames"),
-    "updates": (None, "", "scroll updates"),
+    "update_count": (None, "", "scroll updates"),
 }
 
 TOP_LEVEL = {"duration_ms": (None, "ms", "capture length")}

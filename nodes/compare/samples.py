@@ -180,7 +180,7 @@ def _lenses(out: Samples, a: Mapping[str, Any]) -> None:
         for field in BLOCKING_FIELDS:
             _put(out, ("blocking", field), blocking.get(field))
     sc = a.get("scroll")
-    if isinstance(sc, Mapping) and sc.get("updates"):
+    if isinstance(sc, Mapping) and sc.get("update_count"):
         for field in SCROLL_FIELDS:
             _put(out, ("scroll", field), sc.get(field))
 

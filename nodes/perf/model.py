@@ -1024,13 +1024,31 @@ class BlockingStats(Result, kw_only=True):
     missing: list[MissingData] = msgspec.field(default_factory=list)
 
 
+class ScrollUpdate(Result, kw_only=True):
+    """One scroll update (an EventLatency span of a scroll-update type)."""
+
+    start_ms: float
+    #: Input-to-frame latency; None when its span never ended.
+    latency_ms: float | None = None
+    type: str
+    #: Chrome's scroll jank v3 verdict on the frame this update was judged by; None for the
+    #: updates Chrome did not judge (coalesced into another's frame).
+    janky: bool | None = None
+
+
+#: At most this many scroll updates are listed one by one (``update_count`` counts them all).
+MAX_SCROLL_UPDATES = 10_000
+
+
 class ScrollStats(Result, kw_only=True):
     """Chrome scrolling, from Chrome's own EventLatency / ScrollJankV4 / PipelineReporter spans
     (nodes/perf/metrics/scroll.py): its jank verdicts counted, input-to-frame latency measured."""
 
-    #: Scroll gestures (GESTURE_SCROLL_BEGIN) and scroll updates (first, plain, inertial).
+    #: Scroll gestures (GESTURE_SCROLL_BEGIN) and scroll updates (first, plain, inertial): their
+    #: count, and the updates one by one in time order (at most MAX_SCROLL_UPDATES).
     scrolls: int = 0
-    updates: int = 0
+    update_count: int = 0
+    updates: list[ScrollUpdate] = msgspec.field(default_factory=list)
     #: Frames that presented a scroll update (the updates carrying Chrome's verdict), those its
     #: scroll jank v3 marked janky (``is_janky_scrolled_frame``), and their ratio.
     presented_frames: int = 0

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 
-from nodes.perf.model import MissingData, PerfData, ScrollStats
+from nodes.perf.model import MAX_SCROLL_UPDATES, MissingData, PerfData, ScrollStats, ScrollUpdate
 
 UPDATES = ("FIRST_GESTURE_SCROLL_UPDATE", "GESTURE_SCROLL_UPDATE", "INERTIAL_GESTURE_SCROLL_UPDATE")
 CAPTURE = ('Record with the categories "input", "benchmark", "latencyInfo", "input.scrolling", '
@@ -70,7 +70,7 @@ def scroll(ctx) -> ScrollStats | None:
     latencies: list[float] = []
     judged = janky = 0
     unended = 0
-    for name, _ts, dur, args in all_spans:
+    for name, ts, dur, args in all_spans:
         if name == "EventLatency":
             el = args.get("event_latency") or {}
             kind = el.get("event_type")
@@ -78,14 +78,19 @@ def scroll(ctx) -> ScrollStats | None:
                 out.scrolls += 1
             if kind not in UPDATES:
                 continue
-            out.updates += 1
+            out.update_count += 1
             if dur is None:
                 unended += 1
             else:
                 latencies.append(dur / 1000.0)
+            verdict = None
             if "is_janky_scrolled_frame" in el:  # the update a presented frame was judged by
+                verdict = bool(el["is_janky_scrolled_frame"])
                 judged += 1
-                janky += bool(el["is_janky_scrolled_frame"])
+                janky += verdict
+            if len(out.updates) < MAX_SCROLL_UPDATES:
+                out.updates.append(ScrollUpdate(start_ms=ctx.rel(ts), type=kind, janky=verdict,
+                                                latency_ms=round(dur / 1000.0, 3) if dur is not None else None))
         elif name == "ScrollJankV4":
             v4 = args.get("scroll_jank_v4") or {}
             if "is_janky" in v4:
@@ -103,7 +108,7 @@ def scroll(ctx) -> ScrollStats | None:
     out.frame_states = dict(sorted(out.frame_states.items(), key=lambda kv: -kv[1]))
     out.dropped_frames = out.frame_states.get("STATE_DROPPED", 0)
     out.partial_frames = out.frame_states.get("STATE_PRESENTED_PARTIAL", 0)
-    if not out.updates:
+    if not out.update_count:
         out.missing.append(MissingData(what="scroll updates", why="the trace has EventLatency spans but no scroll",
                                        capture=CAPTURE))
     if unended:
@@ -117,10 +122,10 @@ def scroll(ctx) -> ScrollStats | None:
 
 def summarize_scroll(s: ScrollStats | None) -> str:
     """One sentence with the numbers: janky scroll frames and input-to-frame latency."""
-    if s is None or not s.updates:
+    if s is None or not s.update_count:
         return "No scrolling in the trace: no EventLatency scroll updates."
     ratio = f" ({s.janky_ratio:.1%})" if s.janky_ratio is not None else ""
     lat = f"; input-to-frame latency p50 {s.latency_p50_ms:.1f} ms, p99 {s.latency_p99_ms:.1f} ms" if s.latency_p50_ms is not None else ""
     return (f"{s.janky_frames} of {s.presented_frames} scroll frames janky by Chrome's scroll jank v3{ratio}, "
-            f"{s.v4_janky_frames} of {s.v4_frames} by v4, over {s.updates} scroll updates in {s.scrolls} scroll(s)"
+            f"{s.v4_janky_frames} of {s.v4_frames} by v4, over {s.update_count} scroll updates in {s.scrolls} scroll(s)"
             f"{lat}; {s.dropped_frames} frame(s) dropped, {s.partial_frames} presented partially.")
