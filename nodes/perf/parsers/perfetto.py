@@ -11,7 +11,7 @@ packets into the shared :class:`~nodes.perf.model.PerfData`:
 * ``perfetto_track_event`` — SDK ``track_event`` with interned names per sequence;
 * ``perfetto_frames`` — SurfaceFlinger's frame timeline (an unknown field in this proto);
 * ``perfetto_system`` — process/thread names, memory and CPU counters, device facts;
-* ``perfetto_startup`` — Android launch markers → startup runs and phases;
+* ``perfetto_startup`` — the launched app's pids (its counters are kept; the startups are metrics');
 * ``perfetto_clock`` — every timestamp onto the trace clock.
 
 Not read (counted in ``meta`` so a report can say so): CPU callstack sampling
@@ -35,7 +35,7 @@ from nodes.perf.model import CapacityReached, PerfData
 from nodes.perf.parsers.perfetto_clock import BOOTTIME, ClockConverter
 from nodes.perf.parsers.perfetto_frames import FRAME_TIMELINE_FIELD, FrameTimelineState
 from nodes.perf.parsers.perfetto_ftrace import FtraceState
-from nodes.perf.parsers.perfetto_startup import find_startups
+from nodes.perf.parsers.perfetto_startup import launched_pids
 from nodes.perf.parsers.perfetto_stream import (
     DEFAULT_PACKET_LIMIT,
     GunzipStream,
@@ -186,7 +186,7 @@ class _TraceReader:
         async_slices = self.ftrace.async_slices + self.track_events.async_slices
         for a in async_slices:
             data.add_async_slice(a.pid, a.track or a.name, a.ts_ns / 1000.0, a.dur_ns / 1000.0, a.name)
-        focus = find_startups(data, async_slices)
+        focus = launched_pids(data, async_slices)
         self._counters(focus)
         self._meta(report, len(async_slices))
         for t in (self.first_ns, self.last_ns, self.ftrace.sched_first_ns, self.ftrace.sched_last_ns):
