@@ -25,7 +25,7 @@ from typing import Sequence
 from nodes.perf.errors import PerfDataError
 from nodes.perf.formats import load
 from nodes.perf.metrics import MAX_THREADS, compute
-from nodes.perf.model import AnalysisResult, Evidence, Finding, StartupStats, ThreadStat
+from nodes.perf.model import MAX_RESULT_STACKS, AnalysisResult, Evidence, Finding, StartupStats, ThreadStat
 
 from nodes.perf.units import SEVERITY_ORDER as _SEVERITY_ORDER
 
@@ -104,7 +104,7 @@ def merge(results: Sequence[AnalysisResult]) -> AnalysisResult:
     out.startup = _merge_startup([r.startup for r in results if r.startup is not None])
     out.findings.sort(key=lambda f: _SEVERITY_ORDER.get(f.severity, 9))
     out.stacks.sort(key=lambda s: -s.weight_ms)
-    out.stacks = out.stacks[:500]
+    out.stacks = out.stacks[:MAX_RESULT_STACKS]
     for section, has in (
         ("hot spots", lambda r: r.hotspots), ("threads", lambda r: r.threads),
         ("long tasks", lambda r: r.long_tasks), ("counters", lambda r: r.counters),

@@ -15,19 +15,19 @@ from collections import defaultdict
 import numpy as np
 
 from nodes.perf.units import ms, pct
-from nodes.perf.model import AnalysisResult, PerfData
+from nodes.perf.model import DEFAULT_BUDGET_MS, MAIN_THREAD_NAMES, AnalysisResult, PerfData
 
 LONG_TASK_MS = 50.0
-DEFAULT_BUDGET_MS = 1000.0 / 60.0
 TOP_HOTSPOTS = 30
 TOP_PER_THREAD = 10
 MAX_THREADS = 64
 MAX_FRAME_POINTS = 5000
-MAX_COUNTER_POINTS = 200
+#: Points per counter series in the result (the chart's resolution); the reader keeps up to
+#: model.MAX_COUNTER_POINTS.
+MAX_COUNTER_RESULT_POINTS = 200
 MAX_COUNTERS = 60
 MAX_PATHS = 200_000
 
-MAIN_THREAD_NAMES = ("CrRendererMain", "CrBrowserMain", "MainThread", "main", "ui", "UI Thread")
 ANDROID_FRAME = "Choreographer#doFrame"
 
 

@@ -5,7 +5,8 @@ app (:mod:`.scope`) — with the other processes summarised apart.
 Jank: with a frame timeline, a frame is janky when FrameTimeline marks it with a user-visible
 jank type (``perfetto_frames.USER_VISIBLE_JANK``) and ``jank_types`` counts every component of
 the marks; without one, a frame is janky when it is longer than the budget the data gives
-(expected frame durations, the vsync period) or 16.67 ms. The worst frames get a cause
+(expected frame durations, the vsync period) or one 60 Hz vsync (model.DEFAULT_BUDGET_MS).
+The worst frames get a cause
 (:mod:`.frame_causes`) and the longest slices that ran during them.
 """
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass, field
 
-from nodes.perf.model import PerfData, SchedIntervals
+from nodes.perf.model import MAX_COUNTER_POINTS, PerfData, SchedIntervals
 from nodes.perf.parsers.perfetto_binder import BinderState
 from nodes.perf.sched_state import SchedState, classify, from_raw, kernel_version
 
@@ -242,7 +242,7 @@ class FtraceState:
 
     def _counter(self, tgid: int, name: str, ts: int, value: float) -> None:
         pts = self.counters.setdefault((tgid, name), [])
-        if len(pts) < 20_000:
+        if len(pts) < MAX_COUNTER_POINTS:
             pts.append((ts, value))
 
     def _atrace_line(self, ts: int, tid: int, buf: str) -> None:

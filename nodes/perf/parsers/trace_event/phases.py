@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from nodes.perf.model import MAX_INSTANTS, PerfData, SliceColumns
+from nodes.perf.model import MAX_COUNTER_POINTS, MAX_INSTANTS, PerfData, SliceColumns
 from nodes.perf.parsers.trace_event.events import (
     ASYNC_PH,
     INSTANT_PH,
@@ -327,7 +327,7 @@ class EventSink:
                 series = f"{series} (pid {pid})"
                 self.counter_pid.setdefault(series, pid)
             pts = self.pd.counters.setdefault(series, [])
-            if len(pts) < 20_000:
+            if len(pts) < MAX_COUNTER_POINTS:
                 pts.append((ts, float(v)))
 
     def _async(self, e: Ev, ph: str, pid: int, tid: int, ts: float, name: str) -> None:
