@@ -112,7 +112,7 @@ def answer(text: str, analysis: Analysis | None, previous: Analysis | None = Non
     return f"{body}\n{head}"
 
 
-def answerable(text: str, analysis: Analysis | None, previous: Analysis | None = None) -> bool:
+def answerable(text: str, analysis: Analysis | None) -> bool:
     if intent(text) == "compare_previous":
         return bool(analysis)  # answered from the last two analyses (or: there is no previous one)
     return answer(text, analysis) is not None

@@ -104,13 +104,10 @@ class Context:
         self.sample_rows: list = []
         #: Set by threads.long_tasks: every long task, not only the 20 kept in the result.
         self.long_count: int | None = None
-        self.long_total_us: float = 0.0
-        self.frame_origin: str | None = None
         #: The app process the analysis is scoped to (metrics/scope.py), None when none is found.
         self.scope = None
         #: The user's ``--process`` choice (a name or a pid), if any.
         self.process: str | None = None
-        self.chrome_frame_thread: tuple[int, int] | None = None
 
     def path_count(self) -> int:
         """Paths held so far, slices' and samples' (bounded by MAX_PATHS)."""

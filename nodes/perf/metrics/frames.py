@@ -113,7 +113,6 @@ def frames(ctx) -> FrameStats | None:
         for q in (50, 90, 99):
             setattr(fs, f"p{q}_ms", rep.get(f"p{q}"))
         return fs
-    ctx.frame_origin = origin
     if not frames:
         return fs  # the app drew none: count 0, the others apart, and ``missing`` says so
     frames.sort(key=lambda f: f.ts_us)
@@ -306,7 +305,6 @@ def chrome_frames(ctx) -> list[Frame]:
         if start is not None:
             out.append(Frame(ts_us=float(start), dur_us=float(t - start), pid=key[0], tid=key[1]))
         prev = t
-    ctx.chrome_frame_thread = key
     return out
 
 

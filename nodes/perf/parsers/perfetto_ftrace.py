@@ -71,7 +71,6 @@ class FtraceState:
         self.name_list: list[str] = []
         self.prints = 0
         self.print_failures = 0
-        self.zero_events = 0
         self.switches = 0
         self.compact_switches = 0
         self.wakings = 0
@@ -230,7 +229,6 @@ class FtraceState:
 
     def _zero(self, ts: int, tid: int, z) -> None:
         """Kernel ``systrace/0`` events: atrace in a kernel tracepoint (flag bits B=1, E=2, C=4)."""
-        self.zero_events += 1
         tgid = z.pid or tid
         if z.flag & 1:
             self.tgid_of.setdefault(tid, tgid)

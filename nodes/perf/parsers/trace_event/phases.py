@@ -155,7 +155,7 @@ class EventSink:
 
     def _careful(self, e: Ev) -> None:
         if e.ph != "X":
-            self._other(e, careful=True)
+            self._other(e)
             return
         norm = self._normalize_x(e)
         if norm is None:
@@ -188,7 +188,7 @@ class EventSink:
         name = e.name if e.name.__class__ is str else name_of(e.name)
         return ts, dur, pid, tid, name
 
-    def _other(self, e: Ev, careful: bool = False) -> None:
+    def _other(self, e: Ev) -> None:
         ph = e.ph
         if ph == "M":
             self._meta(e)
@@ -226,9 +226,9 @@ class EventSink:
         elif ph == "C":
             self._counter(e, pid, ts, name)
         elif ph in ASYNC_PH:
-            self._async(e, ph, pid, tid, ts, name)
+            self._async(e, ph, pid, ts, name)
         elif ph == "P":
-            self._profile(e, pid, tid, ts, name)
+            self._profile(e, pid, tid, name)
 
 
     def _slice(self, pid: int, tid: int, ts: float, dur: float, name: str) -> None:
@@ -330,7 +330,7 @@ class EventSink:
             if len(pts) < MAX_COUNTER_POINTS:
                 pts.append((ts, float(v)))
 
-    def _async(self, e: Ev, ph: str, pid: int, tid: int, ts: float, name: str) -> None:
+    def _async(self, e: Ev, ph: str, pid: int, ts: float, name: str) -> None:
         ident = e.id if e.id is not None else e.id2
         if isinstance(ident, dict):
             ident = tuple(sorted((str(k), str(v)) for k, v in ident.items()))
@@ -344,7 +344,7 @@ class EventSink:
             return
         self.async_events.append((ts, len(self.async_events), ph == "b" or ph == "S", key, name, pid, cat))
 
-    def _profile(self, e: Ev, pid: int, tid: int, ts: float, name: str) -> None:
+    def _profile(self, e: Ev, pid: int, tid: int, name: str) -> None:
         if name not in ("Profile", "ProfileChunk"):
             return
         args = self._args(e)
