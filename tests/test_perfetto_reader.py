@@ -508,3 +508,22 @@ def test_streamer_reads_in_bounded_chunks_not_the_whole_file():
     sizes = [len(p) for p in iter_packets(f, report)]
     assert report.packets == 3000 and sum(sizes) < len(raw)
     assert f.largest_read <= 1 << 20
+
+
+def test_events_the_reader_leaves_out_become_warnings(tmp_path):
+    """A drop is never silent (issue 26 item 11): an unreadable atrace line, a FrameEnd with no
+    start and a legacy track event off any thread track each reach ``warnings``."""
+    b = TraceProtoBuilder()
+    _prints(b, 0, [(1000, 7, "B|notapid|x"), (2000, 7, "Z|7|what")])
+    _frame_packet(b, 5000, "frame_end", cookie=99)
+    pkt = b.add_packet()
+    pkt.trusted_packet_sequence_id = SEQ
+    pkt.timestamp = 6000
+    pkt.track_event.type = 0  # TYPE_UNSPECIFIED: a legacy event
+    pkt.track_event.name = "legacy"
+    pkt.track_event.legacy_event.phase = ord("I")
+    data = perfetto.parse(_write(tmp_path, b))
+    text = "\n".join(data.warnings)
+    assert "2 atrace print lines could not be read" in text
+    assert "1 frame timeline events had no partner" in text
+    assert "1 legacy track events were not on a thread's track" in text
