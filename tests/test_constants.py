@@ -35,8 +35,10 @@ def test_no_second_literal_copy(what, pattern, home):
 
 
 def test_the_names_are_the_models():
-    assert common.DEFAULT_BUDGET_MS is model.DEFAULT_BUDGET_MS == 1000.0 / 60.0
-    assert common.MAIN_THREAD_NAMES is model.MAIN_THREAD_NAMES is perfetto_track_event.MAIN_THREAD_NAMES
+    from nodes.perf.metrics import DEFAULT_BUDGET_MS, threads
+
+    assert DEFAULT_BUDGET_MS is model.DEFAULT_BUDGET_MS == 1000.0 / 60.0
+    assert threads.MAIN_THREAD_NAMES is model.MAIN_THREAD_NAMES is perfetto_track_event.MAIN_THREAD_NAMES
     assert model.FrameStats(count=0).budget_ms == model.DEFAULT_BUDGET_MS
     # two different facts, two names: points kept per series, points per series in the result
     assert model.MAX_COUNTER_POINTS == 20_000 and common.MAX_COUNTER_RESULT_POINTS == 200

@@ -21,14 +21,13 @@ import os
 from nodes.perf import findings  # a module, not its names: findings imports metrics.common
 from nodes.perf.metrics import counters, frames, hotspots, scope, startup, threads, web
 from nodes.perf.metrics.common import (
-    DEFAULT_BUDGET_MS,
     LONG_TASK_MS,
     MAX_THREADS,
     TOP_HOTSPOTS,
     Context,
     shown_path,
 )
-from nodes.perf.model import AnalysisResult, PerfData
+from nodes.perf.model import DEFAULT_BUDGET_MS, AnalysisResult, PerfData
 
 __all__ = ["compute", "shown_path", "Context", "MAX_THREADS", "LONG_TASK_MS", "DEFAULT_BUDGET_MS", "TOP_HOTSPOTS"]
 

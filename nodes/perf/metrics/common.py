@@ -15,7 +15,7 @@ from collections import defaultdict
 import numpy as np
 
 from nodes.perf.units import ms, pct
-from nodes.perf.model import DEFAULT_BUDGET_MS, MAIN_THREAD_NAMES, AnalysisResult, PerfData
+from nodes.perf.model import AnalysisResult, PerfData
 
 LONG_TASK_MS = 50.0
 TOP_HOTSPOTS = 30

@@ -20,8 +20,8 @@ from statistics import median
 import numpy as np
 
 from nodes.perf.metrics import frame_causes
-from nodes.perf.metrics.common import ANDROID_FRAME, DEFAULT_BUDGET_MS, MAX_FRAME_POINTS, _ms, _q
-from nodes.perf.model import Frame, FrameStats, MissingData, OtherProcessFrames, WorstFrame
+from nodes.perf.metrics.common import ANDROID_FRAME, MAX_FRAME_POINTS, _ms, _q
+from nodes.perf.model import DEFAULT_BUDGET_MS, Frame, FrameStats, MissingData, OtherProcessFrames, WorstFrame
 from nodes.perf.parsers.perfetto_frames import jank_components
 
 

@@ -9,8 +9,8 @@ from typing import Iterable
 
 import numpy as np
 
-from nodes.perf.metrics.common import ANDROID_FRAME, LONG_TASK_MS, MAIN_THREAD_NAMES, MAX_THREADS, _ms
-from nodes.perf.model import LongTask, ThreadStat
+from nodes.perf.metrics.common import ANDROID_FRAME, LONG_TASK_MS, MAX_THREADS, _ms
+from nodes.perf.model import MAIN_THREAD_NAMES, LongTask, ThreadStat
 
 
 def thread_busy_us(ctx, key: tuple[int, int]) -> float:
