@@ -209,7 +209,7 @@ _IT = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \| ( *)(\S+)")
 def test_importtime_committed_log():
     log = DATA / "importtime-json-csv-argparse.log"
     rows = [(m.group(4), int(m.group(1)), int(m.group(2)), len(m.group(3)) // 2) for m in _IT.finditer(log.read_text())]
-    pd = importtime.parse(str(log))
+    pd = importtime.parse_with(str(log), search_path=sys.path)
     assert [(i.module, i.self_us, i.cumulative_us, i.depth) for i in pd.imports] == rows
     top = sum(c for _, _, c, d in rows if d == 0)
     assert pd.stats["import total"] == pytest.approx(top / 1000.0)
@@ -269,3 +269,21 @@ def test_importtime_uses_the_collectors_search_path_line(tmp_path):
     )
     pd = importtime.parse(str(log))
     assert pd.imports[0].file == str(app / "helpers.py")
+
+
+def test_importtime_looks_modules_up_on_the_path_passed_in_only(tmp_path, monkeypatch):
+    """Not on PerfScout's own sys.path or current directory (issue 26 item 9): a module of the
+    current directory is not found unless the caller passes a path that holds it."""
+    here = tmp_path / "cwd"
+    here.mkdir()
+    (here / "localmod.py").write_text("")
+    log = tmp_path / "it.log"
+    log.write_text("import time: self [us] | cumulative | imported package\n"
+                   "import time:        10 |         10 | localmod\n"
+                   "import time:        20 |         20 | json\n")
+    monkeypatch.chdir(here)
+    monkeypatch.syspath_prepend(str(here))
+    files = {i.module: i.file for i in importtime.parse(str(log)).imports}
+    assert files == {"localmod": None, "json": None}
+    files = {i.module: i.file for i in importtime.parse_with(str(log), search_path=[str(here)]).imports}
+    assert files["localmod"] == str(here / "localmod.py") and files["json"] is None

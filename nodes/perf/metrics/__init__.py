@@ -32,11 +32,13 @@ from nodes.perf.model import DEFAULT_BUDGET_MS, AnalysisResult, PerfData
 __all__ = ["compute", "shown_path", "Context", "MAX_THREADS", "LONG_TASK_MS", "DEFAULT_BUDGET_MS", "TOP_HOTSPOTS"]
 
 
-def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None) -> AnalysisResult:
+def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None, root: str | None = None) -> AnalysisResult:
     """The analysis of one reader's output; ``process`` (a name or pid) names the app the
-    analysis is about, overriding the rules of :mod:`.scope`."""
+    analysis is about, overriding the rules of :mod:`.scope`; ``root`` (the workspace) is what
+    findings show file paths relative to."""
     ctx = Context(pd, top)
     ctx.process = process
+    ctx.root = root
     res = ctx.res
     res.duration_ms = round(pd.duration_us / 1000.0, 3)
     res.stats = dict(pd.stats)

@@ -45,15 +45,16 @@ _fms = ms
 _fpct = pct
 
 
-def shown_path(path: str, root: str | None = None) -> str:
-    """A path as a person reads it in a finding: relative to ``root`` (the current directory)
-    when it lies inside it, else as given. Hotspot.file keeps the absolute path: the attributor
-    opens it."""
-    if not path or not os.path.isabs(path):
+def shown_path(path: str, root: str | None) -> str:
+    """A path as a person reads it in a finding: relative to ``root`` (the workspace the caller
+    passed in) when it lies inside it, else as given — never relative to the process's current
+    directory, so the same analysis reads the same wherever it runs. Hotspot.file keeps the
+    absolute path: the attributor opens it."""
+    if not path or not root or not os.path.isabs(path):
         return path
     try:
-        rel = os.path.relpath(path, root or os.getcwd())
-    except (ValueError, OSError):  # another drive; the cwd was deleted
+        rel = os.path.relpath(path, root)
+    except ValueError:  # another drive
         return path
     return path if rel == ".." or rel.startswith(".." + os.sep) else rel
 
@@ -108,6 +109,8 @@ class Context:
         self.scope = None
         #: The user's ``--process`` choice (a name or a pid), if any.
         self.process: str | None = None
+        #: The workspace findings show paths relative to (None: paths as the data gives them).
+        self.root: str | None = None
 
     def path_count(self) -> int:
         """Paths held so far, slices' and samples' (bounded by MAX_PATHS)."""
