@@ -26,6 +26,7 @@ def _sources():
     ("a counter's point cap", r"len\(pts\)\s*<\s*[0-9_]{3,}", None),
     ("the 60 Hz budget in ns", r"16_?666_?667", None),
     ("the counter point cap", r"POINTS\s*=\s*20_?000\b", "nodes/perf/model.py"),
+    ("ActivityManager's launch slice prefix", r"[\"']launching: ?[\"']", "nodes/perf/android_package.py"),
     ("the result's stack cap", r"stacks\[:\d+\]", None),
     ("the main-thread names", r"""["']Cr(Browser|Renderer)Main["']\s*,\s*["']Cr(Browser|Renderer)Main""", "nodes/perf/model.py"),
 ])

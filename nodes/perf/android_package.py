@@ -10,6 +10,16 @@ list, so the GLOB is the rule.
 
 from __future__ import annotations
 
+#: ActivityManager's async slice for a launch: ``launching: <package>``.
+LAUNCHING = "launching: "
+
+
+def launched_package(slice_name: str) -> str | None:
+    """The package a ``launching: <package>`` slice launched; None for any other name."""
+    if not slice_name.startswith(LAUNCHING):
+        return None
+    return slice_name[len(LAUNCHING):].strip() or None
+
 
 def app_pids(processes: dict[int, str], package: str) -> list[int]:
     """The pids whose process name starts with ``package`` (GLOB ``package*``), in pid order;

@@ -56,10 +56,9 @@ from nodes.perf.model import (
     StartupPhase,
     StartupRun,
 )
-from nodes.perf.android_package import app_pids
+from nodes.perf.android_package import LAUNCHING, app_pids
 from nodes.perf.sched_state import SchedState
 
-LAUNCHING = "launching: "
 LAUNCHING_ACTIVITY = "launchingActivity#"
 INTENT_STARTED = "MetricsLogger:launchObserverNotifyIntentStarted"
 LAUNCH_FINISHED = "MetricsLogger:launchObserverNotifyActivityLaunchFinished"

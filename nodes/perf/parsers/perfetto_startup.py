@@ -11,20 +11,19 @@ nodes/perf/metrics/android_startup.py from the slices the reader wrote.
 
 from __future__ import annotations
 
-from nodes.perf.android_package import app_pids
+from nodes.perf.android_package import LAUNCHING, app_pids, launched_package
 from nodes.perf.model import PerfData
 from nodes.perf.parsers.perfetto_ftrace import AsyncSlice
 
-LAUNCH_PREFIX = "launching: "
 
 
 def launched_pids(data: PerfData, async_slices: list[AsyncSlice]) -> list[int]:
     """The pids of the packages the ``launching:`` slices launched, first launch first; the first
     package is noted in ``meta["startup_package"]``, and a package with no process is a warning."""
-    launches = sorted((a for a in async_slices if a.name.startswith(LAUNCH_PREFIX)), key=lambda a: a.ts_ns)
+    launches = sorted((a for a in async_slices if a.name.startswith(LAUNCHING)), key=lambda a: a.ts_ns)
     pids: list[int] = []
     for launch in launches:
-        package = launch.name[len(LAUNCH_PREFIX):].strip()
+        package = launched_package(launch.name) or ""
         found = app_pids(data.processes, package)
         if not found:
             data.warn(f"launch of {package}: no process of that name in the trace; phases unknown")
