@@ -83,7 +83,8 @@ def test_atrace_sched_states_and_newer_markers(tmp_path):
         "             app-42    ( 42) [000] ...1  100.003000: tracing_mark_write: G|42|net|fetch|7",
         "             app-42    ( 42) [000] ...1  100.004000: tracing_mark_write: E|42",
         "             app-42    ( 42) [000] d..3  100.010000: sched_switch: prev_comm=app prev_pid=42 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120",
-        "          <idle>-0     [000] d..3  100.015000: sched_wakeup: comm=app pid=42 prio=120 target_cpu=000",
+        "          <idle>-0     [000] d..3  100.012000: sched_wakeup: comm=app pid=42 prio=120 target_cpu=000",
+        "          <idle>-0     [000] d..3  100.015000: sched_waking: comm=app pid=42 prio=120 target_cpu=000",
         "          <idle>-0     [000] d..3  100.020000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=app next_pid=42 next_prio=120",
         "             app-42    ( 42) [000] ...1  100.021000: tracing_mark_write: H|42|net|7",
         "             app-42    ( 42) [000] ...1  100.030000: tracing_mark_write: C|42|queue|5",
@@ -93,6 +94,7 @@ def test_atrace_sched_states_and_newer_markers(tmp_path):
     pd = atrace.parse(str(p))
     st = pd.thread_states[(42, 42)]
     assert st["running"] == pytest.approx(10_000 + 10_000)  # 100.000–100.010, then 100.020–100.030
+    # runnable from sched_waking (100.015), not sched_wakeup (100.012): trace_processor's rule
     assert st["sleeping"] == pytest.approx(5_000) and st["runnable"] == pytest.approx(5_000)
     spans = {pd.strings[n]: d for cols in pd.async_slices.values() for d, n in zip(cols.dur, cols.name)}
     assert spans["fetch"] == pytest.approx(18_000)
