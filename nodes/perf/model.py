@@ -32,9 +32,15 @@ from nodes.perf.result import Result
 # Reader side: PerfData
 # ======================================================================================
 
-#: At most this many instant events and counter points are kept per trace (bounded memory).
+#: At most this many instant events are kept per trace, and points per counter series, by
+#: every reader (bounded memory).
 MAX_INSTANTS = 50_000
 MAX_COUNTER_POINTS = 20_000
+#: A frame's budget when the data gives none: one 60 Hz vsync.
+DEFAULT_BUDGET_MS = 1000.0 / 60.0
+#: Thread names that make a thread its process's main thread where pid == tid does not say it:
+#: Chrome's browser, renderer and GPU main threads, Python's ``MainThread``, UI toolkits'.
+MAIN_THREAD_NAMES = ("CrRendererMain", "CrBrowserMain", "CrGpuMain", "MainThread", "main", "ui", "UI Thread")
 
 
 class CapacityReached(Exception):
@@ -660,7 +666,7 @@ class FrameStats(Result, kw_only=True):
     fps: float | None = None
     jank_count: int = 0
     jank_ratio: float | None = None
-    budget_ms: float = 16.67
+    budget_ms: float = DEFAULT_BUDGET_MS
     #: Where the budget came from: "expected frames", "vsync period", "default".
     budget_source: str = "default"
     p50_ms: float | None = None

@@ -26,23 +26,24 @@ import os
 from nodes.perf import findings  # a module, not its names: findings imports metrics.common
 from nodes.perf.metrics import blocking, counters, cpu, frames, hotspots, memory, power, scope, scroll, startup, threads, web
 from nodes.perf.metrics.common import (
-    DEFAULT_BUDGET_MS,
     LONG_TASK_MS,
     MAX_THREADS,
     TOP_HOTSPOTS,
     Context,
     shown_path,
 )
-from nodes.perf.model import AnalysisResult, PerfData
+from nodes.perf.model import DEFAULT_BUDGET_MS, AnalysisResult, PerfData
 
 __all__ = ["compute", "shown_path", "Context", "MAX_THREADS", "LONG_TASK_MS", "DEFAULT_BUDGET_MS", "TOP_HOTSPOTS"]
 
 
-def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None) -> AnalysisResult:
+def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None, root: str | None = None) -> AnalysisResult:
     """The analysis of one reader's output; ``process`` (a name or pid) names the app the
-    analysis is about, overriding the rules of :mod:`.scope`."""
+    analysis is about, overriding the rules of :mod:`.scope`; ``root`` (the workspace) is what
+    findings show file paths relative to."""
     ctx = Context(pd, top)
     ctx.process = process
+    ctx.root = root
     res = ctx.res
     res.duration_ms = round(pd.duration_us / 1000.0, 3)
     res.stats = dict(pd.stats)
