@@ -471,6 +471,15 @@ class ReportView:
             d["long_tasks"] = [t.model_dump() for t in a.long_tasks[:8]]
         return d
 
+    def lens_sections(self):
+        """The lens sections the data has (nodes/report/lens_sections.py), built once for both
+        renderers: the question's lens first when the view has one."""
+        if not hasattr(self, "_lens_sections"):
+            from nodes.report.lens_sections import lead_with, lens_sections
+
+            self._lens_sections = lead_with(lens_sections(self.analysis), getattr(self, "lens", None))
+        return self._lens_sections
+
 
 #: What the hot spot shares of each profile kind are shares of (a trace's slices: none here).
 _BASE_LABEL = {"sample": "sampled", "call": "profiled", "import": "import time"}
