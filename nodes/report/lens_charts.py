@@ -42,7 +42,7 @@ def bars(kind: str, title: str, rows: Sequence[tuple[str, Sequence[tuple[float, 
             parts.append(rect(sx(x), y + 4, sx(x + value) - sx(x), row - 8, cls, tip, value))
             marks += 1
             x += value
-        parts.append(text(sx(x) + 5, y + row / 2 + 4, f"{x:,.4g}", "tick"))
+        parts.append(text(sx(x) + 5, y + row / 2 + 4, f"{x:,.0f}" if x >= 100 else f"{x:.3g}", "tick"))
     parts.append(x_axis(sx, top + row * len(rows) + 2, 0, vmax * 1.05, unit, 6))
     parts.append("</svg>")
     return Chart(kind, title, "".join(parts), note, marks)
@@ -55,7 +55,8 @@ def lines_over_time(kind: str, title: str, curves: Sequence[tuple[str, Sequence[
     curves = [(n, list(p)) for n, p in curves if len(p) >= 1][:LENS_CHART_LINES]
     if not curves:
         return None
-    H, left, right, top, bottom = 220, 60, 16, 24, 58
+    rows = (min(len(curves), LENS_CHART_LINES) + 2) // 3
+    H, left, right, top, bottom = 210 + 16 * rows, 60, 16, 24, 44 + 16 * rows
     ts = [t for _, p in curves for t, _ in p] + [t for t, _, _ in events]
     t0, t1 = min(ts), max(ts)
     vmax = max(v for _, p in curves for _, v in p)
@@ -72,7 +73,7 @@ def lines_over_time(kind: str, title: str, curves: Sequence[tuple[str, Sequence[
                      f"<title>{esc(f'{name}: peak {peak:,.4g} {unit}')}</title></polyline>")
         marks += 1
         lx = left + (i % 3) * ((WIDTH - left - right) / 3)
-        ly = H - 12 if i < 3 else H - 1
+        ly = H - bottom + 44 + 16 * (i // 3)
         parts.append(f'<line x1="{lx:.1f}" y1="{ly - 4:.1f}" x2="{lx + 14:.1f}" y2="{ly - 4:.1f}" class="series" style="{esc(colour)}"/>')
         parts.append(text(lx + 18, ly, fit_label(name, (WIDTH - left - right) / 3 - 22) or name[:3], "tick"))
     base = sy(0.0)

@@ -203,7 +203,7 @@ def memory_section(m: MemoryStats | None) -> LensSection | None:
     heap = [(f"{p.name} ({p.pid})", x.samples) for p in m.processes for x in p.series
             if x.name.startswith("Heap size") and len(x.samples) >= 2]
     hchart = lens_charts.lines_over_time("memory-heap", "Java heap over time", heap, "KB",
-                                         "The app's Heap size (KB) counter over time; purple ticks: its GCs.", gcs) if heap else None
+                                         "Heap size (KB) of each process that logs it, over time; purple ticks: the app's GCs.", gcs) if heap else None
     s.charts = [c for c in (chart, hchart) if c]
     return s
 
