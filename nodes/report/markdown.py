@@ -97,7 +97,6 @@ def render_markdown(v: ReportView) -> str:
         out.append("")
     elif v.narrative_note:
         out += [f"_{v.narrative_note}_", ""]
-
     for sec in v.lens_sections():  # the question's lens section opens the report's data
         if sec.lens == _asked_lens(v):
             out += _lens_section(v, sec)
