@@ -21,6 +21,8 @@ from nodes.report.view import build_view
 
 DATA = Path(__file__).parent / "data"
 SVG = "{http://www.w3.org/2000/svg}"
+TITLES = {"cpu": "CPU by process and thread", "power": "Energy by category and rail", "memory": "Memory over time",
+          "blocking": "What the main thread waited on", "scroll": "Scrolling: Chrome's verdicts and latency"}
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +67,7 @@ def test_sections_appear_only_with_their_data(reports):
         a, _js, md, html = reports[name]
         got = {s.lens for s in lens_sections(a)}
         assert got == want, name
-        for lens, title in [("cpu", "CPU"), ("power", "Power"), ("memory", "Memory"), ("blocking", "Blocking"),
-                            ("scroll", "Scrolling")]:
+        for lens, title in TITLES.items():
             assert (f"\n## {title}\n" in md) == (lens in want), (name, lens)
             assert (html_section(html, lens) is not None) == (lens in want), (name, lens)
 
@@ -198,7 +199,7 @@ def test_the_questions_lens_section_comes_first(reports, tmp_path):
     v.lens = "memory"  # the lens branch's ReportView field
     files = write_report(v, tmp_path)
     md, html = Path(files["markdown"]).read_text(), Path(files["html"]).read_text()
-    assert md.index("\n## Memory\n") < md.index("\n## CPU\n") < md.index("\n## Power\n")
+    heads = [md.index(f"\n## {TITLES[k]}\n") for k in ("memory", "cpu", "power", "blocking")]
+    assert heads == sorted(heads)
     assert html.index('id="lens-memory"') < html.index('id="lens-cpu"')
-    if "## What to look at first" in md:
-        assert md.index("\n## Memory\n") < md.index("## What to look at first")
+    assert heads[0] < md.index("## What to look at first")  # before the findings, after the answer

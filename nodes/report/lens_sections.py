@@ -40,7 +40,8 @@ class LensTable:
 class LensSection:
     #: The lens it answers (graph.enums.Lens value on the lens branch: cpu, power, …).
     lens: str
-    #: Anchor id in the HTML page and the heading.
+    #: Anchor id in the HTML page, and the heading (not the lens's own title: the lens answer of
+    #: the lens branch heads its section with that one, this one shows the data under it).
     id: str
     title: str
     #: The metric module's own sentence with the numbers (summarize_*).
@@ -84,7 +85,7 @@ def cpu_section(c: CpuStats | None) -> LensSection | None:
     if c is None or not (c.processes or c.threads or c.cpus):
         return None
     procs, threads = c.processes[:LENS_TABLE_ROWS], c.threads[:LENS_TABLE_ROWS]
-    s = LensSection("cpu", "lens-cpu", "CPU", summarize_cpu(c), missing=_missing(c.missing), sources=("threads",))
+    s = LensSection("cpu", "lens-cpu", "CPU by process and thread", summarize_cpu(c), missing=_missing(c.missing), sources=("threads",))
     cpus = f" on {c.cpu_count} CPUs" if c.cpu_count else ""
     if procs:
         s.tables.append(LensTable(["process", "pid", "running", "runnable", "share of window", "share of CPUs"],
@@ -123,7 +124,7 @@ def _uws(v: float | None) -> str:
 def power_section(p: PowerStats | None) -> LensSection | None:
     if p is None or not p.windows:
         return None
-    s = LensSection("power", "lens-power", "Power", summarize_power(p), missing=_missing(p.missing), sources=("counters",))
+    s = LensSection("power", "lens-power", "Energy by category and rail", summarize_power(p), missing=_missing(p.missing), sources=("counters",))
     for w in p.windows[:LENS_TABLE_ROWS]:
         what = "the whole trace" if w.name == "trace" else w.name
         head = f"{what}: {_ms(w.dur_ms)} from {_ms(w.start_ms)}, {_uws(w.energy_uws)}, {fmt.num(w.power_uw, 0)} µW"
@@ -169,7 +170,7 @@ def _curve(proc):
 def memory_section(m: MemoryStats | None) -> LensSection | None:
     if m is None or not (m.processes or m.lmk_kills):
         return None
-    s = LensSection("memory", "lens-memory", "Memory", summarize_memory(m), missing=_missing(m.missing), sources=("counters",))
+    s = LensSection("memory", "lens-memory", "Memory over time", summarize_memory(m), missing=_missing(m.missing), sources=("counters",))
     rows = []
     for p in m.processes[:LENS_TABLE_ROWS]:
         main = _main_series(p)
@@ -230,7 +231,7 @@ _BLOCK_CLASS = {"binder": "accent", "lock": "bad", "D (IO)": "first", "D": "task
 def blocking_section(b: BlockingStats | None) -> LensSection | None:
     if b is None or not (b.binder or b.locks or b.d_state or b.other_locks or b.binder_calls or b.lock_waits or b.d_ms):
         return None
-    s = LensSection("blocking", "lens-blocking", "Blocking", summarize_blocking(b), missing=_missing(b.missing),
+    s = LensSection("blocking", "lens-blocking", "What the main thread waited on", summarize_blocking(b), missing=_missing(b.missing),
                     sources=("threads",))
     s.tables.append(LensTable(["thread", "binder calls", "binder", "lock waits", "locks", "D", "of it IO"],
                               [[b.thread or "–", str(b.binder_calls), _ms(b.binder_ms), str(b.lock_waits), _ms(b.lock_ms),
@@ -264,7 +265,7 @@ def blocking_section(b: BlockingStats | None) -> LensSection | None:
 def scroll_section(sc: ScrollStats | None) -> LensSection | None:
     if sc is None or not sc.update_count:
         return None
-    s = LensSection("scroll", "lens-scroll", "Scrolling", summarize_scroll(sc), missing=_missing(sc.missing),
+    s = LensSection("scroll", "lens-scroll", "Scrolling: Chrome's verdicts and latency", summarize_scroll(sc), missing=_missing(sc.missing),
                     sources=("frames",))
     s.tables.append(LensTable(["metric", "value"], [
         ["scrolls", str(sc.scrolls)], ["scroll updates", str(sc.update_count)],
