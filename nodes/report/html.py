@@ -117,8 +117,11 @@ def _attribution_cell(v: ReportView, a: dict[str, Any] | None) -> str:
 
 
 def _lens_section(v: ReportView, s) -> str:
-    """One lens section (nodes/report/lens_sections.py): sentence, charts, tables, what is missing."""
-    parts = [f'<section id="{esc(s.id)}" data-lens="{esc(s.lens)}"><h2>{esc(s.title)}</h2><p>{esc(s.sentence)}</p>']
+    """One lens section (nodes/report/lens_sections.py): sentence (unless it is the question's lens,
+    whose answer above said it), charts, tables, what is missing."""
+    said = s.lens == getattr(v, "lens", None)
+    parts = [f'<section id="{esc(s.id)}" data-lens="{esc(s.lens)}"><h2>{esc(s.title)}</h2>'
+             + ("" if said else f"<p>{esc(s.sentence)}</p>")]
     parts += [_figure(v, c, *s.sources) for c in s.charts]
     for t in s.tables:
         if t.title:

@@ -65,8 +65,9 @@ def _text_histogram(durs: list[float], budget: float, width: int = 40) -> str:
 
 
 def _lens_section(v: ReportView, s) -> list[str]:
-    """One lens section (nodes/report/lens_sections.py): its sentence, its tables, what is missing."""
-    out = [f"## {cell(s.title)}", "", cell(s.sentence), ""]
+    """One lens section (nodes/report/lens_sections.py): its sentence (unless it is the question's
+    lens, whose answer above said it), its tables, what is missing."""
+    out = [f"## {cell(s.title)}", ""] + ([cell(s.sentence), ""] if s.lens != _asked_lens(v) else [])
     for t in s.tables:
         if t.title:
             out += [f"**{cell(t.title)}**", ""]
