@@ -203,3 +203,28 @@ def test_the_questions_lens_section_comes_first(reports, tmp_path):
     assert heads == sorted(heads)
     assert html.index('id="lens-memory"') < html.index('id="lens-cpu"')
     assert heads[0] < md.index("## What to look at first")  # before the findings, after the answer
+
+
+def test_memory_chart_marks_kills_and_the_apps_gcs(reports, tmp_path):
+    """Kills and GCs as ticks on the time axis: the real GC's start kept by the metric (api24's
+    one GC), and a result with a kill and several GCs of the app."""
+    from nodes.perf.model import GcSummary, LmkKill, MemoryProcess, MemorySeries, MemoryStats
+
+    gc_procs = [p for p in reports["api24"][0].memory.processes if p.gc]
+    assert gc_procs and all(len(p.gc.starts_ms) == p.gc.count for p in gc_procs)
+    assert all("starts_ms" not in (p["gc"] or {}) for p in reports["api24"][1]["memory"]["processes"])
+
+    def proc(pid, name, gcs):
+        ser = MemorySeries(name="mem.rss", label=f"{name} ({pid}): mem.rss", start=10.0, peak=30.0, end=20.0, growth=10.0,
+                           peak_ms=5.0, points=3, samples=[(0.0, 10.0), (5.0, 30.0), (9.0, 20.0)])
+        gc = GcSummary(count=len(gcs), total_ms=3.0, max_ms=1.0, starts_ms=gcs) if gcs else None
+        return MemoryProcess(pid=pid, name=name, rss_max_mb=30.0, series=[ser], gc=gc)
+
+    m = MemoryStats(processes=[proc(1, "app", [1.0, 2.0, 3.0]), proc(2, "other", [4.0])],
+                    lmk_kills=[LmkKill(ts_ms=8.0, pid=2, process="other")])
+    a = AnalysisResult(format="synthetic", source="m.trace", duration_ms=10.0, memory=m)
+    html = Path(write_report(build_view(a), tmp_path)["html"]).read_text()
+    (chart,) = svgs(html_section(html, "memory"), "memory-rss")
+    assert len(marks(chart, "polyline")) == 2
+    assert [float(r.get("data-v")) for r in marks(chart, "rect", "bad")] == [8.0]
+    assert [float(r.get("data-v")) for r in marks(chart, "rect", "task")] == [1.0, 2.0, 3.0]  # the app's only
