@@ -90,6 +90,24 @@ class RunGate(str, Enum):
     FORBIDDEN = "forbidden"
 
 
+class Permission(str, Enum):
+    """What a run stage may do with the program it would start (graph/permission.py ``decide``)."""
+
+    #: Run it: this turn's ``allow_run`` for the user's own program, or the user's confirmation
+    #: of that exact proposed argv.
+    RUN = "run"
+    #: Run it: running is off this turn, but the settings' allowlist names exactly this program.
+    ALLOWLISTED = "allowlisted"
+    #: Ask the user to confirm the exact argv the message proposed.
+    CONFIRM = "confirm"
+    #: The user's own program, and running is off: refused, saying how to allow it.
+    REFUSED = "refused"
+    #: A proposal of a shape never run from a message, confirmed or not.
+    REFUSED_SHAPE = "refused_shape"
+    #: A proposal the user declined.
+    DECLINED = "declined"
+
+
 class CollectionKind(str, Enum):
     """What produced a ``collected`` payload (graph/payloads.py)."""
 

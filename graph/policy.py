@@ -23,17 +23,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
-from graph.enums import (
-    RETRYABLE_KINDS,
-    Confirmation,
-    ErrorKind,
-    NextStep,
-    Node,
-    Route,
-    RunGate,
-    TargetOrigin,
-)
+from graph.enums import RETRYABLE_KINDS, ErrorKind, NextStep, Node, Permission, Route, RunGate
 from graph.payloads import DEFAULT_RETRY_BUDGET, DEFAULT_STEP_BUDGET
+from graph.permission import decide, needs_permission, run_gate
 from graph.stages import ASKING_NODES, ROUTE_START, STAGES
 
 #: The same node (and task) this many times in one turn is a loop, not progress.
@@ -137,21 +129,6 @@ def _retry_budget(state: Mapping[str, Any]) -> int:
     return int(rb) if rb is not None else DEFAULT_RETRY_BUDGET
 
 
-def run_gate(request: Mapping[str, Any] | None) -> RunGate:
-    """The permission fact of a run request (graph.state.RunRequest): who named the command,
-    whether its shape is refused, whether the user confirmed it. No request: the user's own."""
-    if not request or request.get("origin") != TargetOrigin.PROPOSAL.value:
-        return RunGate.OWN
-    if request.get("refusal"):
-        return RunGate.FORBIDDEN
-    confirmation = request.get("confirmation")
-    if confirmation == Confirmation.CONFIRMED.value:
-        return RunGate.CONFIRMED
-    if confirmation == Confirmation.DECLINED.value:
-        return RunGate.DECLINED
-    return RunGate.PROPOSED
-
-
 def stage_view(state: Mapping[str, Any], stage: Node | str) -> StageView:
     """The policy input after ``stage`` ran. Pure: reads declared state keys only."""
     spec = STAGES[Node(stage)]
@@ -160,12 +137,12 @@ def stage_view(state: Mapping[str, Any], stage: Node | str) -> StageView:
     skipped = state.get("skipped") or None
     missing = list(state.get("missing") or [])
     route = state.get("_route") or Route.END.value
-    needs_permission = spec.runs_programs and not _is_device_target(state)
-    request = (state.get("run_request") or None) if needs_permission else None
+    needs = needs_permission(spec.runs_programs, state)
+    request = (state.get("run_request") or None) if needs else None
     return StageView(
         stage=stage,
         guard=guard_view(state),
-        needs_permission=needs_permission,
+        needs_permission=needs,
         has_permission=bool(state.get("allow_run")),
         error_kind=(err or {}).get("kind") if err and err.get("tool") == stage else None,
         attempts=int((state.get("attempts") or {}).get(stage, 0)),
@@ -177,11 +154,6 @@ def stage_view(state: Mapping[str, Any], stage: Node | str) -> StageView:
         run_gate=run_gate(request),
         command=str((request or {}).get("display") or ""),
     )
-
-
-def _is_device_target(state: Mapping[str, Any]) -> bool:
-    """A startup measured on an Android device runs nothing locally."""
-    return bool(state.get("package")) and not state.get("target")
 
 
 def answer_view(state: Mapping[str, Any]) -> AnswerView:
@@ -232,14 +204,17 @@ def choose_next_after_stage(v: StageView) -> Decision:
     if diag:
         return Decision(NextStep.FAIL, diag)
     if v.needs_permission:
+        # An allowlisted program reaches here with has_permission set: the stage found its
+        # allowlist entry (graph/permission.py) and wrote allow_run for this turn.
         what = f"`{v.command}`" if v.command else "a program"
-        if v.run_gate is RunGate.FORBIDDEN:
+        permission = decide(v.run_gate, allow_run=v.has_permission)
+        if permission is Permission.REFUSED_SHAPE:
             return Decision(NextStep.REJECT, f"{v.stage} refused to run {what}, proposed in the message: never run from a message")
-        if v.run_gate is RunGate.DECLINED:
+        if permission is Permission.DECLINED:
             return Decision(NextStep.REJECT, f"{v.stage} did not run {what}: you declined it")
-        if v.run_gate is RunGate.PROPOSED:
+        if permission is Permission.CONFIRM:
             return Decision(NextStep.ASK_USER, f"{v.stage} asks to confirm {what}, proposed in the message")
-        if v.run_gate is RunGate.OWN and not v.has_permission:
+        if permission is Permission.REFUSED:
             return Decision(
                 NextStep.REJECT,
                 f"{v.stage} would run {what} on this machine, and running programs is off",

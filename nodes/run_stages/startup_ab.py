@@ -19,17 +19,16 @@ def ab_update(node: str, state: dict[str, Any], ctx: Any, opts: CollectOptions, 
     Permission names each program (docs/permission.md): each racer is a script the message names
     (origin "workspace"; a command that is not one becomes a proposal and is refused here — a
     race never runs a proposed command, confirmed or not), and each runs only on --allow-run or
-    when the allowlist names exactly it. Then both are launched interleaved into one run folder;
+    when the allowlist names exactly it (graph/permission.py decides). Then both are launched interleaved into one run folder;
     the ``collected`` is of kind "compare" and the analyzer compares the two sides.
     """
-    from graph.enums import ErrorKind, RunGate, TargetOrigin
-    from graph.policy import run_gate
-    from nodes.collect.permission import build_request, is_allowlisted
+    from graph.enums import ErrorKind, Permission, TargetOrigin
+    from nodes.collect.permission import build_request
     from nodes.collect.target import parse_target
     from nodes.framework.common import last_user_text
     from nodes.framework.errors import ToolFailure
     from nodes.report.language import detect_language
-    from nodes.run_stages.local_run import measure, refused, refused_shape
+    from nodes.run_stages.local_run import measure, permission_for, refuse
 
     workspace = state.get("workspace") or "."
     by_list = []
@@ -37,16 +36,13 @@ def ab_update(node: str, state: dict[str, Any], ctx: Any, opts: CollectOptions, 
         request = build_request(t, TargetOrigin.WORKSPACE.value, workspace)
         if request is None:
             raise ToolFailure(ErrorKind.VALIDATION, f"{t}: not a command line PerfScout can launch")
-        gate = run_gate(request)
-        if gate is RunGate.FORBIDDEN:
-            raise refused_shape(request)
-        if gate is not RunGate.OWN:
+        permission = permission_for(request, state, ctx)
+        if permission is Permission.CONFIRM:
             raise ToolFailure(ErrorKind.PERMISSION,
                               f"{request['display']}: only scripts inside the workspace that the message names are "
                               "launched against each other; give a command with --target to measure it alone")
-        if not state.get("allow_run"):
-            if not is_allowlisted(request["argv"], ctx.allowlist, workspace):
-                raise refused(request)
+        refuse(permission, request)
+        if permission is Permission.ALLOWLISTED:
             by_list.append(True)
     update: dict[str, Any] = {"allow_run": True} if by_list and not state.get("allow_run") else {}
     lang = detect_language(last_user_text(state))
