@@ -74,6 +74,9 @@ class RunRequest(TypedDict, total=False):
     outside_workspace: list[str]
     #: graph.enums.Confirmation value.
     confirmation: str
+    #: Other argvs the same question names, whose answer is this one's (the start-up race asks
+    #: about both its programs at once: nodes/run_stages/startup_ab.py).
+    confirms_also: list[list[str]]
 
 
 class Collected(TypedDict, total=False):

@@ -70,12 +70,12 @@ def refuse(permission: Permission, request: RunRequest) -> None:
         raise refused(request)
 
 
-def ask_to_confirm(node: str, request: RunRequest) -> dict[str, Any]:
+def ask_to_confirm(node: str, request: RunRequest, purpose: str = "Run it and profile it?") -> dict[str, Any]:
     """The question for a proposed command: confirm this exact argv (docs/permission.md)."""
     outside = list(request.get("outside_workspace") or [])
     note = f" It names paths outside the workspace: {', '.join(outside)}." if outside else ""
     prompt = (
-        f"Your message proposes running `{request['display']}`.{note} Run it and profile it? (yes/no) "
+        f"Your message proposes running `{request['display']}`.{note} {purpose} (yes/no) "
         "消息中提议运行该命令，确认运行吗？"
     )
     return {
