@@ -201,3 +201,25 @@ def test_the_apis_cancel_stops_a_turn_from_another_thread_and_continue_run_goes_
         asyncio.run(cancel_the_task())
         assert not [pid for pid in map(int, pids_file.read_text().split()) if _alive(pid)]
         assert ps.result("api").status == "incomplete"
+
+
+def test_the_first_ctrl_c_cancels_the_running_turn_and_a_second_one_interrupts():
+    """app/cancel.py's SIGINT bridge in the main thread, without a graph: with no turn running
+    Ctrl-C is the usual KeyboardInterrupt; during a turn the first one sets its request (the
+    node stops at its next safe point) and a second one is a KeyboardInterrupt again."""
+    from app.cancel import RunningTurns, sigint_cancels
+    from nodes.framework.context import current_cancel_request
+
+    turns, told = RunningTurns(), []
+    before = signal.getsignal(signal.SIGINT)
+    with sigint_cancels(turns, on_cancel=told.append):
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+        with turns.running("t1") as request:
+            assert current_cancel_request() is request and turns.active() == ["t1"]
+            signal.raise_signal(signal.SIGINT)
+            assert request.requested.is_set() and told == [["t1"]]
+            with pytest.raises(KeyboardInterrupt):
+                signal.raise_signal(signal.SIGINT)
+        assert turns.active() == [] and current_cancel_request() is None
+    assert signal.getsignal(signal.SIGINT) is before
