@@ -20,11 +20,22 @@ from nodes.framework.model_call import spend, time_left_s
 from nodes.framework.stage import run_stage
 
 
-def _answer(view: Any, report: Mapping[str, str]) -> str:
-    """The headline (what ran, how long, where the time went with its file:line) first, then the
-    verdict and the first findings, then where the full report is; no paths in the sentences."""
-    lines = list(view.summary_sentences())
-    ranked = view.ranked_findings()[:3]
+def _answer(view: Any, report: Mapping[str, str], lead: str | None = None) -> str:
+    """The headline (what ran, how long, where the time went with its file:line) first — for a
+    lens question the lens's numbers — then the verdict and the first findings, then where the
+    full report is; no paths in the sentences. ``lead``: a follow-up's own answer, first."""
+    from nodes.report.view import RECIPE_LEAD
+
+    lines = [lead] if lead else []
+    section = view.lens_section() or {}
+    for s in view.summary_sentences():
+        lines.append(s)
+        if s.startswith(RECIPE_LEAD) and section.get("recipe"):  # copy-pasteable, indented
+            lines += ["    " + x for x in section["recipe"].splitlines()]
+    ranked = view.ranked_findings()
+    if view.lens_reading() is not None:
+        ranked = [f for f in ranked if view.in_lens(f)]  # the others are the "also" sentence
+    ranked = ranked[:3]
     if len(ranked) > 1:  # a single finding is already named by the verdict sentence
         lines.append("Look at first:")
         lines += [f"  {i}. [{f.severity}] {f.title}" for i, f in enumerate(ranked, 1)]
@@ -75,6 +86,7 @@ def make(ctx: NodeContext) -> Callable[..., dict]:
                 route=state.get("_route"),
                 route_info=state.get("route_info"),
                 question=last_user_text(state),
+                lens=state.get("lens"),
             )
         except ReportInputError as e:
             raise no_report(ErrorKind.VALIDATION, str(e)) from None
@@ -87,7 +99,12 @@ def make(ctx: NodeContext) -> Callable[..., dict]:
             kind = ErrorKind.PERMISSION if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS) else ErrorKind.UNAVAILABLE
             where = e.filename or state.get("run_dir") or ctx.runs_dir
             raise no_report(kind, f"cannot write the report to {where}: {e.strerror or e}") from None
-        text = _answer(view, report)
+        lead = None
+        if state.get("thread_data"):  # rule 8: a recognised follow-up's own answer leads (nodes/report/followup.py)
+            from nodes.report.followup import answer as followup_answer
+
+            lead = followup_answer(last_user_text(state), state.get("analysis"), state.get("previous_analysis"))
+        text = _answer(view, report, lead)
         if state.get("comparison"):  # two sides compared (nodes/analyzer.py): the comparison leads
             try:
                 text = _with_comparison(state, report, text)

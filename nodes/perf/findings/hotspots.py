@@ -43,6 +43,6 @@ def hot_spots(hotspots: list[Hotspot], duration_ms: float, source: str | None) -
                 f"{_APP_WHAT if h.scope == 'app' and kind == 'slice' else _WHAT.get(kind, '')} by itself "
                 f"({_fms(h.self_ms)} self, {_fms(h.total_ms)} with callees).",
                 source, start_ms=0.0, end_ms=duration_ms, events=[h.name],
-                metric={"self_ms": h.self_ms, "self_pct": h.self_pct, "kind": kind},
+                metric={"self_ms": h.self_ms, "self_pct": h.self_pct, "kind": kind}, family="hotspots",
             ))
     return out
