@@ -175,5 +175,6 @@ def test_analyze_a_file_then_ask_a_follow_up_in_its_thread(env):
     assert res["analysis_source"].endswith("tiny_trace.json")
     f = run(env, "ask", "what took the most time?", "--thread", res["thread_id"], "--json", cwd=ROOT)
     follow = json.loads(f.stdout)
-    assert follow["route_info"].get("override") == "followup" or follow["route"] == "end"
+    # docs/ROUTING.md rule 8: analyze on the thread's data, answered from it
+    assert follow["route"] == "analyze" and follow["route_info"].get("override") == "thread"
     assert "tiny_trace.json" in follow["answer"]

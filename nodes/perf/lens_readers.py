@@ -386,7 +386,10 @@ def page(a) -> Reading:
     s = "The page load: " + ", ".join(shown) + f"; {worst.title}"
     if a.long_tasks and p.tbt_ms:
         t = max(a.long_tasks, key=lambda x: x.dur_ms)
-        s += f"; the longest main-thread task is {t.name} ({ms(t.dur_ms)})"
+        from nodes.perf.containers import is_container
+
+        what = "" if is_container(t.name) else f" {t.name}"  # a task runner names no work
+        s += f"; the longest main-thread task{what} lasts {ms(t.dur_ms)}"
     return Reading("page", s + ".", numbers=numbers)
 
 

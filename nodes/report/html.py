@@ -229,6 +229,8 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
              ("total %", True), ("count", True), ("thread", False), ("source", False)],
             rows,
         )
+        if a.untraced_in_tasks:
+            table += f'<p class="src">{esc(v.untraced_sentence())}</p>'
         shown = []
         for h, att, ex in v.excerpts():
             loc = f"{att.get('file')}:{att.get('line')}" if att.get("line") else str(att.get("file"))

@@ -122,6 +122,8 @@ def render_markdown(v: ReportView) -> str:
         out.append(table(["#", "function / slice", "self", "self %", "total", "total %", "count", "thread", "source"], rows,
                          {0, 2, 3, 4, 5, 6}))
         out += ["", _src(v, None, "hot spots"), ""]
+        if a.untraced_in_tasks:
+            out += [v.untraced_sentence(), ""]
         shown = v.excerpts()
         if shown:
             out += ["### Source excerpts", ""]

@@ -126,6 +126,16 @@ class ReportView:
 
         return [f for _, f in sorted(enumerate(self.analysis.findings), key=key)]
 
+    def untraced_sentence(self) -> str:
+        """Task runners' self time, said as what it is (nodes/perf/containers.py), not ranked."""
+        from nodes.perf.containers import UNTRACED_LABEL
+
+        rows = self.analysis.untraced_in_tasks[:4]
+        total = sum(h.self_ms for h in self.analysis.untraced_in_tasks)
+        return (f"{UNTRACED_LABEL[0].upper()}{UNTRACED_LABEL[1:]}: {fmt.dur(total)} — the self time of task runners, "
+                "which no traced slice inside them covers (not a function): "
+                + ", ".join(f"{h.name} {fmt.dur(h.self_ms)}" for h in rows) + ".")
+
     def attribution_for(self, h: Hotspot) -> dict[str, Any] | None:
         best = None
         for a in self.attribution:
