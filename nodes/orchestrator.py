@@ -6,7 +6,8 @@ the graph goes from the label is ``graph.policy.choose_next_after_orchestrator``
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
 
 from graph.enums import Lens, Node, Route, TargetOrigin, Tier, lens_named
 from nodes.collect.permission import target_from_message
@@ -47,39 +48,61 @@ def _names_program(command: str, program: str) -> bool:
     return any(t == program or t.endswith("/" + program.lstrip("./")) for t in tokens)
 
 
+def route_turn(text: str, state: Mapping[str, Any], llm: Any = None, timeout_s: float | None = None) -> Turn:
+    """The label, lens and facts of one message in its thread: the cascade, then the orchestrator's
+    overrides (two sides to compare, two programs to race, rule 8 on a thread). ``perfscout route
+    --thread`` calls it with the thread's state, so it prints what a turn would decide."""
+    kw = {} if timeout_s is None else {"timeout_s": timeout_s}
+    info = route_message(text, llm=llm, **kw)
+    facts = extract(text, state.get("workspace") or ".")
+    # 「对比一下 before.pftrace 和 after.pftrace」/ "compare run_a/ with run_b/": two sides named
+    sides = sides_in(text, state.get("workspace") or ".")
+    if len(sides) >= 2 and info["route"] != Route.ANALYZE.value and info.get("tier") != Tier.RULE.value:
+        # Two existing captures or run folders with a comparison cue are existing data
+        # (docs/ROUTING.md rule 2); only a guess of the classifier (or the default) gives way.
+        info = {**info, "route": Route.ANALYZE.value, "override": "compare",
+                "reason": f"{info.get('reason', '')}; compares two existing sides: {sides[0]}, {sides[1]}".lstrip("; ")}
+    racers = programs_to_race(text)
+    if len(racers) >= 2 and info["route"] != Route.STARTUP.value and info.get("tier") != Tier.RULE.value:
+        # two programs' launch times against each other is startup (docs/ROUTING.md)
+        info = {**info, "route": Route.STARTUP.value, "override": "compare",
+                "reason": f"{info.get('reason', '')}; compares the launch of {racers[0]} and {racers[1]}".lstrip("; ")}
+    analysis = state.get("analysis")
+    explicit_lens = str(state.get("explicit_lens") or "").strip()
+    if explicit_lens:  # --focus / focus=: the caller named the lens
+        info = {**info, "lens": lens_named(explicit_lens).value}
+    thread_data = thread_rule.applies(
+        info, text, has_analysis=bool(analysis), names_data=bool(facts.data_paths) or len(sides) >= 2,
+        names_target=bool(facts.packages or facts.programs or state.get("explicit_target")),
+        followup=bool(analysis) and followup_answerable(text, analysis, state.get("previous_analysis")),
+    )
+    if thread_data:
+        # docs/ROUTING.md rule 8: another aspect of this thread's last analysis is analyze on
+        # that data; the route policy sends it straight to the reporter (no device, no re-read).
+        info = {**info, "route": Route.ANALYZE.value, "override": "thread",
+                "reason": thread_rule.reason(info, (analysis or {}).get("source")).lstrip("; ")}
+    return Turn(info, facts, sides, racers, thread_data)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What ``route_turn`` decided: the route info (with its lens) and the facts behind it."""
+
+    info: dict[str, Any]
+    facts: Any
+    sides: list[str]
+    racers: list[str]
+    #: docs/ROUTING.md rule 8 fired: the turn answers from the thread's last analysis.
+    thread_data: bool
+
+
 def make(default: NodeContext) -> Callable[..., dict]:
     def orchestrator(state: dict, runtime: Any = None) -> dict:
         ctx = node_context(runtime, default)
         text = last_user_text(state)
         # A new turn: its model time starts at 0, bounded by the turn's budget (graph/state.py).
-        info = route_message(text, llm=ctx.llm, timeout_s=time_left_s(ctx, state, spent_s=0.0))
-        facts = extract(text, state.get("workspace") or ".")
-        # 「对比一下 before.pftrace 和 after.pftrace」/ "compare run_a/ with run_b/": two sides named
-        sides = sides_in(text, state.get("workspace") or ".")
-        if len(sides) >= 2 and info["route"] != Route.ANALYZE.value and info.get("tier") != Tier.RULE.value:
-            # Two existing captures or run folders with a comparison cue are existing data
-            # (docs/ROUTING.md rule 2); only a guess of the classifier (or the default) gives way.
-            info = {**info, "route": Route.ANALYZE.value, "override": "compare",
-                    "reason": f"{info.get('reason', '')}; compares two existing sides: {sides[0]}, {sides[1]}".lstrip("; ")}
-        racers = programs_to_race(text)
-        if len(racers) >= 2 and info["route"] != Route.STARTUP.value and info.get("tier") != Tier.RULE.value:
-            # two programs' launch times against each other is startup (docs/ROUTING.md)
-            info = {**info, "route": Route.STARTUP.value, "override": "compare",
-                    "reason": f"{info.get('reason', '')}; compares the launch of {racers[0]} and {racers[1]}".lstrip("; ")}
-        analysis = state.get("analysis")
-        explicit_lens = str(state.get("explicit_lens") or "").strip()
-        if explicit_lens:  # --focus / focus=: the caller named the lens
-            info = {**info, "lens": lens_named(explicit_lens).value}
-        thread_data = thread_rule.applies(
-            info, text, has_analysis=bool(analysis), names_data=bool(facts.data_paths) or len(sides) >= 2,
-            names_target=bool(facts.packages or facts.programs or state.get("explicit_target")),
-            followup=bool(analysis) and followup_answerable(text, analysis, state.get("previous_analysis")),
-        )
-        if thread_data:
-            # docs/ROUTING.md rule 8: another aspect of this thread's last analysis is analyze on
-            # that data; the route policy sends it straight to the reporter (no device, no re-read).
-            info = {**info, "route": Route.ANALYZE.value, "override": "thread",
-                    "reason": thread_rule.reason(info, (analysis or {}).get("source")).lstrip("; ")}
+        turn = route_turn(text, state, ctx.llm, time_left_s(ctx, state, spent_s=0.0))
+        info, facts, sides, racers, thread_data = turn.info, turn.facts, turn.sides, turn.racers, turn.thread_data
         update: dict[str, Any] = dict(TURN_RESET)
         update.update(
             {

@@ -20,18 +20,18 @@ from nodes.framework.model_call import spend, time_left_s
 from nodes.framework.stage import run_stage
 
 
+#: The lens each recognised follow-up (nodes/report/followup.py) answers: it leads the answer when
+#: the question's lens is that one (or the overview); "why is the main thread blocked?" is the
+#: blocking lens's, not the busiest-threads answer's.
+_INTENT_LENS = {"slowest_frame": "frames", "frames": "frames", "startup": "startup", "hotspot": "cpu",
+                "thread": "cpu", "long_task": "overview", "findings": "overview"}
+
+
 def _answer(view: Any, report: Mapping[str, str], lead: str | None = None) -> str:
     """The headline (what ran, how long, where the time went with its file:line) first — for a
     lens question the lens's numbers — then the verdict and the first findings, then where the
     full report is; no paths in the sentences. ``lead``: a follow-up's own answer, first."""
-    from nodes.report.view import RECIPE_LEAD
-
-    lines = [lead] if lead else []
-    section = view.lens_section() or {}
-    for s in view.summary_sentences():
-        lines.append(s)
-        if s.startswith(RECIPE_LEAD) and section.get("recipe"):  # copy-pasteable, indented
-            lines += ["    " + x for x in section["recipe"].splitlines()]
+    lines = ([lead] if lead else []) + view.answer_lines()
     ranked = view.ranked_findings()
     if view.lens_reading() is not None:
         ranked = [f for f in ranked if view.in_lens(f)]  # the others are the "also" sentence
@@ -101,9 +101,12 @@ def make(ctx: NodeContext) -> Callable[..., dict]:
             raise no_report(kind, f"cannot write the report to {where}: {e.strerror or e}") from None
         lead = None
         if state.get("thread_data"):  # rule 8: a recognised follow-up's own answer leads (nodes/report/followup.py)
-            from nodes.report.followup import answer as followup_answer
+            from nodes.report import followup
 
-            lead = followup_answer(last_user_text(state), state.get("analysis"), state.get("previous_analysis"))
+            text_in = last_user_text(state)
+            asks = _INTENT_LENS.get(followup.intent(text_in) or "", view.lens)
+            if view.lens == "overview" or asks in (view.lens, "overview"):
+                lead = followup.answer(text_in, state.get("analysis"), state.get("previous_analysis"))
         text = _answer(view, report, lead)
         if state.get("comparison"):  # two sides compared (nodes/analyzer.py): the comparison leads
             try:

@@ -380,8 +380,15 @@ def page(a) -> Reading:
         shown.append(f"TBT {ms(p.tbt_ms)}")
     serious = _serious(a, ["page"])
     numbers = {"fcp_ms": p.fcp_ms, "lcp_ms": p.lcp_ms, "cls": p.cls, "tbt_ms": p.tbt_ms}
+    # a vital this trace does not hold is said, with the reader's reason (PageVitals.missing)
+    absent = [k for k in ("fcp_ms", "lcp_ms", "cls", "tbt_ms") if numbers[k] is None]
+    label = {"fcp_ms": "FCP", "lcp_ms": "LCP", "cls": "CLS", "tbt_ms": "TBT"}
+    missing = ("not in this trace: " + "; ".join(f"{label[k]} ({p.missing[k]})" if p.missing.get(k) else label[k]
+                                                for k in absent)) if absent else None
+    tail = f"; {', '.join(label[k] for k in absent)} not in this trace" if absent else ""
     if not serious:
-        return Reading("page", "The page is fast: " + ", ".join(shown) + ".", fine=True, numbers=numbers)
+        return Reading("page", "The page is fast: " + ", ".join(shown) + tail + ".", fine=True, numbers=numbers,
+                       missing=missing, recipe="page" if absent else None)
     worst = serious[0]
     s = "The page load: " + ", ".join(shown) + f"; {worst.title}"
     if a.long_tasks and p.tbt_ms:
@@ -390,7 +397,7 @@ def page(a) -> Reading:
 
         what = "" if is_container(t.name) else f" {t.name}"  # a task runner names no work
         s += f"; the longest main-thread task{what} lasts {ms(t.dur_ms)}"
-    return Reading("page", s + ".", numbers=numbers)
+    return Reading("page", s + tail + ".", numbers=numbers, missing=missing, recipe="page" if absent else None)
 
 
 __all__ = ["Reading", "SERIOUS", "blocking", "cpu", "frames", "memory", "page", "power", "scroll", "startup"]

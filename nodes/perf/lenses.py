@@ -68,7 +68,7 @@ LENSES: dict[Lens, LensSpec] = {s.lens: s for s in (
              r"(?:which|what)\s+(?:function|method)s?\b.*\b(?:slow|time)",
              "CPU time and share per process and thread, runnable (waiting for a CPU) time; sampled hot spots",
              "the scheduler (sched_switch / sched_waking) or CPU callstack samples",
-             RECIPES["cpu"], frozenset({"cpu", "hotspots", "threads"}), rd.cpu),
+             RECIPES["cpu"], frozenset({"cpu"}), rd.cpu),
     LensSpec(Lens.BLOCKING,
              r"阻塞|卡住|堵塞|锁竞争|鎖競爭|锁|鎖|等锁|等鎖|binder|\bblock(?:ed|s)?\b|\bblocking(?!\s+time)|"
              r"\blocks?\b|contention|\bmutex\b|\bmonitor\b|io\s*wait|\bwait(?:ed|ing|s)?\s+(?:on|for)\b|"

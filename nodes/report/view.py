@@ -429,6 +429,17 @@ class ReportView:
             out.append("Also: " + "; ".join(rest) + ".")
         return out
 
+    def answer_lines(self) -> list[str]:
+        """The summary sentences as the user reads them in a terminal: the recipe (indented,
+        copy-pasteable) right after the sentence that introduces it."""
+        section = self.lens_section() or {}
+        out: list[str] = []
+        for s in self.summary_sentences():
+            out.append(s)
+            if s.startswith(RECIPE_LEAD) and section.get("recipe"):
+                out += ["    " + x for x in section["recipe"].splitlines()]
+        return out
+
     def _lens_sentences(self) -> list[str]:
         """A lens question's answer: the lens's sentence first; what is missing, what this data can
         say and how to record what is missing; the lens's verdict (from its findings only); the
@@ -441,7 +452,7 @@ class ReportView:
             out.append(f"{RECIPE_LEAD} {RECIPES[r.recipe].what}:")
         if r.partial:
             out.append("What this data can say: " + "; ".join(r.partial) + ".")
-        elif r.missing:
+        elif r.missing and not r.numbers:
             out.append("This data holds nothing else on it.")
         mine = [f for f in self.ranked_findings() if self.in_lens(f)]
         serious = [f for f in mine if f.severity in ("high", "medium")]
