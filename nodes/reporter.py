@@ -108,7 +108,9 @@ def make(ctx: NodeContext) -> Callable[..., dict]:
             if view.lens == "overview" or asks in (view.lens, "overview"):
                 lead = followup.answer(text_in, state.get("analysis"), state.get("previous_analysis"))
         text = _answer(view, report, lead)
-        if state.get("comparison"):  # two sides compared (nodes/analyzer.py): the comparison leads
+        if state.get("comparison") and not state.get("thread_data"):
+            # two sides compared this turn (nodes/analyzer.py): the comparison leads; a follow-up
+            # on the thread's data answers its own question (the previous run: ``lead`` above)
             try:
                 text = _with_comparison(state, report, text)
             except OSError as e:

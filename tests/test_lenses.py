@@ -156,3 +156,13 @@ def test_decision_logs_before_the_lens_still_replay():
     assert "thread_data" not in old["input"] and "lens" not in old
     new = {**old["input"], "route": "analyze", "thread_data": True}
     assert replay_decision("choose_next_after_orchestrator", new).step is Node.REPORTER
+
+
+def test_docs_list_every_lens_recipe_and_container():
+    doc = (ROOT / "docs/analyzer.md").read_text(encoding="utf-8")
+    for lens in Lens:
+        assert f"| `{lens.value}` |" in doc
+    for key in RECIPES:
+        assert f"`{key}`:" in doc
+    for name in CONTAINERS:
+        assert f"| `{name}` |" in doc
