@@ -166,3 +166,39 @@ def test_docs_list_every_lens_recipe_and_container():
         assert f"`{key}`:" in doc
     for name in CONTAINERS:
         assert f"| `{name}` |" in doc
+
+
+@pytest.fixture(scope="module")
+def warm():
+    """The analysis of a real warm-start capture (tests/data/perfetto/SOURCES.md)."""
+    from nodes.perf.analysis import analyze_paths
+
+    return analyze_paths([str(ROOT / "tests/data/perfetto/api32_startup_warm.perfetto-trace")])
+
+
+def test_a_capture_without_the_launch_answers_from_the_apps_own_sections(warm):
+    from nodes.perf import lens_readers as rd
+
+    import msgspec
+
+    app_only = msgspec.structs.replace(warm, startup=msgspec.structs.replace(
+        warm.startup, runs=[r for r in warm.startup.runs if not r.package], median_ms=None))
+    r = rd.startup(app_only)
+    assert r.lead.startswith("This trace cannot tell the launch time: no launch events") and r.recipe == "startup"
+    assert r.partial[0].startswith("the app's first traced section is activityDestroy at 478 ms")
+    assert r.partial[-1] == "first frames: at 613 ms (10.8 ms), at 636 ms (2.33 ms)"
+    assert not r.numbers  # nothing estimated
+    # with the launch, the lens leads with Macrobenchmark's numbers (../shared/traces/REFERENCE.md)
+    assert rd.startup(warm).numbers["ttid_ms"] == pytest.approx(154.63, rel=0.01)
+
+
+def test_every_reader_answers_or_says_what_is_missing(warm):
+    for lens, row in LENSES.items():
+        r = row.read(warm)
+        if lens is Lens.OVERVIEW:
+            assert r is None
+            continue
+        assert r.lens == lens.value and r.lead and "\n" not in r.lead
+        assert r.numbers or r.missing or r.not_read, lens  # never silent
+        if r.missing and not r.numbers:
+            assert r.recipe in RECIPES

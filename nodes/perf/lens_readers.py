@@ -77,7 +77,11 @@ def _get(x, key: str, default=None):
 
 
 # --- startup ----------------------------------------------------------------------------------
-_INITIALIZER = re.compile(r"initializer|androidx\.startup|AppInitializer", re.I)
+#: androidx.startup's AppInitializer traces each initializer as a section named by its class
+#: (``Trace.beginSection(component.getSimpleName())``), inside one named "Startup".
+_INITIALIZER = re.compile(r"^(?:[\w.$]+Initializer|Startup|androidx\.startup[\w.$]*)$")
+#: Kernel-side and IPC slices are no section of the app's own code.
+_NOT_APP_CODE = re.compile(r"^binder\b", re.I)
 _FULLY_DRAWN = "reportFullyDrawn"
 
 
@@ -117,7 +121,9 @@ def _app_startup_partial(a) -> list[str]:
     initializers, its first frames — as the trace has them, never a launch time."""
     out: list[str] = []
     stats = [s for s in a.slice_stats if s.scope == "app"] or list(a.slice_stats)
-    if stats:
+    own = [s for s in stats if not _NOT_APP_CODE.match(s.name)]
+    if own:
+        stats = own
         first = min(stats, key=lambda s: s.first_start_ms)
         drawn = next((s for s in stats if s.name == _FULLY_DRAWN), None)
         if drawn is not None:

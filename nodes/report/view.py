@@ -64,7 +64,10 @@ class ReportView:
         from nodes.perf.lenses import spec
 
         if not hasattr(self, "_reading"):
-            self._reading = spec(self.lens).read(self.analysis)
+            # a startup question on data whose own lead is the launch (an app startup of a system
+            # trace, a measured program launch) keeps that lead: it already answers, with more
+            self._reading = (None if self.lens == "startup" and (self.app_startup is not None or self.is_startup)
+                             else spec(self.lens).read(self.analysis))
         return self._reading
 
     def in_lens(self, f: Finding) -> bool:
