@@ -54,18 +54,18 @@ def test_startup_leads_then_follow_ups_switch_the_lens_not_the_data(ps):
     mem = ps.ask("那内存呢？", thread_id=tid)
     assert mem.route == "analyze" and mem.route_info["override"] == "thread" and mem.route_info["lens"] == "memory"
     assert mem.route_history[-1] == "reporter" and "analyzer" not in mem.route_history  # no new read
-    assert _lines(mem)[0].startswith("Memory: androidx.benchmark.integration.macrobenchmark.target (7663) RSS peak 119.0 MB")
+    assert _lines(mem)[0].startswith("Memory: androidx.benchmark.integration.macrobenchmark.target RSS peak 119.0 MB")
 
     cpu = ps.ask("and the CPU?", thread_id=tid)
     assert cpu.route_info["lens"] == "cpu" and "analyzer" not in cpu.route_history
-    assert _lines(cpu)[0].startswith("CPU time by process: /system/bin/traced_probes 312 ms")
+    # trace_processor's thread_state Running per process (nodes/perf/metrics/cpu.py, tests/test_lens_cpu.py)
+    assert _lines(cpu)[0].startswith("CPU time by process: system_server 370 ms (16.8 % of the 2.20 s trace)")
     assert "runnable (waiting for a CPU)" in _lines(cpu)[0]
 
     power = ps.ask("what about power during the test?", thread_id=tid)
     assert power.route_info["lens"] == "power"
-    # the trace holds rails and battery counters the reader does not read yet: said, never estimated
-    assert _lines(power)[0].startswith("Not read yet: battery counters and power rails")
-    assert "µWs" not in power.answer and _lines(power)[1].startswith("What this data can say: CPU time by process (not energy)")
+    # energy by PowerMetric category over Macrobenchmark's measureBlock (tests/test_lens_power.py)
+    assert _lines(power)[0].startswith("Energy: measureBlock (1.84 s): 1.198 J, 745.8 mW on average; by category CPU 0.452 J")
 
     # a negated lens does not lead: 「不用管启动，看看内存」 is memory
     neg = ps.ask("不用管启动，看看内存", thread_id=tid)
@@ -93,8 +93,15 @@ def test_a_trace_without_the_launch_says_so_gives_the_recipe_and_what_it_can_tel
 
     cpu = ps.ask("where does the CPU time go?", thread_id=r.thread_id)
     first = _lines(cpu)[0]
-    assert first.startswith("CPU time by process: /system/bin/traced_perf 2.73 s (6.9 % of the 39.7 s trace)")
+    assert first.startswith("CPU time by process: /system/bin/traced_perf 2.73 s (6.9 % of the 39.7 s trace), com.android.chrome")
     assert "busiest thread stack-unwinding" in first
+
+    power = ps.ask("这次测试耗电多少，哪个部件最耗电？", thread_id=r.thread_id)
+    lines = _lines(power)
+    assert lines[0] == "This trace cannot tell the energy use: no power data: the trace has no power rails and no battery counters."
+    assert lines[1].startswith("To record a trace that can answer it, capture ODPM power rails and battery counters")
+    assert '          collect_power_rails: true' in lines
+    assert any(x.startswith("What this data can say: CPU time by process (not energy)") for x in lines)
 
     frames = ps.ask("not the CPU, the frames", thread_id=r.thread_id)
     assert frames.route_info["lens"] == "frames"

@@ -200,7 +200,7 @@ def _cpu_rows(a) -> tuple[list[dict], list[dict]]:
     if plug is not None and _get(plug, "processes"):
         procs = [{k: _get(p, k) for k in ("pid", "name", "running_ms", "runnable_ms", "share_of_window")}
                  for p in _get(plug, "processes")]
-        threads = [{k: _get(t, k) for k in ("pid", "tid", "name", "running_ms", "runnable_ms", "share_of_window")}
+        threads = [{k: _get(t, k) for k in ("pid", "tid", "name", "process", "running_ms", "runnable_ms", "share_of_window")}
                    for t in (_get(plug, "threads") or [])]
         return procs, threads
     threads = [t for t in a.threads if t.running_ms is not None]
@@ -275,10 +275,12 @@ def _mb(c, v: float) -> float:
 def memory(a) -> Reading:
     plug = _family_of_plug(a, "memory")
     if plug is not None and _get(plug, "processes"):
-        ps = sorted(_get(plug, "processes"), key=lambda p: -(_get(p, "rss_max_mb") or 0))[:3]
-        s = "Memory by process: " + ", ".join(
-            f"{_get(p, 'name')} RSS peak {_get(p, 'rss_max_mb'):,.0f} MB" for p in ps if _get(p, "rss_max_mb") is not None)
-        return Reading("memory", s + ".", fine=not _serious(a, ["memory"]))
+        from nodes.perf.metrics.memory import summarize_memory
+
+        ps = _get(plug, "processes")
+        return Reading("memory", "Memory: " + summarize_memory(plug), fine=not _serious(a, ["memory"]),
+                       numbers={"processes": [{"name": p.name, "pid": p.pid, "rss_max_mb": p.rss_max_mb} for p in ps[:10]],
+                                "lmk_kills": len(plug.lmk_kills)})
     rows = []
     for c in a.counters:
         m = _RSS.match(c.name)
@@ -307,11 +309,11 @@ def power(a) -> Reading:
     plug = _family_of_plug(a, "power")
     windows = _get(plug, "windows") if plug is not None else None
     if windows:
-        w = windows[0]
-        cats = sorted((_get(w, "categories") or {}).items(), key=lambda kv: -kv[1])
-        s = (f"Energy over {_get(w, 'name')}: {_get(w, 'energy_uws'):,.0f} µWs"
-             + (" — by category: " + ", ".join(f"{k} {v:,.0f} µWs" for k, v in cats[:4]) if cats else ""))
-        return Reading("power", s + ".", numbers={"windows": len(windows)})
+        from nodes.perf.metrics.power import summarize_power
+
+        w = next((x for x in windows if x.name != "trace"), windows[0])
+        return Reading("power", "Energy: " + summarize_power(plug),
+                       numbers={"window": w.name, "energy_uws": w.energy_uws, "categories": dict(w.categories)})
     skipped = [x for x in _not_read(a) if "power" in x or "battery" in x]
     partial = []
     procs, _ = _cpu_rows(a)
@@ -334,11 +336,18 @@ _BLOCKING_SLICE = re.compile(r"^(?:binder transaction|binder reply|Lock contenti
 
 def blocking(a) -> Reading:
     plug = _family_of_plug(a, "blocking")
-    if plug is not None and _get(plug, "intervals"):
-        iv = sorted(_get(plug, "intervals"), key=lambda x: -(_get(x, "dur_ms") or 0))[:3]
-        s = "Longest blocked intervals of the main thread: " + ", ".join(
-            f"{ms(_get(x, 'dur_ms'))} on {_get(x, 'what')}" for x in iv)
-        return Reading("blocking", s + ".", fine=not _serious(a, ["blocking"]))
+    if plug is not None and plug.thread:
+        from nodes.perf.metrics.blocking import summarize_blocking
+
+        waits = sorted([("binder", x.dur_ms, x.server or "an unknown process") for x in plug.binder]
+                       + [("lock", x.dur_ms, f"{x.lock} held by {x.owner}" if x.owner else x.lock) for x in plug.locks]
+                       + [("D", x.dur_ms, "IO" if x.io_wait else "uninterruptible sleep") for x in plug.d_state],
+                       key=lambda w: -w[1])[:3]
+        s = "Main thread: " + summarize_blocking(plug).rstrip(".")
+        if waits:
+            s += "; longest waits: " + ", ".join(f"{ms(d)} on {what}" for _, d, what in waits)
+        return Reading("blocking", s + ".", fine=not _serious(a, ["blocking"]),
+                       numbers={"binder_ms": plug.binder_ms, "lock_ms": plug.lock_ms, "d_ms": plug.d_ms})
     parts: list[str] = []
     numbers: dict[str, Any] = {}
     run = next((r for r in (a.startup.runs if a.startup else []) if r.main_thread is not None), None)
