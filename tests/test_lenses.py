@@ -132,6 +132,7 @@ _INFO_END = {"route": "end", "tier": "rule", "lens": "memory"}
     ("怎么优化内存", {"route": "end", "tier": "rule", "lens": "memory"}, {}, False),
     # a measurement the user asks for is no follow-up
     ("measure the startup again", {"route": "startup", "tier": "rule", "lens": "startup"}, {}, False),
+    ("再跑一次启动", {"route": "end", "tier": "classifier", "lens": "startup"}, {}, False),
     # no other aspect, no recognised question
     ("你好", {"route": "end", "tier": "rule", "lens": "overview"}, {}, False),
 ])

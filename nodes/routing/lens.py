@@ -20,9 +20,9 @@ def lens_of(text: str) -> Lens:
     """The lens ``text`` asks about, ignoring what it negates or sets aside."""
     from nodes.perf.lenses import LENSES
 
-    asked = split_scope(text or "").asked
+    low = " ".join(split_scope(text or "").asked.lower().split())
     for lens, spec in LENSES.items():
-        if spec.words and spec.pattern.search(asked):
+        if spec.words and spec.said_in(low):
             return lens
     return Lens.OVERVIEW
 

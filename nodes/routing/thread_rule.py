@@ -20,6 +20,7 @@ from nodes.routing.scope import split_scope
 #: Asking for something to be collected, measured or run now, or on the device.
 _COLLECT = re.compile(
     r"采集|採集|抓(?:一下|个|個|取)?|录制|錄製|录一|錄一|测一下|測一下|测量|測量|量一下|跑一下|重新|再测|再測|"
+    r"再跑|重跑|跑一次|再来一次|再來一次|\bagain\b|"
     r"现在|現在|当前|當前|实时|實時|手机上|手機上|设备上|設備上|真机|真機|"
     r"\b(?:dump|collect|capture|record|measure|re-?run|benchmark)\b|"
     r"\bon\s+(?:the|my)\s+(?:device|phone)\b|\bright\s+now\b|\bcurrently\b|\blive\b",
