@@ -261,7 +261,6 @@ def cpu(a) -> Reading:
 
 # --- memory -----------------------------------------------------------------------------------
 _RSS = re.compile(r"^(?:mem\.rss(?:\.anon)?|rss_bytes|Heap size \(KB\))(?::\s*(?P<proc>.+))?$")
-_UNITS = {"MB": 1.0, "KB": 1 / 1024, None: None}
 
 
 def _mb(c, v: float) -> float:
