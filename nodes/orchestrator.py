@@ -74,7 +74,7 @@ def route_turn(text: str, state: Mapping[str, Any], llm: Any = None, timeout_s: 
     thread_data = thread_rule.applies(
         info, text, has_analysis=bool(analysis), names_data=bool(facts.data_paths) or len(sides) >= 2,
         names_target=bool(facts.packages or facts.programs or state.get("explicit_target")),
-        followup=bool(analysis) and followup_answerable(text, analysis, state.get("previous_analysis")),
+        followup=bool(analysis) and followup_answerable(text, analysis),
     )
     if thread_data:
         # docs/ROUTING.md rule 8: another aspect of this thread's last analysis is analyze on
