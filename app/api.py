@@ -44,7 +44,7 @@ from app.errors import RequestError, RunNotAllowed, ThreadBusy, TurnInterrupted
 from app.models import make_chat_model
 from app.settings import Settings
 from graph.builder import build_graph
-from graph.enums import Node, Permission
+from graph.enums import Lens, Node, Permission
 from graph.permission import needs_permission
 from graph.stages import STAGES
 from nodes.run_stages.local_run import permission_for
@@ -220,9 +220,20 @@ class PerfScout:
         serial: str | None = None,
         on_progress: ProgressCallback | None = None,
         on_event: EventCallback | None = None,
+        lens: str | None = None,
     ) -> AskResult:
-        """Run one turn. A pending question comes back as ``status="needs_input"``."""
+        """Run one turn. A pending question comes back as ``status="needs_input"``. ``lens``: the
+        aspect to answer (graph.enums.Lens, or an old focus name), instead of the message's."""
         tid, inp = self._prepare(text, thread_id, allow_run, target, data_path, package, serial)
+        if lens:
+            from graph.enums import lens_named
+
+            try:
+                named = lens_named(lens).value
+            except ValueError:
+                raise RequestError(f"unknown lens {lens!r}: one of {', '.join(x.value for x in Lens)}") from None
+            base = inp
+            inp = lambda: {**base(), "explicit_lens": named}  # noqa: E731
         return self._run(inp, tid, on_progress, on_event)
 
     def resume(

@@ -30,6 +30,8 @@ class RouteInfo(TypedDict, total=False):
     override: str | None
     #: Wall seconds the model tier spent on this decision (0 when it was not asked).
     model_s: float
+    #: The aspect the message asks about (graph.enums.Lens value; nodes/routing/lens.py).
+    lens: str
 
 
 class ToolError(TypedDict):

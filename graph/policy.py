@@ -94,6 +94,10 @@ class RouteView:
 
     route: str
     guard: GuardView
+    #: The turn answers from the thread's last analysis (docs/ROUTING.md rule 8): an ``analyze``
+    #: turn that names no new data goes straight to the reporter. Records written before this
+    #: field (decision-log schema 3 and older) replay with the default.
+    thread_data: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -167,7 +171,8 @@ def answer_view(state: Mapping[str, Any]) -> AnswerView:
 
 
 def route_view(state: Mapping[str, Any]) -> RouteView:
-    return RouteView(route=str(state.get("_route") or Route.END.value), guard=guard_view(state))
+    return RouteView(route=str(state.get("_route") or Route.END.value), guard=guard_view(state),
+                     thread_data=bool(state.get("thread_data")) and bool(state.get("analysis")))
 
 
 # --------------------------------------------------------------------------------------
@@ -255,6 +260,8 @@ def choose_next_after_orchestrator(v: RouteView) -> Decision:
     diag = check_guard(v.guard)
     if diag:
         return Decision(Node.FAIL, diag)
+    if v.route == Route.ANALYZE.value and v.thread_data:
+        return Decision(Node.REPORTER, "route analyze on the thread's last analysis: answered from it, no new read")
     step = _ROUTE_START.get(v.route)
     if step is None:
         return Decision(Node.FALLBACK, f"unknown route {v.route!r}: falling back")
@@ -296,7 +303,8 @@ def replay_decision(policy: str, view: Mapping[str, Any]) -> Decision:
         d["run_gate"] = RunGate(d.get("run_gate", RunGate.OWN.value))
         return choose_next_after_stage(StageView(**d))
     if policy == "choose_next_after_orchestrator":
-        return choose_next_after_orchestrator(RouteView(route=view["route"], guard=_guard_from(view["guard"])))
+        return choose_next_after_orchestrator(RouteView(route=view["route"], guard=_guard_from(view["guard"]),
+                                                        thread_data=bool(view.get("thread_data", False))))
     if policy == "choose_next_after_answer":
         return choose_next_after_answer(
             AnswerView(for_node=view["for_node"], answered=view["answered"], guard=_guard_from(view["guard"]))

@@ -69,10 +69,10 @@ def test_is_it_better_than_the_previous_run_compares_the_last_two_analyses(ps, t
     only = ps.ask("解读一下 first.json", thread_id="c3")
     assert only.status == "done"
     none = ps.ask("is it better than the previous run?", thread_id="c3")
-    assert none.route == "end" and "no previous run" in none.answer
+    assert none.route == "analyze" and "no previous run" in none.answer  # docs/ROUTING.md rule 8
     ps.ask("解读一下 second.json", thread_id="c3")
     en = ps.ask("is it better than the previous run?", thread_id="c3")
-    assert en.route == "end" and "first.json" in en.answer and "second.json" in en.answer
+    assert en.route == "analyze" and "first.json" in en.answer and "second.json" in en.answer
     assert "frames.jank_ratio" in en.answer and "worse" in en.answer
     zh = ps.ask("和上次比变快了吗", thread_id="c3")
     assert "和上次比" in zh.answer and "变差" in zh.answer
