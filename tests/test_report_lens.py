@@ -192,17 +192,25 @@ def test_charts_and_tables_stay_bounded_and_escaped(tmp_path):
 
 
 def test_the_questions_lens_section_comes_first(reports, tmp_path):
+    """A memory question (ReportView.lens, the lens mechanism): the lens's answer opens the report
+    and the memory data follows it at once, before the findings; the other lenses keep their
+    place and order, and the data section does not repeat the answer's sentence."""
     a = reports["api32"][0]
     assert [s.lens for s in lead_with(lens_sections(a), "memory")] == ["memory", "cpu", "power", "blocking"]
     assert [s.lens for s in lead_with(lens_sections(a), None)] == ["cpu", "power", "memory", "blocking"]
-    v = build_view(a)
-    v.lens = "memory"  # the lens branch's ReportView field
-    files = write_report(v, tmp_path)
+    files = write_report(build_view(a, lens="memory"), tmp_path)
     md, html = Path(files["markdown"]).read_text(), Path(files["html"]).read_text()
+    answer = md.index("\n## Memory\n")  # the lens answer's own heading (nodes/report/view.py)
     heads = [md.index(f"\n## {TITLES[k]}\n") for k in ("memory", "cpu", "power", "blocking")]
-    assert heads == sorted(heads)
-    assert html.index('id="lens-memory"') < html.index('id="lens-cpu"')
-    assert heads[0] < md.index("## What to look at first")  # before the findings, after the answer
+    assert answer < heads[0] < md.index("## What to look at first") < heads[1] < heads[2] < heads[3]
+    between = md[answer + 1:heads[0]]
+    assert "\n## " not in between  # nothing between the answer and its data
+    data = md[heads[0]:heads[1]]
+    assert "Processes (the app first, then by RSS)" in data
+    assert html.index('id="lens"') < html.index('id="lens-memory"') < html.index('id="first"') < html.index('id="lens-cpu"')
+    (tmp_path / "overview").mkdir()
+    plain = Path(write_report(build_view(a), tmp_path / "overview")["markdown"]).read_text()
+    assert "\n## Memory\n" not in plain and plain.index(f"\n## {TITLES['cpu']}\n") < plain.index(f"\n## {TITLES['memory']}\n")
 
 
 def test_memory_chart_marks_kills_and_the_apps_gcs(reports, tmp_path):

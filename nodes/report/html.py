@@ -119,7 +119,7 @@ def _attribution_cell(v: ReportView, a: dict[str, Any] | None) -> str:
 def _lens_section(v: ReportView, s) -> str:
     """One lens section (nodes/report/lens_sections.py): sentence (unless it is the question's lens,
     whose answer above said it), charts, tables, what is missing."""
-    said = s.lens == getattr(v, "lens", None)
+    said = s.lens == v.lens
     parts = [f'<section id="{esc(s.id)}" data-lens="{esc(s.lens)}"><h2>{esc(s.title)}</h2>'
              + ("" if said else f"<p>{esc(s.sentence)}</p>")]
     parts += [_figure(v, c, *s.sources) for c in s.charts]
@@ -182,6 +182,11 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
             parts.append(f"<p>To record {esc(lens['recipe_what'])}:</p><pre><code>{esc(lens['recipe'])}</code></pre>")
         parts.append(f'<p class="src">This lens reads: {esc(lens["metrics"])}; it needs {esc(lens["needs"])}.</p></section>')
         body.append("".join(parts))
+    asked = v.lens
+    for sec in v.lens_sections():  # the question's lens: its data right under its answer
+        if sec.lens == asked:
+            nav.append((sec.id, sec.title))
+            body.append(_lens_section(v, sec))
 
     if v.narrative:
         unverified = (
@@ -199,11 +204,6 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
     elif v.narrative_note:
         body.append(f'<p class="src">{esc(v.narrative_note)}</p>')
 
-    asked = getattr(v, "lens", None)  # the question's lens section opens the report's data
-    for sec in v.lens_sections():
-        if sec.lens == asked:
-            nav.append((sec.id, sec.title))
-            body.append(_lens_section(v, sec))
 
     # --- what to look at first ----------------------------------------------------------
     ranked = v.ranked_findings()

@@ -77,9 +77,8 @@ def _lens_section(v: ReportView, s) -> list[str]:
 
 
 def _asked_lens(v: ReportView) -> str | None:
-    """The question's lens (the lens branch's ReportView.lens), None for the overview."""
-    lens = getattr(v, "lens", None)
-    return None if lens in (None, "overview") else lens
+    """The question's lens (ReportView.lens), None for the overview."""
+    return None if v.lens in (None, "overview") else v.lens
 
 
 def render_markdown(v: ReportView) -> str:
@@ -98,6 +97,9 @@ def render_markdown(v: ReportView) -> str:
         if lens["recipe"]:
             out += [f"To record {lens['recipe_what']}:", "", "```text", lens["recipe"], "```", ""]
         out += [f"_This lens reads: {cell(lens['metrics'])}; it needs {cell(lens['needs'])}._", ""]
+    for sec in v.lens_sections():  # the question's lens: its data right under its answer
+        if sec.lens == _asked_lens(v):
+            out += _lens_section(v, sec)
 
     if v.narrative:
         out += ["> **Narrative written by a language model** from the computed findings below. It adds no",
@@ -108,9 +110,6 @@ def render_markdown(v: ReportView) -> str:
         out.append("")
     elif v.narrative_note:
         out += [f"_{v.narrative_note}_", ""]
-    for sec in v.lens_sections():  # the question's lens section opens the report's data
-        if sec.lens == _asked_lens(v):
-            out += _lens_section(v, sec)
 
     ranked = v.ranked_findings()
     if ranked:

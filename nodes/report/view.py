@@ -579,7 +579,7 @@ class ReportView:
         if not hasattr(self, "_lens_sections"):
             from nodes.report.lens_sections import lead_with, lens_sections
 
-            self._lens_sections = lead_with(lens_sections(self.analysis), getattr(self, "lens", None))
+            self._lens_sections = lead_with(lens_sections(self.analysis), self.lens)
         return self._lens_sections
 
 
