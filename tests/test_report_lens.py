@@ -14,7 +14,7 @@ from app.analyze_cmd import to_json
 from nodes.perf.analysis import analyze_paths
 from nodes.perf.model import MAX_MEMORY_SAMPLES, AnalysisResult, CpuStats, CpuUse, ScrollStats, ScrollUpdate
 from nodes.report import fmt
-from nodes.report.lens_charts import LENS_CHART_LINES, LENS_CHART_POINTS, LENS_CHART_ROWS
+from nodes.report.lens_charts import LENS_CHART_LINES, LENS_CHART_POINTS, LENS_CHART_ROWS, LENS_CHART_WINDOWS
 from nodes.report.lens_sections import LENS_TABLE_ROWS, blocking_rows, lead_with, lens_sections
 from nodes.report.render import write_report
 from nodes.report.view import build_view
@@ -106,8 +106,12 @@ def test_power_section_on_the_warm_start_capture(reports):
         assert md_rows(md, title) == [[k, f"{fmt.num(e, 0)} µWs", f"{fmt.num(w['category_power_uw'][k], 0)} µW"]
                                       for k, e in w["categories"].items()]
     rails = md_rows(md, "Energy per rail — the whole trace")
-    top = sorted(windows[0]["rails"].items(), key=lambda kv: -kv[1])[:LENS_TABLE_ROWS]
-    assert rails == [[k, f"{fmt.num(e, 0)} µWs"] for k, e in top]
+    top = sorted(windows[0]["rails"].items(), key=lambda kv: -kv[1])
+    assert rails == [[k, f"{fmt.num(e, 0)} µWs"] for k, e in top[:LENS_TABLE_ROWS]]
+    rail_charts = svgs(sec, "power-rails")
+    assert len(rail_charts) == len(windows)
+    assert [float(b.get("data-v")) for b in marks(rail_charts[0], "rect")] == pytest.approx(
+        [e for _, e in top[:LENS_CHART_ROWS]], rel=1e-5)
 
 
 def test_memory_section_draws_each_process_over_time(reports):
@@ -189,6 +193,21 @@ def test_charts_and_tables_stay_bounded_and_escaped(tmp_path):
     assert len(marks(sc, "circle")) == LENS_CHART_POINTS
     assert len(md_rows(md, "Processes over the 50.0 s trace on 4 CPUs")) == LENS_TABLE_ROWS
     assert len(html) < 2_000_000
+
+
+def test_power_charts_are_capped_on_many_windows(tmp_path):
+    """Thirty measureBlocks: LENS_CHART_WINDOWS windows drawn, LENS_TABLE_ROWS tabled."""
+    from nodes.perf.model import PowerStats, PowerWindow
+
+    ws = [PowerWindow(name="trace" if i == 0 else "measureBlock", start_ms=10.0 * i, dur_ms=10.0, energy_uws=30.0,
+                      power_uw=3000.0, categories={"CPU": 20.0, "DISPLAY": 10.0}, rails={"CpuBig": 20.0, "Display": 10.0})
+          for i in range(30)]
+    a = AnalysisResult(format="synthetic", source="p.trace", duration_ms=300.0, power=PowerStats(windows=ws))
+    files = write_report(build_view(a), tmp_path)
+    md, html = Path(files["markdown"]).read_text(), Path(files["html"]).read_text()
+    sec = html_section(html, "power")
+    assert len(svgs(sec, "power-categories")) == len(svgs(sec, "power-rails")) == LENS_CHART_WINDOWS
+    assert md.count("**Energy by category — ") == LENS_TABLE_ROWS
 
 
 def test_the_questions_lens_section_comes_first(reports, tmp_path):

@@ -16,6 +16,9 @@ LENS_CHART_ROWS = 12
 #: Curves per over-time chart (processes), and points per scatter (scroll updates).
 LENS_CHART_LINES = 6
 LENS_CHART_POINTS = 2000
+#: Power windows drawn (the whole trace and the first measureBlocks); the tables list up to
+#: LENS_TABLE_ROWS (nodes/report/lens_sections.py).
+LENS_CHART_WINDOWS = 4
 
 #: Line colours of the over-time chart, one per process (hue, in order).
 _LINE_HUES = (215, 10, 140, 40, 280, 180)

@@ -125,14 +125,15 @@ def power_section(p: PowerStats | None) -> LensSection | None:
     if p is None or not p.windows:
         return None
     s = LensSection("power", "lens-power", "Energy by category and rail", summarize_power(p), missing=_missing(p.missing), sources=("counters",))
-    for w in p.windows[:LENS_TABLE_ROWS]:
+    for i, w in enumerate(p.windows[:LENS_TABLE_ROWS]):
+        drawn = i < lens_charts.LENS_CHART_WINDOWS
         what = "the whole trace" if w.name == "trace" else w.name
         head = f"{what}: {_ms(w.dur_ms)} from {_ms(w.start_ms)}, {_uws(w.energy_uws)}, {fmt.num(w.power_uw, 0)} µW"
         if w.categories:
             s.tables.append(LensTable(["category", "energy", "power"],
                                       [[k, _uws(e), f"{fmt.num(w.category_power_uw.get(k), 0)} µW"]
                                        for k, e in w.categories.items()], {1, 2}, f"Energy by category — {head}"))
-            s.charts.append(lens_charts.bars(
+            s.charts.append(drawn and lens_charts.bars(
                 "power-categories", f"Energy by category: {what}",
                 [(k, [(e, "accent", f"{k}: {e:,.0f} µWs over {what}")]) for k, e in w.categories.items()],
                 "energy (µWs)", f"Energy per PowerMetric category over {what} ({_ms(w.dur_ms)})."))
@@ -140,6 +141,9 @@ def power_section(p: PowerStats | None) -> LensSection | None:
             rails = sorted(w.rails.items(), key=lambda kv: -kv[1])
             s.tables.append(LensTable(["rail", "energy"], [[k, _uws(e)] for k, e in rails[:LENS_TABLE_ROWS]], {1},
                                       f"Energy per rail — {what}"))
+            s.charts.append(drawn and lens_charts.bars(
+                "power-rails", f"Energy per rail: {what}", [(k, [(e, "soft", f"{k}: {e:,.0f} µWs over {what}")]) for k, e in rails],
+                "energy (µWs)", f"Energy per rail over {what}, the top {min(len(rails), lens_charts.LENS_CHART_ROWS)}."))
         if w.battery_diff_mah is not None:
             s.tables.append(LensTable(["battery charge", "mAh"],
                                       [["highest", fmt.num(w.battery_start_mah, 3)], ["lowest", fmt.num(w.battery_end_mah, 3)],
