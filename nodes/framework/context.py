@@ -126,7 +126,7 @@ def _emit(event: dict[str, Any]) -> None:
 
 
 # --- cancellation hook ---------------------------------------------------------------------
-# A shell that runs a turn in a worker thread (the MCP server, app/mcp_server.py) cannot stop it
+# A shell that runs a turn in a worker thread (the MCP server, app/mcp/cancellation.py) cannot stop it
 # with Ctrl-C: a signal only reaches the main thread, and LangGraph runs nodes in its own pool
 # threads. Instead it sets an Event around the turn; LangGraph copies the context into the node
 # threads it starts (langgraph/pregel/_executor.py, copy_context), so the nodes see the same
