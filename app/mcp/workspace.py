@@ -53,6 +53,24 @@ class Workspace:
             raise fail(f"{path}: no such file in the workspace {self.root}")
         return real
 
+    def own_output(self, target: str) -> Path | None:
+        """``target`` when it is one of the server's own outputs (under its runs folder, which
+        may lie outside the workspace: PERFSCOUT_HOME); None otherwise (then :meth:`inside`
+        applies)."""
+        from nodes.code.sandbox import SandboxError, resolve_inside
+
+        runs = Path(self.settings().runs_dir)
+        if not Path(target).is_absolute() or not runs.is_dir():
+            return None
+        try:
+            return resolve_inside(runs, target)
+        except SandboxError:
+            return None
+
+    def readable(self, path: str) -> Path:
+        """A file the server may read: one of its own outputs, or one inside the workspace."""
+        return self.own_output(path) or self.inside(path)
+
     def settings(self, may_run: bool = False) -> Any:
         return self.engine.settings(may_run)
 

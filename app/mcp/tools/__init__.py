@@ -18,7 +18,7 @@ WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_worl
 
 def register_all(server: Any, ws: Any) -> None:
     """Every family's tools, in the order ``tools/list`` shows them."""
-    from app.mcp.tools import code, files, turns
+    from app.mcp.tools import builds, code, files, turns
 
-    for family in (code, files, turns):
+    for family in (code, files, turns, builds):
         family.register(server, ws)

@@ -71,20 +71,6 @@ def thread_report(thread: str, settings: Any) -> tuple[str, dict[str, str]]:
     return md.read_text(encoding="utf-8", errors="replace"), {"markdown": str(md)}
 
 
-def own_output(target: str, settings: Any) -> Path | None:
-    """``target`` when it is one of the server's own outputs (under its runs folder, which may
-    lie outside the workspace: PERFSCOUT_HOME); None otherwise (then the workspace rule applies)."""
-    from nodes.code.sandbox import SandboxError, resolve_inside
-
-    runs = Path(settings.runs_dir)
-    if not Path(target).is_absolute() or not runs.is_dir():
-        return None
-    try:
-        return resolve_inside(runs, target)
-    except SandboxError:
-        return None
-
-
 def report_markdown(ws: Workspace, target: str) -> tuple[str, dict[str, str]]:
     """What ``report`` returns: a thread's newest report, a report folder's, or a new one of a file."""
     from app.report_cmd import run_report
@@ -96,7 +82,7 @@ def report_markdown(ws: Workspace, target: str) -> tuple[str, dict[str, str]]:
     looks_like_path = "/" in target or "\\" in target or target.startswith((".", "~")) or (root / target).exists()
     if not looks_like_path:
         return thread_report(target, settings)
-    real = own_output(target, settings) or ws.inside(target)
+    real = ws.own_output(target) or ws.inside(target)
     if real.is_dir():
         md = real / "report.md" if (real / "report.md").is_file() else newest_report(real)
         if md is None:
