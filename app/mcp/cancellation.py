@@ -31,7 +31,7 @@ async def drive(ctx: Any, run: Callable[[Callable[[Any], None]], Any]) -> Any:
 
     Cancellation asks the turn to stop as Ctrl-C would and waits, shielded, until its process
     tree is gone (at most :data:`STOP_WAIT_S`)."""
-    from nodes.framework.context import CancelRequest, cancellable
+    from app.cancel import CancelRequest, cancellable
 
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
