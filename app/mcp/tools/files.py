@@ -24,7 +24,7 @@ def analysis_payload(ws: Workspace, real: Path, path: str, focus: str) -> dict[s
     """Analyse ``real`` (a file inside the workspace), write its report, and shape the result:
     the report's verdict sentences, findings with evidence, the sections ``focus`` asks for."""
     from app.analyze_cmd import to_json
-    from nodes.perf.analysis import analyze_paths
+    from nodes.perf.analysis import analyze_paths, module_search_path
     from nodes.perf.errors import PerfDataError
     from nodes.report.output import report_dir
     from nodes.report.render import write_report
@@ -32,7 +32,7 @@ def analysis_payload(ws: Workspace, real: Path, path: str, focus: str) -> dict[s
 
     settings = ws.settings()
     try:
-        a = analyze_paths([str(real)])
+        a = analyze_paths([str(real)], root=str(ws.root), search_path=module_search_path(str(ws.root)))
         collected = {"kind": "file", "paths": {"data": str(real)}, "source": str(real)}
         view = build_view(a, collected=collected, route="analyze", question=f"analyze {path}", root=str(ws.root))
         written = write_report(view, report_dir(None, str(settings.runs_dir), "mcp"))
