@@ -42,10 +42,16 @@ def hotspot(h: dict[str, Any]) -> dict[str, Any]:
     return {k: h.get(k) for k in ("name", "file", "line", "self_ms", "total_ms", "self_pct", "thread", "kind") if h.get(k) is not None}
 
 
-def sections(data: dict[str, Any], focus: str) -> dict[str, Any]:
-    """The sections ``focus`` asks for; a section the data cannot give says so (never estimated)."""
+#: The sections each lens returns (graph.enums.Lens; the old focus values are trimmed to these).
+LENS_SECTIONS = {"overview": {"startup", "frames", "hotspots", "web"}, "startup": {"startup"}, "frames": {"frames"},
+                 "scroll": {"frames"}, "cpu": {"hotspots"}, "page": {"web"}, "memory": set(), "power": set(),
+                 "blocking": set()}
+
+
+def sections(data: dict[str, Any], lens: str) -> dict[str, Any]:
+    """The sections ``lens`` asks for; a section the data cannot give says so (never estimated)."""
     out: dict[str, Any] = {}
-    want = {"startup", "frames", "hotspots", "web"} if focus == "all" else {focus}
+    want = LENS_SECTIONS.get(lens, LENS_SECTIONS["overview"])
     if "startup" in want:
         out["startup"] = data.get("startup") or {"missing": "no app launch in this data (a startup trace or `perfscout ask` on a script measures one)"}
     if "frames" in want:

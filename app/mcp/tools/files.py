@@ -17,12 +17,17 @@ from app.mcp.results import TOP_FINDINGS, finding, result, sections
 from app.mcp.tools import WRITES
 from app.mcp.workspace import Workspace, check_thread
 
-Focus = Literal["startup", "frames", "hotspots", "web", "all"]
+#: The lens of the question (graph.enums.Lens), and the names ``focus`` had before lenses
+#: (web → page, all → overview, hotspots → cpu: graph.enums.LENS_ALIASES), still accepted.
+Focus = Literal["overview", "startup", "frames", "scroll", "cpu", "memory", "power", "blocking", "page",
+                "hotspots", "web", "all"]
 
 
 def analysis_payload(ws: Workspace, real: Path, path: str, focus: str) -> dict[str, Any]:
     """Analyse ``real`` (a file inside the workspace), write its report, and shape the result:
-    the report's verdict sentences, findings with evidence, the sections ``focus`` asks for."""
+    the report's verdict sentences (answering the lens ``focus`` names), findings with evidence,
+    the lens's own answer and the sections it returns."""
+    from graph.enums import lens_named
     from app.analyze_cmd import to_json
     from nodes.perf.analysis import analyze_paths, module_search_path
     from nodes.perf.errors import PerfDataError
@@ -34,11 +39,13 @@ def analysis_payload(ws: Workspace, real: Path, path: str, focus: str) -> dict[s
     try:
         a = analyze_paths([str(real)], root=str(ws.root), search_path=module_search_path(str(ws.root)))
         collected = {"kind": "file", "paths": {"data": str(real)}, "source": str(real)}
-        view = build_view(a, collected=collected, route="analyze", question=f"analyze {path}", root=str(ws.root))
+        lens = lens_named(focus).value
+        view = build_view(a, collected=collected, route="analyze", question=f"analyze {path}", root=str(ws.root),
+                          lens=lens)
         written = write_report(view, report_dir(None, str(settings.runs_dir), "mcp"))
     except PerfDataError as e:
         raise fail(str(e).splitlines()[0] if str(e) else f"{path}: unreadable data") from None
-    data, summary = to_json(a), view.summary_sentences()
+    data, summary, lens_answer = to_json(a), view.summary_sentences(), view.lens_section()
     payload: dict[str, Any] = {
         "tool": "analyze",
         "source": str(real.relative_to(ws.root)),
@@ -48,7 +55,10 @@ def analysis_payload(ws: Workspace, real: Path, path: str, focus: str) -> dict[s
         "summary": summary[1:],
         "findings": [finding(f) for f in (data.get("findings") or [])[:TOP_FINDINGS]],
     }
-    payload.update(sections(data, focus))
+    payload["lens"] = lens
+    if lens_answer is not None:
+        payload["lens_answer"] = lens_answer
+    payload.update(sections(data, lens))
     if data.get("warnings"):
         payload["warnings"] = data["warnings"][:10]
     payload["report_paths"] = {k: v for k, v in written.items() if isinstance(v, str)}
@@ -113,7 +123,8 @@ def register(server: Any, ws: Workspace) -> None:
     async def analyze(
         ctx: Context,
         path: Annotated[str, Field(description="The file, relative to the workspace (or absolute inside it)", min_length=1)],
-        focus: Annotated[Focus, Field(description="Which section to return")] = "all",
+        focus: Annotated[Focus, Field(description="The lens of the question: the headline answers it and only its "
+                                                  "sections are returned (old names: web, hotspots, all)")] = "all",
     ) -> CallToolResult:
         real = ws.file(path)
         progress = Progress(ctx)
