@@ -95,7 +95,7 @@ def cpu_section(c: CpuStats | None) -> LensSection | None:
         s.charts.append(_cpu_chart("cpu-processes", "CPU by process", c.processes, lambda r: r.name))
     if threads:
         s.tables.append(LensTable(["thread", "process", "tid", "running", "runnable", "share of window"],
-                                  [[t.name, t.process or str(t.pid), str(t.tid), _ms(t.running_ms), _ms(t.runnable_ms),
+                                  [[t.name, t.process or f"pid {t.pid}", str(t.tid), _ms(t.running_ms), _ms(t.runnable_ms),
                                     _share(t.share_of_window)] for t in threads], {2, 3, 4, 5}, "Threads"))
         s.charts.append(_cpu_chart("cpu-threads", "CPU by thread", c.threads,
                                    lambda r: f"{r.name} ({r.process or r.pid})"))
