@@ -125,6 +125,21 @@ def test_a_page_question_leads_with_the_vitals_and_a_fast_page_hears_it(ps):
     assert any(x.startswith("Also, outside this question:") for x in lines)
 
 
+def test_a_chrome_scroll_is_answered_with_chromes_own_verdicts(ps, tmp_path):
+    shutil.copy(DATA / "web" / "scroll.trace.json.gz", tmp_path / "scroll.trace.json.gz")
+    r = ps.ask("why is scrolling janky in scroll.trace.json.gz?")
+    assert r.route_info["lens"] == "scroll"
+    first = _lines(r)[0]
+    sc = json.loads(Path(r.report["json"]).read_text())["analysis"]["scroll"]  # = `perfscout analyze --json`'s keys
+    assert first.startswith(f"{sc['janky_frames']} of {sc['presented_frames']} scroll frames janky by Chrome's scroll "
+                            f"jank v3 ({100 * sc['janky_ratio']:.1f}%), {sc['v4_janky_frames']} of {sc['v4_frames']} by v4, "
+                            f"over {sc['update_count']} scroll updates")
+    assert (f"input-to-frame latency p50 {sc['latency_p50_ms']:.1f} ms, p90 {sc['latency_p90_ms']:.1f} ms, "
+            f"p99 {sc['latency_p99_ms']:.1f} ms" in first)
+    assert f"{sc['dropped_frames']} frame(s) dropped, {sc['partial_frames']} presented partially" in first
+    assert sc["janky_frames"] and sc["jank_reasons"] and next(iter(sc["jank_reasons"])) in first
+
+
 def test_no_task_runner_leads_the_hot_spots_and_scrolling_is_answered_from_frames(ps):
     r = ps.ask("why is scrolling janky in chrome-android-thread-time.json.gz?")
     first = _lines(r)[0]

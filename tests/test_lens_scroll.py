@@ -90,3 +90,19 @@ def test_a_page_load_without_scrolling_says_so():
     assert res.scroll is not None and res.scroll.update_count == 0  # its EventLatency spans are no scroll
     assert "no scroll" in res.scroll.missing[0].why and "input.scrolling" in res.scroll.missing[0].capture
     assert analyze_file(str(Path(__file__).parent / "data" / "perf" / "slowapp.pstats")).scroll is None
+
+
+def test_jank_reasons_are_chromes_own_and_lead_the_scroll_answer(raw, res):
+    reasons: dict[str, int] = {}
+    for e in raw:
+        if e["name"] == "ScrollJankV4" and e["ph"] == "b" and e["args"]["scroll_jank_v4"].get("is_janky"):
+            for r in e["args"]["scroll_jank_v4"].get("missed_vsyncs_per_jank_reason", []):
+                reasons[r["jank_reason"]] = reasons.get(r["jank_reason"], 0) + 1
+    s = res.scroll
+    assert reasons and s.jank_reasons == dict(sorted(reasons.items(), key=lambda kv: -kv[1]))
+    from nodes.perf.lens_readers import scroll as read_scroll
+
+    r = read_scroll(res)
+    assert r.lead == summarize_scroll(s) and not r.fine
+    top = next(iter(s.jank_reasons))
+    assert f"p90 {s.latency_p90_ms:.1f} ms" in r.lead and f"jank reasons: {top} ({s.jank_reasons[top]} frames" in r.lead

@@ -175,11 +175,15 @@ def frames(a) -> Reading:
 
 
 def scroll(a) -> Reading:
-    plug = _family_of_plug(a, "scroll")
-    if plug is not None and _get(plug, "updates"):
-        ups = _get(plug, "updates")
-        janky = sum(1 for u in ups if _get(u, "janky"))
-        return Reading("scroll", f"{janky} of {len(ups)} scroll updates janky.", numbers={"updates": len(ups), "janky": janky})
+    sc = a.scroll
+    if sc is not None and sc.update_count:
+        from nodes.perf.metrics.scroll import summarize_scroll
+
+        fine = not sc.janky_frames and not _serious(a, ["frames"])
+        return Reading("scroll", summarize_scroll(sc), fine=fine, numbers={
+            k: getattr(sc, k) for k in ("update_count", "presented_frames", "janky_frames", "janky_ratio", "v4_frames",
+                                        "v4_janky_frames", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms",
+                                        "dropped_frames", "partial_frames", "jank_reasons")})
     chrome = a.format in ("trace_event", "chrome-json") or "Renderer" in str(getattr(a.frames, "process", "") or "")
     what = ("Chrome's scroll updates (EventLatency) and input-to-frame latency" if chrome
             else "input events and their latency to the frame")

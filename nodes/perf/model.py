@@ -1074,6 +1074,9 @@ class ScrollStats(Result, kw_only=True):
     #: Chrome's scroll jank v4 verdicts (ScrollJankV4 ``is_janky``) over the frames it judged.
     v4_frames: int = 0
     v4_janky_frames: int = 0
+    #: Chrome's reasons for its v4 janky frames (ScrollJankV4 ``missed_vsyncs_per_jank_reason``):
+    #: reason → janky frames naming it, most first. Empty when Chrome wrote none.
+    jank_reasons: dict[str, int] = msgspec.field(default_factory=dict)
     #: Input-to-frame latency of the scroll updates (EventLatency duration), ms, nearest rank.
     latency_p50_ms: float | None = None
     latency_p90_ms: float | None = None

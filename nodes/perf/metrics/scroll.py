@@ -13,7 +13,8 @@ are the reference, counted here, not recomputed:
   Frames are counted by those verdicts, not by ``display_trace_id``: Chrome's JSON writer
   prints that 64-bit id as a double, so distinct frames collide in a JSON trace.
 * ``ScrollJankV4`` spans: Chrome's v4 verdict ``is_janky`` on each frame it judged
-  (``chrome/scroll_jank_v4.sql``).
+  (``chrome/scroll_jank_v4.sql``), and on a janky one its reasons
+  (``missed_vsyncs_per_jank_reason``: MISSED_VSYNC_DURING_FAST_SCROLL, …), counted per reason.
 * ``PipelineReporter`` spans: each frame's ``frame_reporter.state`` — STATE_PRESENTED_ALL,
   STATE_PRESENTED_PARTIAL, STATE_DROPPED, STATE_NO_UPDATE_DESIRED (``chrome/chrome_frame_info``).
 
@@ -96,6 +97,11 @@ def scroll(ctx) -> ScrollStats | None:
             if "is_janky" in v4:
                 out.v4_frames += 1
                 out.v4_janky_frames += bool(v4["is_janky"])
+                if v4["is_janky"]:
+                    for r in v4.get("missed_vsyncs_per_jank_reason") or ():
+                        reason = r.get("jank_reason") if isinstance(r, dict) else None
+                        if reason:
+                            out.jank_reasons[reason] = out.jank_reasons.get(reason, 0) + 1
         elif name == "PipelineReporter":
             state = (args.get("frame_reporter") or args.get("chrome_frame_reporter") or {}).get("state")
             if state:
@@ -106,6 +112,7 @@ def scroll(ctx) -> ScrollStats | None:
     out.latency_p50_ms, out.latency_p90_ms = _pct(latencies, 50), _pct(latencies, 90)
     out.latency_p99_ms, out.latency_max_ms = _pct(latencies, 99), (round(latencies[-1], 3) if latencies else None)
     out.frame_states = dict(sorted(out.frame_states.items(), key=lambda kv: -kv[1]))
+    out.jank_reasons = dict(sorted(out.jank_reasons.items(), key=lambda kv: -kv[1]))
     out.dropped_frames = out.frame_states.get("STATE_DROPPED", 0)
     out.partial_frames = out.frame_states.get("STATE_PRESENTED_PARTIAL", 0)
     if not out.update_count:
@@ -121,11 +128,19 @@ def scroll(ctx) -> ScrollStats | None:
 
 
 def summarize_scroll(s: ScrollStats | None) -> str:
-    """One sentence with the numbers: janky scroll frames and input-to-frame latency."""
+    """One sentence with Chrome's numbers: janky scroll frames (v3, v4), input-to-frame latency
+    p50 / p90 / p99, dropped and partial frames, and Chrome's top reasons where it wrote them."""
     if s is None or not s.update_count:
         return "No scrolling in the trace: no EventLatency scroll updates."
     ratio = f" ({s.janky_ratio:.1%})" if s.janky_ratio is not None else ""
-    lat = f"; input-to-frame latency p50 {s.latency_p50_ms:.1f} ms, p99 {s.latency_p99_ms:.1f} ms" if s.latency_p50_ms is not None else ""
+    lat = ""
+    if s.latency_p50_ms is not None:
+        lat = (f"; input-to-frame latency p50 {s.latency_p50_ms:.1f} ms, p90 {s.latency_p90_ms:.1f} ms, "
+               f"p99 {s.latency_p99_ms:.1f} ms")
+    why = ""
+    if s.jank_reasons:
+        top = list(s.jank_reasons.items())[:2]
+        why = "; Chrome's jank reasons: " + ", ".join(f"{r} ({n} frame{'s' if n != 1 else ''})" for r, n in top)
     return (f"{s.janky_frames} of {s.presented_frames} scroll frames janky by Chrome's scroll jank v3{ratio}, "
             f"{s.v4_janky_frames} of {s.v4_frames} by v4, over {s.update_count} scroll updates in {s.scrolls} scroll(s)"
-            f"{lat}; {s.dropped_frames} frame(s) dropped, {s.partial_frames} presented partially.")
+            f"{lat}; {s.dropped_frames} frame(s) dropped, {s.partial_frames} presented partially{why}.")
