@@ -42,10 +42,11 @@ def to_json(result: AnalysisResult) -> dict[str, Any]:
 
 
 def run(paths: str | Sequence[str], as_json: bool = False, out: TextIO | None = None, err: TextIO | None = None,
-        process: str | None = None, lens: str | None = None) -> int:
+        process: str | None = None, lens: str | None = None, sections: Sequence[str] = ()) -> int:
     """Analyse ``paths`` (one file, or the files of one collection) and print the result;
     ``process`` (NAME or PID) is the app the frames and hot spots are about; ``lens`` (a
-    graph.enums.Lens value) the aspect the answer leads with (nodes/perf/lenses.py)."""
+    graph.enums.Lens value) the aspect the answer leads with (nodes/perf/lenses.py); ``sections``
+    slice names the power and CPU lenses measure as windows of their own."""
     from nodes.perf.analysis import analyze_paths, module_search_path
 
     out = out or sys.stdout
@@ -54,7 +55,8 @@ def run(paths: str | Sequence[str], as_json: bool = False, out: TextIO | None = 
         paths = [os.fspath(paths)]
     try:
         root = os.getcwd()  # the CLI's workspace (perfscout's --workspace default)
-        result = analyze_paths(list(paths), process=process, root=root, search_path=module_search_path(root))
+        result = analyze_paths(list(paths), process=process, root=root, search_path=module_search_path(root),
+                               sections=sections)
     except PerfDataError as e:
         err.write(f"perfscout: {str(e).splitlines()[0] if str(e) else 'unreadable data'}\n")
         return ExitCode.USAGE

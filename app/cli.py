@@ -187,6 +187,11 @@ def analyze(
         None, "--focus", metavar="LENS",
         help="Answer this aspect first: overview, startup, frames, scroll, cpu, memory, power, blocking, page.",
     ),
+    section: Optional[list[str]] = typer.Option(
+        None, "--section", metavar="NAME",
+        help="A slice to measure as its own window: energy (power.windows[]) and CPU time (cpu.sections[]) "
+             "over each slice of that name, beside the whole trace and measureBlock. Repeatable.",
+    ),
 ) -> None:
     """Analyse existing data. FILE…: the analyzer alone (summary or JSON). --thread: the graph's
     analyze route in that thread (analysis, attribution, report; follow-up questions work)."""
@@ -207,9 +212,11 @@ def analyze(
     if thread is None:
         from app.analyze_cmd import run
 
-        raise typer.Exit(run([str(p) for p in paths], as_json, process=process, lens=focus))
+        raise typer.Exit(run([str(p) for p in paths], as_json, process=process, lens=focus, sections=section or ()))
     if process is not None:
         raise CliError("--process applies to FILE… analysis, not to --thread")
+    if section:
+        raise CliError("--section applies to FILE… analysis, not to --thread")
     if len(paths) > 1:
         raise CliError("with --thread, give one FILE (the graph analyses one named file per turn)")
     _analyze_in_thread(paths[0] if paths else None, thread, as_json, workspace, offline, focus)

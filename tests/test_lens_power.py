@@ -115,7 +115,9 @@ def _trace_start_ns(res) -> float:
 # --- bad input --------------------------------------------------------------------------
 
 
-def _rails_trace(tmp_path) -> str:
+def _rails_trace(tmp_path, slice_ms: tuple[int, int] | None = None) -> str:
+    """Three described rails and one without a descriptor, read at 1000…1300 ms; with
+    ``slice_ms`` also a thread slice "scrollList" over that span (a section the user names)."""
     b = TraceProtoBuilder()
     p = b.add_packet()
     p.timestamp, p.trusted_packet_sequence_id = 1_000_000_000, 3
@@ -136,6 +138,18 @@ def _rails_trace(tmp_path) -> str:
                 if t == ms:
                     e = p.power_rails.energy_data.add()
                     e.index, e.timestamp_ms, e.energy = index, t, int(v)
+    if slice_ms is not None:
+        p = b.add_packet()
+        p.trusted_packet_sequence_id = 4
+        p.track_descriptor.uuid = 42
+        p.track_descriptor.thread.pid, p.track_descriptor.thread.tid = 300, 300
+        p.track_descriptor.thread.thread_name = "app"
+        for ms, kind in zip(slice_ms, (pb.TrackEvent.TYPE_SLICE_BEGIN, pb.TrackEvent.TYPE_SLICE_END)):
+            p = b.add_packet()
+            p.timestamp, p.trusted_packet_sequence_id = ms * 1_000_000, 4
+            p.track_event.type, p.track_event.track_uuid = kind, 42
+            if kind == pb.TrackEvent.TYPE_SLICE_BEGIN:
+                p.track_event.name = "scrollList"
     path = tmp_path / "rails.perfetto-trace"
     path.write_bytes(b.serialize())
     return str(path)
@@ -171,3 +185,41 @@ def test_a_trace_without_rails_says_what_is_missing(tmp_path):
     res = analyze_file(str(path))
     assert res.power is not None and not res.power.windows
     assert "power_rails" in res.power.missing[0].why and "collect_power_rails" in res.power.missing[0].capture
+
+
+# --- a section the user names (perfscout analyze --section NAME) ---------------------------
+
+
+def test_a_named_slice_gets_its_own_window_and_an_unknown_name_is_warned(tmp_path):
+    res = analyze_file(_rails_trace(tmp_path, slice_ms=(1050, 1300)), sections=["scrollList", "noSuchSlice"])
+    names = [w.name for w in res.power.windows]
+    assert names == ["trace", "scrollList"]
+    w = res.power.windows[1]
+    # CpuLittle inside [1050, 1300]: 200 → 50 (a reset, nothing) → 80: +30; the other rails
+    # have one reading inside: no energy
+    assert w.rails == {"CpuLittle": 30.0} and w.energy_uws == 30.0 and w.categories == {"CPU": 30.0}
+    assert (w.start_ms, w.dur_ms) == (50.0, 250.0)
+    assert any("'noSuchSlice'" in x and "no slice of that name" in x for x in res.warnings)
+    assert analyze_file(_rails_trace(tmp_path, slice_ms=(1050, 1300))).power.windows[-1].name == "trace"
+
+
+def test_named_sections_on_the_shared_capture_power_cpu_and_the_cli(capsys):
+    import json
+
+    from app.analyze_cmd import run
+
+    path = _shared("api32_startup_warm.perfetto-trace")
+    assert run([path], as_json=True, sections=["startActivityAndWait", "measureBlock", "noSuchSlice"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    stat = next(s for s in data["slice_stats"] if s["name"] == "startActivityAndWait")
+    # the CPU section is the slice's span, its processes' time inside it
+    sec = next(s for s in data["cpu"]["sections"] if s["name"] == "startActivityAndWait")
+    assert sec["start_ms"] == pytest.approx(stat["first_start_ms"], abs=0.01)
+    assert sec["dur_ms"] == pytest.approx(stat["max_ms"], abs=0.01)
+    assert 0 < sum(p["running_ms"] for p in sec["processes"]) <= sec["dur_ms"] * data["cpu"]["cpu_count"]
+    # measureBlock named again is not measured twice; the rails read every 250 ms, and the
+    # 536 ms slice holds two readings with one timestamp: no energy, said so
+    assert [w["name"] for w in data["power"]["windows"]] == ["trace", "measureBlock"]
+    warned = " | ".join(data["warnings"])
+    assert "section 'noSuchSlice': no slice of that name" in warned
+    assert "power: section 'startActivityAndWait' (536.2 ms at 252.8 ms) holds fewer than two readings" in warned

@@ -130,7 +130,8 @@ def test_analyze_a_real_capture_and_read_its_report(workspace, tmp_path):
 
     async def body(c: Client):
         full = await c.call_tool("analyze", {"path": f"traces/{TRACE.name}"}, progress_callback=on_progress)
-        frames = await c.call_tool("analyze", {"path": f"traces/{TRACE.name}", "focus": "frames"})
+        frames = await c.call_tool("analyze", {"path": f"traces/{TRACE.name}", "focus": "frames",
+                                               "sections": ["noSuchSlice"]})
         rep = await c.call_tool("report", {"path_or_thread": data(full)["report_paths"]["markdown"]})
         return full, frames, rep
 
@@ -146,6 +147,9 @@ def test_analyze_a_real_capture_and_read_its_report(workspace, tmp_path):
         route="analyze", root=str(workspace),
     )
     assert a["headline"] == view.summary_sentences()[0]  # the report's own verdict sentence
+    # a slice named for its own window reaches the analyzer (perfscout analyze --section)
+    assert any("section 'noSuchSlice': no slice of that name" in w for w in data(frames)["warnings"])
+    assert not any("noSuchSlice" in w for w in a.get("warnings") or [])
     assert [f["title"] for f in a["findings"]] == [f.title for f in expected.findings][: len(a["findings"])]
     assert all(f["evidence"]["source"].endswith(TRACE.name) for f in a["findings"])
     assert a["frames"]["count"] == expected.frames.count

@@ -40,18 +40,19 @@ def module_search_path(root: str | None) -> list[str]:
 
 
 def analyze_file(path: str, process: str | None = None, root: str | None = None,
-                 search_path: Sequence[str] | None = None) -> AnalysisResult:
+                 search_path: Sequence[str] | None = None, sections: Sequence[str] = ()) -> AnalysisResult:
     """Read one file and compute its analysis. Raises PerfDataError on bad input.
     ``process`` (a name or pid) names the app the analysis is about (metrics/scope.py);
     ``root`` (the workspace) is what findings show paths relative to; ``search_path`` is where
-    an importtime log's modules are looked up (:func:`module_search_path`)."""
-    return compute(load(os.fspath(path), search_path=search_path), process=process, root=root)
+    an importtime log's modules are looked up (:func:`module_search_path`); ``sections`` are
+    slice names the power and CPU lenses measure as windows of their own."""
+    return compute(load(os.fspath(path), search_path=search_path), process=process, root=root, sections=sections)
 
 
 def analyze_paths(paths: Sequence[str], process: str | None = None, root: str | None = None,
-                  search_path: Sequence[str] | None = None) -> AnalysisResult:
+                  search_path: Sequence[str] | None = None, sections: Sequence[str] = ()) -> AnalysisResult:
     """Analyse the files of one collection and merge them into one result; ``process``,
-    ``root`` and ``search_path`` as for :func:`analyze_file`."""
+    ``root``, ``search_path`` and ``sections`` as for :func:`analyze_file`."""
     paths = [os.fspath(p) for p in paths if p]
     if not paths:
         raise PerfDataError(None, "no data files given")
@@ -59,7 +60,7 @@ def analyze_paths(paths: Sequence[str], process: str | None = None, root: str | 
     errors: list[PerfDataError] = []
     for p in dict.fromkeys(paths):  # keep order, drop duplicates
         try:
-            results.append(analyze_file(p, process=process, root=root, search_path=search_path))
+            results.append(analyze_file(p, process=process, root=root, search_path=search_path, sections=sections))
         except PerfDataError as e:
             errors.append(e)
     if not results:

@@ -4,7 +4,7 @@ a thread, a report folder, or a file), and the report resource ``perfscout://rep
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Sequence
 
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -23,10 +23,11 @@ Focus = Literal["overview", "startup", "frames", "scroll", "cpu", "memory", "pow
                 "hotspots", "web", "all"]
 
 
-def analysis_payload(ws: Workspace, real: Path, path: str, focus: str) -> dict[str, Any]:
+def analysis_payload(ws: Workspace, real: Path, path: str, focus: str, named: Sequence[str] = ()) -> dict[str, Any]:
     """Analyse ``real`` (a file inside the workspace), write its report, and shape the result:
     the report's verdict sentences (answering the lens ``focus`` names), findings with evidence,
-    the lens's own answer and the sections it returns."""
+    the lens's own answer and the sections it returns; ``named``: slice names measured as
+    power and CPU windows of their own (``perfscout analyze --section``)."""
     from graph.enums import lens_named
     from app.analyze_cmd import to_json
     from nodes.perf.analysis import analyze_paths, module_search_path
@@ -37,7 +38,8 @@ def analysis_payload(ws: Workspace, real: Path, path: str, focus: str) -> dict[s
 
     settings = ws.settings()
     try:
-        a = analyze_paths([str(real)], root=str(ws.root), search_path=module_search_path(str(ws.root)))
+        a = analyze_paths([str(real)], root=str(ws.root), search_path=module_search_path(str(ws.root)),
+                          sections=named)
         collected = {"kind": "file", "paths": {"data": str(real)}, "source": str(real)}
         lens = lens_named(focus).value
         view = build_view(a, collected=collected, route="analyze", question=f"analyze {path}", root=str(ws.root),
@@ -125,11 +127,13 @@ def register(server: Any, ws: Workspace) -> None:
         path: Annotated[str, Field(description="The file, relative to the workspace (or absolute inside it)", min_length=1)],
         focus: Annotated[Focus, Field(description="The lens of the question: the headline answers it and only its "
                                                   "sections are returned (old names: web, hotspots, all)")] = "all",
+        sections: Annotated[list[str], Field(description="Slice names to measure as power and CPU windows of their "
+                                                         "own, beside the whole trace and measureBlock")] = [],
     ) -> CallToolResult:
         real = ws.file(path)
         progress = Progress(ctx)
         await progress.send(f"analyze: reading {real.name} ({real.stat().st_size} bytes)")
-        payload = await in_thread(lambda: analysis_payload(ws, real, path, focus))
+        payload = await in_thread(lambda: analysis_payload(ws, real, path, focus, sections))
         await progress.send("analyze: report written")
         return result(payload)
 

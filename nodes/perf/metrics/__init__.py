@@ -22,9 +22,10 @@ main thread, then everything that reads it) and the rules last.
 from __future__ import annotations
 
 import os
+from typing import Sequence
 
 from nodes.perf import findings  # a module, not its names: findings imports metrics.common
-from nodes.perf.metrics import blocking, counters, cpu, frames, hotspots, memory, power, scope, scroll, startup, threads, web
+from nodes.perf.metrics import blocking, counters, cpu, frames, hotspots, memory, power, scope, scroll, slice_find, startup, threads, web
 from nodes.perf.metrics.common import (
     LONG_TASK_MS,
     MAX_THREADS,
@@ -37,19 +38,26 @@ from nodes.perf.model import DEFAULT_BUDGET_MS, AnalysisResult, PerfData
 __all__ = ["compute", "shown_path", "Context", "MAX_THREADS", "LONG_TASK_MS", "DEFAULT_BUDGET_MS", "TOP_HOTSPOTS"]
 
 
-def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None, root: str | None = None) -> AnalysisResult:
+def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None, root: str | None = None,
+            sections: Sequence[str] = ()) -> AnalysisResult:
     """The analysis of one reader's output; ``process`` (a name or pid) names the app the
     analysis is about, overriding the rules of :mod:`.scope`; ``root`` (the workspace) is what
-    findings show file paths relative to."""
+    findings show file paths relative to; ``sections`` are slice names the power and CPU lenses
+    measure as windows of their own (a name no slice has is named in the warnings)."""
     ctx = Context(pd, top)
     ctx.process = process
     ctx.root = root
+    ctx.sections = tuple(dict.fromkeys(s for s in sections if s))
     res = ctx.res
     res.duration_ms = round(pd.duration_us / 1000.0, 3)
     res.stats = dict(pd.stats)
     res.meta = {k: str(v) for k, v in pd.meta.items()}
     res.meta.setdefault("source", os.path.basename(pd.source))
     res.warnings = list(pd.warnings)
+    if ctx.sections:
+        _found, unknown = slice_find.named_sections(pd, ctx.sections)
+        for name in unknown:
+            res.warnings.append(f"section {name!r}: no slice of that name in the trace; no window measured for it")
     res.partial = bool(pd.partial)
     for key in pd.slices:
         hotspots.walk(ctx, key)

@@ -111,6 +111,9 @@ class Context:
         self.process: str | None = None
         #: The workspace findings show paths relative to (None: paths as the data gives them).
         self.root: str | None = None
+        #: Slices the user named (``--section NAME``): the power and CPU lenses add a window for
+        #: each, beside ``trace`` and ``measureBlock`` (metrics/slice_find.py named_sections).
+        self.sections: tuple[str, ...] = ()
 
     def path_count(self) -> int:
         """Paths held so far, slices' and samples' (bounded by MAX_PATHS)."""

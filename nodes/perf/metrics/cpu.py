@@ -20,7 +20,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from nodes.perf.metrics.slice_find import find_slices, name_ids
+from nodes.perf.metrics.slice_find import find_slices, name_ids, named_sections
 from nodes.perf.model import CpuCore, CpuSection, CpuStats, CpuUse, MissingData, PerfData
 from nodes.perf.parsers.perfetto_cpu import IDLE_EXIT
 from nodes.perf.sched_state import SchedState
@@ -93,7 +93,8 @@ def cpu(ctx) -> CpuStats | None:
 
 
 def _sections(ctx) -> list[tuple[str, float, float]]:
-    """(name, start µs, end µs): each launch of the app, then each measureBlock."""
+    """(name, start µs, end µs): each launch of the app, each measureBlock, then each slice the
+    user named (``--section NAME``)."""
     out = []
     st = ctx.res.startup
     if st is not None:
@@ -104,7 +105,8 @@ def _sections(ctx) -> list[tuple[str, float, float]]:
     pd = ctx.pd
     for _k, ts, dur, _n in find_slices(pd, name_ids(pd, lambda s: s in SECTION_NAMES), async_=True):
         out.append((pd.strings[_n], ts, ts + dur))
-    return out
+    named, _unknown = named_sections(pd, [n for n in ctx.sections if n not in SECTION_NAMES])
+    return out + named
 
 
 def section(ctx, name: str, start: float, end: float) -> CpuSection:

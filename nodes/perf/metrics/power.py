@@ -20,12 +20,12 @@ truncation of the span to whole ms aside). A counter that goes backwards (a rese
 decrease adds nothing (counted in ``resets`` and the warnings); without resets the two agree.
 
 Windows: the whole trace (``trace``), then every Macrobenchmark measure section
-(:data:`SECTION_NAMES`) in order.
+(:data:`SECTION_NAMES`) in order, then every slice the user named (``--section NAME``).
 """
 
 from __future__ import annotations
 
-from nodes.perf.metrics.slice_find import find_slices, name_ids
+from nodes.perf.metrics.slice_find import find_slices, name_ids, named_sections
 from nodes.perf.model import MissingData, PerfData, PowerRail, PowerStats, PowerWindow
 
 #: Macrobenchmark's PowerMetric.MEASURE_BLOCK_SECTION_NAME: the section it measures.
@@ -139,6 +139,16 @@ def window(pd: PerfData, name: str, start: float, end: float, t0: float,
     return w
 
 
+def _reading_interval_ms(pd: PerfData) -> float | None:
+    """The median time between a rail's readings (the first rail with several), ms."""
+    for rail in pd.power_rails:
+        ts = sorted(set(rail.ts_us))
+        if len(ts) > 1:
+            gaps = sorted(b - a for a, b in zip(ts, ts[1:]))
+            return gaps[len(gaps) // 2] / 1000.0
+    return None
+
+
 def power(ctx) -> PowerStats | None:
     """The power lens: None when the data holds neither rails nor battery counters and is not a
     Perfetto trace (where their absence is worth saying)."""
@@ -160,10 +170,21 @@ def power(ctx) -> PowerStats | None:
     w = window(pd, "trace", start, end, ctx.t0, out.resets)
     if w is not None:
         out.windows.append(w)
+    named, _unknown = named_sections(pd, [n for n in ctx.sections if n not in SECTION_NAMES])
     for name, s, e in _sections(pd):
         w = window(pd, name, s, e, ctx.t0, out.resets)
         if w is not None:
             out.windows.append(w)
+    for name, s, e in named:
+        w = window(pd, name, s, e, ctx.t0, out.resets)
+        if w is not None and (w.rails or not pd.power_rails):
+            out.windows.append(w)
+        else:  # a slice shorter than the rails' reading interval: no energy can be read for it
+            every = _reading_interval_ms(pd)
+            ctx.res.warnings.append(
+                f"power: section {name!r} ({(e - s) / 1000.0:.1f} ms at {(s - ctx.t0) / 1000.0:.1f} ms) holds fewer "
+                f"than two readings of any rail{f' (they come every {every:.0f} ms)' if every else ''}; "
+                "no energy for it")
     if out.resets:
         named = ", ".join(f"{k} ×{v}" for k, v in sorted(out.resets.items()))
         ctx.res.warnings.append(f"power rails: counter went backwards (reset) in {named}; "

@@ -15,6 +15,18 @@ def name_ids(pd: PerfData, match: Callable[[str], bool]) -> set[int]:
     return {i for i, s in enumerate(pd.strings) if match(s)}
 
 
+def named_sections(pd: PerfData, names: Iterable[str]) -> tuple[list[tuple[str, float, float]], list[str]]:
+    """(name, start µs, end µs) of every thread slice or async span the user named, by start,
+    and the names no slice has (said in the warnings, the rest still answered)."""
+    wanted = list(dict.fromkeys(n for n in names if n))
+    if not wanted:
+        return [], []
+    found = [(pd.strings[n], ts, ts + dur)
+             for _k, ts, dur, n in find_slices(pd, name_ids(pd, lambda s: s in wanted), thread=True, async_=True)]
+    seen = {n for n, _a, _b in found}
+    return found, [n for n in wanted if n not in seen]
+
+
 def find_slices(pd: PerfData, ids: Iterable[int], thread: bool = True, async_: bool = False,
                 keys: Iterable | None = None) -> list[tuple[tuple, float, float, int]]:
     """(track key, ts µs, dur µs, name id) of every slice named by one of ``ids``, in time order;
