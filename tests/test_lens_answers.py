@@ -140,6 +140,52 @@ def test_a_chrome_scroll_is_answered_with_chromes_own_verdicts(ps, tmp_path):
     assert sc["janky_frames"] and sc["jank_reasons"] and next(iter(sc["jank_reasons"])) in first
 
 
+def _meminfo_kb(text: str) -> tuple[dict[str, int], dict[str, int]]:
+    """TOTAL lines and App Summary PSS per category, read from dumpsys's text here."""
+    import re
+
+    totals = {k: int(v) for k, v in re.findall(r"(TOTAL PSS|TOTAL RSS|TOTAL SWAP PSS):\s*(\d+)", text)}
+    summary = text.split("App Summary", 1)[1].split("TOTAL PSS", 1)[0]
+    cats = {k.strip(): int(v) for k, v in re.findall(r"^\s*([A-Za-z ]+):\s+(\d+)\s+\d*\s*$", summary, re.M)}
+    return totals, cats
+
+
+def test_dumpsys_meminfo_answers_the_memory_lens_and_its_follow_up(ps, tmp_path):
+    src = DATA / "android" / "meminfo-app-android13.txt"
+    shutil.copy(src, tmp_path / src.name)
+    totals, cats = _meminfo_kb(src.read_text())
+    r = ps.ask("how much memory does it use? meminfo-app-android13.txt")
+    assert r.route == "analyze" and r.route_info["lens"] == "memory"
+    first = _lines(r)[0]
+    mb = lambda kb: f"{kb / 1024:,.1f} MB"  # noqa: E731
+    assert first.startswith(f"Memory: com.demo.shop (pid 12345) uses {mb(totals['TOTAL PSS'])} PSS and "
+                            f"{mb(totals['TOTAL RSS'])} RSS, {totals['TOTAL SWAP PSS']} kB swapped (SwapPss)")
+    top = sorted(cats.items(), key=lambda kv: -kv[1])[:3]
+    assert "; biggest by PSS: " + ", ".join(f"{k} {mb(v)}" for k, v in top) in first
+    stats = json.loads(Path(r.report["json"]).read_text())["analysis"]["stats"]  # = `perfscout analyze --json`
+    assert (stats["total_pss"], stats["total_rss"]) == (totals["TOTAL PSS"], totals["TOTAL RSS"])
+
+    other = ps.ask("分析一下 meminfo-app-android13.txt")
+    mem = ps.ask("那内存呢？", thread_id=other.thread_id)
+    assert mem.route_info["lens"] == "memory" and "analyzer" not in mem.route_history  # no new read
+    assert _lines(mem)[0] == first
+
+
+def test_a_device_meminfo_leads_with_its_ram_and_largest_processes():
+    from nodes.perf.analysis import analyze_file
+    from nodes.perf.lens_readers import memory
+
+    src = DATA / "android" / "meminfo-device.txt"
+    text = src.read_text()
+    import re
+
+    ram = {k: int(v.replace(",", "")) for k, v in re.findall(r"^\s*(Total|Used) RAM:\s*([\d,]+)K", text, re.M)}
+    first_proc = re.search(r"Total PSS by process:\s*\n\s*([\d,]+)K: (\S+)", text)
+    lead = memory(analyze_file(str(src))).lead
+    assert lead.startswith(f"Memory: the device has {ram['Total'] / 1024:,.1f} MB RAM, used RAM {ram['Used'] / 1024:,.1f} MB")
+    assert f"largest by PSS: {first_proc.group(2)} {int(first_proc.group(1).replace(',', '')) / 1024:,.1f} MB" in lead
+
+
 def test_no_task_runner_leads_the_hot_spots_and_scrolling_is_answered_from_frames(ps):
     r = ps.ask("why is scrolling janky in chrome-android-thread-time.json.gz?")
     first = _lines(r)[0]

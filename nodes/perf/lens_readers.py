@@ -275,7 +275,56 @@ def _mb(c, v: float) -> float:
     return v
 
 
+#: dumpsys meminfo's App Summary categories (nodes/perf/parsers/meminfo.py stat names), as it prints them.
+_MEMINFO_CATEGORIES = {"java_heap": "Java Heap", "native_heap": "Native Heap", "code": "Code", "stack": "Stack",
+                       "graphics": "Graphics", "private_other": "Private Other", "system": "System", "unknown": "Unknown"}
+
+
+def _kb_mb(kb: float) -> str:
+    return f"{kb / 1024:,.1f} MB" if kb >= 1024 else f"{kb:,.0f} kB"
+
+
+def _meminfo(a) -> Reading | None:
+    """One ``dumpsys meminfo`` snapshot: an app's TOTAL PSS / RSS and its biggest App Summary
+    categories, or the device's RAM and its largest processes — kB as dumpsys prints them."""
+    st = a.stats or {}
+    if "total_pss" in st or "total_rss" in st:
+        who = (a.meta or {}).get("package") or "the app"
+        pid = (a.meta or {}).get("pid")
+        totals = [f"{_kb_mb(st[k])} {label}" for k, label in (("total_pss", "PSS"), ("total_rss", "RSS")) if k in st]
+        s = f"Memory: {who}" + (f" (pid {pid})" if pid else "") + " uses " + " and ".join(totals)
+        if st.get("total_swap_pss"):
+            s += f", {_kb_mb(st['total_swap_pss'])} swapped (SwapPss)"
+        cats = sorted(((label, st[f"{k}_pss"]) for k, label in _MEMINFO_CATEGORIES.items() if f"{k}_pss" in st),
+                      key=lambda c: -c[1])
+        if cats:
+            s += "; biggest by PSS: " + ", ".join(f"{label} {_kb_mb(v)}" for label, v in cats[:3])
+        heap = [f"{label} {_kb_mb(st[f'{k}_heap_alloc'])} allocated of {_kb_mb(st[f'{k}_heap_size'])}"
+                for k, label in (("native_heap", "native heap"), ("dalvik_heap", "Java (Dalvik) heap"))
+                if f"{k}_heap_alloc" in st and f"{k}_heap_size" in st]
+        if heap:
+            s += "; " + ", ".join(heap)
+        return Reading("memory", s + " (one dumpsys meminfo snapshot: no growth over time).", fine=not _serious(a, ["memory"]),
+                       numbers={k: st[k] for k in ("total_pss", "total_rss", "total_swap_pss") if k in st}
+                       | {"categories_pss_kb": dict(cats)})
+    if "total_ram" in st:
+        ram = [f"{label} RAM {_kb_mb(st[k])}" for k, label in
+               (("used_ram", "used"), ("free_ram", "free"), ("lost_ram", "lost")) if k in st]
+        s = f"Memory: the device has {_kb_mb(st['total_ram'])} RAM" + (", " + ", ".join(ram) if ram else "")
+        procs = [(k.split(":", 1)[1], v) for k, v in st.items() if k.startswith("process_pss:")]
+        if procs:
+            s += "; largest by PSS: " + ", ".join(f"{n} {_kb_mb(v)}" for n, v in procs[:3])
+        return Reading("memory", s + " (one dumpsys meminfo snapshot).", fine=not _serious(a, ["memory"]),
+                       numbers={k: st[k] for k in ("total_ram", "used_ram", "free_ram", "lost_ram") if k in st}
+                       | {"processes_pss_kb": dict(procs[:10])})
+    return None
+
+
 def memory(a) -> Reading:
+    if a.format == "meminfo":
+        got = _meminfo(a)
+        if got is not None:
+            return got
     plug = _family_of_plug(a, "memory")
     if plug is not None and _get(plug, "processes"):
         from nodes.perf.metrics.memory import summarize_memory
