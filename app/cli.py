@@ -271,7 +271,7 @@ def _closing(view: Any):
 def _interrupts():
     """Ctrl-C during a turn: say how to continue it, exit 130. (typer turns a KeyboardInterrupt
     that leaves a command into a silent exit 130, so main() never sees it.) LangGraph lets the
-    node that runs finish first; the thread then reads ``incomplete`` (app/threads.py)."""
+    node that runs finish first; the thread then reads ``incomplete`` (app/threads/status.py)."""
     try:
         yield
     except KeyboardInterrupt as e:

@@ -87,7 +87,7 @@ class Settings:
     #: Programs the user allows PerfScout to run without --allow-run (basenames or paths).
     allowlist: tuple[str, ...] = field(default_factory=tuple)
     #: Seconds a turn waits for its thread while another turn holds it, before "thread T is
-    #: busy" (app/threads.py); 0 = do not wait.
+    #: busy" (app/threads/locks.py); 0 = do not wait.
     thread_wait_s: float = 10.0
 
     def node_context(self, llm: Any = None) -> "NodeContext":

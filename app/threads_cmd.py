@@ -1,4 +1,4 @@
-"""``perfscout threads list/show``: the thread store (app/threads.py) as text for a terminal.
+"""``perfscout threads list/show``: the thread store (app/threads/) as text for a terminal.
 
 Everything shown was stored from user input or a model (a message, an answer, a path), so every
 control character is escaped before it reaches the terminal: a stored ``ESC [ 2 J`` prints as
@@ -10,6 +10,7 @@ from __future__ import annotations
 import unicodedata
 
 from app.threads import ThreadDetail, ThreadSummary
+from graph.enums import TurnOutcome
 
 #: Characters that steer a terminal or reorder text without being control characters (Cc):
 #: the bidirectional embeddings, overrides and isolates.
@@ -35,7 +36,7 @@ def format_list(threads: list[ThreadSummary]) -> str:
     for t in threads:
         when = (t.updated or "")[:19].replace("T", " ")
         status = t.status
-        if t.status == "incomplete":
+        if t.status == TurnOutcome.INCOMPLETE:
             status += f" before {t.stopped_before}" if t.stopped_before else f" after {t.stopped_after}"
         rows.append(
             f"{printable(t.thread_id)}  {when}  {status:<11} {printable(t.route or '-'):<13} "
@@ -52,13 +53,13 @@ def format_detail(d: ThreadDetail) -> str:
         f"status   {d.status}   route {p(d.route)}   turns {d.turns}",
         f"request  {p(d.last_request)}",
     ]
-    if d.status == "incomplete":
+    if d.status == TurnOutcome.INCOMPLETE:
         where = f"before {p(d.stopped_before)}" if d.stopped_before else f"after {p(d.stopped_after)}"
         lines.append(f"stopped  {where}: the turn was killed, crashed or interrupted (Ctrl-C)")
         if d.error:
             lines.append(f"error    {p(d.error)}")
         lines.append(f"continue perfscout resume {p(d.thread_id)}   (add --allow-run if that node runs a program)")
-    elif d.status == "running":
+    elif d.status == TurnOutcome.RUNNING:
         at = f"at {p(d.stopped_before)}: " if d.stopped_before else ""
         lines.append(f"running  {at}another turn holds the thread")
     if d.route_info:

@@ -108,7 +108,10 @@ class AttributionStatus(str, Enum):
 
 
 class TurnOutcome(str, Enum):
-    """How a turn ended, as the API reports it (app/api.py ``AskResult.status``)."""
+    """The status of a thread's last turn: the one vocabulary of ``AskResult.status``
+    (app/api.py), ``ThreadSummary.status`` (app/threads/listing.py), the CLI and the MCP server.
+    app/threads/status.py ``turn_state`` reads it from a checkpoint; the fail node and the stage
+    runner's skip write ``failed`` / ``skipped`` into the state's ``outcome``."""
 
     DONE = "done"
     NEEDS_INPUT = "needs_input"
@@ -116,6 +119,9 @@ class TurnOutcome(str, Enum):
     SKIPPED = "skipped"
     #: Stopped between nodes (a crash, a kill) with work left: ``perfscout resume`` continues it.
     INCOMPLETE = "incomplete"
+    #: Another turn holds the thread's lock right now (its checkpoint is a step of that turn):
+    #: only a listing says this (``threads list`` / ``threads show``), never a turn's own result.
+    RUNNING = "running"
 
 
 class Node(str, Enum):
