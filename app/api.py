@@ -125,7 +125,6 @@ class PerfScout:
         workspace: str | Path | None = None,
     ):
         self.settings = settings or Settings.from_env()
-        self.settings.install_read_limits()
         self._llm = make_chat_model(self.settings) if llm == "configured" else llm
         #: The runtime context every invocation passes to the graph (LangGraph context_schema).
         self.context = self.settings.node_context(self._llm)

@@ -1,15 +1,7 @@
 """The ``perfscout`` command line.
 
-Exit codes (documented in the README and docs/interfaces.md):
-  0  done (or a capability skipped with its reason)
-  1  the turn failed or was refused (the reason is printed); ``replay``: decisions differ;
-     the thread is busy (another turn holds it past PERFSCOUT_THREAD_WAIT)
-  2  bad usage or bad input (one line: what and where), an unknown thread, an empty request
-  3  the graph asked a question and stdin is not a terminal to answer it (``--json`` prints
-     the question; answer with ``perfscout resume THREAD ANSWER``)
-  130 interrupted (Ctrl-C) or the prompt was aborted; a turn stopped by Ctrl-C reads
-     ``incomplete`` in ``threads show``, like a killed one, and ``perfscout resume THREAD``
-     continues it
+Exit codes: ``app.exit_codes.ExitCode`` (app/exit_codes.py) defines and documents them; the
+README's "Command line" lists them for users.
 Output: answers on stdout, progress and notes on stderr. Progress (rich: the node that runs, a
 collection countdown, parsing progress) is drawn only when stderr is a terminal and the output
 is not ``--json``; ``--json`` prints one JSON document on stdout and nothing else there.
@@ -55,9 +47,7 @@ def emit_json(obj: Any) -> None:
 def _settings(offline: bool = False, **overrides: Any):
     from app.settings import Settings
 
-    settings = Settings.from_env(offline=offline or None, **overrides)
-    settings.install_read_limits()
-    return settings
+    return Settings.from_env(offline=offline or None, **overrides)
 
 
 def _print_result(result: Any, as_json: bool) -> int:
@@ -508,13 +498,15 @@ def _usage_error_types() -> tuple[type[BaseException], ...]:
 def main() -> None:
     """Entry point: every error is one line and a documented exit code, never a traceback."""
     try:
-        # The reader bounds (inflate cap, event cap …) are settings; the readers are plain
-        # functions, so they are installed for the process before any command runs.
+        # The reader bounds (inflate cap, event cap …) are settings: this command reads within
+        # them (nodes/perf/limits.py ``applied``); a PerfScout it builds passes its own to the
+        # graph in the runtime context.
         try:
             from app.settings import Settings
+            from nodes.perf.limits import applied
 
-            Settings.from_env().install_read_limits()
-            code = app(standalone_mode=False)
+            with applied(Settings.from_env().read_limits()):
+                code = app(standalone_mode=False)
         except Exception as e:
             if isinstance(e, _usage_error_types()) and not isinstance(e, CliError):
                 typer.echo(f"perfscout: {e}", err=True)

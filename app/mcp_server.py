@@ -624,7 +624,7 @@ def build_server(opts: ServerOptions) -> PerfScoutMCP:
         await progress.send(f"analyze: reading {real.name} ({real.stat().st_size} bytes)")
 
         def work() -> tuple[dict[str, Any], list[str], dict[str, str]]:
-            a = analyze_paths([str(real)])
+            a = analyze_paths([str(real)], limits=settings.read_limits())
             collected = {"kind": "file", "paths": {"data": str(real)}, "source": str(real)}
             view = build_view(a, collected=collected, route="analyze", question=f"analyze {path}", root=str(root))
             written = write_report(view, report_dir(None, str(settings.runs_dir), "mcp"))

@@ -102,6 +102,7 @@ class Settings:
             llm_turn_budget_s=self.turn_model_budget_s,
             startup_runs=self.startup_runs,
             allowlist=self.allowlist,
+            read_limits=self.read_limits(),
         )
 
     @property
@@ -116,15 +117,13 @@ class Settings:
         return 2.0 * self.llm_timeout_s
 
     def read_limits(self) -> limits.ReadLimits:
+        """The reader bounds, passed to the graph in the runtime context (``node_context``) and
+        to direct reads (``analyze_paths(..., limits=)``): never installed for the process."""
         return limits.ReadLimits(
             max_inflated_bytes=self.max_inflated_bytes,
             max_whole_file_bytes=self.max_whole_file_bytes,
             max_events=self.max_events,
         )
-
-    def install_read_limits(self) -> None:
-        """Make these reader bounds the process's (the readers are plain functions: no context)."""
-        limits.configure(self.read_limits())
 
     @property
     def checkpoint_target(self) -> str:

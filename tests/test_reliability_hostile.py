@@ -189,12 +189,12 @@ CHILD_LOAD = textwrap.dedent(
                 pass
             return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     from app.settings import Settings
-    Settings.from_env().install_read_limits()  # the reader bounds, as the CLI installs them
+    bounds = Settings.from_env().read_limits()  # the reader bounds, as the CLI passes them
     from nodes.perf.errors import PerfDataError
     from nodes.perf.analysis import analyze_file
     t0 = time.monotonic()
     try:
-        res = analyze_file(sys.argv[1])
+        res = analyze_file(sys.argv[1], limits=bounds)
         outcome = {"ok": True, "format": res.format, "partial": res.partial}
     except PerfDataError as e:
         outcome = {"ok": False, "error": str(e)}

@@ -24,21 +24,29 @@ from typing import Sequence
 
 from nodes.perf.errors import PerfDataError
 from nodes.perf.formats import load
+from nodes.perf.limits import ReadLimits, applied
 from nodes.perf.metrics import MAX_THREADS, compute
 from nodes.perf.model import AnalysisResult, Evidence, Finding, StartupStats, ThreadStat
 
 from nodes.perf.units import SEVERITY_ORDER as _SEVERITY_ORDER
 
 
-def analyze_file(path: str, process: str | None = None) -> AnalysisResult:
+def analyze_file(path: str, process: str | None = None, limits: ReadLimits | None = None) -> AnalysisResult:
     """Read one file and compute its analysis. Raises PerfDataError on bad input.
-    ``process`` (a name or pid) names the app the analysis is about (metrics/scope.py)."""
-    return compute(load(os.fspath(path)), process=process)
+    ``process`` (a name or pid) names the app the analysis is about (metrics/scope.py);
+    ``limits`` bound the read (``Settings.read_limits()``; None: the ones in force)."""
+    with applied(limits):
+        return compute(load(os.fspath(path)), process=process)
 
 
-def analyze_paths(paths: Sequence[str], process: str | None = None) -> AnalysisResult:
-    """Analyse the files of one collection and merge them into one result; ``process`` as
-    for :func:`analyze_file`."""
+def analyze_paths(paths: Sequence[str], process: str | None = None, limits: ReadLimits | None = None) -> AnalysisResult:
+    """Analyse the files of one collection and merge them into one result; ``process`` and
+    ``limits`` as for :func:`analyze_file`."""
+    with applied(limits):
+        return _analyze_paths(paths, process)
+
+
+def _analyze_paths(paths: Sequence[str], process: str | None) -> AnalysisResult:
     paths = [os.fspath(p) for p in paths if p]
     if not paths:
         raise PerfDataError(None, "no data files given")

@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import IO, Callable
 
 from nodes.perf import limits
+from nodes.perf.limits import ReadLimits, applied
 from nodes.perf.errors import PerfDataError
 from nodes.perf.model import CapacityReached, PerfData
 
@@ -59,7 +60,7 @@ REGISTRY: tuple[tuple[str, str], ...] = (
 
 
 def max_decompressed() -> int:
-    """The inflate cap in force (``PERFSCOUT_MAX_DECOMPRESSED``, installed by the app)."""
+    """The inflate cap in force (``PERFSCOUT_MAX_DECOMPRESSED``; nodes/perf/limits.py ``applied``)."""
     return limits.current().max_inflated_bytes
 
 
@@ -347,9 +348,14 @@ def detect(path: str, head: bytes | None = None) -> tuple[str, ModuleType]:
     raise PerfDataError(path, f"unrecognised format ({kind}); readable formats: {known}")
 
 
-def load(path: str, format: str | None = None) -> PerfData:
-    """Read ``path`` into PerfData with the reader its content calls for (or ``format``)."""
-    path = os.fspath(path)
+def load(path: str, format: str | None = None, limits: ReadLimits | None = None) -> PerfData:
+    """Read ``path`` into PerfData with the reader its content calls for (or ``format``),
+    within ``limits`` (None: the ones in force — the node's, inside the graph)."""
+    with applied(limits):
+        return _load(os.fspath(path), format)
+
+
+def _load(path: str, format: str | None) -> PerfData:
     head = read_head(path)
     if format:
         mod = None
