@@ -158,7 +158,7 @@ def test_terminal_session_asks_interactively_and_shows_progress(env, tmp_path):
     env = env | {"TERM": "xterm", "COLUMNS": "100"}
     code, out = _pty_session(env, ["ask", "分析一下这份数据"], ["missing.json"], cwd=tmp_path)
     assert "Which file should I analyse" in out  # asked on the terminal, not exit 3
-    assert "✓ orchestrator" in out and "✓ perf_analyzer" in out  # which node ran
+    assert "✓ orchestrator" in out and "✓ data_locator" in out  # which node ran
     assert "Stopped:" in out and "missing.json" in out
     assert code == 1
 

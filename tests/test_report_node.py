@@ -214,7 +214,7 @@ def test_unverified_numbers(narrative, bad):
 
 
 def test_the_analyze_route_ends_in_a_report_through_the_real_graph(tmp_path):
-    """Orchestrator → perf_analyzer → analyzer → attributor → reporter, the last two stages stubbed."""
+    """Orchestrator → data_locator → analyzer → attributor → reporter, the last two stages stubbed."""
     import shutil
 
     from graph.builder import build_graph

@@ -105,13 +105,13 @@ def test_studio_thread_with_interrupt_and_resume(server):
     tid = thread["thread_id"]
     first = client.runs.wait(tid, "perfscout", input={"messages": [{"role": "user", "content": "分析一下这份数据"}]})
     (question,) = first["__interrupt__"]
-    assert question["value"]["field"] == "data_path" and question["value"]["for_node"] == "perf_analyzer"
+    assert question["value"]["field"] == "data_path" and question["value"]["for_node"] == "data_locator"
     state = client.threads.get_state(tid)
     assert state["next"] == ["ask_user"]
 
     done = client.runs.wait(tid, "perfscout", command={"resume": "missing.json"})
     assert "__interrupt__" not in done or not done["__interrupt__"]
-    assert done["route_history"] == ["orchestrator:analyze", "perf_analyzer", "ask_user:data_path", "perf_analyzer", "fail"]
+    assert done["route_history"] == ["orchestrator:analyze", "data_locator", "ask_user:data_path", "data_locator", "fail"]
     assert "missing.json" in done["answer"]  # the answer reached the node that asked
     assert client.threads.get_state(tid)["next"] == []
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
-from graph.enums import Node, TurnOutcome
+from graph.enums import RENAMED_NODES, Node, TurnOutcome
 
 
 @dataclass(frozen=True)
@@ -48,15 +48,20 @@ def turn_state(snap: Any) -> TurnState:
         errors = [str(t.error) for t in snap.tasks or () if getattr(t, "error", None)]
         first = errors[0].splitlines()[0][:300] if errors else None
         if snap.next:
-            return TurnState(TurnOutcome.INCOMPLETE, stopped_before=str(snap.next[0]), error=first)
+            return TurnState(TurnOutcome.INCOMPLETE, stopped_before=_today(str(snap.next[0])), error=first)
         done = [t.name for t in snap.tasks if getattr(t, "result", None) is not None]
-        return TurnState(TurnOutcome.INCOMPLETE, stopped_after=(done or [snap.tasks[0].name])[0], error=first)
+        return TurnState(TurnOutcome.INCOMPLETE, stopped_after=_today((done or [snap.tasks[0].name])[0]), error=first)
     outcome = st.get("outcome")
     if outcome in (TurnOutcome.FAILED, TurnOutcome.SKIPPED):
         return TurnState(TurnOutcome(outcome))  # written by the fail node / the stage runner's skip
     if "outcome" not in st and (legacy := _legacy_outcome(st)):
         return TurnState(legacy)  # a thread checkpointed before ``outcome`` existed
     return TurnState(TurnOutcome.DONE)
+
+
+def _today(node: str) -> str:
+    """A node's name today: a thread checkpointed before a rename names the old one."""
+    return RENAMED_NODES.get(node, node)
 
 
 def _legacy_outcome(st: dict[str, Any]) -> TurnOutcome | None:
