@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.env import scrubbed_environ
+
 ROOT = Path(__file__).resolve().parent.parent
 HAS_ANALYZER = importlib.util.find_spec("nodes.perf.analysis") is not None
 PERFSCOUT = Path(sys.executable).with_name("perfscout")
@@ -23,9 +25,7 @@ pytestmark = pytest.mark.skipif(not PERFSCOUT.exists(), reason="the perfscout co
 
 @pytest.fixture
 def env(tmp_path):
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PERFSCOUT_"))}
-    e["PERFSCOUT_HOME"] = str(tmp_path / "home")
-    return e
+    return scrubbed_environ(PERFSCOUT_HOME=str(tmp_path / "home"))
 
 
 def run(env, *args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -21,10 +21,7 @@ from interfaces_util import Recorder
 
 
 @pytest.fixture
-def ps(tmp_path, monkeypatch):
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PERFSCOUT_CHECKPOINT_URL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("PERFSCOUT_HOME", str(tmp_path / "home"))
+def ps(tmp_path, perfscout_home):
     with PerfScout(Settings.from_env(), workspace=tmp_path) as p:
         yield p
 

@@ -36,10 +36,7 @@ def _trace(path: Path) -> Path:
 
 
 @pytest.fixture
-def settings(tmp_path, monkeypatch) -> Settings:
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PERFSCOUT_CHECKPOINT_URL", "PERFSCOUT_MAX_EVENTS"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("PERFSCOUT_HOME", str(tmp_path / "home"))
+def settings(perfscout_home) -> Settings:
     return Settings.from_env(offline=True)
 
 

@@ -25,6 +25,7 @@ import pytest
 from app.api import PerfScout
 from app.settings import Settings
 from graph.enums import ROUTE_LABELS, Node
+from tests.helpers.env import scrubbed_environ
 
 ROOT = Path(__file__).resolve().parents[1]
 PERFSCOUT = ROOT / ".venv" / "bin" / "perfscout"
@@ -103,8 +104,7 @@ def test_a_target_with_shell_metacharacters_never_reaches_a_shell(tmp_path, suff
 def test_the_cli_target_string_from_the_issue_never_reaches_a_shell(tmp_path):
     (tmp_path / "x.py").write_text("print('hello')\n")
     canary = tmp_path / "CANARY"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PERFSCOUT_"))}
-    env.update(PERFSCOUT_HOME=str(tmp_path / "home"), PERFSCOUT_OFFLINE="1", PERFSCOUT_RUN_TIMEOUT="20")
+    env = scrubbed_environ(PERFSCOUT_HOME=str(tmp_path / "home"), PERFSCOUT_OFFLINE="1", PERFSCOUT_RUN_TIMEOUT="20")
     out = subprocess.run(
         [str(PERFSCOUT), "ask", "帮我全面分析一下这个程序的性能", "--target", f"python x.py; touch {canary}",
          "--allow-run", "--json"],

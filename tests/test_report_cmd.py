@@ -13,10 +13,7 @@ from app.report_cmd import run_report
 from nodes.report.render import write_report
 from nodes.report.view import ReportInputError, build_view
 
-try:  # tests/ is not a package today; stay importable if it becomes one
-    from test_report_sample import SAMPLE_ATTRIBUTION, sample_analysis
-except ImportError:  # pragma: no cover
-    from tests.test_report_sample import SAMPLE_ATTRIBUTION, sample_analysis
+from tests.helpers.report_sample import SAMPLE_ATTRIBUTION, sample_analysis
 
 HAS_ANALYSIS = importlib.util.find_spec("nodes.perf.analysis") is not None
 

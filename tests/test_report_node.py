@@ -20,10 +20,7 @@ from nodes.framework.context import NodeContext
 from nodes.report import output
 from nodes.report.narrative import unverified_numbers
 
-try:  # tests/ is not a package today; stay importable if it becomes one
-    from test_report_sample import SAMPLE_ATTRIBUTION, sample_analysis
-except ImportError:  # pragma: no cover
-    from tests.test_report_sample import SAMPLE_ATTRIBUTION, sample_analysis
+from tests.helpers.report_sample import SAMPLE_ATTRIBUTION, sample_analysis
 
 
 def _state(**kw):

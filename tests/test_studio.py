@@ -20,6 +20,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.helpers.env import scrubbed_environ
+
 ROOT = Path(__file__).resolve().parent.parent
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
 
@@ -46,7 +48,7 @@ def absolute_config(dst: Path) -> Path:
 @pytest.fixture
 def server(tmp_path):
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PERFSCOUT_", "LANGSMITH_", "LANGCHAIN_"))}
+    env = scrubbed_environ()
     env |= {
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGGRAPH_NO_VERSION_CHECK": "1",
