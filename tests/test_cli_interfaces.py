@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import pty
@@ -17,7 +16,6 @@ import pytest
 from tests.helpers.env import scrubbed_environ
 
 ROOT = Path(__file__).resolve().parent.parent
-HAS_ANALYZER = importlib.util.find_spec("nodes.perf.analysis") is not None
 PERFSCOUT = Path(sys.executable).with_name("perfscout")
 
 pytestmark = pytest.mark.skipif(not PERFSCOUT.exists(), reason="the perfscout console script is not installed")

@@ -34,16 +34,6 @@ needs_setpriv = pytest.mark.skipif(
 )
 
 
-def _formats_ready(*names: str) -> bool:
-    try:
-        from nodes.perf.formats import available_formats
-
-        avail = available_formats()
-        return all(avail.get(n, "missing") is None for n in names)
-    except ImportError:
-        return False
-
-
 def ctx(tmp_path: Path, **extra) -> NodeContext:
     timeout = extra.pop("timeout", 30.0)
     runs = extra.pop("runs", 5)

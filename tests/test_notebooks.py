@@ -7,7 +7,6 @@ no model is configured, so the run is offline and leaves nothing in the reposito
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
@@ -19,8 +18,6 @@ from tests.helpers.env import scrub
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-#: The quick start analyses a trace end to end: it needs the analyzer's entry point.
-HAS_ANALYZER = importlib.util.find_spec("nodes.perf.analysis") is not None
 
 
 def execute(name: str, tmp_path: Path, monkeypatch) -> nbformat.NotebookNode:

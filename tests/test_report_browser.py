@@ -16,7 +16,6 @@ must fail it. Screenshots are kept in ``$PERFSCOUT_SCREENSHOT_DIR`` when that is
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -85,7 +84,6 @@ def test_charts_draw_at_phone_width_in_dark_mode(browser, report):
 
 
 REAL = ["api32_startup_warm.perfetto-trace", "chrome-android-thread-time.json.gz"]
-HAS_ANALYSIS = importlib.util.find_spec("nodes.perf.analysis") is not None
 
 
 @pytest.mark.parametrize("name", REAL)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -14,8 +13,6 @@ from nodes.report.render import write_report
 from nodes.report.view import ReportInputError, build_view
 
 from tests.helpers.report_sample import SAMPLE_ATTRIBUTION, sample_analysis
-
-HAS_ANALYSIS = importlib.util.find_spec("nodes.perf.analysis") is not None
 
 
 @pytest.fixture()

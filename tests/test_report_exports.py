@@ -52,7 +52,8 @@ def test_no_stacks_no_speedscope_and_nothing_timed_no_trace():
 
 
 def test_trace_event_export_is_read_back_by_the_trace_reader(tmp_path):
-    formats = pytest.importorskip("nodes.perf.formats")
+    from nodes.perf import formats
+
     a = sample_analysis()
     out = write_report(build_view(a), tmp_path)
     data = formats.load(out["trace_events"])

@@ -45,3 +45,13 @@ def test_shared_helpers_are_written_once():
                 or '("OPENAI_API_KEY", "OPENAI_BASE_URL", "PERFSCOUT_CHECKPOINT_URL")' in text:
             copies.append(f"{p.name}: environment scrubbing (tests/helpers/env.py)")
     assert copies == []
+
+
+def test_the_projects_own_modules_are_imported_unconditionally():
+    """A guard such as ``HAS_ANALYSIS = find_spec("nodes.perf.analysis") is not None`` turns a
+    broken module into a quietly different test; the project's modules are always there."""
+    import re
+
+    guard = re.compile(r"""(find_spec|importorskip)\(\s*["'](app|graph|nodes)[."']""")
+    offenders = [p.name for p in _modules() if p != Path(__file__).resolve() and guard.search(p.read_text())]
+    assert offenders == []
