@@ -59,8 +59,8 @@ EXTRA_PARSERS = {
 
 def _registry_seeds() -> dict[str, list[bytes]]:
     seeds: dict[str, list[bytes]] = {k: [v] for k, v in INLINE_SEEDS.items()}
-    for p in sorted(DATA.glob("*/*")):
-        if not p.is_file() or p.suffix in (".md", ".py", ".jsonl") or p.name == "LICENSE":
+    for p in sorted(DATA.rglob("*")):  # every depth: perf/flamegraph/ holds perf_script's samples
+        if not p.is_file() or p.suffix in (".md", ".py", ".jsonl") or p.name.startswith("LICENSE"):
             continue
         try:
             fmt, _ = formats.detect(str(p))
