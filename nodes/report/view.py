@@ -333,19 +333,16 @@ class ReportView:
     def _app_startup_lead(self, run, facts: list[tuple[str, str]]) -> tuple[str, list[tuple[str, str]]]:
         """"<package> cold start: TTID …, TTFD …", then the biggest part of the breakdown and
         the first suggestion before the other facts."""
-        from nodes.perf.findings.startup import STATE_WORDS
+        from nodes.perf.findings.startup import biggest_part, display_times
 
-        shown = [f"TTID {fmt.ms(run.ttid_ms)}" if run.ttid_ms is not None else "TTID unknown",
-                 f"TTFD {fmt.ms(run.ttfd_ms)}" if run.ttfd_ms is not None else "TTFD unknown (no reportFullyDrawn)"]
+        shown = display_times(run)
         n = len(self.analysis.startup.runs) if self.analysis.startup else 1
         more = f" (first of {n} launches)" if n > 1 else ""
         what = f"{run.package} {run.kind} start{more}: {', '.join(shown)}; the launch took {fmt.ms(run.total_ms)}"
         lead: list[tuple[str, str]] = []
-        if run.breakdown:
-            top = run.breakdown[0]
-            share = 100.0 * top.dur_ms / run.total_ms if run.total_ms else 0.0
-            lead.append(("startup", f"the biggest part is {STATE_WORDS.get(top.reason, top.reason)} "
-                                    f"({fmt.ms(top.dur_ms)}, {fmt.pct(share)})"))
+        if (part := biggest_part(run)) is not None:
+            label, dur_ms, share = part
+            lead.append(("startup", f"the biggest part is {label} ({fmt.ms(dur_ms)}, {fmt.pct(share)})"))
         first = next((f for f in self.ranked_findings() if f.family == "startup" and f.suggestion), None)
         if first is not None:
             lead.append(("suggestion", f"first suggestion: {first.suggestion}"
