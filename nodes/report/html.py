@@ -3,7 +3,9 @@
 A Content-Security-Policy of ``default-src 'none'`` is set in the page itself, so a browser
 refuses any network or file fetch the page might attempt; the browser test watches the console
 for the violation report that would cause. Light and dark follow ``prefers-color-scheme``;
-wide tables and charts scroll inside their own box so the page fits a phone's width.
+wide tables and charts scroll inside their own box so the page fits a phone's width. The tables
+both reports show, and their caps, are built once in nodes/report/tables.py; this file lays them
+out and escapes them.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from typing import Any
 
 from graph.enums import AttributionStatus
 from nodes.perf.model import Evidence
-from nodes.report import charts, excerpt, fmt
+from nodes.report import charts, excerpt, fmt, tables
 from nodes.report.charts import Chart
+from nodes.report.tables import Code, CodeList, Link, MainThread, Table
 from nodes.report.sections import ChartSet
 from nodes.report.svg import esc
 from nodes.report.view import ReportView
@@ -93,6 +96,23 @@ def _table(head: list[tuple[str, bool]], rows: list[list[str]]) -> str:
         for r in rows
     )
     return f'<div class="tbl"><table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def _cell(c: tables.Cell) -> str:
+    if isinstance(c, Code):
+        return f"<code>{esc(c.text)}</code>"
+    if isinstance(c, Link):
+        return f'<a href="{esc(c.href)}">{esc(c.text)}</a>'
+    if isinstance(c, MainThread):
+        return esc(c.name) + " <b>(main)</b>"
+    if isinstance(c, CodeList):
+        return ", ".join(f"<code>{esc(x)}</code>" for x in c.items) or "–"
+    return esc(c)
+
+
+def lay_out(t: Table) -> str:
+    """A table of nodes/report/tables.py as HTML, every cell escaped."""
+    return _table([(c.name, c.numeric) for c in t.columns], [[_cell(x) for x in r] for r in t.rows])
 
 
 def _inline_code(s: str) -> str:
@@ -193,7 +213,7 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
     if a.hotspots:
         nav.append(("hotspots", "Hot spots"))
         rows = []
-        for i, h in enumerate(a.hotspots[:30], 1):
+        for i, h in enumerate(a.hotspots[:tables.HOTSPOT_ROWS], 1):
             where = f"{h.file}:{h.line}" if h.file and h.line else (h.file or "")
             att = v.attribution_for(h)
             if att and att.get("status") == AttributionStatus.FOUND.value:
@@ -235,28 +255,9 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
     fr = a.frames
     if fr and fr.count:
         nav.append(("frames", "Frames"))
-        stats = [
-            ["frames", esc(fmt.num(fr.count))],
-            ["FPS", esc(fmt.num(fr.fps))],
-            ["janky", f"{esc(fmt.num(fr.jank_count))} ({esc(fmt.ratio_pct(fr.jank_ratio))})"],
-            ["budget", f"{esc(fmt.ms(fr.budget_ms))} — {esc(fr.budget_source)}"],
-            ["p50 / p90 / p99", " / ".join(esc(fmt.ms(x)) for x in (fr.p50_ms, fr.p90_ms, fr.p99_ms))],
-            ["worst", esc(fmt.ms(fr.max_ms))],
-        ]
-        for k, x in fr.reported.items():
-            stats.append([f"reported by the tool: {esc(k)}", esc(fmt.num(x) if isinstance(x, (int, float)) else x)])
-        worst = ""
-        if fr.worst:
-            worst = "<h3>Worst frames</h3>" + _table(
-                [("start", True), ("duration", True), ("jank type", False), ("what ran", False)],
-                [
-                    [esc(fmt.ms(w.start_ms)), esc(fmt.ms(w.dur_ms)), esc(w.jank_type or "–"),
-                     ", ".join(f"<code>{esc(r)}</code>" for r in w.ran[:6]) or "–"]
-                    for w in fr.worst[:15]
-                ],
-            )
+        worst = "<h3>Worst frames</h3>" + lay_out(tables.worst_frames(fr)) if fr.worst else ""
         body.append(
-            f'<section id="frames"><h2>Frames</h2>{_table([("metric", False), ("value", False)], stats)}'
+            f'<section id="frames"><h2>Frames</h2>{lay_out(tables.frame_stats(fr))}'
             f"{_src(v, None, 'frames')}{_figure(v, cs.histogram, 'frames')}{worst}</section>"
         )
     if cs.timeline:
@@ -268,32 +269,14 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
     if st and (st.runs or st.phases or st.imports or st.median_ms is not None):
         nav.append(("startup", "Startup"))
         parts = ['<section id="startup"><h2>Startup</h2>']
-        summary = [
-            ["kind", esc(st.kind)],
-            ["median", esc(fmt.ms(st.median_ms))],
-            ["min / max", f"{esc(fmt.ms(st.min_ms))} / {esc(fmt.ms(st.max_ms))}"],
-            ["spread", esc(fmt.ms(st.spread_ms))],
-            ["first run (coldest)", esc(fmt.ms(st.first_ms))],
-        ]
-        parts.append(_table([("metric", False), ("value", False)], summary))
+        parts.append(lay_out(tables.startup_summary(st)))
         if st.runs:
-            parts.append(
-                _table(
-                    [("run", True), ("total", True), ("wait", True), ("kind", False), ("ready by", False), ("exit", True), ("command", False)],
-                    [
-                        [str(r.index), esc(fmt.ms(r.total_ms)), esc(fmt.ms(r.wait_ms)), esc(r.kind), esc(r.ready_by or "–"),
-                         esc("–" if r.exit_code is None else str(r.exit_code)), f"<code>{esc(r.command)}</code>" if r.command else "–"]
-                        for r in st.runs
-                    ],
-                )
-            )
+            parts.append(lay_out(tables.startup_runs(st)))
         for r in [x for x in st.runs if x.package]:
             parts.append(f"<h3>{esc(r.package)} ({esc(r.kind)} start): TTID {esc(fmt.ms(r.ttid_ms))}, "
                          f"TTFD {esc(fmt.ms(r.ttfd_ms))}</h3>")
             if r.breakdown:
-                parts.append(_table([("reason", False), ("time", True), ("share", True)],
-                                    [[esc(b.reason), esc(fmt.ms(b.dur_ms)),
-                                      esc(fmt.pct(100.0 * b.dur_ms / r.total_ms if r.total_ms else 0.0))] for b in r.breakdown]))
+                parts.append(lay_out(tables.breakdown(r)))
             for x in r.slow_reasons:
                 link = f' (<a href="{esc(x.link)}">docs</a>)' if x.link else ""
                 parts.append(f"<p><b>{esc(x.id)}</b>: {esc(x.suggestion)}{link}</p>")
@@ -308,25 +291,10 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         nav.append(("threads", "Threads"))
         parts = ['<section id="threads"><h2>Threads and long tasks</h2>']
         if a.threads:
-            parts.append(
-                _table(
-                    [("thread", False), ("process", False), ("busy", True), ("slices", True), ("running", True), ("runnable", True), ("sleeping", True)],
-                    [
-                        [esc(t.name) + (" <b>(main)</b>" if t.is_main and "main" not in t.name.lower() else ""), esc(t.process or str(t.pid)), esc(fmt.ms(t.busy_ms)),
-                         esc(fmt.num(t.slice_count)), esc(fmt.ms(t.running_ms)), esc(fmt.ms(t.runnable_ms)), esc(fmt.ms(t.sleeping_ms))]
-                        for t in sorted(a.threads, key=lambda t: (not t.is_main, -t.busy_ms))[:25]
-                    ],
-                )
-            )
+            parts.append(lay_out(tables.threads(a.threads)))
         if a.long_tasks:
             parts.append("<h3>Long tasks</h3>")
-            parts.append(
-                _table(
-                    [("task", False), ("thread", False), ("start", True), ("duration", True)],
-                    [[f"<code>{esc(t.name)}</code>", esc(t.thread), esc(fmt.ms(t.start_ms)), esc(fmt.ms(t.dur_ms))]
-                     for t in sorted(a.long_tasks, key=lambda t: -t.dur_ms)[:25]],
-                )
-            )
+            parts.append(lay_out(tables.long_tasks(a.long_tasks)))
         parts.append(_src(v, None, *(["threads"] if a.threads else []), *(["long tasks"] if a.long_tasks else []))
                      + "</section>")
         body.append("".join(parts))
@@ -348,24 +316,19 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         nav.append(("stats", "Counters"))
         body.append(
             '<section id="stats"><h2>Reported counters</h2>'
-            + _table([("name", False), ("value", True)], [[f"<code>{esc(k)}</code>", esc(fmt.num(x, 3))] for k, x in a.stats.items()])
+            + lay_out(tables.stats(a.stats))
             + _src(v, None, "stats")
             + "</section>"
         )
 
     # --- sources ----------------------------------------------------------------------------
     nav.append(("sources", "Sources"))
-    rows = []
-    for label, value, style in v.source_rows():
-        shown_value = (f"<code>{esc(value)}</code>" if style == "code" else
-                       f'<a href="{esc(value)}">{esc(value)}</a>' if style == "link" else esc(value))
-        rows.append([esc(label), shown_value])
     warn = ""
     if a.warnings or a.partial:
-        warn = "<h3>Warnings</h3><ul>" + "".join(f"<li>{esc(w)}</li>" for w in a.warnings[:50]) + (
+        warn = "<h3>Warnings</h3><ul>" + "".join(f"<li>{esc(w)}</li>" for w in a.warnings[:tables.WARNING_ROWS]) + (
             "<li>The result is partial: part of the input was skipped.</li>" if a.partial else ""
         ) + "</ul>"
-    body.append(f'<section id="sources"><h2>Sources</h2>{_table([("item", False), ("value", False)], rows)}{warn}</section>')
+    body.append(f'<section id="sources"><h2>Sources</h2>{lay_out(tables.sources(v.source_rows()))}{warn}</section>')
 
     navhtml = "".join(f'<a href="#{k}">{esc(t)}</a>' for k, t in nav)
     title = f"PerfScout report — {v.subject}"

@@ -2,7 +2,9 @@
 
 The same sections as the HTML page in the same order; where the page draws a chart this file
 prints the table behind it (and a small text histogram of frame times, which reads well in a
-terminal). Cells are escaped so a function name with ``|`` cannot break a table.
+terminal). The tables both reports show, and their caps, are built once in
+nodes/report/tables.py; this file lays them out. Cells are escaped so a function name with
+``|`` cannot break a table.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from typing import Any
 
 from graph.enums import AttributionStatus
 from nodes.perf.model import Evidence
-from nodes.report import excerpt, fmt
+from nodes.report import excerpt, fmt, tables
+from nodes.report.tables import Code, CodeList, Link, MainThread, Table
 from nodes.report.view import ReportView
 
 _LANG = {".py": "python", ".js": "javascript", ".ts": "typescript", ".java": "java", ".kt": "kotlin",
@@ -37,6 +40,24 @@ def table(head: list[str], rows: list[list[Any]], right: set[int] | None = None)
            "|" + "|".join("---:" if i in right else "---" for i in range(len(head))) + "|"]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
+
+
+def _cell(c: tables.Cell) -> str:
+    if isinstance(c, Code):
+        return code(c.text)
+    if isinstance(c, Link):
+        return f"[{cell(c.text)}]({c.href})"
+    if isinstance(c, MainThread):
+        return cell(c.name) + " **(main)**"
+    if isinstance(c, CodeList):
+        return ", ".join(code(x) for x in c.items) or "–"
+    return cell(c)
+
+
+def lay_out(t: Table) -> str:
+    """A table of nodes/report/tables.py as GFM, every cell escaped."""
+    return table([c.name for c in t.columns], [[_cell(x) for x in r] for r in t.rows],
+                 {i for i, c in enumerate(t.columns) if c.numeric})
 
 
 def _src(v: ReportView, ev: Evidence | None = None, *sections: str) -> str:
@@ -96,7 +117,7 @@ def render_markdown(v: ReportView) -> str:
     if a.hotspots:
         out += ["## Hot spots", ""]
         rows = []
-        for i, h in enumerate(a.hotspots[:30], 1):
+        for i, h in enumerate(a.hotspots[:tables.HOTSPOT_ROWS], 1):
             att = v.attribution_for(h)
             if att and att.get("status") == AttributionStatus.FOUND.value:
                 where = code(f"{att.get('file')}:{att.get('line')}" if att.get("line") else att.get("file"))
@@ -126,38 +147,24 @@ def render_markdown(v: ReportView) -> str:
         total = sum(s.weight_ms for s in a.stacks) or 1.0
         rows = [[fmt.ms(s.weight_ms), fmt.pct(100 * s.weight_ms / total), cell(s.thread or "–"),
                  code(" → ".join(s.frames[-4:]) if len(s.frames) <= 4 else "… → " + " → ".join(s.frames[-4:]))]
-                for s in sorted(a.stacks, key=lambda s: -s.weight_ms)[:10]]
+                for s in sorted(a.stacks, key=lambda s: -s.weight_ms)[:tables.STACK_ROWS]]
         out += [table(["time", "share", "thread", "stack (leaf last)"], rows, {0, 1}), "", _src(v, None, "stacks"), ""]
 
     fr = a.frames
     if fr and fr.count:
         out += ["## Frames", ""]
-        rows = [["frames", fmt.num(fr.count)], ["FPS", fmt.num(fr.fps)],
-                ["janky", f"{fmt.num(fr.jank_count)} ({fmt.ratio_pct(fr.jank_ratio)})"],
-                ["budget", f"{fmt.ms(fr.budget_ms)} — {fr.budget_source}"],
-                ["p50 / p90 / p99", " / ".join(fmt.ms(x) for x in (fr.p50_ms, fr.p90_ms, fr.p99_ms))],
-                ["worst", fmt.ms(fr.max_ms)]]
-        rows += [[f"reported by the tool: {cell(k)}", cell(fmt.num(x) if isinstance(x, (int, float)) else x)] for k, x in fr.reported.items()]
-        out += [table(["metric", "value"], rows), "", _src(v, None, "frames"), ""]
+        out += [lay_out(tables.frame_stats(fr)), "", _src(v, None, "frames"), ""]
         hist = _text_histogram(fr.durations_ms, fr.budget_ms)
         if hist:
             out += [hist, ""]
         if fr.worst:
-            out += ["### Worst frames", "",
-                    table(["start", "duration", "jank type", "what ran"],
-                          [[fmt.ms(w.start_ms), fmt.ms(w.dur_ms), cell(w.jank_type or "–"), ", ".join(code(r) for r in w.ran[:6]) or "–"]
-                           for w in fr.worst[:15]], {0, 1}), ""]
+            out += ["### Worst frames", "", lay_out(tables.worst_frames(fr)), ""]
 
     st = a.startup
     if st and (st.runs or st.phases or st.imports or st.median_ms is not None):
-        out += ["## Startup", "",
-                table(["metric", "value"], [["kind", cell(st.kind)], ["median", fmt.ms(st.median_ms)],
-                                            ["min / max", f"{fmt.ms(st.min_ms)} / {fmt.ms(st.max_ms)}"],
-                                            ["spread", fmt.ms(st.spread_ms)], ["first run (coldest)", fmt.ms(st.first_ms)]]), ""]
+        out += ["## Startup", "", lay_out(tables.startup_summary(st)), ""]
         if st.runs:
-            out += [table(["run", "total", "wait", "kind", "command"],
-                          [[r.index, fmt.ms(r.total_ms), fmt.ms(r.wait_ms), cell(r.kind), code(r.command) if r.command else "–"] for r in st.runs],
-                          {0, 1, 2}), ""]
+            out += [lay_out(tables.startup_runs(st)), ""]
         for r in [x for x in st.runs if x.package]:
             out += [f"### {cell(r.package)} ({cell(r.kind)} start)", "",
                     table(["startup", "TTID", "TTFD", "main thread running / runnable / sleeping / D / IO"],
@@ -167,9 +174,7 @@ def render_markdown(v: ReportView) -> str:
                             if r.main_thread else "– (no sched data)"]], {0, 1, 2}), ""]
             if r.breakdown:
                 out += ["Breakdown (trace_processor's opinionated startup breakdown, exclusive):", "",
-                        table(["reason", "time", "share"],
-                              [[cell(b.reason), fmt.ms(b.dur_ms), fmt.pct(100.0 * b.dur_ms / r.total_ms if r.total_ms else 0.0)]
-                               for b in r.breakdown], {1, 2}), ""]
+                        lay_out(tables.breakdown(r)), ""]
             if r.art:
                 out += [f"ART: JIT {r.art.jit.count} ({fmt.ms(r.art.jit.total_ms)}), class init {r.art.class_init.count} "
                         f"({fmt.ms(r.art.class_init.total_ms)}), class verification {r.art.verify_class.count} "
@@ -183,7 +188,7 @@ def render_markdown(v: ReportView) -> str:
                                             [[cell(p.name), fmt.ms(p.start_ms), fmt.ms(p.dur_ms), cell(p.thread or "–")]
                                              for p in sorted(st.phases, key=lambda p: p.start_ms)], {1, 2}), ""]
         if st.imports:
-            top = sorted(st.imports, key=lambda e: -e.cumulative_us)[:15]
+            top = sorted(st.imports, key=lambda e: -e.cumulative_us)[:tables.IMPORT_ROWS]
             out += ["### Slowest imports", "", table(["module", "cumulative", "self", "depth"],
                                                     [[code(e.module), fmt.ms(e.cumulative_us / 1000), fmt.ms(e.self_us / 1000), e.depth] for e in top],
                                                     {1, 2, 3}), ""]
@@ -192,14 +197,9 @@ def render_markdown(v: ReportView) -> str:
     if a.threads or a.long_tasks:
         out += ["## Threads and long tasks", ""]
         if a.threads:
-            out += [table(["thread", "process", "busy", "slices", "running", "runnable"],
-                          [[cell(t.name) + (" **(main)**" if t.is_main and "main" not in t.name.lower() else ""), cell(t.process or t.pid), fmt.ms(t.busy_ms),
-                            fmt.num(t.slice_count), fmt.ms(t.running_ms), fmt.ms(t.runnable_ms)]
-                           for t in sorted(a.threads, key=lambda t: (not t.is_main, -t.busy_ms))[:25]], {2, 3, 4, 5}), ""]
+            out += [lay_out(tables.threads(a.threads)), ""]
         if a.long_tasks:
-            out += ["### Long tasks", "", table(["task", "thread", "start", "duration"],
-                                                [[code(t.name), cell(t.thread), fmt.ms(t.start_ms), fmt.ms(t.dur_ms)]
-                                                 for t in sorted(a.long_tasks, key=lambda t: -t.dur_ms)[:25]], {2, 3}), ""]
+            out += ["### Long tasks", "", lay_out(tables.long_tasks(a.long_tasks)), ""]
         out += [_src(v, None, *(["threads"] if a.threads else []), *(["long tasks"] if a.long_tasks else [])), ""]
 
     if a.counters:
@@ -209,16 +209,11 @@ def render_markdown(v: ReportView) -> str:
                        for c in a.counters], {2, 3, 4, 5, 6}), "", _src(v, None, "counters"), ""]
 
     if a.stats:
-        out += ["## Reported counters", "", table(["name", "value"], [[code(k), fmt.num(x, 3)] for k, x in a.stats.items()], {1}), "", _src(v, None, "stats"), ""]
+        out += ["## Reported counters", "", lay_out(tables.stats(a.stats)), "", _src(v, None, "stats"), ""]
 
-    out += ["## Sources", ""]
-    rows = []
-    for label, value, style in v.source_rows():
-        shown_value = code(value) if style == "code" else f"[{cell(value)}]({value})" if style == "link" else cell(value)
-        rows.append([cell(label), shown_value])
-    out += [table(["item", "value"], rows), ""]
+    out += ["## Sources", "", lay_out(tables.sources(v.source_rows())), ""]
     if a.warnings or a.partial:
-        out += ["### Warnings", ""] + [f"- {w}" for w in a.warnings[:50]]
+        out += ["### Warnings", ""] + [f"- {w}" for w in a.warnings[:tables.WARNING_ROWS]]
         if a.partial:
             out.append("- The result is partial: part of the input was skipped.")
         out.append("")
