@@ -54,3 +54,21 @@ def test_no_renderer_writes_its_own_row_cap():
     for name in ("markdown.py", "html.py"):
         text = (ROOT / "nodes" / "report" / name).read_text()
         assert not re.search(r"\[:\s*\d+\s*\]", text), name
+
+
+def test_every_section_has_a_writer_in_both_renderers():
+    from nodes.report import html, markdown
+    from nodes.report.view import SECTIONS
+
+    assert set(markdown._SECTIONS) == set(SECTIONS) == set(html._SECTIONS)
+
+
+def test_the_view_decides_the_order_of_the_sections_in_both(monkeypatch):
+    v = build_view(sample_analysis(), attribution=SAMPLE_ATTRIBUTION)
+    order = ["sources", "summary", "frames", "first"]
+    monkeypatch.setattr(type(v), "sections", lambda self: list(order))
+    md, page = render_markdown(v), render_html(v, build_charts(v))
+    md_heads = [line for line in md.splitlines() if line.startswith(("# ", "## "))]
+    assert md_heads == ["## Sources", f"# PerfScout report — {v.subject}", "## Frames", "## What to look at first"]
+    assert re.findall(r'<section id="(\w+)"', page) == order
+    assert re.findall(r'<nav>(.*?)</nav>', page)[0].count("<a ") == len(order)

@@ -11,7 +11,7 @@ out and escapes them.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 from graph.enums import AttributionStatus
 from nodes.perf.model import Evidence
@@ -136,13 +136,11 @@ def _attribution_cell(v: ReportView, a: dict[str, Any] | None) -> str:
     return f'<span class="muted">{label}{reason}</span>'
 
 
-def render_html(v: ReportView, cs: ChartSet) -> str:
+def _summary(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """The verdict, the answer's sentences, their source, the key figures as tiles."""
     a = v.analysis
     sev = v.worst_severity or "info"
-    nav: list[tuple[str, str]] = [("summary", "Summary")]
-    body: list[str] = []
-
-    # --- summary ------------------------------------------------------------------------
+    nav.append(("summary", "Summary"))
     tiles = []
     src_tip = v.prov.text()
     if v.wall_ms is not None:  # one duration on the page; the others are labelled in Sources
@@ -175,6 +173,9 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         + "</section>"
     )
 
+
+def _narrative(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """A model's narrative, labelled, or why there is none."""
     if v.narrative:
         unverified = (
             f'<p class="src">Numbers not found in the computed findings: {esc(", ".join(v.narrative_unverified))}</p>'
@@ -191,7 +192,9 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
     elif v.narrative_note:
         body.append(f'<p class="src">{esc(v.narrative_note)}</p>')
 
-    # --- what to look at first ----------------------------------------------------------
+
+def _first(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """The findings to look at first."""
     ranked = v.ranked_findings()
     if ranked:
         nav.append(("first", "Look at first"))
@@ -209,7 +212,10 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
             )
         body.append(f'<section id="first"><h2>What to look at first</h2><ol class="findings">{"".join(items)}</ol></section>')
 
-    # --- hot spots ------------------------------------------------------------------------
+
+def _hotspots(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """Hot spots: the chart, the table, the source excerpts."""
+    a = v.analysis
     if a.hotspots:
         nav.append(("hotspots", "Hot spots"))
         rows = []
@@ -247,11 +253,18 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
             f'<section id="hotspots"><h2>Hot spots</h2>{_figure(v, cs.hotspots, "hot spots")}{table}'
             f"{_src(v, None, 'hot spots')}{excerpts}</section>"
         )
+
+
+def _stacks(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """The hottest stacks as an icicle."""
     if cs.icicle:
         nav.append(("stacks", "Stacks"))
         body.append(f'<section id="stacks"><h2>Hottest stacks</h2>{_figure(v, cs.icicle, "stacks")}</section>')
 
-    # --- frames ---------------------------------------------------------------------------
+
+def _frames(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """Frames: the statistics, the histogram, the worst frames."""
+    a = v.analysis
     fr = a.frames
     if fr and fr.count:
         nav.append(("frames", "Frames"))
@@ -260,11 +273,18 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
             f'<section id="frames"><h2>Frames</h2>{lay_out(tables.frame_stats(fr))}'
             f"{_src(v, None, 'frames')}{_figure(v, cs.histogram, 'frames')}{worst}</section>"
         )
+
+
+def _timeline(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """Frames and long tasks on one time axis."""
     if cs.timeline:
         nav.append(("timeline", "Timeline"))
         body.append(f'<section id="timeline"><h2>Timeline</h2>{_figure(v, cs.timeline, "frames", "long tasks")}</section>')
 
-    # --- startup --------------------------------------------------------------------------
+
+def _startup(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """Startup: runs, each app launch, the charts."""
+    a = v.analysis
     st = a.startup
     if st and (st.runs or st.phases or st.imports or st.median_ms is not None):
         nav.append(("startup", "Startup"))
@@ -286,7 +306,10 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         parts += [_figure(v, c, "startup") for c in (cs.runs, cs.waterfall, cs.imports)] + ["</section>"]
         body.append("".join(parts))
 
-    # --- threads and long tasks -------------------------------------------------------------
+
+def _threads(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """Threads and long tasks."""
+    a = v.analysis
     if a.threads or a.long_tasks:
         nav.append(("threads", "Threads"))
         parts = ['<section id="threads"><h2>Threads and long tasks</h2>']
@@ -299,7 +322,10 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
                      + "</section>")
         body.append("".join(parts))
 
-    # --- counters ---------------------------------------------------------------------------
+
+def _counters(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """CPU and memory series, and the ones constant over the capture."""
+    a = v.analysis
     flat = charts.constant_counters(a.counters)
     if cs.counters or flat:
         nav.append(("counters", "CPU / memory"))
@@ -312,6 +338,10 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
             + const + "</section>"
         )
 
+
+def _stats(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """Counters the tool reported."""
+    a = v.analysis
     if a.stats:
         nav.append(("stats", "Counters"))
         body.append(
@@ -321,7 +351,10 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
             + "</section>"
         )
 
-    # --- sources ----------------------------------------------------------------------------
+
+def _sources(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """Files and commands, then warnings."""
+    a = v.analysis
     nav.append(("sources", "Sources"))
     warn = ""
     if a.warnings or a.partial:
@@ -329,6 +362,25 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
             "<li>The result is partial: part of the input was skipped.</li>" if a.partial else ""
         ) + "</ul>"
     body.append(f'<section id="sources"><h2>Sources</h2>{lay_out(tables.sources(v.source_rows()))}{warn}</section>')
+
+
+#: Each section of nodes/report/view.py SECTIONS, written as HTML: it appends its part of the
+#: page to ``body`` and its link to ``nav``.
+_SECTIONS: dict[str, Callable[[ReportView, ChartSet, list[tuple[str, str]], list[str]], None]] = {
+    "summary": _summary, "narrative": _narrative, "first": _first, "hotspots": _hotspots, "stacks": _stacks,
+    "frames": _frames, "timeline": _timeline, "startup": _startup, "threads": _threads, "counters": _counters,
+    "stats": _stats, "sources": _sources,
+}
+
+
+def render_html(v: ReportView, cs: ChartSet) -> str:
+    """The sections in the order the view gives (``ReportView.sections()``), under a header
+    that links to each."""
+    a = v.analysis
+    nav: list[tuple[str, str]] = []
+    body: list[str] = []
+    for section in v.sections():
+        _SECTIONS[section](v, cs, nav, body)
 
     navhtml = "".join(f'<a href="#{k}">{esc(t)}</a>' for k, t in nav)
     title = f"PerfScout report — {v.subject}"

@@ -10,7 +10,7 @@ nodes/report/tables.py; this file lays them out. Cells are escaped so a function
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Callable
 
 from graph.enums import AttributionStatus
 from nodes.perf.model import Evidence
@@ -85,13 +85,18 @@ def _text_histogram(durs: list[float], budget: float, width: int = 40) -> str:
     return "```text\n" + "\n".join(lines) + "\n```"
 
 
-def render_markdown(v: ReportView) -> str:
-    a = v.analysis
+def _summary(v: ReportView) -> list[str]:
+    """The title, the answer's sentences and their source."""
     out: list[str] = [f"# PerfScout report — {cell(v.subject)}", ""]
     first, *rest = v.summary_sentences()
     out.append(" ".join([f"**{first}**", *rest]))
     out += ["", _src(v), ""]
+    return out
 
+
+def _narrative(v: ReportView) -> list[str]:
+    """A model's narrative, labelled, or why there is none."""
+    out: list[str] = []
     if v.narrative:
         out += ["> **Narrative written by a language model** from the computed findings below. It adds no",
                 "> measurement; where it disagrees with them, the findings are right.", ">"]
@@ -101,7 +106,12 @@ def render_markdown(v: ReportView) -> str:
         out.append("")
     elif v.narrative_note:
         out += [f"_{v.narrative_note}_", ""]
+    return out
 
+
+def _first(v: ReportView) -> list[str]:
+    """The findings to look at first."""
+    out: list[str] = []
     ranked = v.ranked_findings()
     if ranked:
         out += ["## What to look at first", ""]
@@ -113,7 +123,13 @@ def render_markdown(v: ReportView) -> str:
                 out.append("   " + ", ".join(f"{k} = {fmt.metric(x)}" for k, x in f.metric.items()))
             out.append("   " + _src(v, f.evidence))
         out.append("")
+    return out
 
+
+def _hotspots(v: ReportView) -> list[str]:
+    """Hot spots, with where each is in the source, and excerpts."""
+    a = v.analysis
+    out: list[str] = []
     if a.hotspots:
         out += ["## Hot spots", ""]
         rows = []
@@ -141,7 +157,13 @@ def render_markdown(v: ReportView) -> str:
                 lang = _LANG.get(os.path.splitext(str(att.get("file")))[1], "")
                 share = f" — {fmt.pct(h.self_pct)} self" if h.self_ms > 0 else f" — {fmt.pct(h.total_pct)} with callees"
                 out += [f"**{cell(h.name)}** — {code(loc)}{share}", "", excerpt.markdown_block(ex, lang), ""]
+    return out
 
+
+def _stacks(v: ReportView) -> list[str]:
+    """The hottest stacks (the page draws them as an icicle)."""
+    a = v.analysis
+    out: list[str] = []
     if a.stacks:
         out += ["## Hottest stacks", ""]
         total = sum(s.weight_ms for s in a.stacks) or 1.0
@@ -149,7 +171,13 @@ def render_markdown(v: ReportView) -> str:
                  code(" → ".join(s.frames[-4:]) if len(s.frames) <= 4 else "… → " + " → ".join(s.frames[-4:]))]
                 for s in sorted(a.stacks, key=lambda s: -s.weight_ms)[:tables.STACK_ROWS]]
         out += [table(["time", "share", "thread", "stack (leaf last)"], rows, {0, 1}), "", _src(v, None, "stacks"), ""]
+    return out
 
+
+def _frames(v: ReportView) -> list[str]:
+    """Frames: the statistics, a text histogram, the worst frames."""
+    a = v.analysis
+    out: list[str] = []
     fr = a.frames
     if fr and fr.count:
         out += ["## Frames", ""]
@@ -159,7 +187,13 @@ def render_markdown(v: ReportView) -> str:
             out += [hist, ""]
         if fr.worst:
             out += ["### Worst frames", "", lay_out(tables.worst_frames(fr)), ""]
+    return out
 
+
+def _startup(v: ReportView) -> list[str]:
+    """Startup: runs, each app launch, phases, imports."""
+    a = v.analysis
+    out: list[str] = []
     st = a.startup
     if st and (st.runs or st.phases or st.imports or st.median_ms is not None):
         out += ["## Startup", "", lay_out(tables.startup_summary(st)), ""]
@@ -193,7 +227,13 @@ def render_markdown(v: ReportView) -> str:
                                                     [[code(e.module), fmt.ms(e.cumulative_us / 1000), fmt.ms(e.self_us / 1000), e.depth] for e in top],
                                                     {1, 2, 3}), ""]
         out += [_src(v, None, "startup"), ""]
+    return out
 
+
+def _threads(v: ReportView) -> list[str]:
+    """Threads and long tasks."""
+    a = v.analysis
+    out: list[str] = []
     if a.threads or a.long_tasks:
         out += ["## Threads and long tasks", ""]
         if a.threads:
@@ -201,20 +241,59 @@ def render_markdown(v: ReportView) -> str:
         if a.long_tasks:
             out += ["### Long tasks", "", lay_out(tables.long_tasks(a.long_tasks)), ""]
         out += [_src(v, None, *(["threads"] if a.threads else []), *(["long tasks"] if a.long_tasks else [])), ""]
+    return out
 
+
+def _counters(v: ReportView) -> list[str]:
+    """CPU and memory series."""
+    a = v.analysis
+    out: list[str] = []
     if a.counters:
         out += ["## CPU and memory over time", "",
                 table(["series", "unit", "min", "mean", "max", "last", "points"],
                       [[cell(c.name), cell(c.unit or "–"), fmt.num(c.min, 2), fmt.num(c.mean, 2), fmt.num(c.max, 2), fmt.num(c.last, 2), len(c.points)]
                        for c in a.counters], {2, 3, 4, 5, 6}), "", _src(v, None, "counters"), ""]
+    return out
 
+
+def _stats(v: ReportView) -> list[str]:
+    """Counters the tool reported."""
+    a = v.analysis
+    out: list[str] = []
     if a.stats:
         out += ["## Reported counters", "", lay_out(tables.stats(a.stats)), "", _src(v, None, "stats"), ""]
+    return out
 
+
+def _sources(v: ReportView) -> list[str]:
+    """Files and commands, then warnings."""
+    a = v.analysis
+    out: list[str] = []
     out += ["## Sources", "", lay_out(tables.sources(v.source_rows())), ""]
     if a.warnings or a.partial:
         out += ["### Warnings", ""] + [f"- {w}" for w in a.warnings[:tables.WARNING_ROWS]]
         if a.partial:
             out.append("- The result is partial: part of the input was skipped.")
         out.append("")
+    return out
+
+
+def _timeline(v: ReportView) -> list[str]:
+    """The page's timeline chart: its frames and long tasks are in the Frames and Threads tables."""
+    return []
+
+
+#: Each section of nodes/report/view.py SECTIONS, written in Markdown.
+_SECTIONS: dict[str, Callable[[ReportView], list[str]]] = {
+    "summary": _summary, "narrative": _narrative, "first": _first, "hotspots": _hotspots, "stacks": _stacks,
+    "frames": _frames, "timeline": _timeline, "startup": _startup, "threads": _threads, "counters": _counters,
+    "stats": _stats, "sources": _sources,
+}
+
+
+def render_markdown(v: ReportView) -> str:
+    """The sections in the order the view gives (``ReportView.sections()``)."""
+    out: list[str] = []
+    for section in v.sections():
+        out += _SECTIONS[section](v)
     return "\n".join(out).rstrip() + "\n"

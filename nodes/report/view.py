@@ -36,6 +36,14 @@ class ReportInputError(ValueError):
     """The state or file handed to the reporter is not an analysis it can render (one line)."""
 
 
+#: The report's sections, in the order both renderers write them (each renderer has one function
+#: per id and writes nothing for a section the data lacks). A new section — a lens, a legend —
+#: is one more id here and a function in nodes/report/markdown.py and nodes/report/html.py;
+#: ``ReportView.sections()`` may reorder them for a report (tests/test_report_tables.py).
+SECTIONS: tuple[str, ...] = ("summary", "narrative", "first", "hotspots", "stacks", "frames", "timeline", "startup",
+                             "threads", "counters", "stats", "sources")
+
+
 @dataclass
 class ReportView:
     analysis: AnalysisResult
@@ -61,6 +69,10 @@ class ReportView:
     def worst_severity(self) -> str | None:
         sev = [f.severity for f in self.analysis.findings]
         return min(sev, key=lambda s: SEVERITY_ORDER.get(s, 9)) if sev else None
+
+    def sections(self) -> list[str]:
+        """The ids of this report's sections, in order (``SECTIONS``)."""
+        return list(SECTIONS)
 
     @property
     def verdict(self) -> str:
