@@ -329,6 +329,7 @@ def report(
             out=str(out) if out else None,
             llm=make_chat_model(settings) if narrative else None,
             llm_timeout_s=settings.llm_timeout_s,
+            limits=settings.read_limits(),
         )
     except ReportInputError as e:
         raise CliError(str(e)) from None

@@ -872,7 +872,7 @@ def _report_markdown(target: str, root: Path, settings: Any, inside: Callable[[s
     if real.name == "report.md":
         return real.read_text(encoding="utf-8", errors="replace"), {"markdown": str(real)}
     try:
-        written = run_report(str(real), runs_dir=str(settings.runs_dir))
+        written = run_report(str(real), runs_dir=str(settings.runs_dir), limits=settings.read_limits())
     except (ReportInputError, PerfDataError) as e:
         raise fail(str(e).splitlines()[0]) from None
     md = Path(written["markdown"])

@@ -108,3 +108,13 @@ def test_nothing_installs_limits_for_the_process():
     ]
     assert offenders == []
     assert not hasattr(limits, "configure")
+
+
+def test_a_report_of_a_trace_reads_within_the_limits_it_is_given(tmp_path):
+    from app.report_cmd import run_report
+    from nodes.perf.errors import PerfDataError
+
+    speedscope = ROOT / "tests" / "data" / "perf" / "pyspy-slowapp.speedscope.json"
+    with pytest.raises(PerfDataError, match="too large for this reader"):
+        run_report(str(speedscope), runs_dir=str(tmp_path / "runs"), limits=ReadLimits(max_whole_file_bytes=1000))
+    assert run_report(str(speedscope), runs_dir=str(tmp_path / "runs"))["markdown"]
