@@ -40,14 +40,15 @@ def run(paths: str | Sequence[str], as_json: bool = False, out: TextIO | None = 
         process: str | None = None) -> int:
     """Analyse ``paths`` (one file, or the files of one collection) and print the result;
     ``process`` (NAME or PID) is the app the frames and hot spots are about."""
-    from nodes.perf.analysis import analyze_paths
+    from nodes.perf.analysis import analyze_paths, module_search_path
 
     out = out or sys.stdout
     err = err or sys.stderr
     if isinstance(paths, (str, os.PathLike)):
         paths = [os.fspath(paths)]
     try:
-        result = analyze_paths(list(paths), process=process)
+        root = os.getcwd()  # the CLI's workspace (perfscout's --workspace default)
+        result = analyze_paths(list(paths), process=process, root=root, search_path=module_search_path(root))
     except PerfDataError as e:
         err.write(f"perfscout: {str(e).splitlines()[0] if str(e) else 'unreadable data'}\n")
         return ExitCode.USAGE

@@ -610,7 +610,7 @@ def build_server(opts: ServerOptions) -> PerfScoutMCP:
         focus: Annotated[Focus, Field(description="Which section to return")] = "all",
     ) -> CallToolResult:
         from app.analyze_cmd import to_json
-        from nodes.perf.analysis import analyze_paths
+        from nodes.perf.analysis import analyze_paths, module_search_path
         from nodes.perf.errors import PerfDataError
         from nodes.report.output import report_dir
         from nodes.report.render import write_report
@@ -624,7 +624,8 @@ def build_server(opts: ServerOptions) -> PerfScoutMCP:
         await progress.send(f"analyze: reading {real.name} ({real.stat().st_size} bytes)")
 
         def work() -> tuple[dict[str, Any], list[str], dict[str, str]]:
-            a = analyze_paths([str(real)], limits=settings.read_limits())
+            a = analyze_paths([str(real)], root=str(root), search_path=module_search_path(str(root)),
+                              limits=settings.read_limits())
             collected = {"kind": "file", "paths": {"data": str(real)}, "source": str(real)}
             view = build_view(a, collected=collected, route="analyze", question=f"analyze {path}", root=str(root))
             written = write_report(view, report_dir(None, str(settings.runs_dir), "mcp"))

@@ -15,6 +15,7 @@ the one it was rendered from is never touched.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -56,9 +57,10 @@ def _is_analysis(d: dict[str, Any]) -> bool:
 def _analyze(path: Path, limits: ReadLimits | None) -> Any:
     """The analyzer's result for a trace file, read within ``limits`` (its PerfDataError passes
     through: one line, exit 2)."""
-    from nodes.perf.analysis import analyze_file
+    from nodes.perf import analysis
 
-    return analyze_file(str(path), limits=limits)
+    root = os.getcwd()  # the CLI's workspace, as for perfscout analyze
+    return analysis.analyze_file(str(path), root=root, search_path=analysis.module_search_path(root), limits=limits)
 
 
 def _newest_report(folder: Path) -> Path | None:

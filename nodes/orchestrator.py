@@ -80,7 +80,7 @@ def make(default: NodeContext) -> Callable[..., dict]:
             _may_take_followup(info)
             and not facts.data_paths
             and len(sides) < 2
-            and followup_answerable(text, state.get("analysis"), state.get("previous_analysis"))
+            and followup_answerable(text, state.get("analysis"))
         ):
             # A question about this thread's last result, naming no new data: answered from it
             # (the fallback node reads nodes.report.followup), not by re-running the pipeline.

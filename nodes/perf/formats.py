@@ -23,7 +23,7 @@ import os
 import stat
 import zlib
 from types import ModuleType
-from typing import IO, Callable
+from typing import IO, Callable, Sequence
 
 from nodes.perf import limits
 from nodes.perf.limits import ReadLimits, applied
@@ -349,14 +349,17 @@ def detect(path: str, head: bytes | None = None) -> tuple[str, ModuleType]:
     raise PerfDataError(path, f"unrecognised format ({kind}); readable formats: {known}")
 
 
-def load(path: str, format: str | None = None, limits: ReadLimits | None = None) -> PerfData:
-    """Read ``path`` into PerfData with the reader its content calls for (or ``format``),
-    within ``limits`` (None: the ones in force — the node's, inside the graph)."""
+def load(path: str, format: str | None = None, search_path: Sequence[str] | None = None,
+         limits: ReadLimits | None = None) -> PerfData:
+    """Read ``path`` into PerfData with the reader its content calls for (or ``format``).
+    ``search_path`` goes to a reader that looks modules up (``-X importtime``: where the
+    imported modules' files are); the others do not use it. ``limits`` bound the read (None:
+    the ones in force — the node's, inside the graph)."""
     with applied(limits):
-        return _load(os.fspath(path), format)
+        return _load(os.fspath(path), format, search_path)
 
 
-def _load(path: str, format: str | None) -> PerfData:
+def _load(path: str, format: str | None, search_path: Sequence[str] | None) -> PerfData:
     head = read_head(path)
     if format:
         mod = None
@@ -372,7 +375,8 @@ def _load(path: str, format: str | None) -> PerfData:
     else:
         fmt, mod = detect(path, head)
     try:
-        data = mod.parse(path)
+        data = mod.parse_with(path, search_path=search_path) if search_path is not None and hasattr(mod, "parse_with") \
+            else mod.parse(path)
     except CapacityReached as full:
         # The reader stopped at the event cap without finishing itself: what it stored is kept,
         # marked partial (the warning names the cap and PERFSCOUT_MAX_EVENTS).

@@ -21,8 +21,9 @@ _WHAT = {"slice": "of the traced thread time", "sample": "of the sampled time",
          "call": "of the profiled time", "import": "of the import time"}
 
 
-def hot_spots(hotspots: list[Hotspot], duration_ms: float, source: str | None) -> list[Finding]:
-    """The top overall hot spot of each kind (slice, sample, call, import) when it is large."""
+def hot_spots(hotspots: list[Hotspot], duration_ms: float, source: str | None, root: str | None) -> list[Finding]:
+    """The top overall hot spot of each kind (slice, sample, call, import) when it is large;
+    file paths relative to ``root`` (the workspace) when inside it."""
     by_kind: dict[str, list[Hotspot]] = defaultdict(list)
     for h in hotspots:
         if h.thread is None:
@@ -35,7 +36,7 @@ def hot_spots(hotspots: list[Hotspot], duration_ms: float, source: str | None) -
         h = hs[0]
         if h.self_pct >= HOT_SPOT_PCT or (kind == "import" and h.self_ms >= HOT_IMPORT_MS):
             sev = "high" if h.self_pct >= HOT_SPOT_HIGH_PCT else "medium"
-            f = shown_path(h.file) if h.file else None
+            f = shown_path(h.file, root) if h.file else None
             where = f" ({f}:{h.line})" if f and h.line else (f" ({f})" if f else "")
             out.append(finding(
                 f"Hot spot: {h.name}", sev,
