@@ -101,6 +101,8 @@ def resolve_inputs(target: str, runs_dir: str, limits: ReadLimits | None = None)
                 "route": data.get("route"),
                 "route_info": data.get("route_info"),
                 "question": data.get("request") or "",
+                # the lens the report was written for (reports before lenses: the overview)
+                "lens": data.get("lens") if isinstance(data.get("lens"), str) else None,
             },
             thread,
         )

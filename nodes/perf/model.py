@@ -1131,6 +1131,8 @@ class AnalysisResult(Result, kw_only=True):
     source: str
     duration_ms: float = 0.0
     hotspots: list[Hotspot] = msgspec.field(default_factory=list)
+    #: Task runners' self time (nodes/perf/containers.py): untraced time inside tasks, not hot spots.
+    untraced_in_tasks: list[Hotspot] = msgspec.field(default_factory=list)
     #: Per-name slice statistics for the app and for all processes (TraceSectionMetric's view).
     slice_stats: list[SliceStat] = msgspec.field(default_factory=list)
     #: The app process the analysis is scoped to, when one is identified.

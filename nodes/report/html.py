@@ -174,6 +174,23 @@ def _summary(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list
     )
 
 
+def _lens(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """A lens question's own section: it opens the report, right after the summary."""
+    lens = v.lens_section()
+    if lens is not None:
+        nav.append(("lens", lens["title"]))
+        parts = [f'<section id="lens"><h2>{esc(lens["title"])}</h2>']
+        parts += [f"<p>{_inline_code(s)}</p>" for s in lens["lines"]]
+        if lens["missing"]:
+            parts.append(f"<p><strong>Missing:</strong> {esc(lens['missing'])}.</p>")
+        if lens["partial"]:
+            parts.append("<p>What this data can say:</p><ul>" + "".join(f"<li>{esc(x)}</li>" for x in lens["partial"]) + "</ul>")
+        if lens["recipe"]:
+            parts.append(f"<p>To record {esc(lens['recipe_what'])}:</p><pre><code>{esc(lens['recipe'])}</code></pre>")
+        parts.append(f'<p class="src">This lens reads: {esc(lens["metrics"])}; it needs {esc(lens["needs"])}.</p></section>')
+        body.append("".join(parts))
+
+
 def _narrative(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
     """A model's narrative, labelled, or why there is none."""
     if v.narrative:
@@ -242,6 +259,8 @@ def _hotspots(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: lis
              ("total %", True), ("count", True), ("thread", False), ("source", False)],
             rows,
         )
+        if a.untraced_in_tasks:
+            table += f'<p class="src">{esc(v.untraced_sentence())}</p>'
         shown = []
         for h, att, ex in v.excerpts():
             loc = f"{att.get('file')}:{att.get('line')}" if att.get("line") else str(att.get("file"))
@@ -367,7 +386,7 @@ def _sources(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list
 #: Each section of nodes/report/view.py SECTIONS, written as HTML: it appends its part of the
 #: page to ``body`` and its link to ``nav``.
 _SECTIONS: dict[str, Callable[[ReportView, ChartSet, list[tuple[str, str]], list[str]], None]] = {
-    "summary": _summary, "narrative": _narrative, "first": _first, "hotspots": _hotspots, "stacks": _stacks,
+    "summary": _summary, "lens": _lens, "narrative": _narrative, "first": _first, "hotspots": _hotspots, "stacks": _stacks,
     "frames": _frames, "timeline": _timeline, "startup": _startup, "threads": _threads, "counters": _counters,
     "stats": _stats, "sources": _sources,
 }

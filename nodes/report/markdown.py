@@ -94,6 +94,22 @@ def _summary(v: ReportView) -> list[str]:
     return out
 
 
+def _lens(v: ReportView) -> list[str]:
+    """A lens question's own section: it opens the report, right after the summary."""
+    out: list[str] = []
+    lens = v.lens_section()
+    if lens is not None:
+        out += [f"## {lens['title']}", "", *lens["lines"], ""]
+        if lens["missing"]:
+            out += [f"**Missing:** {cell(lens['missing'])}.", ""]
+        if lens["partial"]:
+            out += ["What this data can say:", "", *[f"- {cell(x)}" for x in lens["partial"]], ""]
+        if lens["recipe"]:
+            out += [f"To record {lens['recipe_what']}:", "", "```text", lens["recipe"], "```", ""]
+        out += [f"_This lens reads: {cell(lens['metrics'])}; it needs {cell(lens['needs'])}._", ""]
+    return out
+
+
 def _narrative(v: ReportView) -> list[str]:
     """A model's narrative, labelled, or why there is none."""
     out: list[str] = []
@@ -149,6 +165,8 @@ def _hotspots(v: ReportView) -> list[str]:
         out.append(table(["#", "function / slice", "self", "self %", "total", "total %", "count", "thread", "source"], rows,
                          {0, 2, 3, 4, 5, 6}))
         out += ["", _src(v, None, "hot spots"), ""]
+        if a.untraced_in_tasks:
+            out += [v.untraced_sentence(), ""]
         shown = v.excerpts()
         if shown:
             out += ["### Source excerpts", ""]
@@ -285,7 +303,7 @@ def _timeline(v: ReportView) -> list[str]:
 
 #: Each section of nodes/report/view.py SECTIONS, written in Markdown.
 _SECTIONS: dict[str, Callable[[ReportView], list[str]]] = {
-    "summary": _summary, "narrative": _narrative, "first": _first, "hotspots": _hotspots, "stacks": _stacks,
+    "summary": _summary, "lens": _lens, "narrative": _narrative, "first": _first, "hotspots": _hotspots, "stacks": _stacks,
     "frames": _frames, "timeline": _timeline, "startup": _startup, "threads": _threads, "counters": _counters,
     "stats": _stats, "sources": _sources,
 }

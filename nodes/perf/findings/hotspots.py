@@ -21,6 +21,12 @@ _WHAT = {"slice": "of the traced thread time", "sample": "of the sampled time",
          "call": "of the profiled time", "import": "of the import time"}
 
 
+def family_of(kind: str) -> str:
+    """Sampled or profiled functions are where the CPU went ("cpu"); a slice's self time is
+    traced thread time, which may be sleep or a wait ("hotspots")."""
+    return "cpu" if kind in ("sample", "call") else "hotspots"
+
+
 def hot_spots(hotspots: list[Hotspot], duration_ms: float, source: str | None, root: str | None) -> list[Finding]:
     """The top overall hot spot of each kind (slice, sample, call, import) when it is large;
     file paths relative to ``root`` (the workspace) when inside it."""
@@ -44,6 +50,6 @@ def hot_spots(hotspots: list[Hotspot], duration_ms: float, source: str | None, r
                 f"{_APP_WHAT if h.scope == 'app' and kind == 'slice' else _WHAT.get(kind, '')} by itself "
                 f"({_fms(h.self_ms)} self, {_fms(h.total_ms)} with callees).",
                 source, start_ms=0.0, end_ms=duration_ms, events=[h.name],
-                metric={"self_ms": h.self_ms, "self_pct": h.self_pct, "kind": kind},
+                metric={"self_ms": h.self_ms, "self_pct": h.self_pct, "kind": kind}, family=family_of(kind),
             ))
     return out
