@@ -136,6 +136,21 @@ def _attribution_cell(v: ReportView, a: dict[str, Any] | None) -> str:
     return f'<span class="muted">{label}{reason}</span>'
 
 
+def _lens_section(v: ReportView, s) -> str:
+    """One lens section (nodes/report/lens_sections.py): sentence (unless it is the question's lens,
+    whose answer above said it), charts, tables, what is missing."""
+    said = s.lens == v.lens
+    parts = [f'<section id="{esc(s.id)}" data-lens="{esc(s.lens)}"><h2>{esc(s.title)}</h2>'
+             + ("" if said else f"<p>{esc(s.sentence)}</p>")]
+    parts += [_figure(v, c, *s.sources) for c in s.charts]
+    for t in s.tables:
+        if t.title:
+            parts.append(f"<h3>{esc(t.title)}</h3>")
+        parts.append(_table([(h, i in t.right) for i, h in enumerate(t.head)], [[esc(c) for c in r] for r in t.rows]))
+    parts += [f'<p class="src">missing: {esc(m)}</p>' for m in s.missing]
+    return "".join(parts) + _src(v, None, *s.sources) + "</section>"
+
+
 def _summary(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
     """The verdict, the answer's sentences, their source, the key figures as tiles."""
     a = v.analysis
@@ -189,6 +204,11 @@ def _lens(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[st
             parts.append(f"<p>To record {esc(lens['recipe_what'])}:</p><pre><code>{esc(lens['recipe'])}</code></pre>")
         parts.append(f'<p class="src">This lens reads: {esc(lens["metrics"])}; it needs {esc(lens["needs"])}.</p></section>')
         body.append("".join(parts))
+    asked = v.lens
+    for sec in v.lens_sections():  # the question's lens: its data right under its answer
+        if sec.lens == asked:
+            nav.append((sec.id, sec.title))
+            body.append(_lens_section(v, sec))
 
 
 def _narrative(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
@@ -342,6 +362,15 @@ def _threads(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list
         body.append("".join(parts))
 
 
+
+def _other_lenses(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """The sections of the lenses the question did not ask about."""
+    for sec in v.lens_sections():
+        if sec.lens != v.lens:
+            nav.append((sec.id, sec.title))
+            body.append(_lens_section(v, sec))
+
+
 def _counters(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
     """CPU and memory series, and the ones constant over the capture."""
     a = v.analysis
@@ -387,7 +416,7 @@ def _sources(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list
 #: page to ``body`` and its link to ``nav``.
 _SECTIONS: dict[str, Callable[[ReportView, ChartSet, list[tuple[str, str]], list[str]], None]] = {
     "summary": _summary, "lens": _lens, "narrative": _narrative, "first": _first, "hotspots": _hotspots, "stacks": _stacks,
-    "frames": _frames, "timeline": _timeline, "startup": _startup, "threads": _threads, "counters": _counters,
+    "frames": _frames, "timeline": _timeline, "startup": _startup, "threads": _threads, "other_lenses": _other_lenses, "counters": _counters,
     "stats": _stats, "sources": _sources,
 }
 

@@ -85,6 +85,23 @@ def _text_histogram(durs: list[float], budget: float, width: int = 40) -> str:
     return "```text\n" + "\n".join(lines) + "\n```"
 
 
+def _lens_section(v: ReportView, s) -> list[str]:
+    """One lens section (nodes/report/lens_sections.py): its sentence (unless it is the question's
+    lens, whose answer above said it), its tables, what is missing."""
+    out = [f"## {cell(s.title)}", ""] + ([cell(s.sentence), ""] if s.lens != _asked_lens(v) else [])
+    for t in s.tables:
+        if t.title:
+            out += [f"**{cell(t.title)}**", ""]
+        out += [table(t.head, [[cell(c) for c in r] for r in t.rows], t.right), ""]
+    out += [f"- missing: {cell(m)}" for m in s.missing] + ([""] if s.missing else [])
+    return out + [_src(v, None, *s.sources), ""]
+
+
+def _asked_lens(v: ReportView) -> str | None:
+    """The question's lens (ReportView.lens), None for the overview."""
+    return None if v.lens in (None, "overview") else v.lens
+
+
 def _summary(v: ReportView) -> list[str]:
     """The title, the answer's sentences and their source."""
     out: list[str] = [f"# PerfScout report — {cell(v.subject)}", ""]
@@ -107,6 +124,9 @@ def _lens(v: ReportView) -> list[str]:
         if lens["recipe"]:
             out += [f"To record {lens['recipe_what']}:", "", "```text", lens["recipe"], "```", ""]
         out += [f"_This lens reads: {cell(lens['metrics'])}; it needs {cell(lens['needs'])}._", ""]
+    for sec in v.lens_sections():  # the question's lens: its data right under its answer
+        if sec.lens == _asked_lens(v):
+            out += _lens_section(v, sec)
     return out
 
 
@@ -262,6 +282,16 @@ def _threads(v: ReportView) -> list[str]:
     return out
 
 
+
+def _other_lenses(v: ReportView) -> list[str]:
+    """The sections of the lenses the question did not ask about."""
+    out: list[str] = []
+    for sec in v.lens_sections():
+        if sec.lens != _asked_lens(v):
+            out += _lens_section(v, sec)
+    return out
+
+
 def _counters(v: ReportView) -> list[str]:
     """CPU and memory series."""
     a = v.analysis
@@ -304,7 +334,7 @@ def _timeline(v: ReportView) -> list[str]:
 #: Each section of nodes/report/view.py SECTIONS, written in Markdown.
 _SECTIONS: dict[str, Callable[[ReportView], list[str]]] = {
     "summary": _summary, "lens": _lens, "narrative": _narrative, "first": _first, "hotspots": _hotspots, "stacks": _stacks,
-    "frames": _frames, "timeline": _timeline, "startup": _startup, "threads": _threads, "counters": _counters,
+    "frames": _frames, "timeline": _timeline, "startup": _startup, "threads": _threads, "other_lenses": _other_lenses, "counters": _counters,
     "stats": _stats, "sources": _sources,
 }
 

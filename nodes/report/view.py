@@ -41,7 +41,7 @@ class ReportInputError(ValueError):
 #: is one more id here and a function in nodes/report/markdown.py and nodes/report/html.py;
 #: ``ReportView.sections()`` may reorder them for a report (tests/test_report_tables.py).
 SECTIONS: tuple[str, ...] = ("summary", "lens", "narrative", "first", "hotspots", "stacks", "frames", "timeline", "startup",
-                             "threads", "counters", "stats", "sources")
+                             "threads", "other_lenses", "counters", "stats", "sources")
 
 
 @dataclass
@@ -581,6 +581,15 @@ class ReportView:
         if a.long_tasks:
             d["long_tasks"] = [t.model_dump() for t in a.long_tasks[:8]]
         return d
+
+    def lens_sections(self):
+        """The lens sections the data has (nodes/report/lens_sections.py), built once for both
+        renderers: the question's lens first when the view has one."""
+        if not hasattr(self, "_lens_sections"):
+            from nodes.report.lens_sections import lead_with, lens_sections
+
+            self._lens_sections = lead_with(lens_sections(self.analysis), self.lens)
+        return self._lens_sections
 
 
 #: How the sentence before a recipe starts (the reporter prints the recipe after it).
