@@ -91,13 +91,21 @@ def ask(
     serial: Optional[str] = typer.Option(None, "--serial", help="Android device serial."),
     workspace: Optional[Path] = typer.Option(None, "--workspace", help="Root for every path (default: cwd)."),
     offline: bool = typer.Option(False, "--offline", help="Never call a model, even if one is configured."),
+    adb: Optional[str] = typer.Option(
+        None, "--adb", metavar="PATH", help="The adb to call (default: $PERFSCOUT_ADB, else the first adb on PATH)."
+    ),
+    adb_timeout: Optional[float] = typer.Option(
+        None, "--adb-timeout", metavar="SECONDS", min=0.001,
+        help="Seconds one adb call may take (default: $PERFSCOUT_ADB_TIMEOUT, else 20).",
+    ),
 ) -> None:
     """Route TEXT and run it through the graph (collect, analyse, attribute, report)."""
     from app.api import PerfScout
 
     interactive = sys.stdin.isatty() and not as_json
     view = _progress(as_json)
-    with PerfScout(_settings(offline), workspace=workspace) as ps, _closing(view), _interrupts():
+    settings = _settings(offline, adb_path=adb, adb_timeout_s=adb_timeout)
+    with PerfScout(settings, workspace=workspace) as ps, _closing(view), _interrupts():
         result = ps.ask(
             text,
             thread_id=thread,
