@@ -3,7 +3,8 @@
 Each fenced ``sh``, ``console`` and ``python`` block is run in a scratch copy of the repository's
 files (what a fresh clone has: ``git ls-files``), with a fresh HOME, no PERFSCOUT_* or OPENAI_*
 variables, and a PATH holding only the venv's bin and the system's, so ``perfscout`` is the
-installed command. The blocks of one page run in order in one workspace, as a reader types
+installed command (the routing classifier's cache, PERFSCOUT_CACHE_DIR, is shared by the pages:
+it is trained once, as on a user's machine). The blocks of one page run in order in one workspace, as a reader types
 them: a thread one block starts is there for the next.
 
 * ``sh``: every command line (``\\`` continues a line) runs in bash; ``export`` lines carry to
@@ -15,7 +16,7 @@ them: a thread one block starts is there for the next.
 
 A marker in an HTML comment on the line before a block changes that:
 
-* ``<!-- needs: device -->`` / ``key`` / ``network``: the block cannot work here; its
+* ``<!-- needs: device -->`` / ``key`` / ``network`` / ``trace_processor_shell``: the block cannot work here; its
   ``perfscout`` commands run and must fail cleanly — a one-line reason (``perfscout: …``,
   ``Skipped …``, ``Stopped: …``), a non-zero exit or a skip, no traceback. Other programs in it
   (adb, docker, curl) are not run.
@@ -43,12 +44,13 @@ ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
 PAGES = ["README.md"] + sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md"))
 RUN_LANGS = {"sh", "console", "python"}
-NEEDS = {"device", "key", "network"}
+NEEDS = {"device", "key", "network", "trace_processor_shell"}
 #: Why a block may be left unrun. Each is a block whose running belongs elsewhere.
 NOT_RUN_REASONS = {
     "the whole test suite",  # make test / pytest: this test is part of it
     "a server that runs until stopped",  # langgraph dev: tests/test_studio.py starts and stops one
     "a container build",  # langgraph build / docker compose: tests/test_reliability_deploy.py
+    "a CI job's own captures",  # docs/ci.md's job: tests/test_check.py runs it on generated traces
 }
 COMMAND_TIMEOUT_S = 240
 
@@ -145,7 +147,14 @@ def clone(tmp_path_factory) -> Path:
     return dest
 
 
-def _workspace(clone: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:
+@pytest.fixture(scope="session")
+def classifier_cache(tmp_path_factory) -> Path:
+    """One routing-classifier cache for every page: training it (seconds) is what a first run
+    on a machine does once, not what each page should pay again."""
+    return tmp_path_factory.mktemp("classifier-cache")
+
+
+def _workspace(clone: Path, tmp_path: Path, cache: Path) -> tuple[Path, dict[str, str]]:
     ws = tmp_path / "project"
     shutil.copytree(clone, ws, copy_function=os.link)  # hard links: nothing here writes into them
     home = tmp_path / "home"
@@ -153,7 +162,7 @@ def _workspace(clone: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PERFSCOUT_", "OPENAI_", "LANGSMITH_", "LANGCHAIN_", "VIRTUAL_ENV", "PYTHON"))}
     env.update(HOME=str(home), PATH=f"{VENV_BIN}:/usr/local/bin:/usr/bin:/bin", LANG="C.UTF-8",
-               LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="1")
+               LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="1", PERFSCOUT_CACHE_DIR=str(cache))
     return ws, env
 
 
@@ -172,8 +181,8 @@ def _clean_failure(block: Block, cmd: str, p: subprocess.CompletedProcess) -> No
         assert any(r.startswith("Skipped ") for r in reasons), f"{block.where}: `{cmd}` exit 0 without a skip"
 
 
-def run_page(page: str, clone: Path, tmp_path: Path) -> list[str]:
-    ws, env = _workspace(clone, tmp_path)
+def run_page(page: str, clone: Path, tmp_path: Path, cache: Path) -> list[str]:
+    ws, env = _workspace(clone, tmp_path, cache)
     log = []
     for block in blocks_of(page):
         if block.lang not in RUN_LANGS:
@@ -224,8 +233,8 @@ _SLOW = {"README.md", "docs/collector.md", "docs/interfaces.md", "docs/reporter.
 
 @pytest.mark.parametrize(
     "page", [pytest.param(p, marks=pytest.mark.slow) if p in _SLOW else p for p in PAGES])
-def test_every_block_of_the_page_runs_as_written(page, clone, tmp_path):
-    log = run_page(page, clone, tmp_path)
+def test_every_block_of_the_page_runs_as_written(page, clone, classifier_cache, tmp_path):
+    log = run_page(page, clone, tmp_path, classifier_cache)
     print("\n".join(log))
 
 

@@ -194,7 +194,7 @@ def _classify(target, run_dir, opts, record, files, result, spy_out, attach_fail
         raise ToolFailure(
             ErrorKind.TIMEOUT,
             f"{target.display} was still running after the {opts.timeout_s:g} s limit; stopped it "
-            f"({stopped} process{'es' if stopped != 1 else ''}). Raise the limit (run_timeout_s) or give it "
+            f"({stopped} process{'es' if stopped != 1 else ''}). Raise the limit (PERFSCOUT_RUN_TIMEOUT=SECONDS) or give it "
             f"smaller input; {where}",
         )
     rc = result.returncode
