@@ -96,11 +96,9 @@ def _print_result(result: Any, as_json: bool) -> int:
             if where not in (result.answer or ""):  # the reporter's answer usually names it already
                 typer.echo(f"Report: {where}")
         typer.echo(f"(thread {result.thread_id}, route {result.route}, {result.steps} steps)", err=True)
-    if result.status == "failed":
-        return ExitCode.FAILED
-    if result.status == "needs_input":
-        return ExitCode.NEEDS_INPUT
-    return ExitCode.OK
+    from app.exit_codes import for_turn
+
+    return for_turn(result.status, result.route, result.error)
 
 
 @app.command()

@@ -269,3 +269,32 @@ def test_the_parser_reads_commands_output_and_exit_codes():
         ("perfscout a --b  # exit 1 when it fails", 1, ["line 1.5 s …"]), ("perfscout c", 0, [])]
     assert _loose("ran 1.44 s; 97.7 % of …").search("ran 2.01 s; 95 % of the whole")
     assert not _loose("ran 1.44 s (wall)").search("ran 1.44 s (cpu)")
+
+
+#: Variables the code reads that are no user setting.
+_INTERNAL_VARIABLES = {"PERFSCOUT_RUN_TOKEN"}  # nodes/collect/runner.py marks a run's processes with it
+
+
+def test_every_variable_the_code_reads_is_in_the_settings_table():
+    code = "".join(p.read_text(encoding="utf-8") for d in ("app", "nodes", "graph") for p in (ROOT / d).rglob("*.py"))
+    read = set(re.findall(r"\"((?:PERFSCOUT|OPENAI)_[A-Z_]+)\"", code)) - _INTERNAL_VARIABLES
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme.split("\n## Settings\n", 1)[1].split("\n## ", 1)[0]
+    assert sorted(v for v in read if f"`{v}`" not in table) == []
+
+
+def test_the_readme_budgets_are_the_bundled_file():
+    """README shows examples/perfscout.toml, which its commands pass to `check`."""
+    toml = next(b.body for b in blocks_of("README.md") if b.lang == "toml")
+    assert toml == (ROOT / "examples" / "perfscout.toml").read_text(encoding="utf-8")
+
+
+def test_the_bundled_runs_are_what_their_generator_writes(tmp_path):
+    sys.path.insert(0, str(ROOT / "examples" / "runs"))
+    try:
+        import generate
+    finally:
+        sys.path.pop(0)
+    for f in generate.write(tmp_path):
+        rel = f.relative_to(tmp_path)
+        assert f.read_bytes() == (ROOT / "examples" / "runs" / rel).read_bytes(), rel
