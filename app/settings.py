@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from nodes.context import NodeContext
+    from nodes.framework.context import NodeContext
 
 from nodes.perf import limits
 
@@ -96,8 +96,8 @@ class Settings:
     adb_timeout_s: float | None = None
 
     def node_context(self, llm: Any = None) -> "NodeContext":
-        """The runtime context an invocation passes to the graph (nodes/context.py)."""
-        from nodes.context import NodeContext
+        """The runtime context an invocation passes to the graph (nodes/framework/context.py)."""
+        from nodes.framework.context import NodeContext
 
         return NodeContext(
             llm=llm,
