@@ -290,7 +290,11 @@ class ReportView:
                 out.append(("hotspot", f"slowest import {h.name}{where}: {fmt.dur(h.self_ms)} by itself, "
                                        f"{fmt.pct(h.self_pct)} {of}"))
             else:
-                if self.ran_program and base:
+                if self.ran_program and base and base[1] == "sampled":
+                    # not "of the 1.11 s sampled" beside "ran 996 ms": a sampler's time is its
+                    # sample count × its nominal interval, which a loaded machine moves either way
+                    share = "of the samples"
+                elif self.ran_program and base:
                     share = f"of the {fmt.dur(base[0])} {base[1]}"
                 else:
                     share = "of the profiled time" if self.ran_program else "of self time"
@@ -443,8 +447,12 @@ class ReportView:
             + (" — the data's span (the longest data file)" if self.wall_ms is not None else ""))
         share_of = self.hotspot_base()
         if share_of:
-            add("sampled for" if share_of[1] == "sampled" else share_of[1],
-                f"{fmt.dur(share_of[0])} — what the hot spot shares are shares of")
+            if share_of[1] == "sampled":
+                add("sampled for", f"{fmt.dur(share_of[0])} — the samples × the sampling interval, what the hot "
+                                   "spot shares are shares of; a sampler that falls behind on a busy machine takes "
+                                   "fewer samples (or catches up with more), so this differs from the wall time")
+            else:
+                add(share_of[1], f"{fmt.dur(share_of[0])} — what the hot spot shares are shares of")
         if self.prov.command:
             add("command", self.prov.command, "code")
         for k, x in self.collection_summary():
