@@ -228,7 +228,10 @@ def run_page(page: str, clone: Path, tmp_path: Path, cache: Path) -> list[str]:
 
 # --- the tests ---------------------------------------------------------------------------------------
 
-_SLOW = {"README.md", "docs/collector.md", "docs/interfaces.md", "docs/reporter.md"}  # programs run under py-spy
+#: Pages whose blocks run programs under py-spy or many graph turns (a minute or more each on a
+#: loaded 2-core machine); CI runs them too (no -m filter).
+_SLOW = {"README.md", "docs/collector.md", "docs/compare.md", "docs/getting-data.md", "docs/interfaces.md",
+         "docs/reporter.md"}
 
 
 @pytest.mark.parametrize(
