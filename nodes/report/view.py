@@ -103,7 +103,8 @@ class ReportView:
             "Severity: high — users notice it (janky frames, a slow start, a dominant hot spot); "
             "medium — worth fixing, a smaller cost; low — minor; info — a measured fact or data the "
             "capture lacks, nothing to fix. The verdict counts high and medium findings as serious "
-            "and names the most severe one to look at first.",
+            "and names the most severe one to look at first: Needs attention (a high one), Worth a look "
+            "(medium at worst), Mostly fine (low at worst), No problems found (facts only).",
         ]
         fs = self.analysis.frames
         reported = (fs.reported or {}) if fs is not None else {}
