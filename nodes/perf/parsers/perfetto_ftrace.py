@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 
 from nodes.perf.model import PerfData, SchedIntervals
 from nodes.perf.parsers.perfetto_binder import BinderState
+from nodes.perf.parsers.perfetto_binder_calls import pair_calls
+from nodes.perf.parsers.perfetto_cpu import CpuState
+from nodes.perf.parsers.perfetto_memory import MemoryState
 from nodes.perf.sched_state import SchedState, classify, from_raw, kernel_version
+
+#: At most this many slices still open at the end are kept by name (PerfData.open_slices).
+MAX_OPEN_SLICES = 1000
 
 # Event codes in the per-thread atrace columns.
 _B, _E = 1, 2
@@ -85,6 +91,10 @@ class FtraceState:
         self.instants: list[tuple[int, int, int, str]] = []
         #: binder_transaction / _received → "binder transaction" / "binder reply" slices.
         self.binder = BinderState()
+        #: CPUs seen, cpu_frequency and cpu_idle (perfetto_cpu.py).
+        self.cpu = CpuState()
+        #: rss_stat (perfetto_memory.py).
+        self.memory = MemoryState()
         self.sched_intervals_dropped = 0
 
     # --- helpers -----------------------------------------------------------------------
@@ -113,6 +123,7 @@ class FtraceState:
     def bundle(self, b, to_ns) -> None:
         """One ``FtraceEventBundle``; ``to_ns(ts)`` maps the ftrace clock onto the trace clock."""
         cpu = b.cpu
+        self.cpu.cpus.add(cpu)
         if b.HasField("compact_sched"):
             self._compact(cpu, b.compact_sched, to_ns)
         for e in b.event:
@@ -146,6 +157,12 @@ class FtraceState:
                 self.binder.transaction(to_ns(e.timestamp), tid, e.binder_transaction)
             elif kind == "binder_transaction_received":
                 self.binder.received(to_ns(e.timestamp), tid, e.binder_transaction_received)
+            elif kind == "cpu_frequency":
+                self.cpu.frequency_event(to_ns(e.timestamp), e.cpu_frequency)
+            elif kind == "cpu_idle":
+                self.cpu.idle_event(to_ns(e.timestamp), e.cpu_idle)
+            elif kind == "rss_stat":
+                self.memory.rss_stat(to_ns(e.timestamp), tid, e.rss_stat)
             elif kind == "task_newtask":
                 nt = e.task_newtask
                 if nt.comm:
@@ -322,7 +339,10 @@ class FtraceState:
                 else:
                     self.unmatched_ends += 1
             self.unfinished += len(stack)
+            for t0, nid in stack[: MAX_OPEN_SLICES - len(data.open_slices)]:
+                data.open_slices.append((pid, tid, t0 / 1000.0, self.name_list[nid]))
         self.atrace.clear()
+        pair_calls(self.binder.events, data, lambda t: self.pid_for(t, known_tgid))
         self.binder.finish(data, lambda t: self.pid_for(t, known_tgid))
         if self.binder.dropped:
             data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
