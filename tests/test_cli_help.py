@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import click
 import pytest
 import typer.main
 
@@ -20,11 +19,11 @@ from app.threads_cmd import format_list
 PERFSCOUT = Path(sys.executable).with_name("perfscout")
 
 
-def _commands(group: click.Group, prefix: str = ""):
+def _commands(group, prefix: str = ""):
     for name, cmd in group.commands.items():
         if getattr(cmd, "hidden", False):
             continue
-        if isinstance(cmd, click.Group):
+        if hasattr(cmd, "commands"):  # a group (typer ships its own click: no isinstance)
             yield from _commands(cmd, f"{prefix}{name} ")
         else:
             yield f"{prefix}{name}", cmd
@@ -66,3 +65,20 @@ def test_threads_list_columns_line_up_whatever_the_id_lengths():
     for word in ("updated", "status", "route", "request"):
         col = lines[0].index(word)
         assert all(line[col - 2:col] == "  " and line[col] != " " for line in lines[1:]), (word, lines)
+
+
+def test_the_readme_command_table_names_every_option():
+    """README "Command line": each command's row(s) name every option it takes."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    table = readme.split("\n## Command line\n", 1)[1].split("\n### ", 1)[0]
+    root = typer.main.get_command(app)
+    missing = []
+    for name, cmd in _commands(root):
+        rows = [ln for ln in table.splitlines() if f"perfscout {name}" in ln]
+        if not rows:
+            missing.append(name)
+            continue
+        for p in cmd.params:
+            if p.param_type_name == "option" and p.opts[0] != "--help" and not any(p.opts[0] in r for r in rows):
+                missing.append(f"{name} {p.opts[0]}")
+    assert missing == []
