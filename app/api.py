@@ -95,6 +95,8 @@ class AskResult(BaseModel):
     exploration: dict[str, Any] | None = None
     skipped: dict[str, Any] | None = None
     diagnosis: str | None = None
+    #: The failure that ended a ``failed`` turn: ``{"tool", "kind", "message"}`` (graph/payloads.py ToolError).
+    error: dict[str, Any] | None = None
     route_history: list[str] = Field(default_factory=list)
     steps: int = 0
     #: Files the turn wrote (report Markdown/HTML/JSON …), by kind; only paths that exist.
@@ -497,6 +499,7 @@ class PerfScout:
             exploration=st.get("exploration"),
             skipped=st.get("skipped"),
             diagnosis=st.get("diagnosis"),
+            error=dict(st["last_error"]) if ts.status == "failed" and st.get("last_error") else None,
             route_history=list(st.get("route_history") or []),
             steps=int(st.get("steps") or 0),
             report_paths=thread_store.existing_paths(st.get("report")),

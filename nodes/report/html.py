@@ -206,7 +206,7 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
 
 
     # --- what to look at first ----------------------------------------------------------
-    ranked = v.ranked_findings()
+    ranked = v.findings_to_act_on()
     if ranked:
         nav.append(("first", "Look at first"))
         items = []
@@ -221,7 +221,9 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
                 + _src(v, f.evidence)
                 + "</li>"
             )
-        body.append(f'<section id="first"><h2>What to look at first</h2><ol class="findings">{"".join(items)}</ol></section>')
+        legend = "".join(f'<p class="src">{esc(line)}</p>' for line in v.legend())
+        body.append(f'<section id="first"><h2>What to look at first</h2><ol class="findings">{"".join(items)}</ol>'
+                    f"{legend}</section>")
 
     # --- hot spots ------------------------------------------------------------------------
     if a.hotspots:

@@ -111,7 +111,7 @@ def render_markdown(v: ReportView) -> str:
     elif v.narrative_note:
         out += [f"_{v.narrative_note}_", ""]
 
-    ranked = v.ranked_findings()
+    ranked = v.findings_to_act_on()
     if ranked:
         out += ["## What to look at first", ""]
         for i, f in enumerate(ranked, 1):
@@ -122,6 +122,7 @@ def render_markdown(v: ReportView) -> str:
                 out.append("   " + ", ".join(f"{k} = {fmt.metric(x)}" for k, x in f.metric.items()))
             out.append("   " + _src(v, f.evidence))
         out.append("")
+        out += [f"_{cell(line)}_" for line in v.legend()] + [""]
 
     if a.hotspots:
         out += ["## Hot spots", ""]
