@@ -62,7 +62,7 @@ class StreamEvent(BaseModel):
     """One step of a running turn, as ``stream()`` yields it and the CLI draws it.
 
     ``node_start``/``node_end``: a node began / finished (``data`` is its state update at the
-    end). ``progress``: a node's own report (``nodes.context.report_progress`` /
+    end). ``progress``: a node's own report (``nodes.framework.context.report_progress`` /
     ``report_deadline``). ``interrupt``: the graph asked a question (``data`` is the question).
     ``result``: the last event of a turn, with the typed ``result``.
     """

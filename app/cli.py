@@ -496,7 +496,7 @@ _USAGE_ERRORS = (
     ("app.checkpoint", "CheckpointError"),
     ("app.settings", "SettingsError"),
     ("nodes.perf.errors", "PerfDataError"),
-    ("nodes.sandbox", "SandboxError"),
+    ("nodes.code.sandbox", "SandboxError"),
 )
 
 

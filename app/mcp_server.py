@@ -16,10 +16,10 @@ docs/mcp.md is the user's guide; the rules this module keeps are:
   answer comes back in the retry (the SDK seals ``request_state``, so an agent cannot forge
   it). A client without elicitation gets a refusal; ``resume(thread, "yes")`` on such a
   question is refused too.
-* **Every path lies inside ``--workspace``** (nodes/sandbox.py resolves it, symlinks included).
+* **Every path lies inside ``--workspace``** (nodes/code/sandbox.py resolves it, symlinks included).
 * **Long tools report progress** (the node that runs, the collection countdown) and **a
   cancelled call stops the whole process tree as Ctrl-C does**: the turn runs in a worker
-  thread under a ``nodes.context.CancelRequest``; cancelling sets it and the node stops at its
+  thread under a ``nodes.framework.context.CancelRequest``; cancelling sets it and the node stops at its
   next safe point with a KeyboardInterrupt, leaving the thread before that node's checkpoint —
   incomplete, unlocked, resumable with ``continue``.
 * **Every error is one line** (``is_error`` result); stdout carries only protocol messages (the
@@ -278,7 +278,7 @@ async def drive(ctx: Context, run: Callable[[Callable[[Any], None]], Any]) -> An
 
     Cancellation (the client's ``notifications/cancelled``, or the server shutting down) asks the
     turn to stop as Ctrl-C would and waits, shielded, until its process tree is gone."""
-    from nodes.context import CancelRequest, cancellable
+    from nodes.framework.context import CancelRequest, cancellable
 
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
@@ -411,7 +411,7 @@ def result(payload: dict[str, Any]) -> CallToolResult:
 
 def build_server(opts: ServerOptions) -> PerfScoutMCP:
     """The MCP server for ``opts`` (tools and resources registered, nothing started)."""
-    from nodes.sandbox import SandboxError, resolve_inside, workspace_root
+    from nodes.code.sandbox import SandboxError, resolve_inside, workspace_root
 
     try:
         root = workspace_root(opts.workspace)
@@ -759,7 +759,7 @@ def build_server(opts: ServerOptions) -> PerfScoutMCP:
         query: Annotated[str, Field(description="What to look for: a name, a phrase, 'where is X defined'", min_length=1, max_length=2_000)],
     ) -> CallToolResult:
         from app.models import make_chat_model
-        from nodes.common import ToolFailure
+        from nodes.framework.common import ToolFailure
         from nodes.explorer import explore as run_explore
 
         settings = engine.settings(False)
@@ -841,7 +841,7 @@ def _thread_report(thread: str, settings: Any) -> tuple[str, dict[str, str]]:
 def _own_output(target: str, settings: Any) -> Path | None:
     """``target`` when it is one of the server's own reports (under its runs folder, which may lie
     outside the workspace: PERFSCOUT_HOME); None otherwise (then the workspace rule applies)."""
-    from nodes.sandbox import SandboxError, resolve_inside
+    from nodes.code.sandbox import SandboxError, resolve_inside
 
     runs = Path(settings.runs_dir)
     if not Path(target).is_absolute() or not runs.is_dir():

@@ -6,7 +6,7 @@ a placeholder is passed so the client can be built.
 
 Every model call goes through ``make_http_client``: httpx's per-operation timeouts plus the
 whole-request deadline and reply-size cap of ``app/http_transport.py``. The deadline the *turn*
-sees is enforced by ``nodes.model_call.call_model`` (it stops waiting); the transport makes the
+sees is enforced by ``nodes.framework.model_call.call_model`` (it stops waiting); the transport makes the
 abandoned request end too, instead of trickling on in a background thread.
 """
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from nodes.context import NodeContext
+    from nodes.framework.context import NodeContext
 
 from nodes.perf import limits
 
@@ -91,8 +91,8 @@ class Settings:
     thread_wait_s: float = 10.0
 
     def node_context(self, llm: Any = None) -> "NodeContext":
-        """The runtime context an invocation passes to the graph (nodes/context.py)."""
-        from nodes.context import NodeContext
+        """The runtime context an invocation passes to the graph (nodes/framework/context.py)."""
+        from nodes.framework.context import NodeContext
 
         return NodeContext(
             llm=llm,

@@ -31,7 +31,7 @@ from nodes import (
     reporter,
     startup,
 )
-from nodes.context import NodeContext
+from nodes.framework.context import NodeContext
 
 #: Called with one record per routing decision (the app writes them to the decision log).
 DecisionSink = Callable[[dict[str, Any]], None]

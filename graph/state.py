@@ -50,7 +50,7 @@ class PerfScoutState(TypedDict, total=False):
     last_error: ToolError | None
     #: Model seconds this turn may spend in total (PERFSCOUT_LLM_TURN_BUDGET), and has spent:
     #: every model call's deadline is the smaller of the call timeout and what is left
-    #: (nodes/model_call.py). Reset per turn by the orchestrator; a resume never refunds it.
+    #: (nodes/framework/model_call.py). Reset per turn by the orchestrator; a resume never refunds it.
     llm_turn_budget_s: float
     llm_time_s: float
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from graph.enums import CollectionKind, ErrorKind, Node
-from nodes.context import NodeContext
-from nodes.errors import ToolFailure
+from nodes.framework.context import NodeContext
+from nodes.framework.errors import ToolFailure
 from nodes.perf.errors import PerfDataError
-from nodes.stage import run_stage
+from nodes.framework.stage import run_stage
 
 
 def _compare(paths: Mapping[str, str], labels: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -22,9 +22,9 @@ from nodes.android.launch import describe_launches, measure_launches
 from nodes.android.names import check_package
 from nodes.android.outcome import ANDROID_ERRORS, NeedPackage, as_stage_error
 from nodes.android.session import Session, host_adb, open_session
-from nodes.common import last_user_text, say
-from nodes.context import NodeContext
-from nodes.stage import run_stage
+from nodes.framework.common import last_user_text, say
+from nodes.framework.context import NodeContext
+from nodes.framework.stage import run_stage
 
 #: Seconds a frame capture or trace lasts when the message names none.
 DEFAULT_CAPTURE_S = 5.0

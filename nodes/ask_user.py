@@ -11,9 +11,9 @@ from typing import Callable
 from langgraph.types import interrupt
 
 from graph.enums import Confirmation, Node
-from nodes.local_run import YES
-from nodes.common import stamp
-from nodes.context import NodeContext
+from nodes.run_stages.local_run import YES
+from nodes.framework.common import stamp
+from nodes.framework.context import NodeContext
 
 #: Which state key an answer to each field fills.
 ANSWER_KEYS = {

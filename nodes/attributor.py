@@ -14,10 +14,10 @@ from typing import Any, Callable
 from graph.enums import ErrorKind, Node
 from nodes.code.attribute import Attributor
 from nodes.code.rg import find_rg
-from nodes.context import NodeContext
-from nodes.errors import ToolFailure
-from nodes.sandbox import SandboxError
-from nodes.stage import run_stage
+from nodes.framework.context import NodeContext
+from nodes.framework.errors import ToolFailure
+from nodes.code.sandbox import SandboxError
+from nodes.framework.stage import run_stage
 
 NAME = Node.ATTRIBUTOR.value
 #: Hot spots attributed per run, in the analysis' order (the hottest first).

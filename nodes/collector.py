@@ -14,10 +14,10 @@ from typing import Callable
 from graph.enums import Node
 from nodes.collect.options import CollectOptions
 from nodes.collect.profile import collect_profile
-from nodes.context import NodeContext
-from nodes.errors import StageSkipped
-from nodes.local_run import run_local
-from nodes.stage import run_stage
+from nodes.framework.context import NodeContext
+from nodes.framework.errors import StageSkipped
+from nodes.run_stages.local_run import run_local
+from nodes.framework.stage import run_stage
 
 TARGET_PROMPT = (
     "Which program should I profile? Give a script path (examples/slow_app.py) or a command "

@@ -18,11 +18,11 @@ from nodes.code.planner import plan_with_model
 from nodes.code.query import parse_query
 from nodes.code.rg import find_rg
 from nodes.code.search import _safe_glob
-from nodes.common import last_user_text, say
-from nodes.context import NodeContext
-from nodes.errors import ToolFailure
-from nodes.stage import run_stage
-from nodes.sandbox import PathNotFound, PathRefused, resolve_inside, workspace_root
+from nodes.framework.common import last_user_text, say
+from nodes.framework.context import NodeContext
+from nodes.framework.errors import ToolFailure
+from nodes.framework.stage import run_stage
+from nodes.code.sandbox import PathNotFound, PathRefused, resolve_inside, workspace_root
 
 NAME = Node.EXPLORER.value
 

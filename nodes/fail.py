@@ -10,8 +10,8 @@ from typing import Callable
 
 from graph.enums import Node, RunGate, TurnOutcome
 from graph.policy import decide_after, run_gate
-from nodes.common import say, stamp
-from nodes.context import NodeContext
+from nodes.framework.common import say, stamp
+from nodes.framework.context import NodeContext
 
 
 def _previous_node(state: dict) -> Node:

@@ -3,7 +3,7 @@
 Three answers, best first:
 
 1. a follow-up on this thread's last analysis ("the slowest frame?") is answered from its
-   numbers (``nodes.followup``): facts the thread measured beat anything a model would say;
+   numbers (``nodes.report.followup``): facts the thread measured beat anything a model would say;
 2. with a model, a short answer to the question asked, in the user's language, kept to
    performance topics — with a real token budget, not the router's five tokens;
 3. without a model (or when it fails), a deterministic answer that says what PerfScout can do
@@ -19,12 +19,12 @@ from typing import Any, Callable, Mapping
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from graph.enums import Node
-from nodes import followup
-from nodes.common import last_user_text, say, stamp
-from nodes.context import NodeContext
-from nodes.stage import node_context
-from nodes.language import Lang, detect_language
-from nodes.model_call import call_model, spend, time_left_s
+from nodes.report import followup
+from nodes.framework.common import last_user_text, say, stamp
+from nodes.framework.context import NodeContext
+from nodes.framework.stage import node_context
+from nodes.report.language import Lang, detect_language
+from nodes.framework.model_call import call_model, spend, time_left_s
 
 #: Enough for a short paragraph and an example; the router's budget (5) is for one label.
 FALLBACK_MAX_TOKENS = 400
@@ -284,7 +284,7 @@ def make(default: NodeContext) -> Callable[..., dict]:
         answer = followup.answer(text, state.get("analysis"), state.get("previous_analysis"))
         if answer is None and ctx.llm is not None:
             # One call with a wall-clock deadline (body included) within the turn's model
-            # budget; the reply capped and escaped (nodes/model_call.py).
+            # budget; the reply capped and escaped (nodes/framework/model_call.py).
             reply = call_model(ctx.llm, model_messages(text, state), deadline_s=time_left_s(ctx, state),
                                max_chars=FALLBACK_MAX_CHARS, name="fallback", max_tokens=FALLBACK_MAX_TOKENS)
             update.update(spend(state, reply.elapsed_s))

@@ -10,13 +10,13 @@ from typing import Any, Callable
 
 from graph.enums import Node, Route, TargetOrigin, Tier
 from nodes.collect.permission import target_from_message
-from nodes.common import last_user_text
+from nodes.framework.common import last_user_text
 from nodes.compare.intent import programs_to_race, sides_in
-from nodes.context import NodeContext
-from nodes.stage import node_context
-from nodes.extract import extract
-from nodes.followup import answerable as followup_answerable
-from nodes.model_call import time_left_s
+from nodes.framework.context import NodeContext
+from nodes.framework.stage import node_context
+from nodes.routing.extract import extract
+from nodes.report.followup import answerable as followup_answerable
+from nodes.framework.model_call import time_left_s
 from nodes.routing import route_message
 
 #: Per-turn keys reset at the start of every turn. Results (collected, analysis …) are kept:
@@ -83,7 +83,7 @@ def make(default: NodeContext) -> Callable[..., dict]:
             and followup_answerable(text, state.get("analysis"), state.get("previous_analysis"))
         ):
             # A question about this thread's last result, naming no new data: answered from it
-            # (the fallback node reads nodes.followup), not by re-running the pipeline.
+            # (the fallback node reads nodes.report.followup), not by re-running the pipeline.
             info = {**info, "route": Route.END.value, "override": "followup",
                     "reason": f"{info.get('reason', '')}; follow-up on the thread's last analysis".lstrip("; ")}
         update: dict[str, Any] = dict(TURN_RESET)

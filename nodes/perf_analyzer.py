@@ -11,11 +11,11 @@ from typing import Any, Callable, Mapping
 
 from graph.enums import CollectionKind, ErrorKind, Node
 from graph.payloads import collection
-from nodes.common import ask
-from nodes.context import NodeContext
-from nodes.errors import ToolFailure
-from nodes.sandbox import PathNotFound, SandboxError, regular_file_inside, resolve_inside
-from nodes.stage import run_stage
+from nodes.framework.common import ask
+from nodes.framework.context import NodeContext
+from nodes.framework.errors import ToolFailure
+from nodes.code.sandbox import PathNotFound, SandboxError, regular_file_inside, resolve_inside
+from nodes.framework.stage import run_stage
 
 NAME = Node.PERF_ANALYZER.value
 DATA_PROMPT = (

@@ -13,11 +13,11 @@ import errno
 from typing import Any, Callable, Mapping
 
 from graph.enums import ErrorKind, Node
-from nodes.common import last_user_text, say
-from nodes.context import NodeContext, thread_id
-from nodes.errors import ToolFailure
-from nodes.model_call import spend, time_left_s
-from nodes.stage import run_stage
+from nodes.framework.common import last_user_text, say
+from nodes.framework.context import NodeContext, thread_id
+from nodes.framework.errors import ToolFailure
+from nodes.framework.model_call import spend, time_left_s
+from nodes.framework.stage import run_stage
 
 
 def _answer(view: Any, report: Mapping[str, str]) -> str:
@@ -40,7 +40,7 @@ def _with_comparison(state: Mapping[str, Any], report: dict, text: str) -> str:
     from nodes.compare.answer import comparison_answer
     from nodes.compare.diff import Comparison
     from nodes.compare.render import write_comparison
-    from nodes.language import detect_language
+    from nodes.report.language import detect_language
 
     cmp = Comparison.from_dict(state["comparison"])
     written = write_comparison(cmp, Path(report["dir"]))
@@ -78,7 +78,7 @@ def make(ctx: NodeContext) -> Callable[..., dict]:
             )
         except ReportInputError as e:
             raise no_report(ErrorKind.VALIDATION, str(e)) from None
-        # Its deadline is what is left of the turn's model budget (nodes/model_call.py).
+        # Its deadline is what is left of the turn's model budget (nodes/framework/model_call.py).
         spent = add_narrative(view, ctx.llm, deadline_s=time_left_s(ctx, state))
         try:
             folder = report_dir(state.get("run_dir"), ctx.runs_dir, thread_id())

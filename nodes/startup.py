@@ -17,11 +17,11 @@ from nodes.android.launch import device_startup
 from nodes.android.outcome import ANDROID_ERRORS, as_stage_error
 from nodes.collect.launches import measure_startup
 from nodes.collect.options import CollectOptions
-from nodes.common import last_user_text
-from nodes.context import NodeContext
-from nodes.extract import extract
-from nodes.local_run import run_local
-from nodes.stage import run_stage
+from nodes.framework.common import last_user_text
+from nodes.framework.context import NodeContext
+from nodes.routing.extract import extract
+from nodes.run_stages.local_run import run_local
+from nodes.framework.stage import run_stage
 
 TARGET_PROMPT = (
     "Which program's start-up should I measure? Give a script path or a command line, or an "
@@ -55,7 +55,7 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
                 raise err from None
         targets = [t for t in (state.get("targets") or []) if t]
         if len(targets) >= 2:  # which of two programs starts faster (nodes/collect/ab_launches.py)
-            from nodes.startup_ab import ab_update
+            from nodes.run_stages.startup_ab import ab_update
 
             return {**update, **ab_update(name, state, ctx, opts, targets)}
         return run_local(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from graph.enums import Node
-from nodes.common import say, stamp
-from nodes.stage import attempt
+from nodes.framework.common import say, stamp
+from nodes.framework.stage import attempt
 from nodes.perf.model import (
     AnalysisResult,
     Finding,

@@ -15,8 +15,8 @@ from graph.enums import ErrorKind
 from nodes.android.adb import INSTALL_HINT, Adb, AdbMissing
 from nodes.android.devices import DeviceUnavailable, NeedSerial, choose, device_info, list_devices, parse_devices
 from nodes.android.names import InvalidName, check_component, check_package, shell_line
-from nodes.errors import ToolFailure
-from nodes.context import NodeContext
+from nodes.framework.errors import ToolFailure
+from nodes.framework.context import NodeContext
 
 # --------------------------------------------------------------------------------------
 # Names

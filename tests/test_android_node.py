@@ -20,7 +20,7 @@ from graph.enums import NextStep, Node
 from graph.policy import decide_after
 from nodes import android_expert
 from nodes.android.trace import REMOTE_ATRACE, REMOTE_PERFETTO
-from nodes.context import NodeContext
+from nodes.framework.context import NodeContext
 from nodes.perf.parsers import gfxinfo
 
 S = "emulator-5554"

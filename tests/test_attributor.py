@@ -19,8 +19,8 @@ from graph.enums import Node
 from nodes.attributor import attribute_all, make
 from nodes.code.attribute import Attributor, parse_hotspot
 from nodes.code.system import system_reason
-from nodes.common import ToolFailure, stamp
-from nodes.context import NodeContext
+from nodes.framework.common import ToolFailure, stamp
+from nodes.framework.context import NodeContext
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "tests" / "data" / "attrib"

@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from graph.builder import build_graph
-from nodes.context import NodeContext
+from nodes.framework.context import NodeContext
 
 REPO = Path(__file__).resolve().parents[1]
 SLOW_APP = REPO / "examples" / "slow_app.py"

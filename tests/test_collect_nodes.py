@@ -23,7 +23,7 @@ from nodes.collect.options import CollectOptions
 from nodes.collect.profile import collect_profile
 from nodes.collect.rundir import open_run_dir
 from nodes.collect.target import parse_target
-from nodes.context import NodeContext
+from nodes.framework.context import NodeContext
 
 REPO = Path(__file__).resolve().parents[1]
 PYSPY = Path(sys.executable).parent / "py-spy"

@@ -14,7 +14,7 @@ import pytest
 
 from graph.enums import ErrorKind
 from nodes.collect.runner import BoundedCapture, Launched, run_bounded
-from nodes.errors import ToolFailure
+from nodes.framework.errors import ToolFailure
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -25,8 +25,8 @@ CHILD = textwrap.dedent(
     from langgraph.checkpoint.sqlite import SqliteSaver
     from graph.builder import build_graph
     from graph.enums import ErrorKind
-    from nodes.common import ToolFailure, failure, stamp
-    from nodes.stage import attempt
+    from nodes.framework.common import ToolFailure, failure, stamp
+    from nodes.framework.stage import attempt
 
     db, marker, mode = sys.argv[1:4]
 

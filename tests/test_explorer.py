@@ -17,8 +17,8 @@ from nodes.code.files import MAX_LINES, read_lines
 from nodes.code.query import parse_query
 from nodes.code.rg import MAX_FILE_BYTES, find_rg
 from nodes.code.search import MAX_PER_FILE, glob_files, search
-from nodes.errors import ToolFailure
-from nodes.context import NodeContext
+from nodes.framework.errors import ToolFailure
+from nodes.framework.context import NodeContext
 from nodes.explorer import explore, make
 
 REPO = Path(__file__).resolve().parent.parent

@@ -14,8 +14,8 @@ from app.decision_log import DecisionLog
 from app.replay import replay_file
 from graph.builder import build_graph
 from graph.enums import ErrorKind, Node
-from nodes.common import ToolFailure, failure, say, stamp
-from nodes.stage import attempt
+from nodes.framework.common import ToolFailure, failure, say, stamp
+from nodes.framework.stage import attempt
 
 
 def _cfg():

@@ -13,9 +13,9 @@ from app.progress import ProgressView
 from app.settings import Settings
 from graph.builder import build_graph
 from graph.enums import Node
-from nodes.common import stamp
-from nodes.stage import attempt
-from nodes.context import report_deadline, report_progress
+from nodes.framework.common import stamp
+from nodes.framework.stage import attempt
+from nodes.framework.context import report_deadline, report_progress
 
 from interfaces_util import Recorder
 

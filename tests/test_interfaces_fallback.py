@@ -14,8 +14,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.builder import build_graph
 from nodes import fallback
-from nodes.context import NodeContext
-from nodes.language import _HANS_ONLY, _HANT_ONLY, detect_language
+from nodes.framework.context import NodeContext
+from nodes.report.language import _HANS_ONLY, _HANT_ONLY, detect_language
 from nodes.routing import route_message
 
 from interfaces_util import sample_analysis

@@ -25,7 +25,7 @@ from nodes.collect.permission import (
     target_from_message,
     workspace_shape,
 )
-from nodes.extract import extract
+from nodes.routing.extract import extract
 
 PERFSCOUT = Path(sys.executable).with_name("perfscout")
 TINY = "total = sum(i * i for i in range(20000))\nprint(total)\n"

@@ -4,7 +4,7 @@ graph.enums, graph.policy, graph.stages, graph.payloads and every module of the 
 (nodes/perf, collect, code, android, report, routing) are imported in a fresh interpreter;
 none may load LangGraph or LangChain. A model-calling module (the router's model tier, the
 explorer's planner, the attribution pick, the narrative) imports LangChain only when it calls
-a model. State updates are built in nodes/*.py only; toolkits raise nodes.errors exceptions.
+a model. State updates are built in nodes/*.py only; toolkits raise nodes.framework.errors exceptions.
 """
 
 from __future__ import annotations
@@ -50,12 +50,12 @@ def test_each_toolkit_imports_no_framework(package):
 
 @pytest.mark.parametrize("package", TOOLKITS)
 def test_toolkits_build_no_state_updates(package):
-    """The shapes of a state update (stamp, failure, skip, say) are nodes/common.py's, used by
-    node modules only; a toolkit that needs one raises a nodes.errors exception instead."""
+    """The shapes of a state update (stamp, failure, skip, say) are nodes/framework/common.py's, used by
+    node modules only; a toolkit that needs one raises a nodes.framework.errors exception instead."""
     offenders = []
     for py in (REPO / package.replace(".", "/")).rglob("*.py"):
         text = py.read_text(encoding="utf-8")
-        if "from nodes.common import" in text or "import nodes.common" in text:
+        if "from nodes.framework.common import" in text or "import nodes.framework.common" in text:
             offenders.append(str(py.relative_to(REPO)))
     assert offenders == []
 

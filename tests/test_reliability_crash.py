@@ -56,9 +56,9 @@ def _child(store: str, thread: str, work: str, mode: str, kill: str) -> None:
     from graph.enums import ErrorKind, Node
     from interfaces_util import sample_analysis
     from nodes import orchestrator, reporter
-    from nodes.common import ToolFailure, failure, stamp
-    from nodes.stage import attempt
-    from nodes.context import NodeContext
+    from nodes.framework.common import ToolFailure, failure, stamp
+    from nodes.framework.stage import attempt
+    from nodes.framework.context import NodeContext
 
     log = Path(work) / "executions.log"
     ctx = NodeContext(runs_dir=str(Path(work) / "runs"))
@@ -252,9 +252,9 @@ def _collect_child(store: str, thread: str, work: str, mode: str) -> None:
     from graph.builder import build_graph
     from graph.enums import Node
     from interfaces_util import sample_analysis
-    from nodes.common import stamp
-    from nodes.stage import attempt
-    from nodes.context import NodeContext
+    from nodes.framework.common import stamp
+    from nodes.framework.stage import attempt
+    from nodes.framework.context import NodeContext
 
     def analyzer(state):
         upd = stamp(state, "analyzer")

@@ -32,7 +32,7 @@ from app.models import make_chat_model
 from app.settings import Settings
 from fault_server import FaultServer
 from graph.enums import ROUTE_LABELS
-from nodes.model_call import call_model, escape_controls
+from nodes.framework.model_call import call_model, escape_controls
 from nodes.routing import route_message
 from nodes.routing.llm_tier import parse_label
 

@@ -20,8 +20,8 @@ from langgraph.types import Command
 
 from graph.builder import build_graph
 from graph.enums import ROUTE_LABELS, ErrorKind, Node
-from nodes.common import ToolFailure, failure, say, skip, stamp
-from nodes.stage import attempt
+from nodes.framework.common import ToolFailure, failure, say, skip, stamp
+from nodes.framework.stage import attempt
 
 STAGES = [Node.COLLECTOR, Node.STARTUP, Node.EXPLORER, Node.ANDROID_EXPERT, Node.PERF_ANALYZER,
           Node.ANALYZER, Node.ATTRIBUTOR, Node.REPORTER]

@@ -16,7 +16,7 @@ from langgraph.graph import END, START, StateGraph
 from graph.enums import ErrorKind, Node
 from graph.state import PerfScoutState
 from nodes import reporter
-from nodes.context import NodeContext
+from nodes.framework.context import NodeContext
 from nodes.report import output
 from nodes.report.narrative import unverified_numbers
 
@@ -218,7 +218,7 @@ def test_the_analyze_route_ends_in_a_report_through_the_real_graph(tmp_path):
     import shutil
 
     from graph.builder import build_graph
-    from nodes.common import stamp
+    from nodes.framework.common import stamp
 
     shutil.copy(Path(__file__).parent / "data" / "report" / "chrome116-devtools-trace.json", tmp_path / "trace.json")
 

@@ -14,7 +14,7 @@ from langchain_core.messages import HumanMessage
 
 from app.report_cmd import run_report
 from nodes import reporter
-from nodes.context import NodeContext
+from nodes.framework.context import NodeContext
 from nodes.perf.model import AnalysisResult, Evidence, Finding, Hotspot
 from nodes.report import excerpt, fmt
 from nodes.report.html import render_html

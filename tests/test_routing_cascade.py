@@ -1,7 +1,7 @@
 """The routing cascade: rules in contract order, the cached classifier, accuracy on held-out data.
 
 Accuracy is asserted on data the router did not train on (k-fold over the dev set, and the
-hand-written unseen set), with a margin below the measured figures in docs/routing.md, so a
+hand-written unseen set), with a margin below the measured figures in docs/router.md, so a
 regression fails here while ordinary noise does not.
 """
 
@@ -217,7 +217,7 @@ def test_unseen_set_accuracy(model):
 
 
 def test_unseen_sets_accuracy_and_rule_precision(model):
-    # Regression guard below the measured figures (docs/routing.md: 98.7 % / 99.3 % on unseen;
+    # Regression guard below the measured figures (docs/router.md: 98.7 % / 99.3 % on unseen;
     # unseen_v2 98.4 % / 98.0 % and unseen_v3 95.0 % / 99.0 % when each was first measured).
     # A rule's answer is never questioned by the model, so its precision bounds the cascade.
     sets = [(UNSEEN, 0.95, 0.98), (UNSEEN.with_name("unseen_v2.jsonl"), 0.95, 0.97),

@@ -10,7 +10,7 @@ import pytest
 
 from nodes.code.files import read_lines
 from nodes.code.search import glob_files, search
-from nodes.sandbox import (
+from nodes.code.sandbox import (
     PathNotFound,
     PathRefused,
     SandboxError,

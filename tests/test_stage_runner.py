@@ -23,8 +23,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graph.builder import build_graph
 from graph.enums import ErrorKind, Node
 from nodes.code.rg import find_rg
-from nodes.context import NodeContext
-from nodes.errors import ToolFailure
+from nodes.framework.context import NodeContext
+from nodes.framework.errors import ToolFailure
 from tests.fake_adb.harness import FakeAdb
 
 REPO = Path(__file__).resolve().parent.parent
@@ -151,7 +151,7 @@ def _once(monkeypatch, module, attr, kind=ErrorKind.RETRYABLE):
 def test_other_stages_with_an_injected_retryable_error_end_done(tmp_path, monkeypatch, stage):
     import nodes.perf.analysis as analysis
     import nodes.report.render as render
-    import nodes.sandbox as sandbox
+    import nodes.code.sandbox as sandbox
     import nodes.perf_analyzer as perf_analyzer
 
     ws = tmp_path / "ws"

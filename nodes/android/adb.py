@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from graph.enums import ErrorKind
-from nodes.errors import ToolFailure
+from nodes.framework.errors import ToolFailure
 from nodes.android.names import shell_line
 
 #: How long an ordinary adb call (getprop, dumpsys, pull) may take before it is a timeout.

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from graph.enums import ErrorKind
 from nodes.android.adb import Adb
-from nodes.errors import ToolFailure
+from nodes.framework.errors import ToolFailure
 
 #: Keys adb appends to a line of ``adb devices -l``; a state ("no permissions (...)") may
 #: itself contain spaces, so the state is everything before the first of these.

@@ -17,8 +17,8 @@ from graph.payloads import collection
 from nodes.android.intent import read_request
 from nodes.android.names import InvalidName, check_component, check_package
 from nodes.android.session import Session, open_session
-from nodes.context import NodeContext
-from nodes.errors import ToolFailure
+from nodes.framework.context import NodeContext
+from nodes.framework.errors import ToolFailure
 from nodes.perf.errors import PerfDataError
 from nodes.perf.model import run_statistics
 from nodes.perf.parsers import amstart, android_capture

@@ -2,7 +2,7 @@
 
 So "adb missing", "no device", "which device?" and "the device went away" read the same whichever
 stage met them, and none escapes as a traceback. Pure translation: the stage runner
-(nodes/stage.py) turns the result into the typed skip, question or error.
+(nodes/framework/stage.py) turns the result into the typed skip, question or error.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from graph.enums import ErrorKind
 from nodes.android.adb import AdbMissing
 from nodes.android.devices import DeviceUnavailable, NeedSerial
 from nodes.android.names import InvalidName
-from nodes.errors import NeedsAnswer, StageSkipped, ToolFailure
+from nodes.framework.errors import NeedsAnswer, StageSkipped, ToolFailure
 
 
 class NeedPackage(Exception):

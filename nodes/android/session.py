@@ -13,9 +13,9 @@ from typing import Any, Mapping
 
 from nodes.android.adb import DEFAULT_TIMEOUT_S, Adb
 from nodes.android.devices import Device, DeviceInfo, choose, device_info, list_devices
-from nodes.context import thread_id as current_thread
+from nodes.framework.context import thread_id as current_thread
 from nodes.collect.rundir import open_run_dir
-from nodes.context import NodeContext
+from nodes.framework.context import NodeContext
 
 
 @dataclass

@@ -14,7 +14,7 @@ from graph.enums import CollectionKind, ErrorKind
 from graph.payloads import collection
 from nodes.android.names import check_package
 from nodes.android.session import Session
-from nodes.errors import ToolFailure
+from nodes.framework.errors import ToolFailure
 from nodes.perf.errors import PerfDataError
 from nodes.perf.parsers import android_capture, cpuinfo, meminfo
 

@@ -21,7 +21,7 @@ from graph.payloads import collection
 from nodes.android.adb import AdbResult
 from nodes.android.names import check_package
 from nodes.android.session import Session
-from nodes.errors import ToolFailure
+from nodes.framework.errors import ToolFailure
 from nodes.perf.errors import PerfDataError
 
 #: atrace categories the issue asks for; ``sched`` is a kernel category in atrace's list.

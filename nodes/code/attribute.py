@@ -30,7 +30,7 @@ from nodes.code.files import excerpt, read_lines
 from nodes.code.query import split_qualified
 from nodes.code.search import glob_files
 from nodes.code.system import framework_slice_reason, system_reason
-from nodes.sandbox import PathNotFound, PathRefused, SandboxError, is_inside, workspace_root
+from nodes.code.sandbox import PathNotFound, PathRefused, SandboxError, is_inside, workspace_root
 
 #: Lines shown on each side of an attributed line.
 EXCERPT_AROUND = 3

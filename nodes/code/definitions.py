@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from nodes.code.rg import MAX_FILE_BYTES, base_args, find_rg, run_json
 from nodes.code.search import _checked, _targets
-from nodes.sandbox import workspace_root
+from nodes.code.sandbox import workspace_root
 
 #: File extensions of each language the lookup understands.
 LANGUAGES: dict[str, tuple[str, ...]] = {

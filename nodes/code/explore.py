@@ -17,7 +17,7 @@ from nodes.code.definitions import find_definitions
 from nodes.code.files import read_lines
 from nodes.code.query import CodeQuery, split_qualified
 from nodes.code.search import glob_files, search
-from nodes.sandbox import PathNotFound, PathRefused, resolve_inside, workspace_root
+from nodes.code.sandbox import PathNotFound, PathRefused, resolve_inside, workspace_root
 
 #: Most tool calls one exploration makes, whoever chooses them.
 MAX_CALLS = 8

@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 from nodes.code.rg import MAX_FILE_BYTES, clip
-from nodes.sandbox import read_bytes_inside, regular_file_inside, relative_name, workspace_root
+from nodes.code.sandbox import read_bytes_inside, regular_file_inside, relative_name, workspace_root
 
 #: Lines shown when no range is asked for, and the most one read returns.
 DEFAULT_LINES = 60

@@ -1,6 +1,6 @@
 """What a code question asks for, read from the message without a model.
 
-``nodes.extract`` already finds paths, line numbers and quoted strings; this adds the
+``nodes.routing.extract`` already finds paths, line numbers and quoted strings; this adds the
 identifiers (``parse_frames``, ``LazyForEach``, ``Feed$Adapter.bind``) and the intent: read a
 file, find a definition, or search text. Deterministic, so the same message always makes the
 same tool calls, and a test can say exactly which.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from nodes.extract import extract
+from nodes.routing.extract import extract
 
 _IDENT = re.compile(r"(?<![\w$/.\-])([A-Za-z_$][\w$]*(?:(?:\.|::|#|\$)[A-Za-z_$][\w$]*)*)(?![\w$/])")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -93,7 +93,7 @@ _TOKEN_SPLIT = re.compile(r"[\s\u3000-\u303f\u3400-\u9fff\uff00-\uffef\"'`“”
 def _slashed_paths(text: str) -> list[str]:
     """Paths without a known extension (``/etc/passwd``, ``../secret``, ``~/x``, ``src/ui/``).
 
-    ``nodes.extract`` keeps only names with a file extension; a directory or an extension-less
+    ``nodes.routing.extract`` keeps only names with a file extension; a directory or an extension-less
     file named in a code question is still a path to open, and to check against the sandbox.
     """
     out = []

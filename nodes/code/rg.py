@@ -22,7 +22,7 @@ from typing import Iterator
 import orjson
 
 from graph.enums import ErrorKind
-from nodes.errors import ToolFailure
+from nodes.framework.errors import ToolFailure
 
 #: Files bigger than this are skipped by rg and never dumped by the read tool.
 MAX_FILE_BYTES = 1_000_000

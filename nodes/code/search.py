@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from nodes.code.rg import base_args, find_rg, run_json, run_lines
-from nodes.sandbox import PathNotFound, PathRefused, is_inside, resolve_inside, workspace_root
+from nodes.code.sandbox import PathNotFound, PathRefused, is_inside, resolve_inside, workspace_root
 
 #: Default and hard caps on the number of matches one search returns.
 DEFAULT_MATCHES = 30

@@ -5,5 +5,5 @@ runs as an argv list under a wall-clock limit, in its own session so its whole p
 be stopped, with its output captured up to a bound (``runner``). Around it: py-spy for Python
 stacks (``pyspy``), a psutil time series of the process tree (``sampler``), ``perf stat``
 counters where perf works (``perfstat``), and repeated launches for start-up time (``launches``).
-Failures are raised as ``nodes.errors.ToolFailure`` with the ``ErrorKind`` the retry policy reads.
+Failures are raised as ``nodes.framework.errors.ToolFailure`` with the ``ErrorKind`` the retry policy reads.
 """

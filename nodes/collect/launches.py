@@ -29,8 +29,8 @@ from nodes.collect.profile import program_env
 from nodes.collect.rundir import write_json, write_text
 from nodes.collect.runner import Launched, RunResult
 from nodes.collect.target import Target
-from nodes.errors import ToolFailure
-from nodes.context import report_deadline
+from nodes.framework.errors import ToolFailure
+from nodes.framework.context import report_deadline
 
 #: Import lines kept at most (a large application imports a few thousand modules).
 MAX_IMPORT_LINES = 200_000

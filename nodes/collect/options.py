@@ -1,6 +1,6 @@
 """The knobs of a collection: the collection toolkit's view of the ``NodeContext``.
 
-The context (nodes/context.py) is where they are set, typed, per invocation; this maps them
+The context (nodes/framework/context.py) is where they are set, typed, per invocation; this maps them
 onto the names the collection code uses and fills in the toolkit's own defaults.
 """
 

@@ -35,8 +35,8 @@ from nodes.collect.rundir import write_json, write_text
 from nodes.collect.runner import Launched
 from nodes.collect.sampler import TreeSampler
 from nodes.collect.target import Target
-from nodes.errors import ToolFailure
-from nodes.context import report_deadline
+from nodes.framework.errors import ToolFailure
+from nodes.framework.context import report_deadline
 
 #: How often the wait loop checks that py-spy is still attached.
 _CHECK_S = 0.1

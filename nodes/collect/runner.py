@@ -38,8 +38,8 @@ from typing import Any, Callable, Iterable, Mapping
 import psutil
 
 from graph.enums import ErrorKind
-from nodes.context import check_cancelled
-from nodes.errors import ToolFailure
+from nodes.framework.context import check_cancelled
+from nodes.framework.errors import ToolFailure
 
 #: Default bytes of output kept per stream (a quarter from the head, the rest from the tail).
 DEFAULT_CAPTURE_LIMIT = 256 * 1024
@@ -609,7 +609,7 @@ class Launched:
         """
         deadline = time.monotonic() + max(0.0, timeout_s)
         while True:
-            check_cancelled()  # a cancelled turn stops here as on Ctrl-C (nodes/context.py)
+            check_cancelled()  # a cancelled turn stops here as on Ctrl-C (nodes/framework/context.py)
             when = ready() if ready is not None else None
             if when is not None:
                 self.ended = when

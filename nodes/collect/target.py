@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graph.enums import ErrorKind
-from nodes.errors import ToolFailure
-from nodes.sandbox import SandboxError, resolve_inside
+from nodes.framework.errors import ToolFailure
+from nodes.code.sandbox import SandboxError, resolve_inside
 
 _PYTHON_NAME = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?$")
 

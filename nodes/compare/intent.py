@@ -19,8 +19,8 @@ from __future__ import annotations
 import os
 import re
 
-from nodes.extract import extract
-from nodes.sandbox import SandboxError, resolve_inside
+from nodes.routing.extract import extract
+from nodes.code.sandbox import SandboxError, resolve_inside
 
 COMPARE_CUE = re.compile(
     r"对比|比较|比較|對比|比一比|比对|比對|相比|\bcompare[sd]?\b|\bcomparison\b|\bvs\.?(?=\s)|\bversus\b|\bdiff(?:erence)?\s+between\b",

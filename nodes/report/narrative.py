@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 
-from nodes.model_call import DEFAULT_CALL_TIMEOUT_S, call_model
+from nodes.framework.model_call import DEFAULT_CALL_TIMEOUT_S, call_model
 from nodes.report.view import ReportView
 
 MAX_CHARS = 1500
@@ -67,7 +67,7 @@ def unverified_numbers(narrative: str, facts_text: str) -> list[str]:
 def add_narrative(view: ReportView, llm: Any, deadline_s: float = DEFAULT_CALL_TIMEOUT_S) -> float:
     """Ask ``llm`` for the narrative and attach it to ``view``; the wall seconds spent (never raises).
 
-    The call has a wall-clock deadline of ``deadline_s`` (body included, nodes/model_call.py);
+    The call has a wall-clock deadline of ``deadline_s`` (body included, nodes/framework/model_call.py);
     with no time left in the turn's model budget it is not made, and the note says so.
     """
     if llm is None:

@@ -28,7 +28,7 @@ from nodes.routing.rules import apply_rules, can_be_doubted, earlier_rule_route,
 #: The classifier's probability for an earlier rule's route at which a rule's answer is doubted.
 #: Chosen on rule errors the rules had not been written for: the four of unseen_v2's first
 #: measurement had the classifier at p=0.49–0.70 for the right label, three of them an earlier
-#: rule's route (docs/routing.md, "Second opinion"); on the dev set's held-out folds 6 of 655
+#: rule's route (docs/router.md, "Second opinion"); on the dev set's held-out folds 6 of 655
 #: right rule answers are doubted at this level, and with a model configured those cost a call.
 SECOND_OPINION_P = 0.5
 

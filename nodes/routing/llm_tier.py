@@ -15,7 +15,7 @@ from typing import Any
 
 
 from graph.enums import ROUTE_LABELS
-from nodes.model_call import call_model
+from nodes.framework.model_call import call_model
 
 MAX_TOKENS = 5
 TEMPERATURE = 0
@@ -86,7 +86,7 @@ def ask(llm: Any, text: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> LlmAnswer:
 
     A failure, a timeout or a reply that is not a label is an answer without a label, with the
     reason. The call is made once (``app.models`` sets ``max_retries=0``) through
-    ``nodes.model_call.call_model``, which stops waiting at the deadline.
+    ``nodes.framework.model_call.call_model``, which stops waiting at the deadline.
     """
     reply = call_model(llm, build_messages(text), deadline_s=timeout_s, max_chars=200, name="router",
                        max_tokens=MAX_TOKENS, temperature=TEMPERATURE)

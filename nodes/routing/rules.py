@@ -121,6 +121,17 @@ COMPARE_PREVIOUS = _rx(
     r"(?:run|capture|trace|one|build|time|measurement|results?|numbers|profile|version)\b|"
     r"\b(?:previous|last)\s+(?:run|capture|measurement)\b|\bthan\s+before\b|\bany\s+(?:better|faster)\s+now\b"
 )
+#: Two folders set against each other ("compare run_a/ with run_b/", 「对比一下 runs/main/ 和
+#: runs/pr/」, "diff before/ and after/"): the runs of two captures, existing data (docs/ROUTING.md
+#: rule 2: "including comparing two captures or runs"). A folder is a side only with the
+#: trailing slash that marks it as one; code folders are the explorer's ("compare the code in
+#: src/ with lib/" has a code noun, rule 1, checked first).
+_FOLDER = r"(?<![\w./-])[\w.-][\w./-]*/(?![\w.-])"
+COMPARE_SIDES = _rx(
+    rf"(?:\b(?:compare|diff|contrast)\b|对比|對比|比较|比較|比对|比對)\s*(?:一下)?\s*(?:the\s+runs?\s+(?:in\s+)?)?{_FOLDER}"
+    rf"\s*(?:\b(?:with|and|to|against|vs\.?|versus)\b|和|跟|与|與|同|及)\s*{_FOLDER}|"
+    rf"{_FOLDER}\s*(?:\bvs\.?|\bversus\b|对比|對比)\s*{_FOLDER}"
+)
 #: A request to produce data (then the file named is a destination, not an input).
 COLLECT_VERB = _rx(
     r"\bcollect\b|\bcapture\b|\brecord\b|\bstore\s+(?:it\s+)?(?:under|in|to)\b|\bwrite\s+it\s+to\b|"
@@ -340,6 +351,9 @@ def _analyze(t: str) -> RuleHit | RuleOpen | None:
         if weak and _acting(EXISTING_DATA.sub(" ", t)):
             return RuleOpen("existing-data", f"{m.group(0)!r} next to a request for new data")
         return RuleHit(Route.ANALYZE, "existing-data", m.group(0))
+    m = _s(COMPARE_SIDES, t)
+    if m and not _s(COLLECT_VERB, t):
+        return RuleHit(Route.ANALYZE, "compare-sides", m.group(0))
     m = _s(COMPARE_PREVIOUS, t)
     if m and not _s(FRESH, t):
         rest = COMPARE_PREVIOUS.sub(" ", t)  # "the previous run" names old data, it asks for no run

@@ -5,7 +5,7 @@ runner stamps the step and the route history, counts the attempt, and clears wha
 attempt left (``last_error``, ``skipped``, ``missing``, ``question``) — so a retry that succeeds
 reads as a success, whichever stage it was. The body reads the state, calls its tools and
 returns only its result; a ``ToolFailure`` it raises becomes the typed ``last_error``, a
-``StageSkipped`` the typed skip, a ``NeedsAnswer`` the question (nodes/common.py ``ask``). The policies in graph/policy.py then decide what follows.
+``StageSkipped`` the typed skip, a ``NeedsAnswer`` the question (nodes/framework/common.py ``ask``). The policies in graph/policy.py then decide what follows.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from graph.enums import Node
-from nodes.common import ask, failure, skip, stamp
-from nodes.context import NodeContext
-from nodes.errors import NeedsAnswer, StageSkipped, ToolFailure
+from nodes.framework.common import ask, failure, skip, stamp
+from nodes.framework.context import NodeContext
+from nodes.framework.errors import NeedsAnswer, StageSkipped, ToolFailure
 
 #: A stage's body: the state and this invocation's context in, its result (a partial update) out.
 StageBody = Callable[[Mapping[str, Any], NodeContext], dict[str, Any]]

@@ -17,9 +17,9 @@ from graph.policy import run_gate
 from nodes.collect.permission import build_request, is_allowlisted
 from nodes.collect.rundir import open_run_dir
 from nodes.collect.target import Target, parse_target
-from nodes.common import ask
-from nodes.context import NodeContext, thread_id
-from nodes.errors import StageSkipped, ToolFailure
+from nodes.framework.common import ask
+from nodes.framework.context import NodeContext, thread_id
+from nodes.framework.errors import StageSkipped, ToolFailure
 
 #: Answers that confirm a proposed command (anything else declines it).
 YES = frozenset({"y", "yes", "ok", "okay", "sure", "confirm", "是", "是的", "好", "好的", "可以", "允许", "确认", "確認", "允許"})

@@ -3,7 +3,7 @@ skip, a question, an answer.
 
 Nodes never decide where the graph goes; they report what happened in these shapes and the
 pure policies in ``graph.policy`` decide. Only node modules (nodes/*.py) build state updates;
-toolkits raise ``nodes.errors`` exceptions and the stage runner (nodes/stage.py) calls these.
+toolkits raise ``nodes.framework.errors`` exceptions and the stage runner (nodes/framework/stage.py) calls these.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from graph.enums import TurnOutcome
 from graph.payloads import HISTORY_LIMIT, Question
-from nodes.errors import ToolFailure  # noqa: F401  (the name nodes and tests raise)
+from nodes.framework.errors import ToolFailure  # noqa: F401  (the name nodes and tests raise)
 
 
 def stamp(state: Mapping[str, Any], node: str, task: str | None = None) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The startup stage's two-program race: permission for each program, then the interleaved
 launches (nodes/collect/ab_launches.py measures; this module is the stage side, as
-nodes/local_run.py is for one program — toolkits build no state updates, tests/test_pure_boundary.py).
+nodes/run_stages/local_run.py is for one program — toolkits build no state updates, tests/test_pure_boundary.py).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ def ab_update(node: str, state: dict[str, Any], ctx: Any, opts: CollectOptions, 
     from graph.policy import run_gate
     from nodes.collect.permission import build_request, is_allowlisted
     from nodes.collect.target import parse_target
-    from nodes.common import last_user_text
-    from nodes.errors import ToolFailure
-    from nodes.language import detect_language
-    from nodes.local_run import measure, refused, refused_shape
+    from nodes.framework.common import last_user_text
+    from nodes.framework.errors import ToolFailure
+    from nodes.report.language import detect_language
+    from nodes.run_stages.local_run import measure, refused, refused_shape
 
     workspace = state.get("workspace") or "."
     by_list = []

@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 from nodes.compare.intent import PREVIOUS_CUE
 from nodes.perf.units import SEVERITY_ORDER, ms
-from nodes.language import Lang, detect_language
+from nodes.report.language import Lang, detect_language
 
 Analysis = Mapping[str, Any]
 

@@ -1,7 +1,7 @@
 """How a tool reports that it failed or cannot run here — plain exceptions, no framework.
 
 Toolkits (nodes/collect, nodes/code, nodes/android, nodes/perf …) raise these; the stage runner
-(nodes/stage.py) turns them into the typed ``last_error`` / ``skipped`` the policies read. So a
+(nodes/framework/stage.py) turns them into the typed ``last_error`` / ``skipped`` the policies read. So a
 toolkit stays testable without LangGraph, and no toolkit builds a state update.
 """
 

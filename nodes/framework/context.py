@@ -2,7 +2,7 @@
 
 One typed runtime context: LangGraph's ``context_schema`` (graph/builder.py). The shell
 (app/api.py) builds it from ``Settings`` for every invocation and passes it as
-``invoke(..., context=ctx)``; a node reads it through the runtime (nodes/stage.py
+``invoke(..., context=ctx)``; a node reads it through the runtime (nodes/framework/stage.py
 ``node_context``), never from globals or the environment. The context a graph is built with
 is the default for an invocation that passes none (a test calling a node directly, Studio).
 Budgets and counters are not here: they live in the checkpointed state.
@@ -23,7 +23,7 @@ class NodeContext:
     llm: Any = None
     #: Where run folders (profiles, reports) go: <runs_dir>/<thread>/<time>/.
     runs_dir: str = ".perfscout/runs"
-    #: Wall-clock seconds one model call may take, body included (nodes/model_call.py).
+    #: Wall-clock seconds one model call may take, body included (nodes/framework/model_call.py).
     llm_timeout_s: float = 10.0
     #: Model seconds one turn may spend when the state carries no budget (None: 2 × the above).
     llm_turn_budget_s: float | None = None
