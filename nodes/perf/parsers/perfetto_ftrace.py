@@ -15,8 +15,12 @@ import re
 from array import array
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from nodes.perf.model import PerfData, SchedIntervals
+from nodes.perf.parsers import perfetto_sched
 from nodes.perf.parsers.perfetto_binder import BinderState
+from nodes.perf.parsers.perfetto_sched import SchedLog
 
 # Event codes in the per-thread atrace columns.
 _B, _E = 1, 2
@@ -107,7 +111,7 @@ class FtraceState:
         self.async_slices: list[AsyncSlice] = []
         #: (tgid, counter name) → [(ts_ns, value)]
         self.counters: dict[tuple[int, str], list[tuple[int, float]]] = {}
-        self.sched: dict[int, _Columns] = {}  # tid → sched columns
+        self.sched = SchedLog()  # every scheduler event, in arrival order
         self._cpu_current: dict[int, int] = {}  # cpu → tid running on it (compact sched)
         self.names: dict[str, int] = {}
         self.name_list: list[str] = []
@@ -190,7 +194,7 @@ class FtraceState:
                 br = e.sched_blocked_reason
                 if br.pid and br.HasField("io_wait"):
                     self.blocked_reasons += 1
-                    self._push(self.sched, br.pid, to_ns(e.timestamp), _BLOCKED, 1 if br.io_wait else 0)
+                    self.sched.push(br.pid, to_ns(e.timestamp), _BLOCKED, 1 if br.io_wait else 0)
             elif kind == "binder_transaction":
                 self.binder.transaction(to_ns(e.timestamp), tid, e.binder_transaction)
             elif kind == "binder_transaction_received":
@@ -208,7 +212,68 @@ class FtraceState:
                     self.comm[e.task_rename.pid] = e.task_rename.newcomm
 
     def _compact(self, cpu: int, cs, to_ns) -> None:
-        """Compact sched: delta-encoded timestamps, comms interned per bundle, prev implicit."""
+        """Compact sched: delta-encoded timestamps, comms interned per bundle, prev implicit.
+
+        Read as numpy columns when the times fit in int64 and the clock needs no conversion
+        (every real trace); otherwise one switch at a time (:meth:`_compact_each`).
+        """
+        deltas = np.array(cs.switch_timestamp, dtype=np.uint64)
+        wdeltas = np.array(cs.waking_timestamp, dtype=np.uint64)
+        if (to_ns is not identity or not _sums_fit(deltas) or not _sums_fit(wdeltas)
+                or len(cs.switch_next_pid) < len(deltas) or len(cs.waking_pid) < len(wdeltas)):
+            self._compact_each(cpu, cs, to_ns)
+            return
+        table = list(cs.intern_table)
+        n = len(deltas)
+        if n:
+            t = np.cumsum(deltas.astype(np.int64))
+            nxt = np.array(cs.switch_next_pid, dtype=np.int64)[:n]
+            ps = np.ones(n, np.int64)
+            states = np.array(cs.switch_prev_state, dtype=np.int64)[:n]
+            ps[: len(states)] = states
+            ci = np.array(cs.switch_next_comm_index, dtype=np.int64)[:n]
+            named = np.flatnonzero((ci < len(table)) & (nxt[: len(ci)] != 0))
+            if len(named):
+                self.comm.update(zip(nxt[named].tolist(), [table[i] for i in ci[named].tolist()]))
+            prev = np.empty(n, np.int64)
+            prev[0] = self._cpu_current.get(cpu) or 0
+            prev[1:] = nxt[:-1]
+            self._cpu_current[cpu] = int(nxt[-1])
+            self._sched_seen(int(t.min()))
+            self._sched_seen(int(t.max()))
+            pairs = np.stack([prev, nxt], axis=1).ravel()
+            keep = pairs != 0
+            codes = np.stack([perfetto_sched.switch_out_codes(ps), np.full(n, _IN, np.int8)], axis=1).ravel()
+            args = np.stack([ps, np.zeros(n, np.int64)], axis=1).ravel()
+            self.sched.extend(pairs[keep], np.repeat(t, 2)[keep], codes[keep], args[keep])
+            self.compact_switches += n
+        m = len(wdeltas)
+        if m:
+            t = np.cumsum(wdeltas.astype(np.int64))
+            pids = np.array(cs.waking_pid, dtype=np.int64)[:m]
+            real = pids != 0
+            if not real.any():
+                return
+            ci = np.array(cs.waking_comm_index, dtype=np.int64)[:m]
+            nonempty = np.array([bool(x) for x in table] + [False], bool)
+            cidx = np.full(m, len(table), np.int64)
+            cidx[: len(ci)] = np.where(ci < len(table), ci, len(table))
+            named = real & nonempty[np.clip(cidx, 0, len(table))]
+            if named.any():
+                # setdefault in arrival order: the first name of each tid, if it has none yet
+                first_pid, first_at = np.unique(pids[named], return_index=True)
+                where = np.flatnonzero(named)[first_at]
+                comm = self.comm
+                for tid, i in zip(first_pid.tolist(), cidx[where].tolist()):
+                    comm.setdefault(tid, table[i])
+            tr = t[real]
+            self._sched_seen(int(tr.min()))
+            self._sched_seen(int(tr.max()))
+            self.wakings += len(tr)
+            self.sched.extend(pids[real], tr, np.full(len(tr), _WAKE, np.int8), np.zeros(len(tr), np.int64))
+
+    def _compact_each(self, cpu: int, cs, to_ns) -> None:
+        """Compact sched one event at a time: times beyond int64 or on a converted clock."""
         table = list(cs.intern_table)
         ts = 0
         prev_states = cs.switch_prev_state
@@ -248,9 +313,9 @@ class FtraceState:
                 code = _OUT_RUNNABLE
             else:
                 code = _OUT_SLEEPING
-            self._push(self.sched, prev, ts, code, prev_state)
+            self.sched.push(prev, ts, code, prev_state)
         if nxt:
-            self._push(self.sched, nxt, ts, _IN)
+            self.sched.push(nxt, ts, _IN)
         self._cpu_current[cpu] = nxt
 
     def _wake(self, ts: int, tid: int, comm: str) -> None:
@@ -260,7 +325,7 @@ class FtraceState:
         self._sched_seen(ts)
         if comm:
             self.comm.setdefault(tid, comm)
-        self._push(self.sched, tid, ts, _WAKE)
+        self.sched.push(tid, ts, _WAKE)
 
     def _zero(self, ts: int, tid: int, z) -> None:
         """Kernel ``systrace/0`` events: atrace in a kernel tracepoint (flag bits B=1, E=2, C=4)."""
@@ -364,26 +429,38 @@ class FtraceState:
             data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
         end = self.sched_last_ns
         kept = 0
-        for tid, cols in self.sched.items():
+        rows = perfetto_sched.thread_states(self.sched, kernel, end)
+        if rows is None:  # times numpy cannot hold: the reference walk, thread by thread
+            tids = list(dict.fromkeys(self.sched.tid))
+            rows = []
+            for tid in tids:
+                totals, iv = self._thread_states(*self.sched.thread_events(tid), kernel, end)
+                rows.append((tid, [totals[k] for k in perfetto_sched.COARSE], iv))
+        for tid, totals, iv in rows:
             pid = self.pid_for(tid, known_tgid)
-            totals, iv = self._thread_states(cols, kernel, end)
-            for k, v in totals.items():
+            for k, v in zip(perfetto_sched.COARSE, totals):
                 if v:
                     data.add_thread_state(pid, tid, k, v / 1000.0)
+            if iv is None:
+                continue
+            if not isinstance(iv, SchedIntervals):
+                iv = SchedIntervals(*perfetto_sched.as_arrays(iv))
             if len(iv):
                 if kept + len(iv) <= MAX_SCHED_INTERVALS:
                     data.sched_intervals[(pid, tid)] = iv
                     kept += len(iv)
                 else:
                     self.sched_intervals_dropped += len(iv)
-        self.sched.clear()
+        self.sched = SchedLog()
         if self.sched_intervals_dropped:
             data.warn(f"{self.sched_intervals_dropped:,} scheduler intervals beyond {MAX_SCHED_INTERVALS:,} were "
                       "not kept; per-thread totals still cover them")
 
     @staticmethod
-    def _thread_states(cols: _Columns, kernel: tuple[int, int] | None, end: int | None):
-        """One thread's events in time order → (totals ns by coarse state, SchedIntervals).
+    def _thread_states(ts_col, code_col, arg_col, kernel: tuple[int, int] | None, end: int | None):
+        """One thread's events (in arrival order) taken in time order → (totals ns by coarse
+        state, SchedIntervals): the reference for perfetto_sched.thread_states, which builds the
+        same for every thread at once.
 
         An interval is [since, ts) in one state. ``sched_blocked_reason`` says whether the last
         blocked (S/D) interval waited on IO — the open one when it comes while still asleep.
@@ -399,7 +476,6 @@ class FtraceState:
         open_io = -1  # IO verdict for the open interval
         last_blocked = -1  # index of the last closed blocked interval
         blocked_codes = (_S_S, _S_D, _S_OTHER)
-        ts_col, code_col, arg_col = cols.ts, cols.code, cols.arg
         for i in sorted(range(len(ts_col)), key=ts_col.__getitem__):
             ts, code = ts_col[i], code_col[i]
             if code == _BLOCKED:
@@ -440,6 +516,16 @@ class FtraceState:
             state=array("b", codes), io_wait=array("b", ios),
         )
         return totals, iv
+
+
+def identity(t: int) -> int:
+    """The ftrace clock is the trace clock: times pass unchanged."""
+    return t
+
+
+def _sums_fit(deltas: np.ndarray) -> bool:
+    """Do the running sums of these unsigned deltas stay well inside int64?"""
+    return not len(deltas) or int(deltas.max()) * len(deltas) < perfetto_sched.SAFE_NS
 
 
 def _is_int(s: str) -> bool:
