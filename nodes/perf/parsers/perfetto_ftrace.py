@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from array import array
+from itertools import accumulate
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -214,63 +215,57 @@ class FtraceState:
     def _compact(self, cpu: int, cs, to_ns) -> None:
         """Compact sched: delta-encoded timestamps, comms interned per bundle, prev implicit.
 
-        Read as numpy columns when the times fit in int64 and the clock needs no conversion
-        (every real trace); otherwise one switch at a time (:meth:`_compact_each`).
+        The columns go to the scheduler log whole (``SchedLog.add_compact``) when they are
+        well formed, the clock needs no conversion and the times fit in int64 (every real
+        trace); otherwise one switch at a time (:meth:`_compact_each`). Comm names follow the
+        same rules either way: a switch names its next task, a wake-up names a task not yet
+        named.
         """
-        deltas = np.array(cs.switch_timestamp, dtype=np.uint64)
-        wdeltas = np.array(cs.waking_timestamp, dtype=np.uint64)
-        if (to_ns is not identity or not _sums_fit(deltas) or not _sums_fit(wdeltas)
-                or len(cs.switch_next_pid) < len(deltas) or len(cs.waking_pid) < len(wdeltas)):
+        deltas = list(cs.switch_timestamp)
+        wdeltas = list(cs.waking_timestamp)
+        n, m = len(deltas), len(wdeltas)
+        table = list(cs.intern_table)
+        nxt = list(cs.switch_next_pid)[:n]
+        ci = list(cs.switch_next_comm_index)[:n]
+        wpid = list(cs.waking_pid)[:m]
+        wci = list(cs.waking_comm_index)[:m]
+        ts = list(accumulate(deltas))
+        wts = list(accumulate(wdeltas))
+        if (to_ns is not identity or len(nxt) < n or len(wpid) < m
+                or (n and ts[-1] >= perfetto_sched.SAFE_NS) or (m and wts[-1] >= perfetto_sched.SAFE_NS)
+                or (ci and max(ci) >= len(table)) or (wci and max(wci) >= len(table)) or "" in table):
             self._compact_each(cpu, cs, to_ns)
             return
-        table = list(cs.intern_table)
-        n = len(deltas)
         if n:
-            t = np.cumsum(deltas.astype(np.int64))
-            nxt = np.array(cs.switch_next_pid, dtype=np.int64)[:n]
-            ps = np.ones(n, np.int64)
-            states = np.array(cs.switch_prev_state, dtype=np.int64)[:n]
-            ps[: len(states)] = states
-            ci = np.array(cs.switch_next_comm_index, dtype=np.int64)[:n]
-            named = np.flatnonzero((ci < len(table)) & (nxt[: len(ci)] != 0))
-            if len(named):
-                self.comm.update(zip(nxt[named].tolist(), [table[i] for i in ci[named].tolist()]))
-            prev = np.empty(n, np.int64)
-            prev[0] = self._cpu_current.get(cpu) or 0
-            prev[1:] = nxt[:-1]
-            self._cpu_current[cpu] = int(nxt[-1])
-            self._sched_seen(int(t.min()))
-            self._sched_seen(int(t.max()))
-            pairs = np.stack([prev, nxt], axis=1).ravel()
-            keep = pairs != 0
-            codes = np.stack([perfetto_sched.switch_out_codes(ps), np.full(n, _IN, np.int8)], axis=1).ravel()
-            args = np.stack([ps, np.zeros(n, np.int64)], axis=1).ravel()
-            self.sched.extend(pairs[keep], np.repeat(t, 2)[keep], codes[keep], args[keep])
+            comm = self.comm
+            had_zero = comm.get(0, _MISSING)
+            comm.update(zip(nxt[: len(ci)], map(table.__getitem__, ci)))  # a switch names its next task
+            if had_zero is _MISSING:  # ... unless it is the idle task
+                comm.pop(0, None)
+            else:
+                comm[0] = had_zero
+            states = list(cs.switch_prev_state)[:n]
+            if len(states) < n:
+                states += [1] * (n - len(states))
+            self._sched_seen(min(ts))
+            self._sched_seen(max(ts))
+            prev0 = self._cpu_current.get(cpu) or 0
+            self._cpu_current[cpu] = nxt[-1]
             self.compact_switches += n
-        m = len(wdeltas)
+        else:
+            states, prev0 = [], 0
         if m:
-            t = np.cumsum(wdeltas.astype(np.int64))
-            pids = np.array(cs.waking_pid, dtype=np.int64)[:m]
-            real = pids != 0
-            if not real.any():
-                return
-            ci = np.array(cs.waking_comm_index, dtype=np.int64)[:m]
-            nonempty = np.array([bool(x) for x in table] + [False], bool)
-            cidx = np.full(m, len(table), np.int64)
-            cidx[: len(ci)] = np.where(ci < len(table), ci, len(table))
-            named = real & nonempty[np.clip(cidx, 0, len(table))]
-            if named.any():
-                # setdefault in arrival order: the first name of each tid, if it has none yet
-                first_pid, first_at = np.unique(pids[named], return_index=True)
-                where = np.flatnonzero(named)[first_at]
-                comm = self.comm
-                for tid, i in zip(first_pid.tolist(), cidx[where].tolist()):
-                    comm.setdefault(tid, table[i])
-            tr = t[real]
-            self._sched_seen(int(tr.min()))
-            self._sched_seen(int(tr.max()))
-            self.wakings += len(tr)
-            self.sched.extend(pids[real], tr, np.full(len(tr), _WAKE, np.int8), np.zeros(len(tr), np.int64))
+            named = dict(zip(reversed(wpid[: len(wci)]), reversed(wci)))  # each tid's first name
+            named.pop(0, None)
+            comm = self.comm
+            for tid, i in named.items():
+                comm.setdefault(tid, table[i])
+            real = wts if 0 not in wpid else [t for t, p in zip(wts, wpid) if p]
+            if real:
+                self._sched_seen(min(real))
+                self._sched_seen(max(real))
+            self.wakings += len(real)
+        self.sched.add_compact(prev0, ts, nxt, states, wts, wpid)
 
     def _compact_each(self, cpu: int, cs, to_ns) -> None:
         """Compact sched one event at a time: times beyond int64 or on a converted clock."""
@@ -431,9 +426,8 @@ class FtraceState:
         kept = 0
         rows = perfetto_sched.thread_states(self.sched, kernel, end)
         if rows is None:  # times numpy cannot hold: the reference walk, thread by thread
-            tids = list(dict.fromkeys(self.sched.tid))
             rows = []
-            for tid in tids:
+            for tid in self.sched.tids():
                 totals, iv = self._thread_states(*self.sched.thread_events(tid), kernel, end)
                 rows.append((tid, [totals[k] for k in perfetto_sched.COARSE], iv))
         for tid, totals, iv in rows:
@@ -516,6 +510,9 @@ class FtraceState:
             state=array("b", codes), io_wait=array("b", ios),
         )
         return totals, iv
+
+
+_MISSING = object()
 
 
 def identity(t: int) -> int:

@@ -39,38 +39,112 @@ SAFE_NS = 1 << 61
 
 
 class SchedLog:
-    """Every scheduler event of the trace in arrival order: tid, time (ns), code, argument."""
+    """Every scheduler event of the trace, with its place in arrival order (``key``).
+
+    Single events (``push``) are stored as they come. A compact-sched block (``add_compact``)
+    is stored as its raw columns and turned into switch-out / switch-in / wake-up events only
+    in :meth:`columns`, for all blocks at once: a bundle holds ~70 switches, too few for numpy
+    to pay its per-call cost, too many for a Python loop to be cheap. Each switch reserves two
+    keys (prev out, next in) and each wake-up one, so the order is the one event-by-event
+    handling gives.
+    """
 
     def __init__(self) -> None:
         self.tid = array("q")
         self.ts = array("q")
         self.code = array("b")
         self.arg = array("q")
+        self.key = array("q")
+        self.next_key = 0
+        self.held = 0  # events the reference would have stored so far (the event cap counts them)
+        # compact blocks: per switch / wake-up columns, and per block where it starts
+        self.sw_ts, self.sw_next, self.sw_state = array("q"), array("q"), array("q")
+        self.sw_block, self.sw_prev0, self.sw_base = array("q"), array("q"), array("q")
+        self.wk_ts, self.wk_pid = array("q"), array("q")
+        self.wk_block, self.wk_base = array("q"), array("q")
 
     def __len__(self) -> int:
-        return len(self.code)
+        return self.held
 
     def push(self, tid: int, ts: int, code: int, arg: int = 0) -> None:
         self.ts.append(ts)  # first: a time out of range fails before anything is stored
         self.tid.append(tid)
         self.code.append(code)
         self.arg.append(arg)
+        self.key.append(self.next_key)
+        self.next_key += 1
+        self.held += 1
 
-    def extend(self, tid: np.ndarray, ts: np.ndarray, code: np.ndarray, arg: np.ndarray) -> None:
-        self.ts.frombytes(ts.astype(np.int64).tobytes())
-        self.tid.frombytes(tid.astype(np.int64).tobytes())
-        self.code.frombytes(code.astype(np.int8).tobytes())
-        self.arg.frombytes(arg.astype(np.int64).tobytes())
+    def add_compact(self, prev0: int, ts: list[int], nxt: list[int], states: list[int],
+                    wake_ts: list[int], wake_pid: list[int]) -> None:
+        """One bundle's compact sched, times already absolute: ``prev0`` ran on the CPU before
+        its first switch; ``states`` has one prev_state per switch."""
+        n, m = len(ts), len(wake_ts)
+        if n:
+            self.sw_block.append(len(self.sw_ts))
+            self.sw_prev0.append(prev0)
+            self.sw_base.append(self.next_key)
+            self.sw_ts.extend(ts)
+            self.sw_next.extend(nxt)
+            self.sw_state.extend(states)
+            real_next = n - nxt.count(0)
+            self.held += real_next + (real_next - (1 if nxt[-1] else 0)) + (1 if prev0 else 0)
+            self.next_key += 2 * n
+        if m:
+            self.wk_block.append(len(self.wk_ts))
+            self.wk_base.append(self.next_key)
+            self.wk_ts.extend(wake_ts)
+            self.wk_pid.extend(wake_pid)
+            self.held += m - wake_pid.count(0)
+            self.next_key += m
 
-    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        return (np.frombuffer(self.tid, np.int64), np.frombuffer(self.ts, np.int64),
-                np.frombuffer(self.code, np.int8), np.frombuffer(self.arg, np.int64))
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(tid, ts, code, arg, key) of every event, compact blocks expanded, zeros dropped."""
+        q = np.int64
+        parts = [(np.frombuffer(self.tid, q), np.frombuffer(self.ts, q), np.frombuffer(self.code, np.int8),
+                  np.frombuffer(self.arg, q), np.frombuffer(self.key, q))]
+        n = len(self.sw_ts)
+        if n:
+            ts, nxt, ps = (np.frombuffer(a, q) for a in (self.sw_ts, self.sw_next, self.sw_state))
+            starts = np.frombuffer(self.sw_block, q)
+            first = np.zeros(n, bool)
+            first[starts] = True
+            prev = np.empty(n, q)
+            prev[1:] = nxt[:-1]
+            prev[starts] = np.frombuffer(self.sw_prev0, q)
+            block = np.cumsum(first) - 1
+            base = np.frombuffer(self.sw_base, q)[block] + 2 * (np.arange(n) - starts[block])
+            pairs = np.stack([prev, nxt], axis=1).ravel()
+            keep = pairs != 0
+            codes = np.stack([switch_out_codes(ps), np.full(n, IN, np.int8)], axis=1).ravel()
+            args = np.stack([ps, np.zeros(n, q)], axis=1).ravel()
+            keys = np.stack([base, base + 1], axis=1).ravel()
+            parts.append((pairs[keep], np.repeat(ts, 2)[keep], codes[keep], args[keep], keys[keep]))
+        m = len(self.wk_ts)
+        if m:
+            ts, pid = np.frombuffer(self.wk_ts, q), np.frombuffer(self.wk_pid, q)
+            starts = np.frombuffer(self.wk_block, q)
+            first = np.zeros(m, bool)
+            first[starts] = True
+            block = np.cumsum(first) - 1
+            keys = np.frombuffer(self.wk_base, q)[block] + (np.arange(m) - starts[block])
+            keep = pid != 0
+            k = int(keep.sum())
+            parts.append((pid[keep], ts[keep], np.full(k, WAKE, np.int8), np.zeros(k, q), keys[keep]))
+        return tuple(np.concatenate([p[i] for p in parts]) for i in range(5))  # type: ignore[return-value]
 
     def thread_events(self, tid: int):
         """One thread's (ts, code, arg) in arrival order (the reference walk's input)."""
-        t, ts, c, a = self.columns()
-        m = t == tid
+        t, ts, c, a, k = self.columns()
+        m = np.flatnonzero(t == tid)
+        m = m[np.argsort(k[m], kind="stable")]
         return ts[m].tolist(), c[m].tolist(), a[m].tolist()
+
+    def tids(self) -> list[int]:
+        """Every tid with an event, in the order its first event arrived."""
+        t, _ts, _c, _a, k = self.columns()
+        order = np.argsort(k, kind="stable")
+        return list(dict.fromkeys(t[order].tolist()))
 
 
 def switch_out_codes(prev_state: np.ndarray) -> np.ndarray:
@@ -127,15 +201,16 @@ def _runs(t: np.ndarray) -> np.ndarray:
 def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None):
     """Every thread's states: [(tid, {coarse state: ns}, (ts µs, dur µs, state, io) arrays)], threads
     in the order their first event arrived; None when the times are out of the safe range."""
-    tid, ts, code, arg = log.columns()
+    tid, ts, code, arg, key = log.columns()
     n = len(tid)
     if n == 0:
         return []
     if int(ts.max()) >= SAFE_NS or int(ts.min()) <= -SAFE_NS or (end is not None and abs(end) >= SAFE_NS):
         return None
-    uniq, first = np.unique(tid, return_index=True)
+    by_key = np.argsort(key, kind="stable")
+    uniq, first = np.unique(tid[by_key], return_index=True)
     thread_order = uniq[np.argsort(first, kind="stable")]
-    order = np.lexsort((np.arange(n), ts, tid))
+    order = np.lexsort((key, ts, tid))
     T, TS, C, A = tid[order], ts[order], code[order], arg[order]
 
     # Effective events: every switch, and a wake-up only of a sleeping or not-yet-seen thread.
