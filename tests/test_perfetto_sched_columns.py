@@ -54,3 +54,20 @@ def test_vectorised_thread_states_equal_the_reference(events, kernel, end):
         assert totals == wt
         got = ([], [], [], []) if iv is None else tuple(list(a) for a in as_arrays(iv))
         assert got == wiv, tid
+
+
+atrace_event = st.tuples(st.integers(1, 3), st.integers(0, 12), st.sampled_from([1, 2]), st.integers(0, 5))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(atrace_event, max_size=40))
+def test_vectorised_slice_pairing_equals_the_stack_walk(events):
+    from nodes.perf.parsers.perfetto_slices import AtraceLog, _pair_reference, pair
+
+    log = AtraceLog()
+    for tid, ts, code, nid in events:
+        log.push(tid, ts, code, nid if code == 1 else 0)
+    want, w_unmatched, w_unfinished = _pair_reference(log)
+    got, unmatched, unfinished = pair(log)
+    assert (unmatched, unfinished) == (w_unmatched, w_unfinished)
+    assert [(t, list(zip(a.tolist(), b.tolist(), c.tolist()))) for t, a, b, c in got] == want

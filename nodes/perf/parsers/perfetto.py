@@ -90,7 +90,7 @@ class _TraceReader:
         """Events buffered before :meth:`finish` stores them (the event cap counts them too)."""
         ft, te = self.ftrace, self.track_events
         return (
-            sum(len(c.ts) for c in ft.atrace.values())
+            len(ft.atrace)
             + len(ft.sched)
             + len(ft.async_slices)
             + sum(len(v) for v in ft.counters.values())

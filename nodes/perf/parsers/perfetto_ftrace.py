@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from array import array
 from itertools import accumulate
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from nodes.perf.model import PerfData, SchedIntervals
 from nodes.perf.parsers import perfetto_sched
 from nodes.perf.parsers.perfetto_binder import BinderState
 from nodes.perf.parsers.perfetto_sched import SchedLog
+from nodes.perf.parsers.perfetto_slices import AtraceLog, pair
 
 # Event codes in the per-thread atrace columns.
 _B, _E = 1, 2
@@ -84,13 +85,6 @@ MAX_ATRACE_INSTANTS = 50_000
 
 
 @dataclass
-class _Columns:
-    ts: array = field(default_factory=lambda: array("q"))
-    code: array = field(default_factory=lambda: array("b"))
-    arg: array = field(default_factory=lambda: array("q"))
-
-
-@dataclass
 class AsyncSlice:
     """A process-scoped atrace slice (``S``/``F``, ``G``/``H``): not part of any thread's stack."""
 
@@ -105,7 +99,7 @@ class FtraceState:
     """Everything the ftrace bundles say, kept until :meth:`finish` writes it into PerfData."""
 
     def __init__(self) -> None:
-        self.atrace: dict[int, _Columns] = {}  # tid → B/E columns (arg = name id, or tgid)
+        self.atrace = AtraceLog()  # every B/E, in arrival order (arg = name id)
         self.tgid_of: dict[int, int] = {}  # tid → tgid, learnt from prints and clones
         self.comm: dict[int, str] = {}  # tid → last known command name
         self.async_open: dict[tuple, tuple[int, str]] = {}
@@ -142,14 +136,6 @@ class FtraceState:
             i = self.names[name] = len(self.name_list)
             self.name_list.append(name)
         return i
-
-    def _push(self, table: dict[int, _Columns], tid: int, ts: int, code: int, arg: int = 0) -> None:
-        cols = table.get(tid)
-        if cols is None:
-            cols = table[tid] = _Columns()
-        cols.ts.append(ts)
-        cols.code.append(code)
-        cols.arg.append(arg)
 
     def _sched_seen(self, ts: int) -> None:
         if self.sched_first_ns is None or ts < self.sched_first_ns:
@@ -328,9 +314,9 @@ class FtraceState:
         tgid = z.pid or tid
         if z.flag & 1:
             self.tgid_of.setdefault(tid, tgid)
-            self._push(self.atrace, tid, ts, _B, self._name_id(z.name or "[empty slice name]"))
+            self.atrace.push(tid, ts, _B, self._name_id(z.name or "[empty slice name]"))
         elif z.flag & 2:
-            self._push(self.atrace, tid, ts, _E)
+            self.atrace.push(tid, ts, _E)
         elif z.flag & 4:
             self._counter(tgid, z.name, ts, float(z.value))
 
@@ -355,9 +341,9 @@ class FtraceState:
                 return
             name = line.split("|", 2)[2] if len(parts) > 2 else ""
             self.tgid_of.setdefault(tid, tgid)
-            self._push(self.atrace, tid, ts, _B, self._name_id(name or "[empty slice name]"))
+            self.atrace.push(tid, ts, _B, self._name_id(name or "[empty slice name]"))
         elif phase == "E":
-            self._push(self.atrace, tid, ts, _E)
+            self.atrace.push(tid, ts, _E)
         elif tgid is None:
             if not line.startswith("trace_event_clock_sync:"):
                 self.print_failures += 1
@@ -403,20 +389,15 @@ class FtraceState:
     def finish(self, data: PerfData, known_tgid: dict[int, int]) -> None:
         """Rebuild per-thread slice stacks and scheduler states in time order, into ``data``."""
         kernel = kernel_version(data.meta.get("kernel"))
-        for tid, cols in self.atrace.items():
-            pid = self.pid_for(tid, known_tgid)
-            stack: list[tuple[int, int]] = []
-            order = sorted(range(len(cols.ts)), key=cols.ts.__getitem__)
-            for i in order:
-                if cols.code[i] == _B:
-                    stack.append((cols.ts[i], cols.arg[i]))
-                elif stack:
-                    t0, nid = stack.pop()
-                    data.add_slice(pid, tid, t0 / 1000.0, (cols.ts[i] - t0) / 1000.0, self.name_list[nid])
-                else:
-                    self.unmatched_ends += 1
-            self.unfinished += len(stack)
-        self.atrace.clear()
+        threads, unmatched, unfinished = pair(self.atrace)
+        self.unmatched_ends += unmatched
+        self.unfinished += unfinished
+        names = self.name_list
+        for tid, t0, t1, nid in threads:
+            if len(t0):
+                data.add_slices(self.pid_for(tid, known_tgid), tid, (t0 / 1000.0).tolist(),
+                                ((t1 - t0) / 1000.0).tolist(), [names[i] for i in nid.tolist()])
+        self.atrace = AtraceLog()
         self.binder.finish(data, lambda t: self.pid_for(t, known_tgid))
         if self.binder.dropped:
             data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
