@@ -149,9 +149,11 @@ class FtraceState:
         cpu = b.cpu
         if b.HasField("compact_sched"):
             self._compact(cpu, b.compact_sched, to_ns)
+        same_clock = to_ns is identity
+        push_atrace = self.atrace.push
         for e in b.event:
             kind = e.WhichOneof("event")
-            if kind is None:
+            if kind not in _HANDLED:  # most events of a system trace: one set lookup each
                 continue
             tid = e.pid
             if kind == "print":
@@ -159,7 +161,11 @@ class FtraceState:
                 buf = e.print.buf
                 if isinstance(buf, bytes):  # protobuf hands invalid UTF-8 back as bytes
                     buf = buf.decode("utf-8", "replace")
-                self._atrace_line(to_ns(e.timestamp), tid, buf)
+                ts = e.timestamp if same_clock else to_ns(e.timestamp)
+                if buf[:1] == "E" and buf.isascii():  # half of all prints: a slice end, nothing to parse
+                    push_atrace(tid, ts, _E)
+                else:
+                    self._atrace_line(ts, tid, buf)
             elif kind == "sched_switch":
                 self._switch(cpu, to_ns(e.timestamp), e.sched_switch)
             elif kind == "sched_waking":
@@ -328,6 +334,15 @@ class FtraceState:
     def _atrace_line(self, ts: int, tid: int, buf: str) -> None:
         """One ``tracing_mark_write`` line, in the formats Perfetto's systrace parser accepts."""
         line = buf.rstrip("\n\0")
+        if line[:1] == "B":  # the common case first: B|tgid|name
+            p = line.split("|", 2)
+            if len(p) > 1 and p[1].isdigit():
+                tgid = int(p[1])
+                self.tgid_of.setdefault(tid, tgid)
+                self.atrace.push(tid, ts, _B, self._name_id((p[2] if len(p) > 2 else "") or "[empty slice name]"))
+            else:
+                self.print_failures += 1
+            return
         if not line:
             self.print_failures += 1
             return
@@ -494,6 +509,12 @@ class FtraceState:
 
 
 _MISSING = object()
+#: The ftrace event kinds FtraceState.bundle reads; every other kind is skipped.
+_HANDLED = frozenset({
+    "print", "sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "zero",
+    "sched_blocked_reason", "binder_transaction", "binder_transaction_received", "task_newtask",
+    "task_rename",
+})
 
 
 def identity(t: int) -> int:
