@@ -16,6 +16,7 @@ import pytest
 from nodes.perf.analysis import analyze_file
 from nodes.perf.formats import load
 from nodes.perf.metrics import compute
+from tests.protowire import field
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "perfetto"
@@ -180,3 +181,71 @@ def test_on_a_jank_trace_the_headline_and_answer_lead_with_the_jank_and_its_caus
     top = next(iter(fs.causes))
     assert "mostly late because of" in first and top in {c.value for c in (w.cause for w in fs.worst) if c}
     assert any("first suggestion:" in s and "https://developer.android.com/" in s for s in rest)
+
+
+def _wire(buf: bytes):
+    """(field number, wire type, value) of one message, by hand: an independent reading."""
+    i = 0
+    while i < len(buf):
+        key, i = _uvarint(buf, i)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = _uvarint(buf, i)
+        elif wt == 2:
+            n, i = _uvarint(buf, i)
+            v, i = buf[i:i + n], i + n
+        elif wt == 1:
+            v, i = buf[i:i + 8], i + 8
+        elif wt == 5:
+            v, i = buf[i:i + 4], i + 4
+        else:
+            raise ValueError(wt)
+        yield num, wt, v
+
+
+def _uvarint(buf: bytes, i: int) -> tuple[int, int]:
+    shift = out = 0
+    while True:
+        b = buf[i]
+        i += 1
+        out |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return out, i
+
+
+def test_an_actual_surface_frame_whose_frame_end_never_arrives_still_counts(tmp_path):
+    """trace_processor begins the actual-frame slice at ActualSurfaceFrameStart and leaves
+    dur -1 when no FrameEnd follows: the frame is in actual_frame_timeline_slice all the same.
+    The emulator capture with the FrameEnd packets of three of the busiest app's surface frames
+    cut out: the app's frame count is still one per ActualSurfaceFrameStart (counted here from
+    the bytes), and the three have no duration."""
+    raw = EMU.read_bytes()
+    packets = [v for num, wt, v in _wire(raw) if num == 1 and wt == 2]
+    starts: dict[int, int] = {}  # cookie → pid of actual surface frames
+    ends: dict[int, int] = {}  # cookie → packet index of its FrameEnd
+    for k, pkt in enumerate(packets):
+        for num, wt, v in _wire(pkt):
+            if num != 76 or wt != 2:
+                continue
+            for ev_num, _, ev in _wire(v):
+                fields = {n: x for n, _, x in _wire(ev)}
+                if ev_num == 4:  # ActualSurfaceFrameStart: cookie 1, pid 4
+                    starts[fields[1]] = fields[4]
+                elif ev_num == 5:  # FrameEnd: cookie 1
+                    ends[fields[1]] = k
+    per_pid = Counter(starts.values())
+    app = max(per_pid, key=per_pid.get)
+    cut = sorted(c for c, p in starts.items() if p == app)[10:13]
+    drop = {ends[c] for c in cut}
+    out = tmp_path / "no_frame_end.pftrace"
+    out.write_bytes(b"".join(field(1, p) for k, p in enumerate(packets) if k not in drop))
+
+    data = load(str(out))
+    mine = [f for f in data.frames if f.pid == app]
+    assert len(mine) == per_pid[app]
+    assert sum(1 for f in mine if f.dur_us is None) == 3
+    fs = compute(data).frames
+    assert fs.pid == app and fs.count == per_pid[app]
+    assert fs.max_ms is not None and len(fs.durations_ms) <= per_pid[app] - 3
+    assert data.frame_summary["frame_timeline_surface_frames"] == float(len(starts))

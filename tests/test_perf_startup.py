@@ -15,7 +15,6 @@ import pytest
 from perfetto.trace_builder.proto_builder import TraceProtoBuilder
 
 from nodes.perf.analysis import analyze_file
-from nodes.perf.parsers.perfetto_ftrace import decode_prev_state, kernel_version
 
 DATA = Path(__file__).parent / "data" / "perfetto"
 COLD24 = DATA / "api24_startup_cold.perfetto-trace"
@@ -374,21 +373,6 @@ def test_slow_start_reasons_fire_at_trace_processors_thresholds_with_advice(tmp_
     assert not {"TIME_SPENT_IN_BIND_APPLICATION", "JIT_ACTIVITY"} & {x.id for x in run2.slow_reasons}
     # the lead finding carries the first reason's advice
     assert r.findings[0].family == "startup" and r.findings[0].suggestion == run.slow_reasons[0].suggestion
-
-
-@pytest.mark.parametrize("raw,kernel,want", [
-    (0, (5, 10), ("runnable", 1)), (0x100, (5, 10), ("runnable", 2)), (1, (5, 10), ("sleeping", 3)),
-    (2, (5, 10), ("sleeping", 4)), (0x10, (5, 10), (None, 5)), (0x80, (5, 10), ("sleeping", 5)),
-    (1024, (3, 10), ("runnable", 2)), (130, (3, 10), ("sleeping", 4)), (64, (3, 10), (None, 5)),
-    (2048, (4, 9), ("runnable", 2)),
-])
-def test_prev_state_is_read_with_the_kernels_bit_layout(raw, kernel, want):
-    assert decode_prev_state(raw, kernel) == want
-
-
-def test_kernel_version_from_the_uname_line():
-    assert kernel_version("Linux 3.10.73-gb75eb01 aarch64") == (3, 10)
-    assert kernel_version(None) is None
 
 
 def test_the_report_headline_and_answer_lead_with_the_startup(real):

@@ -102,8 +102,8 @@ def collect_frames(
     if isinstance(fs.get("total_frames"), (int, float)) and window_s > 0:
         summary["rendered_fps"] = round(float(fs["total_frames"]) / window_s, 2)
     if pd.frames and fs.get("frame_source") == "framestats":
-        durs = [f.dur_us / 1000.0 for f in pd.frames]
-        over = sum(1 for f in pd.frames if (f.janky if f.janky is not None else f.dur_us > (f.budget_us or 0)))
+        durs = [f.dur_us / 1000.0 for f in pd.frames if f.dur_us is not None]  # framestats rows all end
+        over = sum(1 for f in pd.frames if (f.janky if f.janky is not None else (f.dur_us or 0.0) > (f.budget_us or 0)))
         summary.update(
             {
                 "framestats_frames": len(durs),

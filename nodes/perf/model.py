@@ -61,17 +61,12 @@ class SliceColumns:
         return len(self.ts)
 
 
-#: Scheduler states of :class:`SchedIntervals`, by code, named as trace_processor's
-#: ``thread_state.state`` names them (Running; R runnable; R+ runnable, preempted; S sleeping;
-#: D uninterruptible; anything else blocked is "other").
-SCHED_STATES = ("Running", "R", "R+", "S", "D", "other")
-
-
 @dataclass
 class SchedIntervals:
     """One thread's scheduler states as time intervals (µs), from sched_switch / waking events.
 
-    ``io_wait`` is 1 where ``sched_blocked_reason`` said the blocked interval waited on IO, 0
+    ``state`` holds :class:`nodes.perf.sched_state.SchedState` codes (Running, R, R+, S, D,
+    other). ``io_wait`` is 1 where ``sched_blocked_reason`` said the blocked interval waited on IO, 0
     where it said not, -1 where nothing said. Kept as columns: 18 bytes an interval.
     """
 
@@ -119,7 +114,10 @@ class Frame(Result, kw_only=True):
     """One displayed frame (Chrome DrawFrame, Android doFrame, Perfetto frame timeline, gfxinfo row)."""
 
     ts_us: float
-    dur_us: float
+    #: None when the frame has no end: a frame timeline frame whose ``FrameEnd`` never arrived
+    #: (trace_processor keeps it with ``dur`` -1). It is counted, with its jank verdict, but
+    #: has no duration to rank or average.
+    dur_us: float | None
     #: The budget the frame had (expected duration or vsync period), when the data says it.
     budget_us: float | None = None
     #: The producer's own verdict (frame timeline jank type, gfxinfo flags), when it has one.
@@ -450,7 +448,7 @@ class PerfData:
     def add_frame(self, frame: Frame) -> None:
         self._count()
         self.frames.append(frame)
-        self._seen(frame.ts_us, frame.ts_us + frame.dur_us)
+        self._seen(frame.ts_us, frame.ts_us + (frame.dur_us or 0.0))
 
     def add_thread_state(self, pid: int, tid: int, state: str, dur_us: float) -> None:
         """Accumulate scheduler time: state is "running", "runnable" or "sleeping"."""

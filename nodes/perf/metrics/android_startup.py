@@ -46,7 +46,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from nodes.perf.model import (
-    SCHED_STATES,
     ArtCount,
     ArtStats,
     BreakdownItem,
@@ -55,6 +54,7 @@ from nodes.perf.model import (
     StartupPhase,
     StartupRun,
 )
+from nodes.perf.sched_state import SchedState
 
 LAUNCHING = "launching: "
 LAUNCHING_ACTIVITY = "launchingActivity#"
@@ -554,7 +554,7 @@ def breakdown(ctx, key, start: float, end: float, has_sched: bool) -> tuple[list
             if a > cur + _EPS_US:
                 with_slices(cur, a, "unknown", False)
             a = max(a, cur)
-            with_slices(a, b, SCHED_STATES[s], io == 1)
+            with_slices(a, b, SchedState(s).label, io == 1)
             cur = max(cur, b)
         if cur < end - _EPS_US:
             with_slices(cur, end, "unknown", False)
@@ -572,15 +572,16 @@ def main_thread_state(pd: PerfData, key, start: float, end: float, has_blocked: 
     states = _states_in(pd, key, start, end)
     if not states:
         return None
-    by = [0.0] * len(SCHED_STATES)
+    by = dict.fromkeys(SchedState, 0.0)
     io = 0.0
     for a, b, s, w in states:
-        by[s] += b - a
-        if w == 1 and SCHED_STATES[s] == "D":
+        by[SchedState(s)] += b - a
+        if w == 1 and s == SchedState.D:
             io += b - a
     return MainThreadState(
-        running_ms=_ms(by[0]), runnable_ms=_ms(by[1] + by[2]), sleeping_ms=_ms(by[3]),
-        uninterruptible_ms=_ms(by[4]), io_wait_ms=_ms(io) if has_blocked else None,
+        running_ms=_ms(by[SchedState.RUNNING]), runnable_ms=_ms(by[SchedState.R] + by[SchedState.R_PREEMPTED]),
+        sleeping_ms=_ms(by[SchedState.S]), uninterruptible_ms=_ms(by[SchedState.D]),
+        io_wait_ms=_ms(io) if has_blocked else None,
     )
 
 

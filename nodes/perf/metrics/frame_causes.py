@@ -36,6 +36,7 @@ import numpy as np
 
 from nodes.perf.model import FrameCause, PerfData, WorstFrame
 from nodes.perf.parsers.perfetto_frames import APP_JANK, SF_JANK, JANK_LABELS, jank_components
+from nodes.perf.sched_state import SchedState
 
 BINDER_SLICE = re.compile(r"^binder transaction$|^AIDL::.*::client$|^HIDL::.*::client$")
 LOCK_SLICE = re.compile(r"^Lock contention on |^monitor contention with owner |^Contending for ")
@@ -60,9 +61,11 @@ MAX_SLICES_IN_WINDOW = 5000
 
 # The states a frame's window is cut by.
 _RUNNING, _RUNNABLE, _SLEEPING, _D, _IO = 0, 1, 2, 3, 4
-#: PerfData.sched_intervals codes (model.SCHED_STATES: Running, R, R+, S, D, other) → ours;
-#: D becomes IO where sched_blocked_reason said io_wait.
-_FROM_SCHED = np.array([_RUNNING, _RUNNABLE, _RUNNABLE, _SLEEPING, _D, _SLEEPING], dtype=np.int64)
+#: PerfData.sched_intervals codes (SchedState, by value) → ours; D becomes IO where
+#: sched_blocked_reason said io_wait.
+_FROM_SCHED = np.array([{SchedState.RUNNING: _RUNNING, SchedState.R: _RUNNABLE, SchedState.R_PREEMPTED: _RUNNABLE,
+                         SchedState.S: _SLEEPING, SchedState.D: _D, SchedState.OTHER: _SLEEPING}[s]
+                        for s in SchedState], dtype=np.int64)
 _LABEL_BITS = {label: bit for bit, label in JANK_LABELS}
 
 

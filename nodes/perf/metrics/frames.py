@@ -116,16 +116,22 @@ def frames(ctx) -> FrameStats | None:
     if not frames:
         return fs  # the app drew none: count 0, the others apart, and ``missing`` says so
     frames.sort(key=lambda f: f.ts_us)
-    durs = [f.dur_us / 1000.0 for f in frames]
     janky = [_janky(f, budget_ms) for f in frames]
     if timeline:
         types: Counter[str] = Counter()
         for f in frames:
             types.update(jank_components(f.jank_type))
         fs.jank_types = dict(types.most_common())
-    sd = sorted(durs)
     fs.jank_count = sum(1 for j in janky if j)
     fs.jank_ratio = round(fs.jank_count / len(frames), 4)
+    # A frame with an open end (no FrameEnd: trace_processor's dur -1) is counted above, with
+    # its jank verdict; it has no duration for the percentiles, the worst frames or the rate.
+    janky = [j for f, j in zip(frames, janky) if f.dur_us is not None]
+    frames = [f for f in frames if f.dur_us is not None]
+    if not frames:
+        return fs
+    durs = [f.dur_us / 1000.0 for f in frames]
+    sd = sorted(durs)
     fs.p50_ms, fs.p90_ms, fs.p99_ms = (round(_q(sd, q), 3) for q in (50, 90, 99))  # type: ignore[misc]
     fs.max_ms = round(sd[-1], 3)
     span_us = (frames[-1].ts_us + frames[-1].dur_us) - frames[0].ts_us
@@ -153,6 +159,8 @@ def _janky(f: Frame, budget_ms: float) -> bool:
         return f.janky
     if _is_timeline(f):
         return False  # Unspecified: the timeline gives no verdict, and none is made up
+    if f.dur_us is None:
+        return False
     return (f.dur_us / 1000.0) > (f.budget_us / 1000.0 if f.budget_us else budget_ms)
 
 
@@ -181,14 +189,15 @@ def _other_processes(ctx, others: list[Frame], budget_ms: float) -> list[OtherPr
         by[f.pid].append(f)
     rows = []
     for pid, fl in sorted(by.items(), key=lambda kv: -len(kv[1]))[:MAX_OTHER_PROCESSES]:
-        d = sorted(f.dur_us / 1000.0 for f in fl)
+        d = sorted(f.dur_us / 1000.0 for f in fl if f.dur_us is not None)  # open ends have none
         types: Counter[str] = Counter()
         for f in fl:
             types.update(jank_components(f.jank_type))
         rows.append(OtherProcessFrames(
             pid=pid, process=ctx.pd.processes.get(pid) if pid is not None else None, count=len(fl),
             jank_count=sum(1 for f in fl if _janky(f, budget_ms)),
-            p50_ms=round(_q(d, 50), 3), max_ms=round(d[-1], 3), jank_types=dict(types.most_common()),
+            p50_ms=round(_q(d, 50), 3) if d else None, max_ms=round(d[-1], 3) if d else None,
+            jank_types=dict(types.most_common()),
         ))
     return rows
 

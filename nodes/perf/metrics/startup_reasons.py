@@ -24,7 +24,8 @@ from nodes.perf.metrics.android_startup import (
     _states_in,
     _thread_slices,
 )
-from nodes.perf.model import SCHED_STATES, SlowReason
+from nodes.perf.model import SlowReason
+from nodes.perf.sched_state import SchedState
 
 # Thresholds, named as slow_start_thresholds.sql names them.
 RUNNABLE_PERCENTAGE = 15.0
@@ -78,7 +79,7 @@ def _sum_in_app(ctx, launch: Launch, test: Callable[[str], bool]) -> float:
 def _state_ms(ctx, key, launch: Launch, states: set[str], io_only: bool = False) -> float:
     st = launch.startup
     return sum(b - a for a, b, s, io in _states_in(ctx.pd, key, st.ts, st.ts_end)
-               if SCHED_STATES[s] in states and (not io_only or io == 1)) / 1000.0
+               if SchedState(s).label in states and (not io_only or io == 1)) / 1000.0
 
 
 def _pct(v: float, whole: float) -> float:

@@ -23,6 +23,7 @@ from typing import Iterable
 from nodes.perf.errors import PerfDataError
 from nodes.perf.formats import looks_text, max_whole_file, open_text, read_all
 from nodes.perf.model import MAX_INSTANTS, PerfData
+from nodes.perf.sched_state import classify, from_text
 
 FORMAT = "atrace"
 
@@ -138,7 +139,8 @@ class _Reader:
         self.counter_pid: dict[str, int] = {}
         self.unmatched_f = 0
         #: tid → (state, since µs) for sched-derived thread states
-        self.state: dict[int, tuple[str, float]] = {}
+        #: tid → (coarse state, since); the coarse state is None once the task died.
+        self.state: dict[int, tuple[str | None, float]] = {}
         self.state_acc: dict[int, dict[str, float]] = {}
         self.comms: dict[int, str] = {}
         self.unmatched_e = 0
@@ -257,18 +259,21 @@ class _Reader:
         pstate = m.group("pstate")
         if prev:
             self.comms.setdefault(prev, m.group("pcomm"))
-            self._to_state(prev, "runnable" if pstate.startswith("R") else "sleeping", ts)
+            # decoded as trace_processor reads systrace text ("D|K" is DK); a dead task (X, Z,
+            # x) is in no total, as in the Perfetto reader
+            self._to_state(prev, classify(from_text(pstate))[0], ts)
         if nxt:
             self.comms.setdefault(nxt, m.group("ncomm"))
             self._to_state(nxt, "running", ts)
 
-    def _to_state(self, tid: int, state: str, ts: float, only_from: str | None = None) -> None:
+    def _to_state(self, tid: int, state: str | None, ts: float, only_from: str | None = None) -> None:
         cur = self.state.get(tid)
         if cur is not None:
             if only_from is not None and cur[0] != only_from:
                 return
-            acc = self.state_acc.setdefault(tid, {})
-            acc[cur[0]] = acc.get(cur[0], 0.0) + max(0.0, ts - cur[1])
+            if cur[0] is not None:
+                acc = self.state_acc.setdefault(tid, {})
+                acc[cur[0]] = acc.get(cur[0], 0.0) + max(0.0, ts - cur[1])
         elif only_from is not None:
             pass
         self.state[tid] = (state, ts)
@@ -290,6 +295,8 @@ class _Reader:
                 open_async += 1
         self.async_open = {}
         for tid, (state, since) in self.state.items():
+            if state is None:
+                continue
             acc = self.state_acc.setdefault(tid, {})
             acc[state] = acc.get(state, 0.0) + max(0.0, end - since)
         for tid, acc in self.state_acc.items():

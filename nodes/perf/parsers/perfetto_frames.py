@@ -191,8 +191,8 @@ class FrameTimelineState:
         #: (pid, token) → (ts_ns, dur_ns) of the first expected surface frame, as
         #: trace_processor keeps only the first expected slice of a token per process.
         self._expected_surface: dict[tuple[int, int], tuple[int, int]] = {}
-        self.surface: list[tuple[int, int, object]] = []  # (ts, dur, actual start)
-        self.display: list[tuple[int, int, object]] = []
+        self.surface: list[tuple[int, int | None, object]] = []  # (ts, dur or None, actual start)
+        self.display: list[tuple[int, int | None, object]] = []
         self._event = _message_class()
         self.events = 0
         self.decode_errors = 0
@@ -230,7 +230,17 @@ class FrameTimelineState:
     def finish(self, data: PerfData) -> None:
         """Surface frames (the apps' work) become ``Frame`` rows with their expected slice,
         verdicts and the jank type of the display frame they were composited into; a trace
-        with only display frames gives SurfaceFlinger's frames instead."""
+        with only display frames gives SurfaceFlinger's frames instead.
+
+        An actual frame whose ``FrameEnd`` never came is kept with an open end (``dur_us``
+        None), as trace_processor's frame_timeline_event_parser begins its slice at the start
+        event and leaves ``dur`` at -1 until an end that never arrives: it still counts.
+        """
+        for kind, t0, smsg in self._open.values():
+            if kind == "actual_surface_frame_start":
+                self.surface.append((t0, None, smsg))
+            elif kind == "actual_display_frame_start":
+                self.display.append((t0, None, smsg))
         display_jank = {m.token: m.jank_type for _, _, m in self.display}
         source = self.surface or self.display
         for t0, dur, m in sorted(source, key=lambda x: x[0]):
@@ -249,7 +259,7 @@ class FrameTimelineState:
             data.add_frame(
                 Frame(
                     ts_us=t0 / 1000.0,
-                    dur_us=dur / 1000.0,
+                    dur_us=dur / 1000.0 if dur is not None else None,
                     budget_us=budget,
                     # Unspecified says nothing either way; otherwise user-visible types only.
                     janky=None if bits == 0 else is_user_visible(bits),
@@ -267,7 +277,7 @@ class FrameTimelineState:
                     display_jank_type=djank,
                 )
             )
-        self.unmatched += len(self._open)
+        self.unmatched += sum(1 for kind, _, _ in self._open.values() if not kind.startswith("actual_"))
         data.frame_summary["frame_timeline_surface_frames"] = float(len(self.surface))
         data.frame_summary["frame_timeline_display_frames"] = float(len(self.display))
         if self.display:

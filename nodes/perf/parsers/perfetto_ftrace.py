@@ -11,69 +11,20 @@ per event.
 
 from __future__ import annotations
 
-import re
 from array import array
-from itertools import accumulate
-from dataclasses import dataclass
-
-import numpy as np
+from dataclasses import dataclass, field
 
 from nodes.perf.model import PerfData, SchedIntervals
-from nodes.perf.parsers import perfetto_sched
 from nodes.perf.parsers.perfetto_binder import BinderState
-from nodes.perf.parsers.perfetto_sched import SchedLog
 from nodes.perf.parsers.perfetto_slices import AtraceLog, pair
+from nodes.perf.sched_state import SchedState, classify, from_raw, kernel_version
 
 # Event codes in the per-thread atrace columns.
 _B, _E = 1, 2
 # Event codes in the per-thread sched columns.
-_IN, _OUT_RUNNABLE, _OUT_SLEEPING, _OUT_DEAD, _WAKE, _BLOCKED = 0, 1, 2, 3, 4, 5
-# Interval state codes: indices into nodes.perf.model.SCHED_STATES.
-_S_RUNNING, _S_R, _S_RPLUS, _S_S, _S_D, _S_OTHER = 0, 1, 2, 3, 4, 5
-#: prev_state bits of a blocked task: TASK_INTERRUPTIBLE (S), TASK_UNINTERRUPTIBLE (D).
-_INTERRUPTIBLE, _UNINTERRUPTIBLE = 0x1, 0x2
-
-#: prev_state bits that mean the task is gone (EXIT_DEAD, EXIT_ZOMBIE, TASK_DEAD).
-_DEAD_BITS = 0x10 | 0x20 | 0x80
-#: Kernels >= 4.14 report a preempted task as 0x100 ("R+"): still runnable.
-_PREEMPT_BIT = 0x100
-
-
-def decode_prev_state(raw: int, kernel: tuple[int, int] | None) -> tuple[str | None, int]:
-    """``sched_switch.prev_state`` → (coarse state, interval state code).
-
-    The coarse state is "runnable", "sleeping" or None (the task died). The bits moved between
-    kernels, as trace_processor's ftrace_utils knows: from 4.14 the reported state is R 0,
-    S 1, D 2, T 4, t 8, X 16, Z 32, P 64, I 128 and preemption is 0x100; before, X and Z are
-    16/32, TASK_DEAD 64, TASK_WAKEKILL 128 (D|K = 130 is a killable sleep, not a death) and
-    preemption is TASK_STATE_MAX (1024 on 3.x, 2048 on 4.0–4.13). With no kernel version the
-    old reading stays: a dead bit of either layout, else runnable when no low state bit is set.
-    """
-    if kernel is not None and kernel >= (4, 14):
-        preempt, dead, low = _PREEMPT_BIT, 0x10 | 0x20, 0xFF
-    elif kernel is not None:
-        preempt = 1024 if kernel < (4, 0) else 2048
-        dead, low = 0x10 | 0x20 | 0x40, preempt - 1
-    else:
-        if raw & _DEAD_BITS:
-            return None, _S_OTHER
-        if raw & 0xFF == 0 or raw == _PREEMPT_BIT:
-            return "runnable", (_S_RPLUS if raw & (_PREEMPT_BIT | 1024 | 2048) else _S_R)
-        return "sleeping", (_S_D if raw & _UNINTERRUPTIBLE else _S_S if raw & _INTERRUPTIBLE else _S_OTHER)
-    if raw & preempt:
-        return "runnable", _S_RPLUS
-    state = raw & low
-    if state & dead:
-        return None, _S_OTHER
-    if state == 0:
-        return "runnable", _S_R
-    return "sleeping", (_S_D if state & _UNINTERRUPTIBLE else _S_S if state & _INTERRUPTIBLE else _S_OTHER)
-
-
-def kernel_version(uname: str | None) -> tuple[int, int] | None:
-    """(major, minor) from a ``Linux 5.10.107-android13 …`` line, None when it says none."""
-    m = re.search(r"(\d+)\.(\d+)", uname or "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
+# (a switch-out's arg is its raw prev_state, decoded by nodes/perf/sched_state.py at the end)
+_IN, _OUT, _WAKE, _BLOCKED, _NEW = 0, 1, 4, 5, 6
+_NONE = -1  # no state known yet
 _CLONE_THREAD = 0x00010000
 
 MAX_ASYNC = 100_000
@@ -82,6 +33,13 @@ MAX_ASYNC = 100_000
 MAX_SCHED_INTERVALS = 4_000_000
 #: atrace instants ("I|pid|name") kept: Android marks launch completion with one.
 MAX_ATRACE_INSTANTS = 50_000
+
+
+@dataclass
+class _Columns:
+    ts: array = field(default_factory=lambda: array("q"))
+    code: array = field(default_factory=lambda: array("b"))
+    arg: array = field(default_factory=lambda: array("q"))
 
 
 @dataclass
@@ -106,8 +64,10 @@ class FtraceState:
         self.async_slices: list[AsyncSlice] = []
         #: (tgid, counter name) → [(ts_ns, value)]
         self.counters: dict[tuple[int, str], list[tuple[int, float]]] = {}
-        self.sched = SchedLog()  # every scheduler event, in arrival order
+        self.sched: dict[int, _Columns] = {}  # tid → sched columns
         self._cpu_current: dict[int, int] = {}  # cpu → tid running on it (compact sched)
+        self._cpu_first_switch: dict[int, int] = {}  # cpu → time of its first compact switch
+        self.compact_wakings_skipped = 0
         self.names: dict[str, int] = {}
         self.name_list: list[str] = []
         self.prints = 0
@@ -121,7 +81,6 @@ class FtraceState:
         self.sched_first_ns: int | None = None
         self.sched_last_ns: int | None = None
         self.unknown_clock = False
-        self._saw_waking = False
         self.blocked_reasons = 0
         #: (tgid, tid, ts_ns, name) of atrace instants.
         self.instants: list[tuple[int, int, int, str]] = []
@@ -136,6 +95,14 @@ class FtraceState:
             i = self.names[name] = len(self.name_list)
             self.name_list.append(name)
         return i
+
+    def _push(self, table: dict[int, _Columns], tid: int, ts: int, code: int, arg: int = 0) -> None:
+        cols = table.get(tid)
+        if cols is None:
+            cols = table[tid] = _Columns()
+        cols.ts.append(ts)
+        cols.code.append(code)
+        cols.arg.append(arg)
 
     def _sched_seen(self, ts: int) -> None:
         if self.sched_first_ns is None or ts < self.sched_first_ns:
@@ -169,15 +136,9 @@ class FtraceState:
             elif kind == "sched_switch":
                 self._switch(cpu, to_ns(e.timestamp), e.sched_switch)
             elif kind == "sched_waking":
-                self._saw_waking = True
+                # Only sched_waking opens a runnable interval: trace_processor's ftrace_parser
+                # keeps sched_wakeup and sched_wakeup_new as instants, not thread states.
                 w = e.sched_waking
-                self._wake(to_ns(e.timestamp), w.pid, w.comm)
-            elif kind == "sched_wakeup" and not self._saw_waking:
-                # Waking and wakeup mark the same transition: use wakeup only when alone.
-                w = e.sched_wakeup
-                self._wake(to_ns(e.timestamp), w.pid, w.comm)
-            elif kind == "sched_wakeup_new":
-                w = e.sched_wakeup_new
                 self._wake(to_ns(e.timestamp), w.pid, w.comm)
             elif kind == "zero":
                 self._zero(to_ns(e.timestamp), tid, e.zero)
@@ -187,7 +148,7 @@ class FtraceState:
                 br = e.sched_blocked_reason
                 if br.pid and br.HasField("io_wait"):
                     self.blocked_reasons += 1
-                    self.sched.push(br.pid, to_ns(e.timestamp), _BLOCKED, 1 if br.io_wait else 0)
+                    self._push(self.sched, br.pid, to_ns(e.timestamp), _BLOCKED, 1 if br.io_wait else 0)
             elif kind == "binder_transaction":
                 self.binder.transaction(to_ns(e.timestamp), tid, e.binder_transaction)
             elif kind == "binder_transaction_received":
@@ -196,6 +157,9 @@ class FtraceState:
                 nt = e.task_newtask
                 if nt.comm:
                     self.comm[nt.pid] = nt.comm
+                if nt.pid:  # a new task starts runnable (ThreadStateTracker::PushNewTaskEvent)
+                    self._sched_seen(to_ns(e.timestamp))
+                    self._push(self.sched, nt.pid, to_ns(e.timestamp), _NEW)
                 if nt.clone_flags & _CLONE_THREAD:
                     self.tgid_of.setdefault(nt.pid, self.tgid_of.get(tid, tid))
                 else:
@@ -207,60 +171,11 @@ class FtraceState:
     def _compact(self, cpu: int, cs, to_ns) -> None:
         """Compact sched: delta-encoded timestamps, comms interned per bundle, prev implicit.
 
-        The columns go to the scheduler log whole (``SchedLog.add_compact``) when they are
-        well formed, the clock needs no conversion and the times fit in int64 (every real
-        trace); otherwise one switch at a time (:meth:`_compact_each`). Comm names follow the
-        same rules either way: a switch names its next task, a wake-up names a task not yet
-        named.
+        As trace_processor's FtraceSchedEventTracker reads it: the first switch of a CPU only
+        says who runs next (its previous task is unknown, so no state is written), and a
+        waking record before the CPU's first switch is dropped (``compact_sched_waking_skipped``).
+        Every other waking record opens a runnable interval like a ``sched_waking`` event.
         """
-        deltas = list(cs.switch_timestamp)
-        wdeltas = list(cs.waking_timestamp)
-        n, m = len(deltas), len(wdeltas)
-        table = list(cs.intern_table)
-        nxt = list(cs.switch_next_pid)[:n]
-        ci = list(cs.switch_next_comm_index)[:n]
-        wpid = list(cs.waking_pid)[:m]
-        wci = list(cs.waking_comm_index)[:m]
-        ts = list(accumulate(deltas))
-        wts = list(accumulate(wdeltas))
-        if (to_ns is not identity or len(nxt) < n or len(wpid) < m
-                or (n and ts[-1] >= perfetto_sched.SAFE_NS) or (m and wts[-1] >= perfetto_sched.SAFE_NS)
-                or (ci and max(ci) >= len(table)) or (wci and max(wci) >= len(table)) or "" in table):
-            self._compact_each(cpu, cs, to_ns)
-            return
-        if n:
-            comm = self.comm
-            had_zero = comm.get(0, _MISSING)
-            comm.update(zip(nxt[: len(ci)], map(table.__getitem__, ci)))  # a switch names its next task
-            if had_zero is _MISSING:  # ... unless it is the idle task
-                comm.pop(0, None)
-            else:
-                comm[0] = had_zero
-            states = list(cs.switch_prev_state)[:n]
-            if len(states) < n:
-                states += [1] * (n - len(states))
-            self._sched_seen(min(ts))
-            self._sched_seen(max(ts))
-            prev0 = self._cpu_current.get(cpu) or 0
-            self._cpu_current[cpu] = nxt[-1]
-            self.compact_switches += n
-        else:
-            states, prev0 = [], 0
-        if m:
-            named = dict(zip(reversed(wpid[: len(wci)]), reversed(wci)))  # each tid's first name
-            named.pop(0, None)
-            comm = self.comm
-            for tid, i in named.items():
-                comm.setdefault(tid, table[i])
-            real = wts if 0 not in wpid else [t for t, p in zip(wts, wpid) if p]
-            if real:
-                self._sched_seen(min(real))
-                self._sched_seen(max(real))
-            self.wakings += len(real)
-        self.sched.add_compact(prev0, ts, nxt, states, wts, wpid)
-
-    def _compact_each(self, cpu: int, cs, to_ns) -> None:
-        """Compact sched one event at a time: times beyond int64 or on a converted clock."""
         table = list(cs.intern_table)
         ts = 0
         prev_states = cs.switch_prev_state
@@ -272,16 +187,26 @@ class FtraceState:
             nxt = next_pids[i]
             if i < len(comm_idx) and comm_idx[i] < len(table) and nxt:
                 self.comm[nxt] = table[comm_idx[i]]
-            prev = self._cpu_current.get(cpu)
-            self._switch_pair(cpu, t, prev, prev_states[i] if i < len(prev_states) else 1, nxt)
             self.compact_switches += 1
+            if cpu not in self._cpu_current:
+                self._cpu_first_switch[cpu] = t
+                self._cpu_current[cpu] = nxt
+                self._sched_seen(t)
+                continue
+            prev = self._cpu_current[cpu]
+            self._switch_pair(cpu, t, prev, prev_states[i] if i < len(prev_states) else 1, nxt)
         ts = 0
         wake_pids = cs.waking_pid
         wake_comm = cs.waking_comm_index
+        first = self._cpu_first_switch.get(cpu)
         for i, delta in enumerate(cs.waking_timestamp):
             ts += delta
+            t = to_ns(ts)
+            if first is None or t < first:
+                self.compact_wakings_skipped += 1
+                continue
             comm = table[wake_comm[i]] if i < len(wake_comm) and wake_comm[i] < len(table) else ""
-            self._wake(to_ns(ts), wake_pids[i], comm)
+            self._wake(t, wake_pids[i], comm)
 
     def _switch(self, cpu: int, ts: int, sw) -> None:
         self.switches += 1
@@ -294,16 +219,12 @@ class FtraceState:
     def _switch_pair(self, cpu: int, ts: int, prev: int | None, prev_state: int, nxt: int) -> None:
         self._sched_seen(ts)
         if prev:  # tid 0 is the idle task: not a thread anyone asks about
-            if prev_state & _DEAD_BITS:
-                code = _OUT_DEAD
-            elif prev_state & 0xFF == 0 or prev_state == _PREEMPT_BIT:
-                code = _OUT_RUNNABLE
-            else:
-                code = _OUT_SLEEPING
-            self.sched.push(prev, ts, code, prev_state)
+            # prev_state is decoded once, at the end, with the kernel's bit layout
+            self._push(self.sched, prev, ts, _OUT, prev_state)
         if nxt:
-            self.sched.push(nxt, ts, _IN)
+            self._push(self.sched, nxt, ts, _IN)
         self._cpu_current[cpu] = nxt
+        self._cpu_first_switch.setdefault(cpu, ts)
 
     def _wake(self, ts: int, tid: int, comm: str) -> None:
         if not tid:
@@ -312,7 +233,7 @@ class FtraceState:
         self._sched_seen(ts)
         if comm:
             self.comm.setdefault(tid, comm)
-        self.sched.push(tid, ts, _WAKE)
+        self._push(self.sched, tid, ts, _WAKE)
 
     def _zero(self, ts: int, tid: int, z) -> None:
         """Kernel ``systrace/0`` events: atrace in a kernel tracepoint (flag bits B=1, E=2, C=4)."""
@@ -420,40 +341,44 @@ class FtraceState:
             data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
         end = self.sched_last_ns
         kept = 0
-        rows = perfetto_sched.thread_states(self.sched, kernel, end)
-        if rows is None:  # times numpy cannot hold: the reference walk, thread by thread
-            rows = []
-            for tid in self.sched.tids():
-                totals, iv = self._thread_states(*self.sched.thread_events(tid), kernel, end)
-                rows.append((tid, [totals[k] for k in perfetto_sched.COARSE], iv))
-        for tid, totals, iv in rows:
+        for tid, cols in self.sched.items():
             pid = self.pid_for(tid, known_tgid)
-            for k, v in zip(perfetto_sched.COARSE, totals):
+            totals, iv = self._thread_states(cols, kernel, end)
+            for k, v in totals.items():
                 if v:
                     data.add_thread_state(pid, tid, k, v / 1000.0)
-            if iv is None:
-                continue
-            if not isinstance(iv, SchedIntervals):
-                iv = SchedIntervals(*perfetto_sched.as_arrays(iv))
             if len(iv):
                 if kept + len(iv) <= MAX_SCHED_INTERVALS:
                     data.sched_intervals[(pid, tid)] = iv
                     kept += len(iv)
                 else:
                     self.sched_intervals_dropped += len(iv)
-        self.sched = SchedLog()
+        self.sched.clear()
         if self.sched_intervals_dropped:
             data.warn(f"{self.sched_intervals_dropped:,} scheduler intervals beyond {MAX_SCHED_INTERVALS:,} were "
                       "not kept; per-thread totals still cover them")
 
     @staticmethod
-    def _thread_states(ts_col, code_col, arg_col, kernel: tuple[int, int] | None, end: int | None):
-        """One thread's events (in arrival order) taken in time order → (totals ns by coarse
-        state, SchedIntervals): the reference for perfetto_sched.thread_states, which builds the
-        same for every thread at once.
+    def _thread_states(cols: _Columns, kernel: tuple[int, int] | None, end: int | None):
+        """One thread's events in time order → (totals ns by coarse state, SchedIntervals).
 
-        An interval is [since, ts) in one state. ``sched_blocked_reason`` says whether the last
-        blocked (S/D) interval waited on IO — the open one when it comes while still asleep.
+        The state machine of trace_processor's ThreadStateTracker
+        (src/trace_processor/importers/common/thread_state_tracker.cc), one thread at a time:
+
+        * a switch-in closes whatever was open and opens Running;
+        * a switch-out opens the state ``prev_state`` names (R+ — preempted — is runnable).
+          If the thread was not Running (an event was lost), the open state is left without
+          an end and is not counted, as trace_processor leaves its ``dur`` at -1;
+        * a ``sched_waking`` (compact sched's waking records included) closes a blocked state
+          — anything but Running and R, so R+ too — and opens R; one for a thread with no
+          state yet opens R; one for a thread Running or in R changes nothing;
+        * ``task_newtask`` opens R for the new thread (trace_processor gives it a new thread
+          id, so whatever was open for the old one is not counted);
+        * ``sched_blocked_reason`` says whether the last blocked interval waited on IO, as long
+          as the thread has not run since.
+
+        An interval is [since, ts). The last state runs to the end of the scheduler data
+        (trace_processor leaves it open); time before a thread's first event is not counted.
         """
         totals = {"running": 0, "runnable": 0, "sleeping": 0}
         starts: list[int] = []
@@ -461,40 +386,46 @@ class FtraceState:
         codes: list[int] = []
         ios: list[int] = []
         state: str | None = None
-        detail = _S_OTHER
+        detail = _NONE
         since = 0
         open_io = -1  # IO verdict for the open interval
-        last_blocked = -1  # index of the last closed blocked interval
-        blocked_codes = (_S_S, _S_D, _S_OTHER)
+        last_blocked = -1  # index of the last closed blocked interval, -1 once it ran again
+        open_blocked = False
+        ts_col, code_col, arg_col = cols.ts, cols.code, cols.arg
         for i in sorted(range(len(ts_col)), key=ts_col.__getitem__):
             ts, code = ts_col[i], code_col[i]
             if code == _BLOCKED:
-                if state == "sleeping":
+                if open_blocked:
                     open_io = arg_col[i]
                 elif last_blocked >= 0:
                     ios[last_blocked] = arg_col[i]
                 continue
-            if code == _WAKE and state is not None and state != "sleeping":
+            if code == _WAKE and detail in (SchedState.RUNNING, SchedState.R):
                 continue
-            if state is not None:
-                totals[state] += ts - since
+            lost = code == _OUT and detail not in (_NONE, SchedState.RUNNING)
+            if detail != _NONE and code != _NEW and not lost:
+                if state is not None:
+                    totals[state] += ts - since
                 if ts > since:
                     starts.append(since)
                     ends.append(ts)
                     codes.append(detail)
                     ios.append(open_io)
-                    if detail in blocked_codes:
+                    if open_blocked:
                         last_blocked = len(codes) - 1
             open_io = -1
             since = ts
-            if code == _WAKE:
-                state, detail = "runnable", _S_R
+            if code == _WAKE or code == _NEW:
+                state, detail = "runnable", SchedState.R
             elif code == _IN:
-                state, detail = "running", _S_RUNNING
+                state, detail = "running", SchedState.RUNNING
+                last_blocked = -1
             else:  # switched out: what it left as, read with this kernel's bit layout
-                state, detail = decode_prev_state(arg_col[i], kernel)
-        if state is not None and end is not None:
-            totals[state] += end - since
+                state, detail = classify(from_raw(arg_col[i], kernel))
+            open_blocked = detail not in (SchedState.RUNNING, SchedState.R)
+        if detail != _NONE and end is not None:
+            if state is not None:
+                totals[state] += end - since
             if end > since:
                 starts.append(since)
                 ends.append(end)
@@ -508,23 +439,16 @@ class FtraceState:
         return totals, iv
 
 
-_MISSING = object()
-#: The ftrace event kinds FtraceState.bundle reads; every other kind is skipped.
-_HANDLED = frozenset({
-    "print", "sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "zero",
-    "sched_blocked_reason", "binder_transaction", "binder_transaction_received", "task_newtask",
-    "task_rename",
-})
-
-
 def identity(t: int) -> int:
     """The ftrace clock is the trace clock: times pass unchanged."""
     return t
 
 
-def _sums_fit(deltas: np.ndarray) -> bool:
-    """Do the running sums of these unsigned deltas stay well inside int64?"""
-    return not len(deltas) or int(deltas.max()) * len(deltas) < perfetto_sched.SAFE_NS
+#: The ftrace event kinds FtraceState.bundle reads; every other kind is skipped.
+_HANDLED = frozenset({
+    "print", "sched_switch", "sched_waking", "zero", "sched_blocked_reason", "binder_transaction",
+    "binder_transaction_received", "task_newtask", "task_rename",
+})
 
 
 def _is_int(s: str) -> bool:
