@@ -5,7 +5,7 @@ For each Perfetto trace in tests/data (and ../shared/traces when it is there; co
 same bytes are read once) and for four variants made from the warm-start capture — gzipped,
 cut in the middle of a packet, three shifted copies (benchmarks/_perfetto_concat.py), and
 read with a small event cap — two things are compared with files committed under
-tests/data/perfetto_expected/:
+tests/data/expected/perfetto/:
 
 * ``<name>.analyze.json.gz`` — the JSON ``perfscout analyze --json`` prints
   (app/analyze_cmd.py ``to_json``), with the file's path replaced by its name;
@@ -30,7 +30,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
-EXPECTED = DATA / "perfetto_expected"
+EXPECTED = DATA / "expected" / "perfetto"
 SHARED = ROOT.parent / "shared" / "traces"
 WARM = DATA / "perfetto" / "api32_startup_warm.perfetto-trace"
 #: The event cap of the capped variant: small enough to stop the warm start in its first half.
