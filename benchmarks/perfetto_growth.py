@@ -61,10 +61,10 @@ def baseline(path: str) -> dict:
     return {"events": events, "compact_values": values, "checksum": checksum % 1_000_003}
 
 
-def _run(cmd: list[str]) -> dict:
+def _run(cmd: list[str], cwd: str | os.PathLike = ROOT) -> dict:
     """One process: its user+sys CPU, wall time and peak RSS; stdout discarded."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     err = p.stderr.read().decode(errors="replace") if p.stderr else ""
@@ -76,8 +76,8 @@ def _run(cmd: list[str]) -> dict:
     return {"cpu_s": ru.ru_utime + ru.ru_stime, "wall_s": wall, "peak_rss_mb": ru.ru_maxrss / 1024}
 
 
-def _best(cmd: list[str], runs: int) -> dict:
-    tries = [_run(cmd) for _ in range(runs)]
+def _best(cmd: list[str], runs: int, cwd: str | os.PathLike = ROOT) -> dict:
+    tries = [_run(cmd, cwd) for _ in range(runs)]
     best = min(tries, key=lambda r: r["cpu_s"])
     return {**best, "cpu_s_all": [round(r["cpu_s"], 3) for r in tries],
             "peak_rss_mb_max": max(r["peak_rss_mb"] for r in tries)}
@@ -93,6 +93,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--dir", help="where the generated traces go (default: a temporary folder)")
     ap.add_argument("--keep", action="store_true", help="keep the generated traces (reused next time)")
+    ap.add_argument("--compare", action="append", default=[], metavar="LABEL=DIR",
+                    help="also time `python -m app.cli analyze --json` run from another checkout (e.g. the "
+                         "commit before a change), same sizes, same run")
     ap.add_argument("--baseline", metavar="FILE", help=argparse.SUPPRESS)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "perfetto_growth.json"))
     args = ap.parse_args(argv)
@@ -126,8 +129,17 @@ def main(argv: list[str]) -> int:
             ours = _best([perfscout, "analyze", "--json", path], args.runs)
             base = _best([sys.executable, "-m", "benchmarks.perfetto_growth", "--baseline", path], args.runs)
             ratio = ours["cpu_s"] / base["cpu_s"]
+            others = {}
+            for spec in args.compare:
+                label, _, where = spec.partition("=")
+                others[label] = _best([sys.executable, "-m", "app.cli", "analyze", "--json", path], args.runs,
+                                      cwd=where)
+                others[label]["cpu_ratio"] = round(others[label]["cpu_s"] / base["cpu_s"], 2)
+                print(f"   {label}: CPU {others[label]['cpu_s']:.2f} s, ratio {others[label]['cpu_ratio']:.2f}, "
+                      f"peak {others[label]['peak_rss_mb_max']:.0f} MB", flush=True)
             rows.append({"size_mb": round(size, 1), "copies": copies, "ours": ours, "baseline": base,
-                         "cpu_ratio": round(ratio, 2), "ours_mb_per_cpu_s": round(size / ours["cpu_s"], 1)})
+                         "cpu_ratio": round(ratio, 2), "ours_mb_per_cpu_s": round(size / ours["cpu_s"], 1),
+                         **({"compare": others} if others else {})})
             print(f"{size:8.1f} {ours['cpu_s']:10.2f} {base['cpu_s']:10.2f} {ratio:6.2f} {size / ours['cpu_s']:9.1f} "
                   f"{ours['wall_s']:11.2f} {base['wall_s']:11.2f} {ours['peak_rss_mb_max']:12.0f} "
                   f"{base['peak_rss_mb_max']:12.0f}", flush=True)
