@@ -37,6 +37,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, Field
 
 from app import threads as thread_store
+from app.cancel import CancelRequest, RunningTurns, cancellable
 from app.checkpoint import open_checkpointer
 from app.decision_log import DecisionLog
 from app.errors import RequestError, RunNotAllowed, ThreadBusy, TurnInterrupted
@@ -132,6 +133,8 @@ class PerfScout:
         self._locks: thread_store.ThreadLocks | None = None
         self.workspace = str(Path(workspace or ".").resolve())
         self.decisions = DecisionLog(self.settings.decision_log)
+        #: The turns this object runs right now (``cancel`` stops them; app/cancel.py).
+        self.turns = RunningTurns()
 
     # --- lifecycle ----------------------------------------------------------------------
     def __enter__(self) -> "PerfScout":
@@ -277,13 +280,14 @@ class PerfScout:
         yield from self._events(_resumed(answer, allow_run), thread_id, expect="needs_input")
 
     async def aask(self, text: str, **kwargs: Any) -> AskResult:
-        return await asyncio.to_thread(self.ask, text, **kwargs)
+        """``ask`` from async code; cancelling the awaiting task stops the turn (as ``cancel``)."""
+        return await _cancellable_thread(lambda: self.ask(text, **kwargs))
 
     async def aresume(self, thread_id: str, answer: str, **kwargs: Any) -> AskResult:
-        return await asyncio.to_thread(self.resume, thread_id, answer, **kwargs)
+        return await _cancellable_thread(lambda: self.resume(thread_id, answer, **kwargs))
 
     async def acontinue_run(self, thread_id: str, **kwargs: Any) -> AskResult:
-        return await asyncio.to_thread(self.continue_run, thread_id, **kwargs)
+        return await _cancellable_thread(lambda: self.continue_run(thread_id, **kwargs))
 
     async def astream(self, text: str, **kwargs: Any) -> AsyncIterator[StreamEvent]:
         """``stream`` for async code: events arrive as the worker thread produces them."""
@@ -293,6 +297,14 @@ class PerfScout:
     async def astream_resume(self, thread_id: str, answer: str, **kwargs: Any) -> AsyncIterator[StreamEvent]:
         async for ev in _aiter_thread(lambda: self.stream_resume(thread_id, answer, **kwargs)):
             yield ev
+
+    def cancel(self, thread_id: str | None = None) -> list[str]:
+        """Stop the turn running on ``thread_id`` (None: every turn this object runs), as Ctrl-C
+        does: callable from any thread, it returns at once; the turn stops at its next safe point
+        (a running program is polled every 0.1 s), its process tree is stopped, and the call
+        that ran it raises ``TurnInterrupted``. The thread reads ``incomplete``;
+        ``continue_run`` goes on from its last checkpoint. Returns the threads asked to stop."""
+        return self.turns.cancel(thread_id)
 
     # --- threads (the checkpointer's conversations) -----------------------------------------
     @property
@@ -402,7 +414,8 @@ class PerfScout:
                 if expect == "incomplete":
                     self._check_continue_permission(tid, current, inp)
             try:
-                yield from self._stream(inp() if callable(inp) else inp, tid, cfg)
+                with self.turns.running(tid):
+                    yield from self._stream(inp() if callable(inp) else inp, tid, cfg)
             except KeyboardInterrupt as e:
                 if isinstance(e, TurnInterrupted):
                     raise
@@ -504,6 +517,40 @@ def _jsonable(update: dict[str, Any]) -> dict[str, Any]:
         return str(o)
 
     return orjson.loads(orjson.dumps(update, default=default))
+
+
+#: Seconds a cancelled async call waits for its turn to stop (its process tree included).
+STOP_WAIT_S = 30.0
+
+
+async def _cancellable_thread(fn: Callable[[], AskResult]) -> AskResult:
+    """Run a turn in a worker thread under a CancelRequest of its own (app/cancel.py): when the
+    awaiting task is cancelled, the turn is asked to stop and awaited (bounded) before the
+    cancellation goes on, so no program outlives the call. A turn stopped by ``cancel`` raises
+    ``asyncio.CancelledError`` here: a ``KeyboardInterrupt`` inside a task would stop the
+    caller's whole event loop."""
+    import contextvars
+
+    request = CancelRequest()
+
+    def work() -> tuple[str, Any]:
+        with cancellable(request):
+            try:
+                return "done", fn()
+            except KeyboardInterrupt as e:  # TurnInterrupted: handed over as a value
+                return "interrupted", e
+
+    loop = asyncio.get_running_loop()
+    fut = loop.run_in_executor(None, contextvars.copy_context().run, work)
+    try:
+        tag, value = await asyncio.shield(fut)
+    except asyncio.CancelledError:
+        request.cancel()
+        await asyncio.wait({fut}, timeout=STOP_WAIT_S)
+        raise
+    if tag == "interrupted":
+        raise asyncio.CancelledError(f"the turn of thread {getattr(value, 'thread_id', '?')} was cancelled")
+    return value
 
 
 async def _aiter_thread(make_iter: Callable[[], Iterator[StreamEvent]]) -> AsyncIterator[StreamEvent]:

@@ -97,7 +97,7 @@ def ask(
 
     interactive = sys.stdin.isatty() and not as_json
     view = _progress(as_json)
-    with PerfScout(_settings(offline), workspace=workspace) as ps, _closing(view), _interrupts():
+    with PerfScout(_settings(offline), workspace=workspace) as ps, _closing(view), _interrupts(ps):
         result = ps.ask(
             text,
             thread_id=thread,
@@ -153,7 +153,7 @@ def resume(
     from app.threads_cmd import printable
 
     view = _progress(as_json)
-    with PerfScout(_settings(offline)) as ps, _closing(view), _interrupts():
+    with PerfScout(_settings(offline)) as ps, _closing(view), _interrupts(ps):
         if answer is None:
             current = ps.result(thread)
             if current.status == "needs_input":
@@ -209,7 +209,7 @@ def _analyze_in_thread(path: Path | None, thread: str, as_json: bool, workspace:
 
     text = f"分析一下这份数据 {path}" if path is not None else "分析一下刚才采集的这份数据"
     view = _progress(as_json)
-    with PerfScout(_settings(offline), workspace=workspace) as ps, _closing(view), _interrupts():
+    with PerfScout(_settings(offline), workspace=workspace) as ps, _closing(view), _interrupts(ps):
         result = ps.ask(text, thread_id=thread, on_event=view)
         if result.status == "needs_input" and path is not None and (result.question or {}).get("field") == "data_path":
             # The sentence did not carry a path the extractor knows (an unusual extension):
@@ -267,18 +267,42 @@ def _closing(view: Any):
             view.close()
 
 
+#: Seconds after Ctrl-C before the CLI says it is still stopping the turn.
+STOPPING_NOTE_S = 2.0
+
+
 @contextmanager
-def _interrupts():
-    """Ctrl-C during a turn: say how to continue it, exit 130. (typer turns a KeyboardInterrupt
-    that leaves a command into a silent exit 130, so main() never sees it.) LangGraph lets the
-    node that runs finish first; the thread then reads ``incomplete`` (app/threads.py)."""
+def _interrupts(ps: Any):
+    """Ctrl-C during a turn stops it (app/cancel.py): the node stops at its next safe point, the
+    program's process tree with it, and the thread reads ``incomplete``; then say how to
+    continue it and exit 130. (typer turns a KeyboardInterrupt that leaves a command into a
+    silent exit 130, so main() never sees it.)"""
+    import threading
+
+    from app.cancel import sigint_cancels
+
+    timers: list[threading.Timer] = []
+
+    def stopping(_threads: list[str]) -> None:
+        # Said only when the turn is slow to stop (a node inside a model call finishes that
+        # call first); otherwise the one line below is all the user reads. One raw write: a
+        # buffered stream may be mid-write.
+        t = threading.Timer(STOPPING_NOTE_S, os.write, (2, b"perfscout: stopping the turn (Ctrl-C again to interrupt)\n"))
+        t.daemon = True
+        timers.append(t)
+        t.start()
+
     try:
-        yield
+        with sigint_cancels(ps.turns, on_cancel=stopping):
+            yield
     except KeyboardInterrupt as e:
         tid = getattr(e, "thread_id", None)  # app.errors.TurnInterrupted
         more = f"; the turn is incomplete, continue it with  perfscout resume {tid}" if tid else ""
         typer.echo(f"perfscout: interrupted{more}", err=True)
         raise typer.Exit(ExitCode.INTERRUPTED) from None
+    finally:
+        for t in timers:
+            t.cancel()
 
 
 # --- commands added by areas (keep each a thin wrapper over a function in its own module) ---
@@ -505,6 +529,22 @@ def _usage_error_types() -> tuple[type[BaseException], ...]:
     return tuple(t for t in loaded if isinstance(t, type)) + (FileNotFoundError,)
 
 
+def _exit_interrupted() -> None:
+    """Exit 130 at once after Ctrl-C. By now the turn's checkpoint store is closed and its
+    process tree gone; what is left is the interpreter's teardown of LangGraph, pydantic and
+    the rest, 0.5–1 s on a loaded 2-core machine — the difference between Ctrl-C answering
+    within a second and not. Streams and logging are flushed first."""
+    import logging
+
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(ExitCode.INTERRUPTED)
+
+
 def main() -> None:
     """Entry point: every error is one line and a documented exit code, never a traceback."""
     try:
@@ -525,8 +565,12 @@ def main() -> None:
                 typer.echo(f"perfscout: {e}", err=True)
                 sys.exit(ExitCode.FAILED)
             raise
+        if code == ExitCode.INTERRUPTED:
+            _exit_interrupted()
         sys.exit(code if isinstance(code, int) else ExitCode.OK)
     except typer.Exit as e:
+        if e.exit_code == ExitCode.INTERRUPTED:
+            _exit_interrupted()
         sys.exit(e.exit_code)
     except (CliError,) as e:
         typer.echo(f"perfscout: {e}", err=True)
@@ -535,7 +579,7 @@ def main() -> None:
         tid = getattr(e, "thread_id", None)  # app.errors.TurnInterrupted: a turn was running
         more = f"; the turn is incomplete, continue it with  perfscout resume {tid}" if tid else ""
         typer.echo(f"perfscout: interrupted{more}", err=True)
-        sys.exit(ExitCode.INTERRUPTED)
+        _exit_interrupted()
     except Exception as e:  # the last line of defence: one line, not a traceback
         # typer ships its own click: recognise its usage errors by shape, not by class.
         if hasattr(e, "show") and hasattr(e, "exit_code"):

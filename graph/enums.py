@@ -42,8 +42,11 @@ class ErrorKind(str, Enum):
     UNAVAILABLE = "unavailable"
 
 
-#: Error kinds that a second attempt may fix.
-RETRYABLE_KINDS: frozenset[ErrorKind] = frozenset({ErrorKind.RETRYABLE, ErrorKind.TIMEOUT})
+#: Error kinds that a second attempt may fix. Not TIMEOUT: a run that outlived its limit (a
+#: hang, an adb call that never answered) ends the same way with the same input, and a
+#: retry only doubled the wait; a profile cut at the limit is a result, not an error
+#: (nodes/collect/profile.py).
+RETRYABLE_KINDS: frozenset[ErrorKind] = frozenset({ErrorKind.RETRYABLE})
 
 
 class TargetOrigin(str, Enum):

@@ -118,10 +118,22 @@ def test_retry_budget_from_state_is_honoured():
     g = build_graph(
         checkpointer=InMemorySaver(),
         nodes={Node.ORCHESTRATOR: _route_as("full_analysis"),
-               Node.COLLECTOR: _flaky_collector(ErrorKind.TIMEOUT, calls)},
+               Node.COLLECTOR: _flaky_collector(ErrorKind.RETRYABLE, calls)},
     )
     g.invoke({"messages": [HumanMessage("x")], "allow_run": True, "retry_budget": 0}, _cfg())
     assert len(calls) == 1
+
+
+def test_a_timeout_is_not_retried():
+    """The same run would end at the same limit: one attempt, and the answer says so."""
+    calls: list[int] = []
+    g = build_graph(
+        checkpointer=InMemorySaver(),
+        nodes={Node.ORCHESTRATOR: _route_as("full_analysis"),
+               Node.COLLECTOR: _flaky_collector(ErrorKind.TIMEOUT, calls)},
+    )
+    out = g.invoke({"messages": [HumanMessage("x")], "allow_run": True, "retry_budget": 3}, _cfg())
+    assert len(calls) == 1 and "not retryable" in out["answer"]
 
 
 def test_missing_permission_is_rejected_before_anything_runs():

@@ -22,4 +22,18 @@ def test_vectorised_slice_pairing_equals_the_stack_walk(events):
     want, w_unmatched, w_unfinished = _pair_reference(log)
     got, unmatched, unfinished = pair(log)
     assert (unmatched, unfinished) == (w_unmatched, w_unfinished)
-    assert [(t, list(zip(a.tolist(), b.tolist(), c.tolist()))) for t, a, b, c in got] == want
+    assert [(t, list(zip(a.tolist(), b.tolist(), c.tolist())), list(zip(d.tolist(), e.tolist())))
+            for t, a, b, c, d, e in got] == want
+
+
+def test_every_kind_the_bundle_reads_is_in_the_skip_set():
+    """FtraceState.bundle skips kinds outside _HANDLED before its chain of kind tests: a kind
+    added to the chain but not to the set would silently never be read."""
+    import inspect
+    import re
+
+    from nodes.perf.parsers import perfetto_ftrace
+
+    source = inspect.getsource(perfetto_ftrace.FtraceState.bundle)
+    read = set(re.findall(r'kind == "([a-z_0-9]+)"', source))
+    assert read and read <= perfetto_ftrace._HANDLED, read - perfetto_ftrace._HANDLED

@@ -10,7 +10,7 @@
 - A turn SIGKILLed mid-collection reads ``incomplete`` before ``collector`` (it used to read
   ``done`` with no answer) and ``perfscout resume T`` continues it — only with ``--allow-run``
   again (without it nothing runs). Ctrl-C: exit 130, the line says how to continue, the thread
-  reads ``incomplete`` after the node LangGraph let finish.
+  reads ``incomplete`` before the node it stopped.
 
 The model is tests/fault_server.py (``slow-<s>-<answer>`` keeps a turn inside its fallback call,
 holding the thread, for as long as a test needs). PostgreSQL comes from tests/postgres_server.py.
@@ -295,8 +295,9 @@ def test_a_turn_killed_mid_collection_reads_incomplete_and_resumes_only_with_all
 
 
 def test_ctrl_c_mid_collection_exits_130_and_the_turn_reads_incomplete(tmp_path):
-    """LangGraph lets the running node finish after Ctrl-C (here at the run limit), saves its
-    work, then stops: the thread reads ``incomplete`` after that node and continues from there."""
+    """Ctrl-C stops the running node at its next safe point (app/cancel.py): the thread reads
+    ``incomplete`` before that node and continues from there (tests/test_stop_and_limit.py
+    checks the process tree and the time)."""
     (tmp_path / "prog.py").write_text(PROGRAM)
     env = _env(tmp_path, str(tmp_path / "home" / "checkpoints.sqlite"), PERFSCOUT_RUN_TIMEOUT="5")
     p = _start_collection(env, tmp_path, "ctrlc")

@@ -27,6 +27,7 @@ from nodes.collect.handoff import split_analysable
 from nodes.collect.options import CollectOptions
 from nodes.collect.profile import program_env
 from nodes.collect.rundir import write_json, write_text
+from nodes.collect.run_limit import raise_limit_hint
 from nodes.collect.runner import Launched, RunResult
 from nodes.collect.target import Target
 from nodes.framework.errors import ToolFailure
@@ -123,7 +124,7 @@ def _check(res: RunResult, target: Target, opts: CollectOptions, watch: ReadyWat
         raise ToolFailure(
             ErrorKind.TIMEOUT,
             f"{what}: {target.display} was not {'done' if watch.by_exit else 'ready'} within the "
-            f"{opts.timeout_s:g} s limit (waiting for {watch.label}); stopped it; {where}",
+            f"{opts.timeout_s:g} s limit (waiting for {watch.label}); stopped it. {raise_limit_hint(opts.timeout_s)}; {where}",
         )
     rc = res.returncode
     if res.outcome == "exited" and rc not in (0, None):

@@ -3,7 +3,9 @@
 The program is launched once and every observer attaches to that one process, so the stacks,
 the CPU/RSS series and the counters describe the same run. The outcome is classified for the
 retry policy: the profiler failing to attach while the program runs is worth one retry; a
-crash, a missing file or a refusal is not; a hang is a timeout. Whatever happens, the run
+crash, a missing file or a refusal is not. A program still running at the time limit is stopped
+there and profiled for the limit, as a profiler's duration is its sampling window; only a run
+that sampled nothing by then is a timeout (and is not retried: the same run ends the same way). Whatever happens, the run
 folder keeps ``run.json``, the bounded output and whatever was measured, and nothing the
 program started is left running.
 """
@@ -32,6 +34,7 @@ from nodes.collect.pyspy import (
     interpreter_not_up,
 )
 from nodes.collect.rundir import write_json, write_text
+from nodes.collect.run_limit import raise_limit_hint
 from nodes.collect.runner import Launched
 from nodes.collect.sampler import TreeSampler
 from nodes.collect.target import Target
@@ -190,20 +193,29 @@ def _classify(target, run_dir, opts, record, files, result, spy_out, attach_fail
             f"py-spy could not attach to {target.display} (pid {result.pid}): {spy_out.message}; "
             f"{attach_hint(spy_out.message)}. Stopped the program; {where}",
         )
-    if result.outcome == "timeout":
+    at_limit = result.outcome == "timeout"
+    if at_limit and not (spy_out is not None and spy_out.ok) and not files.get("series"):
+        # Nothing was sampled up to the limit: nothing to analyse, and the same run would
+        # end the same way (a timeout is not retried).
         raise ToolFailure(
             ErrorKind.TIMEOUT,
-            f"{target.display} was still running after the {opts.timeout_s:g} s limit; stopped it "
-            f"({stopped} process{'es' if stopped != 1 else ''}). Raise the limit (run_timeout_s) or give it "
-            f"smaller input; {where}",
+            f"{target.display} was still running after the {opts.timeout_s:g} s limit and nothing was "
+            f"sampled; stopped it ({stopped} process{'es' if stopped != 1 else ''}). {raise_limit_hint(opts.timeout_s)}; {where}",
         )
-    rc = result.returncode
+    rc = None if at_limit else result.returncode
     if rc not in (0, None):
         how = f"was killed by signal {-rc}" if rc < 0 else f"exited with status {rc}"
         tail = result.stderr_tail() or "(no output on stderr)"
         raise ToolFailure(ErrorKind.VALIDATION, f"{target.display} {how}; {where}. Its stderr ends with:\n{tail}")
 
     notes: list[str] = list(record["notes"])
+    if at_limit:
+        # A profiler's time limit is its sampling window (py-spy record --duration): what was
+        # sampled until the limit is the profile, and the answer says where it was cut.
+        notes.append(
+            f"the program was still running at the {opts.timeout_s:g} s run limit and was stopped there; "
+            f"the profile covers those {opts.timeout_s:g} s. {raise_limit_hint(opts.timeout_s)}"
+        )
     if spy_out is not None and not spy_out.ok:
         notes.append(
             f"the program ended after {result.wall_s * 1000:.0f} ms, before py-spy could sample it "
@@ -216,13 +228,15 @@ def _classify(target, run_dir, opts, record, files, result, spy_out, attach_fail
             f"output was {result.stdout.total + result.stderr.total} bytes; kept the first and last "
             f"{opts.capture_limit // 1024} KiB of each stream"
         )
-    if stopped:
+    if stopped and not at_limit:
         notes.append(f"stopped {stopped} process{'es' if stopped != 1 else ''} the program left running")
     paths, handoff_notes = split_analysable({k: v for k, v in files.items() if k in ("profile", "series", "perf_stat")})
     notes += handoff_notes
     summary: dict[str, Any] = {
         "command": target.display,
         "exit_code": rc,
+        # Set when the run was cut at the limit (seconds): the report leads with it.
+        "stopped_at_limit_s": opts.timeout_s if at_limit else None,
         "pid": result.pid,
         "wall_s": record["wall_s"],
         "python": target.is_python,

@@ -18,7 +18,9 @@ What: each key names a metric (:mod:`nodes.compare.keys`), quoted or as nested t
 A metric value is the median of its samples in that run (``startup.ttid_ms``: the median over
 the trace's launches). A budget whose metric the data lacks is ``missing``, a failure unless
 ``allow_missing``. ``regression.max_pct`` compares the checked runs with a baseline on every
-budgeted metric (on every directional metric both sides have when no metric is budgeted); when
+budgeted metric (on every directional metric both sides have when no metric is budgeted — less
+the rows named by a function, a process or a window, ``hotspots``, ``cpu``, ``power``,
+``memory."<process>"``, which only a budget naming them checks); when
 both sides have several runs a regression counts only if it is significant
 (:mod:`nodes.compare.stats`), with one run on either side the delta alone decides.
 A key PerfScout does not know, a bound that is not a number, an unreadable file: BudgetError
@@ -246,8 +248,8 @@ def regression_keys(budgets: Budgets, current: Samples, baseline: Samples) -> li
     out = []
     for k in sorted(set(current) & set(baseline)):
         segs = parse_key(k)
-        if segs[0] in ("hotspots", "stats", "duration_ms"):
-            continue
+        if segs[0] in ("hotspots", "stats", "duration_ms", "cpu", "power") or (segs[0] == "memory" and len(segs) > 2):
+            continue  # named rows (functions, processes, windows) are checked when budgeted by name
         if info(segs).direction is not None:
             out.append(k)
     return out

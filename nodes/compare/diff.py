@@ -27,7 +27,8 @@ from nodes.compare.sides import Side
 #: Most hot-spot rows a comparison lists (the union of both sides' heaviest).
 MAX_HOTSPOT_ROWS = 20
 #: Families compared in the metric table (hot spots have their own; raw stats only when shared).
-TABLE_FAMILIES = ("startup", "frames", "main_thread", "page", "art", "memory", "duration_ms", "stats")
+TABLE_FAMILIES = ("startup", "frames", "main_thread", "page", "art", "memory", "cpu", "power", "blocking",
+                  "duration_ms", "stats")
 
 
 class MismatchError(ValueError):
@@ -182,6 +183,9 @@ def compare_sides(a: Side, b: Side) -> Comparison:
             continue
         if fam == "stats" and not (k in sa and k in sb):
             continue  # raw tool counters: only the ones both sides report
+        segs = parse_key(k)
+        if fam == "memory" and len(segs) == 4 and segs[3] in ("start", "end"):
+            continue  # a series' peak and growth say it; start and end stay budgetable
         cmp.rows.append(compare_values(k, sa.get(k, []), sb.get(k, [])))
     cmp.hotspots = _hotspot_rows(a, b, sa, sb)
     kinds_a, kinds_b = launch_kinds(a), launch_kinds(b)

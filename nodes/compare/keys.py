@@ -2,7 +2,9 @@
 
 A key names a number of the analysis as its JSON spells it: ``frames.jank_ratio``,
 ``startup.ttid_ms``, ``startup.cold.ttid_ms`` (one kind of launch), ``main_thread.runnable_ms``,
-``page.lcp_ms``, ``memory.total_pss``, ``hotspots."<name>".self_pct``. A segment holding dots
+``page.lcp_ms``, ``memory.total_pss``, ``hotspots."<name>".self_pct``; the lens keys
+``cpu."<process>".running_ms``, ``power."<window>".energy_uws``, ``memory."<process>".rss_max_mb``,
+``blocking.binder_ms`` (a process by its name, ``name (pid)`` where two share a name). A segment holding dots
 (hot-spot names do: ``json.decoder.JSONDecoder.raw_decode``) is written in double quotes.
 
 The catalogue below is closed on purpose: a key outside it is a typo (``frames.jank_ratoi``),
@@ -83,9 +85,39 @@ ART_FIELDS = {"count": "", "total_ms": "ms"}
 #: a psutil series (``rss_max_mb``).
 MEMORY_FIELD = re.compile(r"^(?:[a-z0-9_]+_(?:pss|rss|swap_pss)|[a-z0-9_]+_heap_(?:size|alloc|free)|rss_max_mb)$")
 
+#: Per process in the memory lens (``memory.processes[]``): memory."<process>".<field>, and one
+#: series of it: memory."<process>"."<counter>".<start|peak|end|growth> (its own unit).
+PROCESS_MEMORY_FIELDS: dict[str, tuple[str, str]] = {
+    "rss_max_mb": ("MB", "peak RSS"), "gc_count": ("", "GC count"), "gc_ms": ("ms", "GC time"),
+}
+SERIES_FIELDS = ("start", "peak", "end", "growth")
+
+#: The CPU lens per process: cpu."<process>".<field> (``cpu.processes[]``).
+CPU_FIELDS: dict[str, tuple[str, str]] = {
+    "running_ms": ("ms", "CPU time (running)"),
+    "runnable_ms": ("ms", "runnable (waiting for a CPU)"),
+    "share_of_window": ("ratio", "share of the window"),
+    "share_of_cpus": ("ratio", "share of all CPUs"),
+}
+
+#: The power lens per window: power."<window>".<field> and power."<window>".categories."<CATEGORY>"
+#: (µWs), the window being ``trace`` or a section (``measureBlock``).
+POWER_FIELDS: dict[str, tuple[str, str]] = {
+    "energy_uws": ("µWs", "energy"), "power_uw": ("µW", "average power"),
+    "battery_diff_mah": ("mAh", "battery discharge"),
+}
+
+#: The blocking lens, the app's main thread: blocking.<field>.
+BLOCKING_FIELDS: dict[str, tuple[str, str]] = {
+    "binder_ms": ("ms", "main thread in binder calls"), "binder_calls": ("", "main thread binder calls"),
+    "lock_ms": ("ms", "main thread waiting on locks"), "lock_waits": ("", "main thread lock waits"),
+    "d_ms": ("ms", "main thread uninterruptible sleep"), "io_wait_ms": ("ms", "main thread IO wait"),
+}
+
 TOP_LEVEL = {"duration_ms": (None, "ms", "capture length")}
 
-FAMILIES = ("startup", "frames", "main_thread", "page", "memory", "art", "hotspots", "stats", "duration_ms")
+FAMILIES = ("startup", "frames", "main_thread", "page", "memory", "art", "hotspots", "stats", "cpu", "power",
+            "blocking", "duration_ms")
 
 
 # --- key text <-> segments -----------------------------------------------------------------
@@ -127,7 +159,7 @@ def format_key(segs: Sequence[str]) -> str:
 
 
 #: Families whose second segment is a free name (a function, a stat), not a field.
-NAMED_FAMILIES = {"hotspots", "stats"}
+NAMED_FAMILIES = {"hotspots", "stats", "cpu", "power", "memory"}
 #: Tables of free names one level down (frames.jank_types."App Deadline Missed").
 NAMED_SUBTABLES = {("frames", "jank_types")}
 
@@ -164,8 +196,33 @@ def info(segs: Sequence[str]) -> MetricInfo:
     if fam == "memory":
         if n == 2 and MEMORY_FIELD.match(segs[1]):
             return MetricInfo("memory", "lower", "MB" if segs[1].endswith("_mb") else "kB", segs[1].replace("_", " "))
+        if n == 3 and segs[2] in PROCESS_MEMORY_FIELDS:
+            u, label = PROCESS_MEMORY_FIELDS[segs[2]]
+            return MetricInfo("memory", "lower", u, f"{segs[1]} {label}")
+        if n == 4 and segs[3] in SERIES_FIELDS:
+            return MetricInfo("memory", None if segs[3] == "start" else "lower", "", f"{segs[1]} {segs[2]} {segs[3]}")
         raise KeyError_(f"unknown metric {key!r}: memory keys are meminfo rows (memory.total_pss, "
-                        "memory.java_heap_pss …) or memory.rss_max_mb")
+                        'memory.java_heap_pss …), memory.rss_max_mb, memory."<process>".'
+                        f"<{'|'.join(PROCESS_MEMORY_FIELDS)}> or "
+                        f'memory."<process>"."<counter>".<{"|".join(SERIES_FIELDS)}>')
+    if fam == "cpu":
+        if n == 3 and segs[2] in CPU_FIELDS:
+            u, label = CPU_FIELDS[segs[2]]
+            return MetricInfo("cpu", "lower", u, f"{segs[1]} {label}")
+        raise KeyError_(f'unknown metric {key!r}: cpu keys are cpu."<process>".<{"|".join(CPU_FIELDS)}>')
+    if fam == "power":
+        if n == 3 and segs[2] in POWER_FIELDS:
+            u, label = POWER_FIELDS[segs[2]]
+            return MetricInfo("power", "lower", u, f"{segs[1]} {label}")
+        if n == 4 and segs[2] == "categories":
+            return MetricInfo("power", "lower", "µWs", f"{segs[1]} {segs[3]} energy")
+        raise KeyError_(f'unknown metric {key!r}: power keys are power."<window>".<{"|".join(POWER_FIELDS)}> '
+                        'or power."<window>".categories."<CPU|DISPLAY|GPU|…>"')
+    if fam == "blocking":
+        if n == 2 and segs[1] in BLOCKING_FIELDS:
+            u, label = BLOCKING_FIELDS[segs[1]]
+            return MetricInfo("blocking", "lower", u, label)
+        raise KeyError_(f"unknown metric {key!r}: blocking keys are blocking.<{'|'.join(BLOCKING_FIELDS)}>")
     if fam == "art":
         if n == 3 and segs[1] in ART_PARTS and segs[2] in ART_FIELDS:
             return MetricInfo("art", "lower", ART_FIELDS[segs[2]], f"ART {segs[1]} {segs[2]}")

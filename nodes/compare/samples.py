@@ -23,8 +23,8 @@ import re
 from typing import Any, Mapping
 
 from nodes.compare.keys import (
-    ART_FIELDS, ART_PARTS, FRAME_FIELDS, MAIN_THREAD_FIELDS, MEMORY_FIELD, PAGE_FIELDS, STARTUP_FIELDS,
-    STARTUP_KINDS, format_key,
+    ART_FIELDS, ART_PARTS, BLOCKING_FIELDS, CPU_FIELDS, FRAME_FIELDS, MAIN_THREAD_FIELDS, MEMORY_FIELD, PAGE_FIELDS,
+    POWER_FIELDS, SERIES_FIELDS, STARTUP_FIELDS, STARTUP_KINDS, format_key,
 )
 
 Samples = dict[str, list[float]]
@@ -120,6 +120,67 @@ def _memory(out: Samples, a: Mapping[str, Any]) -> None:
             _put(out, ("memory", "rss_max_mb"), float(c["max"]) / 1e6)
 
 
+def process_names(rows: list[Mapping[str, Any]]) -> list[str]:
+    """A process row's key name: its name, with ``(pid)`` where two rows share a name."""
+    names = [str(r.get("name") or f"pid {r.get('pid')}") for r in rows]
+    seen: dict[str, int] = {}
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+    return [f"{n} ({r.get('pid')})" if seen[n] > 1 else n for n, r in zip(names, rows)]
+
+
+#: Per-process lens keys are kept for the app and this many other processes (the busiest).
+LENS_PROCESSES = 5
+#: The app's memory series that get keys: Macrobenchmark MemoryUsageMetric's, and RSS / swap.
+KEYED_SERIES = ("mem.rss", "mem.rss.anon", "mem.rss.file", "mem.rss.shmem", "mem.swap", "Heap size (KB)")
+
+
+def _lens_rows(rows: Any, app: Any) -> list[tuple[str, Mapping[str, Any]]]:
+    """(key name, row) of the app's row and the first LENS_PROCESSES others (rows come ranked)."""
+    rows = [r for r in rows or [] if isinstance(r, Mapping)]
+    named = list(zip(process_names(rows), rows))
+    mine = [x for x in named if app is not None and x[1].get("pid") == app]
+    return mine + [x for x in named if x not in mine][:LENS_PROCESSES]
+
+
+def _lenses(out: Samples, a: Mapping[str, Any]) -> None:
+    """The lens fields (issue 24): cpu and memory per process (the app and the busiest others),
+    power per window, the app main thread's blocking; the app's memory series one by one."""
+    app = (a.get("app") or {}).get("pid") if isinstance(a.get("app"), Mapping) else None
+    cpu = a.get("cpu")
+    if isinstance(cpu, Mapping):
+        for name, r in _lens_rows(cpu.get("processes"), app):
+            for field in CPU_FIELDS:
+                _put(out, ("cpu", name, field), r.get(field))
+    power = a.get("power")
+    if isinstance(power, Mapping):
+        # each measureBlock of a trace is one sample of the same window (one per iteration)
+        for w in power.get("windows") or []:
+            if not isinstance(w, Mapping) or not w.get("name"):
+                continue
+            name = str(w["name"])
+            for field in POWER_FIELDS:
+                _put(out, ("power", name, field), w.get(field))
+            for cat, v in (w.get("categories") or {}).items():
+                _put(out, ("power", name, "categories", str(cat)), v)
+    mem = a.get("memory")
+    if isinstance(mem, Mapping):
+        for name, r in _lens_rows(mem.get("processes"), app):
+            _put(out, ("memory", name, "rss_max_mb"), r.get("rss_max_mb"))
+            gc = r.get("gc")
+            if isinstance(gc, Mapping):
+                _put(out, ("memory", name, "gc_count"), gc.get("count"))
+                _put(out, ("memory", name, "gc_ms"), gc.get("total_ms"))
+            for sr in (r.get("series") or []) if r.get("pid") == app else []:
+                if isinstance(sr, Mapping) and sr.get("name") in KEYED_SERIES:
+                    for field in SERIES_FIELDS:
+                        _put(out, ("memory", name, str(sr["name"]), field), sr.get(field))
+    blocking = a.get("blocking")
+    if isinstance(blocking, Mapping):
+        for field in BLOCKING_FIELDS:
+            _put(out, ("blocking", field), blocking.get(field))
+
+
 def extract(a: Mapping[str, Any]) -> Samples:
     """Every metric of one analysis (AnalysisResult JSON) → its samples."""
     out: Samples = {}
@@ -147,6 +208,7 @@ def extract(a: Mapping[str, Any]) -> Samples:
     if not any(k.startswith("art.") for k in out):
         _art(out, a.get("art"))
     _memory(out, a)
+    _lenses(out, a)
     _hotspots(out, a)
     for k, v in (a.get("stats") or {}).items():
         _put(out, ("stats", str(k)), v)

@@ -126,9 +126,10 @@ def _emit(event: dict[str, Any]) -> None:
 
 
 # --- cancellation hook ---------------------------------------------------------------------
-# A shell that runs a turn in a worker thread (the MCP server, app/mcp_server.py) cannot stop it
-# with Ctrl-C: a signal only reaches the main thread, and LangGraph runs nodes in its own pool
-# threads. Instead it sets an Event around the turn; LangGraph copies the context into the node
+# A shell cannot stop a turn with a KeyboardInterrupt in its own thread: a signal only reaches
+# the main thread, and LangGraph runs nodes in its own pool threads (and waits for them). So
+# every shell — the CLI's Ctrl-C, PerfScout.cancel, the MCP server's cancellation; app/cancel.py
+# — sets an Event around the turn; LangGraph copies the context into the node
 # threads it starts (langgraph/pregel/_executor.py, copy_context), so the nodes see the same
 # Event. Long waits check it at their safe points (nodes/collect/runner.py Launched.wait, every
 # progress report) and raise TurnCancelled — a KeyboardInterrupt, so everything that cleans up
@@ -173,7 +174,15 @@ def cancellable(request: CancelRequest) -> Iterator[CancelRequest]:
     try:
         yield request
     finally:
-        _CANCEL.reset(token)
+        try:
+            _CANCEL.reset(token)
+        except ValueError:  # a generator closed from another context (its own is gone with it)
+            pass
+
+
+def current_cancel_request() -> CancelRequest | None:
+    """The request the surrounding turn runs under, or None."""
+    return _CANCEL.get()
 
 
 def check_cancelled() -> None:

@@ -53,6 +53,7 @@ REGISTRY: tuple[tuple[str, str], ...] = (
     ("nodes.perf.parsers.importtime", "importtime"),
     ("nodes.perf.parsers.gfxinfo", "gfxinfo"),
     ("nodes.perf.parsers.amstart", "amstart"),
+    ("nodes.perf.parsers.perf_script", "perf_script"),
     ("nodes.perf.parsers.atrace", "atrace"),
     ("nodes.perf.parsers.perfetto", "perfetto"),
 )

@@ -80,6 +80,35 @@ class SchedIntervals:
 
 
 @dataclass
+class PowerRail:
+    """One ODPM power rail's energy counter (µWs since boot) over time, as read
+    (``nodes/perf/parsers/perfetto_power.py``). ``name`` is trace_processor's counter track name."""
+
+    name: str
+    raw_name: str
+    subsystem: str
+    #: False when readings came for an index no descriptor named.
+    described: bool = True
+    ts_us: array = field(default_factory=lambda: array("d"))
+    energy_uws: array = field(default_factory=lambda: array("d"))
+
+
+@dataclass
+class BinderCall:
+    """One binder transaction with both ends (``nodes/perf/parsers/perfetto_binder_calls.py``)."""
+
+    client_pid: int
+    client_tid: int
+    ts_us: float
+    #: None until the reply came back (a call open at the end of the trace keeps None).
+    dur_us: float | None = None
+    server_pid: int | None = None
+    server_tid: int | None = None
+    oneway: bool = False
+    replied: bool = False
+
+
+@dataclass
 class ThreadInfo:
     pid: int
     tid: int
@@ -280,6 +309,23 @@ class PerfData:
         #: breakdown and main-thread states over a window; empty when the trace has no sched.
         self.sched_intervals: dict[tuple[int, int], SchedIntervals] = {}
         self.startup_runs: list[StartupRun] = []
+        #: CPUs the trace covers (ftrace bundles), and per CPU its frequency (kHz) and idle
+        #: state changes (cpu_idle's state; 4294967295 = left idle) as (ts µs, value).
+        self.cpu_count: int | None = None
+        self.cpu_frequency: dict[int, list[tuple[float, float]]] = {}
+        self.cpu_idle: dict[int, list[tuple[float, int]]] = {}
+        #: Per process memory counters (MiB) over time, for the memory lens: (pid, counter name
+        #: as trace_processor names it) → [(ts µs, value)]; and lmkd's kills (ts µs, pid killed).
+        self.memory: dict[tuple[int, str], list[tuple[float, float]]] = {}
+        self.lmk_kills: list[tuple[float, int]] = []
+        #: Thread slices still open at the end of the trace, (pid, tid, ts µs, name): left out of
+        #: ``slices``, kept so a metric that counts them to the end (GC, as trace_processor's
+        #: ``dur = -1``) can.
+        self.open_slices: list[tuple[int, int, float, str]] = []
+        #: Binder transactions, client → server, in time order (Perfetto ftrace binder events).
+        self.binder_calls: list[BinderCall] = []
+        #: ODPM power rails (Perfetto ``power_rails``), one per rail; empty when none was recorded.
+        self.power_rails: list[PowerRail] = []
         self.startup_phases: list[StartupPhase] = []
         self.imports: list[ImportEntry] = []
         #: Scalar statistics (perf stat counters, meminfo totals, cpuinfo shares): name → value.
@@ -816,6 +862,230 @@ class PageVitals(Result, kw_only=True):
     missing: dict[str, str] = msgspec.field(default_factory=dict)
 
 
+class CpuUse(Result, kw_only=True):
+    """CPU time of one process (``tid`` None) or one thread over the window, from sched data:
+    trace_processor's ``thread_state`` Running (on a CPU) and R / R+ (waiting for one)."""
+
+    pid: int
+    tid: int | None = None
+    name: str
+    #: The thread's process name (threads only).
+    process: str | None = None
+    running_ms: float
+    runnable_ms: float
+    #: running / window length, and running / (window length × CPUs): fractions 0–1.
+    share_of_window: float
+    share_of_cpus: float | None = None
+
+
+class CpuCore(Result, kw_only=True):
+    """One CPU's frequency and idle residency (ftrace cpu_frequency / cpu_idle)."""
+
+    cpu: int
+    #: Time-weighted over the time the frequency is known (from its first event to the end).
+    freq_avg_mhz: float | None = None
+    freq_min_mhz: float | None = None
+    freq_max_mhz: float | None = None
+    #: Time in any idle state, and per idle state (its index as the kernel gives it), ms.
+    idle_ms: float | None = None
+    idle_share: float | None = None
+    idle_states: dict[str, float] = msgspec.field(default_factory=dict)
+
+
+class CpuSection(Result, kw_only=True):
+    """CPU time per process and thread inside one section (a launch, Macrobenchmark's
+    measureBlock): the scheduler intervals clipped to it."""
+
+    name: str
+    start_ms: float
+    dur_ms: float
+    processes: list[CpuUse] = msgspec.field(default_factory=list)
+    threads: list[CpuUse] = msgspec.field(default_factory=list)
+
+
+class CpuStats(Result, kw_only=True):
+    #: What the shares are of: "trace" (the capture's bounds).
+    window: str = "trace"
+    window_ms: float
+    cpu_count: int | None = None
+    processes: list[CpuUse] = msgspec.field(default_factory=list)
+    threads: list[CpuUse] = msgspec.field(default_factory=list)
+    cpus: list[CpuCore] = msgspec.field(default_factory=list)
+    #: The same per section: each launch of the app ("startup"), each measureBlock.
+    sections: list[CpuSection] = msgspec.field(default_factory=list)
+    missing: list[MissingData] = msgspec.field(default_factory=list)
+
+
+class MemorySeries(Result, kw_only=True):
+    """One memory counter of one process over the trace: start, peak, end, growth (MiB unless
+    ``unit`` says otherwise). ``label`` names it as a person reads it: "process (pid): counter"."""
+
+    name: str
+    label: str
+    unit: str = "MB"
+    start: float
+    peak: float
+    end: float
+    #: end − start
+    growth: float
+    #: When the peak was first reached, ms from the capture start.
+    peak_ms: float
+    points: int
+
+
+class GcSummary(Result, kw_only=True):
+    """ART garbage collections of one process, as trace_processor's
+    ``android_garbage_collection_events`` finds them (nodes/perf/metrics/memory.py)."""
+
+    count: int
+    total_ms: float
+    max_ms: float
+    #: gc_type (young, full, alloc, native_alloc, collector_transition, explicit) → count.
+    types: dict[str, int] = msgspec.field(default_factory=dict)
+    #: The thread that ran most of them (HeapTaskDaemon, usually).
+    thread: str | None = None
+
+
+class MemoryProcess(Result, kw_only=True):
+    pid: int
+    name: str
+    #: The highest RSS seen (MiB): ``mem.rss`` (process_stats), else anon + file + shmem.
+    rss_max_mb: float | None = None
+    series: list[MemorySeries] = msgspec.field(default_factory=list)
+    gc: GcSummary | None = None
+    #: Killed by lmkd during the trace.
+    killed: bool = False
+
+
+class LmkKill(Result, kw_only=True):
+    """A low-memory kill by lmkd, as trace_processor's ``android_lmk_events``."""
+
+    ts_ms: float
+    pid: int
+    process: str | None = None
+    #: lmkd's kill reason (LOW_MEM_AND_SWAP, …) and the victim's oom_score_adj, when recorded.
+    kill_reason: str | None = None
+    oom_score_adj: int | None = None
+
+
+class MemoryStats(Result, kw_only=True):
+    #: The app first (when one is identified), then by highest RSS.
+    processes: list[MemoryProcess] = msgspec.field(default_factory=list)
+    lmk_kills: list[LmkKill] = msgspec.field(default_factory=list)
+    missing: list[MissingData] = msgspec.field(default_factory=list)
+
+
+class BlockingOverlap(Result, kw_only=True):
+    """Where a blocking interval fell: inside the app's startup, and which janky frames."""
+
+    in_startup: bool = False
+    #: Start (ms from the capture start) of each janky frame of the app it overlapped.
+    janky_frames: list[float] = msgspec.field(default_factory=list)
+
+
+class BinderWait(Result, kw_only=True):
+    """A synchronous binder call: the client thread waited ``dur_ms`` for the server's reply."""
+
+    client: str
+    client_tid: int
+    server: str | None = None
+    server_thread: str | None = None
+    server_tid: int | None = None
+    start_ms: float
+    dur_ms: float
+    overlap: BlockingOverlap = msgspec.field(default_factory=BlockingOverlap)
+
+
+class BinderServer(Result, kw_only=True):
+    server: str
+    calls: int
+    total_ms: float
+    max_ms: float
+
+
+class LockWait(Result, kw_only=True):
+    """A lock contention slice (ART's ``monitor contention with owner …`` / ``Lock contention on …``)."""
+
+    thread: str
+    tid: int
+    start_ms: float
+    dur_ms: float
+    #: "monitor" for a Java monitor, else the lock ART names (``thread list lock``, …).
+    lock: str
+    owner: str | None = None
+    owner_tid: int | None = None
+    owner_method: str | None = None
+    blocked_method: str | None = None
+    waiters: int | None = None
+    overlap: BlockingOverlap = msgspec.field(default_factory=BlockingOverlap)
+
+
+class StateWait(Result, kw_only=True):
+    """Uninterruptible sleep (D) of the thread; ``io_wait`` as sched_blocked_reason said, None
+    when nothing said."""
+
+    start_ms: float
+    dur_ms: float
+    io_wait: bool | None = None
+    overlap: BlockingOverlap = msgspec.field(default_factory=BlockingOverlap)
+
+
+class BlockingStats(Result, kw_only=True):
+    """What the app's main thread waited on: binder, locks, uninterruptible sleep
+    (nodes/perf/metrics/blocking.py). Lists are the longest first, at most 20 each."""
+
+    thread: str | None = None
+    pid: int | None = None
+    tid: int | None = None
+    binder_calls: int = 0
+    binder_ms: float = 0.0
+    lock_waits: int = 0
+    lock_ms: float = 0.0
+    d_ms: float = 0.0
+    io_wait_ms: float | None = None
+    binder: list[BinderWait] = msgspec.field(default_factory=list)
+    binder_servers: list[BinderServer] = msgspec.field(default_factory=list)
+    locks: list[LockWait] = msgspec.field(default_factory=list)
+    d_state: list[StateWait] = msgspec.field(default_factory=list)
+    #: The longest lock waits on other threads of the app (contention the main thread did not see).
+    other_locks: list[LockWait] = msgspec.field(default_factory=list)
+    missing: list[MissingData] = msgspec.field(default_factory=list)
+
+
+class PowerWindow(Result, kw_only=True):
+    """Energy over one window, as androidx Macrobenchmark's PowerMetric computes it
+    (``nodes/perf/metrics/power.py``): per rail the counter's increase over the readings inside
+    the window, per category the sum of its rails."""
+
+    #: "trace" for the whole capture, else the section's name (Macrobenchmark's measureBlock).
+    name: str
+    start_ms: float
+    dur_ms: float
+    energy_uws: float
+    #: Sum over rails of energy / that rail's reading span (µW).
+    power_uw: float
+    #: PowerMetric category (CPU, DISPLAY, GPU, GPS, MEMORY, MACHINE_LEARNING, NETWORK,
+    #: UNCATEGORIZED) → energy (µWs); only categories with a rail.
+    categories: dict[str, float] = msgspec.field(default_factory=dict)
+    category_power_uw: dict[str, float] = msgspec.field(default_factory=dict)
+    #: Rail, named as Macrobenchmark names its components (CpuBig, Display …) → energy (µWs).
+    rails: dict[str, float] = msgspec.field(default_factory=dict)
+    #: Battery charge (mAh) as BatteryDischargeQuery reads it: the highest and lowest
+    #: ``batt.charge_uah`` in the window and their difference; None without battery counters.
+    battery_start_mah: float | None = None
+    battery_end_mah: float | None = None
+    battery_diff_mah: float | None = None
+
+
+class PowerStats(Result, kw_only=True):
+    windows: list[PowerWindow] = msgspec.field(default_factory=list)
+    #: Component name → (trace_processor counter name, rail name, subsystem as the device says).
+    rails: dict[str, list[str]] = msgspec.field(default_factory=dict)
+    #: Rails whose counter went backwards (reset): readings across a reset add nothing.
+    resets: dict[str, int] = msgspec.field(default_factory=dict)
+    missing: list[MissingData] = msgspec.field(default_factory=list)
+
+
 class Finding(Result, kw_only=True):
     title: str
     severity: Severity
@@ -859,3 +1129,11 @@ class AnalysisResult(Result, kw_only=True):
     #: The heaviest sampled (or slice-nesting) stacks, at most MAX_RESULT_STACKS; empty when the
     #: data has none. The reporter draws its icicle and writes its speedscope export from these.
     stacks: list[StackWeight] = msgspec.field(default_factory=list)
+    #: CPU time per process and thread (sched data), per CPU frequency and idle residency.
+    cpu: CpuStats | None = None
+    #: Memory per process over time (RSS anon/file/shmem, swap, heap), lmkd kills, ART GC.
+    memory: MemoryStats | None = None
+    #: What the app's main thread waited on (binder, locks, D state), and in which frames.
+    blocking: BlockingStats | None = None
+    #: Energy by rail and category (ODPM power rails), whole trace then each measured section.
+    power: PowerStats | None = None

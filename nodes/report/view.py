@@ -14,6 +14,7 @@ from typing import Any, Mapping
 import msgspec
 
 from graph.enums import AttributionStatus
+from nodes.collect.run_limit import raise_limit_hint
 from nodes.perf.units import SEVERITY_ORDER
 from nodes.perf.model import FRAME_CAUSE_LABELS, AnalysisResult, Finding, FrameCause, Hotspot
 from nodes.perf.result import error_location
@@ -147,6 +148,14 @@ class ReportView:
         wall = (self.collected.get("summary") or {}).get("wall_s")
         if self.ran_program and isinstance(wall, (int, float)) and not isinstance(wall, bool) and wall > 0:
             return 1000.0 * float(wall)
+        return None
+
+    @property
+    def stopped_at_limit_s(self) -> float | None:
+        """The run limit (seconds) when the program was stopped there rather than exiting."""
+        limit = (self.collected.get("summary") or {}).get("stopped_at_limit_s")
+        if self.ran_program and isinstance(limit, (int, float)) and not isinstance(limit, bool):
+            return float(limit)
         return None
 
     def hotspot_base(self) -> tuple[float, str] | None:
@@ -293,7 +302,11 @@ class ReportView:
             what = f"{self.subject} launches in {fmt.ms(st.median_ms)} (median of {n} run{'s' if n != 1 else ''}{until}{first})"
             return what, [f for f in facts if f[0] != "startup"]
         wall = self.wall_ms
-        if wall is not None:
+        limit = self.stopped_at_limit_s
+        if limit is not None:
+            what = (f"{self.subject} was still running at the {limit:g} s run limit and was stopped there; "
+                    f"the profile covers its first {fmt.dur(1000.0 * limit)}")
+        elif wall is not None:
             what = f"{self.subject} ran {fmt.dur(wall)} (wall time)"
         elif self.ran_program and a.duration_ms:
             what = f"{self.subject} ran {fmt.dur(a.duration_ms)}"
@@ -369,6 +382,8 @@ class ReportView:
         rest = [clause for _, clause in self._lead()[1][1:3]]
         if rest:
             out.append("Also: " + "; ".join(rest) + ".")
+        if self.stopped_at_limit_s is not None:
+            out.append(raise_limit_hint(self.stopped_at_limit_s) + ".")
         return out
 
     def source_rows(self) -> list[tuple[str, str, str]]:

@@ -7,6 +7,10 @@ One module per metric family, each plain functions of a shared :class:`~.common.
 * :mod:`.frames` — frame durations, FPS, percentiles, jank against the data's budget.
 * :mod:`.startup` — runs, phases, imports; Android launches; page-load marks.
 * :mod:`.counters` — counter series with downsampled curves.
+* :mod:`.blocking` — the main thread's binder calls, lock contention and D state, by startup and frame.
+* :mod:`.cpu` — CPU time per process and thread (thread_state Running / runnable), per CPU frequency and idle.
+* :mod:`.memory` — RSS, swap and heap per process over time, lmkd kills, ART GC.
+* :mod:`.power` — energy per rail and category (ODPM rails), as Macrobenchmark's PowerMetric.
 * :mod:`.web` — FCP, LCP, CLS, TBT of a DevTools trace's navigations, as Lighthouse observes them.
 
 Findings are small rule functions over these results, in :mod:`nodes.perf.findings`.
@@ -19,7 +23,7 @@ from __future__ import annotations
 import os
 
 from nodes.perf import findings  # a module, not its names: findings imports metrics.common
-from nodes.perf.metrics import counters, frames, hotspots, scope, startup, threads, web
+from nodes.perf.metrics import blocking, counters, cpu, frames, hotspots, memory, power, scope, startup, threads, web
 from nodes.perf.metrics.common import (
     DEFAULT_BUDGET_MS,
     LONG_TASK_MS,
@@ -62,5 +66,9 @@ def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None) -
     res.page, res.pages = web.web(ctx)
     res.counters = counters.counters(ctx)
     res.stacks = hotspots.stacks(ctx)
+    res.cpu = cpu.cpu(ctx)
+    res.memory = memory.memory(ctx)
+    res.blocking = blocking.blocking(ctx)
+    res.power = power.power(ctx)
     res.findings = findings.ordered(findings.evaluate(ctx), findings.lead_family(res))
     return res

@@ -1,9 +1,13 @@
-"""Counters (psutil series, Perfetto counter tracks), summarised with downsampled curves."""
+"""Counters (psutil series, Perfetto counter tracks), summarised with downsampled curves.
+
+A "counter" whose name is a log line (``nodes/perf/counter_names.py``) is left out with a
+warning: it is a message that arrived in counter form, not a series."""
 
 from __future__ import annotations
 
 import math
 
+from nodes.perf.counter_names import is_counter_name
 from nodes.perf.metrics.common import MAX_COUNTER_POINTS, MAX_COUNTERS
 from nodes.perf.model import CounterSummary
 
@@ -11,7 +15,13 @@ from nodes.perf.model import CounterSummary
 def counters(ctx) -> list[CounterSummary]:
     pd = ctx.pd
     out = []
-    for name in sorted(pd.counters)[:MAX_COUNTERS]:
+    # "Heap size (KB): com.app (123)": the counter's own name is before the process label
+    names = [n for n in sorted(pd.counters) if is_counter_name(n.split(": ", 1)[0])]
+    if len(names) < len(pd.counters):
+        ctx.res.warnings.append(
+            f"{len(pd.counters) - len(names)} counter(s) named like log lines (e.g. HWUI's 'Davey! duration=…') "
+            "are messages, not series: left out of the counters")
+    for name in names[:MAX_COUNTERS]:
         pts = sorted(pd.counters[name])
         if not pts:
             continue

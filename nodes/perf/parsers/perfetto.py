@@ -12,12 +12,14 @@ packets into the shared :class:`~nodes.perf.model.PerfData`:
 * ``perfetto_frames`` — SurfaceFlinger's frame timeline (an unknown field in this proto);
 * ``perfetto_system`` — process/thread names, memory and CPU counters, device facts;
 * ``perfetto_startup`` — Android launch markers → startup runs and phases;
+* ``perfetto_power`` — ODPM power rails and battery counters;
+* ``perfetto_cpu`` / ``perfetto_memory`` — per CPU frequency and idle; per process memory;
+* ``perfetto_samples`` — ``perf_sample`` callstacks → sampled stacks (hot spots, flame graph);
 * ``perfetto_clock`` — every timestamp onto the trace clock.
 
-Not read (counted in ``meta`` so a report can say so): CPU callstack sampling
-(``perf_sample``, ``streaming_profile_packet``), heap profiles (``profile_packet``,
-``heap_graph``), logcat, power rails and battery counters, GPU details, binder buffers and
-locks.
+Not read (counted in ``meta`` so a report can say so): Chrome's callstack sampling
+(``streaming_profile_packet``), heap profiles (``profile_packet``,
+``heap_graph``), logcat, GPU details, binder buffers and locks.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from nodes.perf.model import CapacityReached, PerfData
 from nodes.perf.parsers.perfetto_clock import BOOTTIME, ClockConverter
 from nodes.perf.parsers.perfetto_frames import FRAME_TIMELINE_FIELD, FrameTimelineState
 from nodes.perf.parsers.perfetto_ftrace import FtraceState, identity
+from nodes.perf.parsers.perfetto_power import PowerState
+from nodes.perf.parsers.perfetto_samples import SampleState
 from nodes.perf.parsers.perfetto_startup import find_startups
 from nodes.perf.parsers.perfetto_stream import (
     DEFAULT_PACKET_LIMIT,
@@ -55,13 +59,10 @@ _NAME_HINTS = (".perfetto-trace", ".pftrace", ".perfetto", ".pb", ".trace", ".pb
 _FTRACE_CLOCKS = {0: BOOTTIME, 4: 4}
 #: Packet kinds this reader knows and deliberately does not analyse.
 _NOT_READ = {
-    "perf_sample": "CPU callstack samples",
     "streaming_profile_packet": "CPU callstack samples",
     "profile_packet": "native heap profile",
     "heap_graph": "Java heap graph",
     "android_log": "logcat",
-    "power_rails": "power rails",
-    "battery": "battery counters",
     "gpu_counter_event": "GPU counters",
     "gpu_render_stage_event": "GPU render stages",
 }
@@ -79,6 +80,8 @@ class _TraceReader:
         self.track_events = TrackEventState()
         self.frames = FrameTimelineState()
         self.system = SystemState()
+        self.power = PowerState()
+        self.samples = SampleState()
         self.kinds: Counter[str] = Counter()
         self.unknown_fields: Counter[int] = Counter()
         self.bad_packets = 0
@@ -116,6 +119,7 @@ class _TraceReader:
     def _dispatch(self, pkt, raw: bytes) -> None:
         seq_id = pkt.trusted_packet_sequence_id
         seq = self.track_events.sequence_packet(pkt)
+        self.samples.sequence(pkt)
         kind = pkt.WhichOneof("data")
         if kind == "clock_snapshot":
             self.clock.add_snapshot(seq_id, pkt.clock_snapshot)
@@ -155,10 +159,19 @@ class _TraceReader:
             self.system.process_tree(pkt.process_tree, self.data)
         elif kind == "process_stats":
             self.system.process_stats(pkt.process_stats, ts)
+            self.ftrace.memory.process_stats(pkt.process_stats, ts)
         elif kind == "sys_stats":
             self.system.sys_stats(pkt.sys_stats, ts)
         elif kind == "system_info":
             self.system.system_info(pkt.system_info, self.data)
+        elif kind == "power_rails":
+            self.power.rails(pkt.power_rails, ts, lambda t: self.clock.to_ns(seq_id, BOOTTIME, t))
+        elif kind == "battery":
+            self.power.battery_packet(pkt.battery, ts)
+        elif kind == "perf_sample":
+            self.samples.sample(pkt)
+        elif kind == "trace_config":
+            self.samples.config(pkt.trace_config)
         if kind is None or b"\xe2\x04" in raw:
             # Field 76 (tag bytes E2 04) is the frame timeline; anything else unknown is counted.
             for f in UnknownFieldSet(pkt):
@@ -183,6 +196,10 @@ class _TraceReader:
             if pid == tid and info.is_main is None:
                 info.is_main = True
         self.frames.finish(data)
+        self.power.finish(data)
+        self.ftrace.cpu.finish(data)
+        self.ftrace.memory.finish(data, self.ftrace.counters, lambda t: self.ftrace.pid_for(t, known))
+        self.samples.finish(data)
         async_slices = self.ftrace.async_slices + self.track_events.async_slices
         for a in async_slices:
             data.add_async_slice(a.pid, a.track or a.name, a.ts_ns / 1000.0, a.dur_ns / 1000.0, a.name)

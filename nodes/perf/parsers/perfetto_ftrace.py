@@ -16,8 +16,14 @@ from dataclasses import dataclass, field
 
 from nodes.perf.model import PerfData, SchedIntervals
 from nodes.perf.parsers.perfetto_binder import BinderState
+from nodes.perf.parsers.perfetto_binder_calls import pair_calls
+from nodes.perf.parsers.perfetto_cpu import CpuState
+from nodes.perf.parsers.perfetto_memory import MemoryState
 from nodes.perf.parsers.perfetto_slices import AtraceLog, pair
 from nodes.perf.sched_state import SchedState, classify, from_raw, kernel_version
+
+#: At most this many slices still open at the end are kept by name (PerfData.open_slices).
+MAX_OPEN_SLICES = 1000
 
 # Event codes in the per-thread atrace columns.
 _B, _E = 1, 2
@@ -86,6 +92,10 @@ class FtraceState:
         self.instants: list[tuple[int, int, int, str]] = []
         #: binder_transaction / _received → "binder transaction" / "binder reply" slices.
         self.binder = BinderState()
+        #: CPUs seen, cpu_frequency and cpu_idle (perfetto_cpu.py).
+        self.cpu = CpuState()
+        #: rss_stat (perfetto_memory.py).
+        self.memory = MemoryState()
         self.sched_intervals_dropped = 0
 
     # --- helpers -----------------------------------------------------------------------
@@ -114,6 +124,7 @@ class FtraceState:
     def bundle(self, b, to_ns) -> None:
         """One ``FtraceEventBundle``; ``to_ns(ts)`` maps the ftrace clock onto the trace clock."""
         cpu = b.cpu
+        self.cpu.cpus.add(cpu)
         if b.HasField("compact_sched"):
             self._compact(cpu, b.compact_sched, to_ns)
         same_clock = to_ns is identity
@@ -153,6 +164,12 @@ class FtraceState:
                 self.binder.transaction(to_ns(e.timestamp), tid, e.binder_transaction)
             elif kind == "binder_transaction_received":
                 self.binder.received(to_ns(e.timestamp), tid, e.binder_transaction_received)
+            elif kind == "cpu_frequency":
+                self.cpu.frequency_event(to_ns(e.timestamp), e.cpu_frequency)
+            elif kind == "cpu_idle":
+                self.cpu.idle_event(to_ns(e.timestamp), e.cpu_idle)
+            elif kind == "rss_stat":
+                self.memory.rss_stat(to_ns(e.timestamp), tid, e.rss_stat)
             elif kind == "task_newtask":
                 nt = e.task_newtask
                 if nt.comm:
@@ -329,11 +346,16 @@ class FtraceState:
         self.unmatched_ends += unmatched
         self.unfinished += unfinished
         names = self.name_list
-        for tid, t0, t1, nid in threads:
+        for tid, t0, t1, nid, open_t0, open_nid in threads:
+            pid = self.pid_for(tid, known_tgid)
             if len(t0):
-                data.add_slices(self.pid_for(tid, known_tgid), tid, (t0 / 1000.0).tolist(),
-                                ((t1 - t0) / 1000.0).tolist(), [names[i] for i in nid.tolist()])
+                data.add_slices(pid, tid, (t0 / 1000.0).tolist(), ((t1 - t0) / 1000.0).tolist(),
+                                [names[i] for i in nid.tolist()])
+            room = MAX_OPEN_SLICES - len(data.open_slices)
+            for t, i in zip(open_t0[:max(room, 0)].tolist(), open_nid[:max(room, 0)].tolist()):
+                data.open_slices.append((pid, tid, t / 1000.0, names[i]))
         self.atrace = AtraceLog()
+        pair_calls(self.binder.events, data, lambda t: self.pid_for(t, known_tgid))
         self.binder.finish(data, lambda t: self.pid_for(t, known_tgid))
         if self.binder.dropped:
             data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
@@ -444,10 +466,11 @@ def identity(t: int) -> int:
     return t
 
 
-#: The ftrace event kinds FtraceState.bundle reads; every other kind is skipped.
+#: The ftrace event kinds FtraceState.bundle reads; every other kind is skipped. A kind added
+#: to bundle goes here too (tests/test_perfetto_slice_pairing.py checks that they agree).
 _HANDLED = frozenset({
     "print", "sched_switch", "sched_waking", "zero", "sched_blocked_reason", "binder_transaction",
-    "binder_transaction_received", "task_newtask", "task_rename",
+    "binder_transaction_received", "cpu_frequency", "cpu_idle", "rss_stat", "task_newtask", "task_rename",
 })
 
 

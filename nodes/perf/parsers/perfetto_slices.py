@@ -40,7 +40,8 @@ class AtraceLog:
 
 
 def _pair_reference(log: AtraceLog):
-    """The per-thread stack walk: [(tid, [(t0, t1, name id)…] in close order)], unmatched, unfinished."""
+    """The per-thread stack walk: [(tid, [(t0, t1, name id)…] in close order, [(t0, name id)…]
+    still open, bottom first)], unmatched, unfinished."""
     per: dict[int, list[int]] = {}
     for i, t in enumerate(log.tid):
         per.setdefault(t, []).append(i)
@@ -58,13 +59,14 @@ def _pair_reference(log: AtraceLog):
             else:
                 unmatched += 1
         unfinished += len(stack)
-        out.append((tid, rows))
+        out.append((tid, rows, stack))
     return out, unmatched, unfinished
 
 
 def pair(log: AtraceLog):
-    """Every thread's slices: ([(tid, start ns, end ns, name id arrays in close order)] in the order
-    each thread's first event arrived, unmatched ends, unfinished begins)."""
+    """Every thread's slices: ([(tid, start ns, end ns, name id arrays in close order, start ns and
+    name id arrays of the begins still open, bottom first)] in the order each thread's first
+    event arrived, unmatched ends, unfinished begins)."""
     n = len(log)
     if n == 0:
         return [], 0, 0
@@ -72,8 +74,9 @@ def pair(log: AtraceLog):
     ts = np.frombuffer(log.ts, np.int64)
     if int(ts.max()) >= SAFE_NS or int(ts.min()) <= -SAFE_NS:
         rows, unmatched, unfinished = _pair_reference(log)
-        return [(t, np.array([r[0] for r in rs], np.int64), np.array([r[1] for r in rs], np.int64),
-                 np.array([r[2] for r in rs], np.int64)) for t, rs in rows], unmatched, unfinished
+        col = lambda xs, k: np.array([x[k] for x in xs], np.int64)  # noqa: E731
+        return [(t, col(rs, 0), col(rs, 1), col(rs, 2), col(st, 0), col(st, 1)) for t, rs, st in rows], \
+            unmatched, unfinished
     code = np.frombuffer(log.code, np.int8)
     arg = np.frombuffer(log.arg, np.int64)
     order = np.lexsort((np.arange(n), ts, tid))
@@ -98,6 +101,9 @@ def pair(log: AtraceLog):
     closes = np.flatnonzero(matched[by])  # an E in this order follows its own B
     e_pos, b_pos = by[closes], by[closes - 1]
     unfinished = int(is_b.sum()) - len(e_pos)
+    closed_b = np.zeros(n, bool)
+    closed_b[b_pos] = True
+    open_pos = np.flatnonzero(is_b & ~closed_b)  # in sorted order: bottom of each stack first
     e_order = np.argsort(e_pos, kind="stable")
     e_pos, b_pos = e_pos[e_order], b_pos[e_order]
     # threads in the order their first event arrived
@@ -106,9 +112,14 @@ def pair(log: AtraceLog):
     e_tid = T[e_pos]
     bounds = np.searchsorted(e_tid, uniq, side="left"), np.searchsorted(e_tid, uniq, side="right")
     where = {t: (int(a), int(b)) for t, a, b in zip(uniq.tolist(), bounds[0].tolist(), bounds[1].tolist())}
+    o_tid = T[open_pos]
+    o_bounds = np.searchsorted(o_tid, uniq, side="left"), np.searchsorted(o_tid, uniq, side="right")
+    o_where = {t: (int(a), int(b)) for t, a, b in zip(uniq.tolist(), o_bounds[0].tolist(), o_bounds[1].tolist())}
     t0, t1, nid = TS[b_pos], TS[e_pos], A[b_pos]
+    o_t0, o_nid = TS[open_pos], A[open_pos]
     out = []
     for t in thread_order:
         a, b = where[t]
-        out.append((t, t0[a:b], t1[a:b], nid[a:b]))
+        oa, ob = o_where[t]
+        out.append((t, t0[a:b], t1[a:b], nid[a:b], o_t0[oa:ob], o_nid[oa:ob]))
     return out, unmatched, unfinished

@@ -1,0 +1,195 @@
+"""CPU time per process and thread, and per CPU frequency and idle residency.
+
+Per thread, as trace_processor's ``thread_state`` table has it (``src/trace_processor/
+perfetto_sql/stdlib/linux/cpu/`` and the ``thread_state`` docs): the time it was ``Running``
+(on a CPU) and runnable (``R`` / ``R+``: woken or preempted, waiting for a CPU), from
+``sched_switch`` / compact sched and the wake-ups, summed over the trace. A process is the sum
+of its threads. ``share_of_window`` = running / the trace's length; ``share_of_cpus`` =
+running / (length × CPUs), the CPU count being the CPUs the ftrace data covers. ``sections``
+repeat this inside each launch of the app and each Macrobenchmark ``measureBlock``, from the
+scheduler intervals clipped to the section.
+
+Per CPU: the frequency weighted by the time each ``cpu_frequency`` value held (from the first
+event to the end of the trace: before it the frequency is unknown), and the time in idle states
+(``cpu_idle`` enter → the following exit, 4294967295), per state.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from nodes.perf.metrics.slice_find import find_slices, name_ids
+from nodes.perf.model import CpuCore, CpuSection, CpuStats, CpuUse, MissingData, PerfData
+from nodes.perf.parsers.perfetto_cpu import IDLE_EXIT
+from nodes.perf.sched_state import SchedState
+
+MAX_PROCESSES = 32
+MAX_THREADS = 64
+#: Per section, the busiest processes and threads kept.
+SECTION_TOP = 10
+#: Sections measured besides the whole trace: Macrobenchmark's measure section.
+SECTION_NAMES = ("measureBlock",)
+_RUNNING = int(SchedState.RUNNING)
+_RUNNABLE = (int(SchedState.R), int(SchedState.R_PREEMPTED))
+
+CAPTURE = """data_sources { config { name: "linux.ftrace" ftrace_config {
+  ftrace_events: "sched/sched_switch" ftrace_events: "sched/sched_waking"
+  ftrace_events: "power/cpu_frequency" ftrace_events: "power/cpu_idle" } } }"""
+
+
+def _r(x: float, digits: int = 3) -> float:
+    return round(x, digits)
+
+
+def cpu(ctx) -> CpuStats | None:
+    pd: PerfData = ctx.pd
+    if not pd.thread_states and not pd.cpu_frequency and not pd.cpu_idle:
+        if pd.format != "perfetto":
+            return None
+        return CpuStats(window_ms=_r(pd.duration_us / 1000.0), cpu_count=pd.cpu_count, missing=[MissingData(
+            what="CPU time per process and thread", why="the trace has no scheduler events", capture=CAPTURE)])
+    window_us = pd.duration_us
+    ncpu = pd.cpu_count
+    out = CpuStats(window_ms=_r(window_us / 1000.0), cpu_count=ncpu)
+
+    def shares(running_us: float) -> tuple[float, float | None]:
+        if window_us <= 0:
+            return 0.0, None
+        return _r(running_us / window_us, 4), (_r(running_us / (window_us * ncpu), 4) if ncpu else None)
+
+    per_proc: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    rows = []
+    for (pid, tid), st in pd.thread_states.items():
+        run, wait = st.get("running", 0.0), st.get("runnable", 0.0)
+        per_proc[pid][0] += run
+        per_proc[pid][1] += wait
+        rows.append((run, wait, pid, tid))
+    rows.sort(key=lambda r: (-r[0], -r[1], r[2], r[3]))
+    for run, wait, pid, tid in rows[:MAX_THREADS]:
+        info = pd.threads.get((pid, tid))
+        sw, sc = shares(run)
+        out.threads.append(CpuUse(
+            pid=pid, tid=tid, name=(info.name if info and info.name else f"tid {tid}"),
+            process=pd.processes.get(pid), running_ms=_r(run / 1000.0), runnable_ms=_r(wait / 1000.0),
+            share_of_window=sw, share_of_cpus=sc,
+        ))
+    for pid, (run, wait) in sorted(per_proc.items(), key=lambda kv: (-kv[1][0], kv[0]))[:MAX_PROCESSES]:
+        sw, sc = shares(run)
+        out.processes.append(CpuUse(
+            pid=pid, name=pd.processes.get(pid) or _main_thread_name(pd, pid),
+            running_ms=_r(run / 1000.0), runnable_ms=_r(wait / 1000.0), share_of_window=sw, share_of_cpus=sc,
+        ))
+    end = pd.end_us if pd.end_us is not None else 0.0
+    for c in sorted(set(pd.cpu_frequency) | set(pd.cpu_idle)):
+        out.cpus.append(_core(c, pd.cpu_frequency.get(c, []), pd.cpu_idle.get(c, []), end, window_us))
+    if not pd.thread_states:
+        out.missing.append(MissingData(what="CPU time per process and thread",
+                                       why="the trace has no scheduler events", capture=CAPTURE))
+    elif pd.sched_intervals:
+        out.sections = [section(ctx, name, a, b) for name, a, b in _sections(ctx)]
+    return out
+
+
+def _sections(ctx) -> list[tuple[str, float, float]]:
+    """(name, start µs, end µs): each launch of the app, then each measureBlock."""
+    out = []
+    st = ctx.res.startup
+    if st is not None:
+        for r in st.runs:
+            if r.start_ms is not None and r.total_ms:
+                a = ctx.t0 + r.start_ms * 1000.0
+                out.append(("startup", a, a + r.total_ms * 1000.0))
+    pd = ctx.pd
+    for _k, ts, dur, _n in find_slices(pd, name_ids(pd, lambda s: s in SECTION_NAMES), async_=True):
+        out.append((pd.strings[_n], ts, ts + dur))
+    return out
+
+
+def section(ctx, name: str, start: float, end: float) -> CpuSection:
+    """CPU time per thread and process inside [start, end] µs, from the scheduler intervals."""
+    pd: PerfData = ctx.pd
+    length = max(0.0, end - start)
+    ncpu = pd.cpu_count
+    per_thread = []
+    per_proc: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for (pid, tid), iv in pd.sched_intervals.items():
+        ts = np.frombuffer(iv.ts, dtype=np.float64)
+        du = np.frombuffer(iv.dur, dtype=np.float64)
+        st = np.frombuffer(iv.state, dtype=np.int8)
+        clipped = np.clip(np.minimum(ts + du, end) - np.maximum(ts, start), 0.0, None)
+        run = float(clipped[st == _RUNNING].sum())
+        wait = float(clipped[np.isin(st, _RUNNABLE)].sum())
+        if run or wait:
+            per_thread.append((run, wait, pid, tid))
+            per_proc[pid][0] += run
+            per_proc[pid][1] += wait
+
+    def use(run: float, wait: float, pid: int, tid: int | None) -> CpuUse:
+        info = pd.threads.get((pid, tid)) if tid is not None else None
+        name = (info.name if info and info.name else f"tid {tid}") if tid is not None else (
+            pd.processes.get(pid) or _main_thread_name(pd, pid))
+        return CpuUse(pid=pid, tid=tid, name=name, process=pd.processes.get(pid) if tid is not None else None,
+                      running_ms=_r(run / 1000.0), runnable_ms=_r(wait / 1000.0),
+                      share_of_window=_r(run / length, 4) if length else 0.0,
+                      share_of_cpus=_r(run / (length * ncpu), 4) if length and ncpu else None)
+
+    per_thread.sort(key=lambda r: (-r[0], -r[1], r[2], r[3]))
+    procs = sorted(per_proc.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    return CpuSection(
+        name=name, start_ms=ctx.rel(start), dur_ms=_r(length / 1000.0),
+        threads=[use(r, w, p, t) for r, w, p, t in per_thread[:SECTION_TOP]],
+        processes=[use(r, w, p, None) for p, (r, w) in procs[:SECTION_TOP]],
+    )
+
+
+def _main_thread_name(pd: PerfData, pid: int) -> str:
+    info = pd.threads.get((pid, pid))
+    return info.name if info and info.name else f"pid {pid}"
+
+
+def _core(cpu: int, freq: list[tuple[float, float]], idle: list[tuple[float, int]], end: float,
+          window_us: float) -> CpuCore:
+    core = CpuCore(cpu=cpu)
+    if freq:
+        weighted = known = 0.0
+        for (ts, khz), nxt in zip(freq, freq[1:] + [(end, 0.0)]):
+            d = max(0.0, nxt[0] - ts)
+            weighted += khz * d
+            known += d
+        vals = [k for _, k in freq]
+        core.freq_min_mhz, core.freq_max_mhz = _r(min(vals) / 1000.0), _r(max(vals) / 1000.0)
+        core.freq_avg_mhz = _r(weighted / known / 1000.0) if known > 0 else core.freq_max_mhz
+    if idle:
+        by_state: dict[str, float] = defaultdict(float)
+        entered: tuple[float, int] | None = None
+        for ts, state in idle:
+            if state == IDLE_EXIT:
+                if entered is not None:
+                    by_state[str(entered[1])] += ts - entered[0]
+                entered = None
+            elif entered is None:
+                entered = (ts, state)
+            else:  # a deeper state without an exit between: the first one ends here
+                by_state[str(entered[1])] += ts - entered[0]
+                entered = (ts, state)
+        if entered is not None and end > entered[0]:
+            by_state[str(entered[1])] += end - entered[0]
+        total = sum(by_state.values())
+        core.idle_ms = _r(total / 1000.0)
+        core.idle_share = _r(total / window_us, 4) if window_us > 0 else None
+        core.idle_states = {k: _r(v / 1000.0) for k, v in sorted(by_state.items())}
+    return core
+
+
+def summarize_cpu(c: CpuStats | None, top: int = 3) -> str:
+    """One sentence with the numbers: the processes and threads that used the CPU."""
+    if c is None or not (c.processes or c.threads):
+        return "No CPU data: the trace has no scheduler events."
+    procs = ", ".join(f"{p.name} {p.running_ms:.0f} ms ({p.share_of_cpus if p.share_of_cpus is not None else p.share_of_window:.0%})"
+                      for p in c.processes[:top])
+    threads = ", ".join(f"{t.name} ({t.process or t.pid}) {t.running_ms:.0f} ms running, {t.runnable_ms:.0f} ms runnable"
+                        for t in c.threads[:top])
+    cpus = f" of {c.cpu_count} CPUs" if c.cpu_count else ""
+    return f"Over {c.window_ms / 1000:.2f} s{cpus}: {procs}; busiest threads {threads}."

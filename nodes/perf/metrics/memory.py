@@ -1,0 +1,227 @@
+"""Memory per process: RSS (anon / file / shmem), swap and heap counters over the trace,
+lmkd kills, and ART garbage collections.
+
+* Per counter (``process_stats``, ``rss_stat``, the app's atrace heap counters as
+  ``nodes/perf/parsers/perfetto_memory.py`` names them): start, peak (and when), end and
+  growth. ``peak`` is Macrobenchmark's ``MemoryUsageMetric`` Mode.Max and ``end`` its Mode.Last
+  (``benchmark/benchmark-macro/src/main/java/androidx/benchmark/macro/perfetto/
+  MemoryUsageQuery.kt``: the max / last value of ``mem.rss.anon``, ``mem.rss.file``,
+  ``mem.rss.shmem``, ``Heap size (KB)`` … of the target process); ``mem.*`` in MiB here where
+  it says KB, atrace counters in their own unit.
+* ``rss_max_mb``: the peak of ``mem.rss``; where only the parts were recorded (``rss_stat``),
+  the peak of anon + file + shmem, each part holding its last value between events.
+* Kills: ``android_lmk_events`` (``stdlib/android/memory/lmk.sql``): lmkd's ``lmk,<pid>,<reason>,
+  <oom_score_adj>`` instants, else its legacy ``lmk,…`` slices, else ``kill_one_process``.
+* GC: trace_processor's ``android_garbage_collection_events`` (``stdlib/android/
+  garbage_collection.sql``): a thread's top-level slice named ``*concurrent*GC``, lengthened
+  by the top-level slice right after it when that is ``CompactionPhase`` or ``Background
+  concurrent copying GC``; its type from its name (``*NativeAlloc*`` native_alloc, ``*Alloc*``
+  alloc, ``*young*`` young, ``*CollectorTransition*`` collector_transition, ``*Explicit*``
+  explicit, else full).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from fnmatch import fnmatchcase
+
+from nodes.perf.metrics.slice_find import find_slices, name_ids
+from nodes.perf.model import GcSummary, LmkKill, MemoryProcess, MemorySeries, MemoryStats, MissingData, PerfData
+
+MAX_PROCESSES = 20
+#: lmkd's kill_reason enum (lmkd/statslog.h), as android_lmk_events names it.
+KILL_REASONS = ("PRESSURE_AFTER_KILL", "NOT_RESPONDING", "LOW_SWAP_AND_THRASHING", "LOW_MEM_AND_SWAP",
+                "LOW_MEM_AND_THRASHING", "DIRECT_RECL_AND_THRASHING", "LOW_MEM_AND_SWAP_UTIL",
+                "LOW_FILECACHE_AFTER_THRASHING", "LOW_MEM", "DIRECT_RECL_STUCK")
+_PARTS = ("mem.rss.anon", "mem.rss.file", "mem.rss.shmem")
+_ORDER = ("mem.rss", "mem.rss.anon", "mem.rss.file", "mem.rss.shmem", "mem.swap", "mem.rss.watermark")
+CAPTURE = """data_sources { config { name: "linux.process_stats"
+  process_stats_config { proc_stats_poll_ms: 100 } } }
+data_sources { config { name: "linux.ftrace" ftrace_config { ftrace_events: "kmem/rss_stat"
+  atrace_categories: "dalvik" atrace_apps: "*" } } }"""
+
+
+def _gc_type(name: str) -> str:
+    for pattern, kind in (("*NativeAlloc*", "native_alloc"), ("*Alloc*", "alloc"), ("*young*", "young"),
+                          ("*CollectorTransition*", "collector_transition"), ("*Explicit*", "explicit")):
+        if fnmatchcase(name, pattern):
+            return kind
+    return "full"
+
+
+def gc_events(pd: PerfData) -> list[tuple[int, int, float, float, str]]:
+    """(pid, tid, ts µs, dur µs, name) of every GC, as android_garbage_collection_events: only
+    the threads that have a GC-named slice are walked for their top-level slices."""
+    gc_ids = name_ids(pd, lambda s: fnmatchcase(s, "*concurrent*GC"))
+    threads = {k for k, _ts, _d, _n in find_slices(pd, gc_ids)}
+    out = []
+    strings = pd.strings
+    for (pid, tid) in sorted(threads):
+        cols = pd.slices[(pid, tid)]
+        order = sorted(range(len(cols)), key=lambda i: (cols.ts[i], -cols.dur[i]))
+        top: list[int] = []
+        end = float("-inf")
+        for i in order:
+            if cols.ts[i] >= end:
+                top.append(i)
+                end = cols.ts[i] + cols.dur[i]
+        for j, i in enumerate(top):
+            if cols.name[i] not in gc_ids:
+                continue
+            dur = cols.dur[i]
+            if j + 1 < len(top):
+                nxt = strings[cols.name[top[j + 1]]]
+                if nxt in ("CompactionPhase", "Background concurrent copying GC"):
+                    dur += cols.dur[top[j + 1]]
+            out.append((pid, tid, cols.ts[i], dur, strings[cols.name[i]]))
+    return out
+
+
+def open_gcs(pd: PerfData) -> list[tuple[int, int, float, float, str]]:
+    """GC slices with no end: trace_processor counts them to the end of the trace (dur = -1 →
+    trace_end − ts). Only the outermost open slice of a thread can be top-level."""
+    end = pd.end_us if pd.end_us is not None else 0.0
+    first: dict[tuple[int, int], tuple[float, str]] = {}
+    for pid, tid, ts, name in pd.open_slices:
+        if (pid, tid) not in first or ts < first[(pid, tid)][0]:
+            first[(pid, tid)] = (ts, name)
+    out = []
+    for (pid, tid), (ts, name) in first.items():
+        if fnmatchcase(name, "*concurrent*GC"):  # a closed slice cannot enclose one still open
+            out.append((pid, tid, ts, max(0.0, end - ts), name))
+    return out
+
+
+def _kill_reason(raw: int | None) -> str | None:
+    if raw is None:
+        return None
+    if 0 <= raw < len(KILL_REASONS):
+        return KILL_REASONS[raw]
+    return "VENDOR_REASON" if 1000 <= raw < 2000 else "UNKNOWN"
+
+
+def lmk_kills(pd: PerfData) -> list[tuple[float, int, int | None, int | None]]:
+    """(ts µs, pid, kill_reason, oom_score_adj) as ``android_lmk_events`` (stdlib
+    ``android/memory/lmk.sql``) picks them: lmkd's ``lmk,<pid>,<reason>,<adj>`` instants, else its
+    legacy ``lmk,…`` slices, else the old ``kill_one_process`` counter (value > 0)."""
+    instants, slices = [], []
+
+    def parse(name: str):
+        parts = name.split(",")
+        try:
+            return int(parts[1]), (int(parts[2]) if len(parts) > 2 else None), (int(parts[3]) if len(parts) > 3 else None)
+        except (IndexError, ValueError):
+            return None
+
+    for ts, _pid, _tid, name in pd.instants:
+        if name.startswith("lmk,") and (got := parse(name)):
+            instants.append((ts, *got))
+    for _key, ts, dur, nid in find_slices(pd, name_ids(pd, lambda s: s.startswith("lmk,")), async_=True):
+        if got := parse(pd.strings[nid]):
+            (slices if dur > 0 else instants).append((ts, *got))
+    chosen = instants or slices or [(ts, pid, None, None) for ts, pid in pd.lmk_kills if pid > 0]
+    return sorted(chosen)
+
+
+def _series(label: str, name: str, pts: list[tuple[float, float]], ctx) -> MemorySeries:
+    vals = [v for _, v in pts]
+    peak = max(vals)
+    peak_ts = next(t for t, v in pts if v == peak)
+    unit = "MB" if name.startswith("mem.") else "KB" if "(KB)" in name else ""
+    return MemorySeries(
+        name=name, label=label, unit=unit, start=round(vals[0], 3), peak=round(peak, 3), end=round(vals[-1], 3),
+        growth=round(vals[-1] - vals[0], 3), peak_ms=ctx.rel(peak_ts), points=len(pts),
+    )
+
+
+def _parts_total(by_name: dict[str, list[tuple[float, float]]]) -> float | None:
+    if not all(p in by_name for p in _PARTS):
+        return None
+    events = sorted((t, p, v) for p in _PARTS for t, v in by_name[p])
+    last: dict[str, float] = {}
+    best = None
+    for _t, p, v in events:
+        last[p] = v
+        if len(last) == len(_PARTS):
+            total = sum(last.values())
+            best = total if best is None or total > best else best
+    return best
+
+
+def memory(ctx) -> MemoryStats | None:
+    pd: PerfData = ctx.pd
+    unended = open_gcs(pd)
+    gcs = gc_events(pd) + unended
+    if unended:
+        names = ", ".join(sorted({f"{pd.processes.get(p, p)}: {n}" for p, _t, _ts, _d, n in unended})[:3])
+        ctx.res.warnings.append(f"{len(unended)} GC slice(s) had no end ({names}): counted to the end of the "
+                                "trace, as trace_processor does")
+    if not pd.memory and not pd.lmk_kills and not gcs and not any(n.startswith("lmk,") for n in pd.strings):
+        if pd.format != "perfetto":
+            return None
+        return MemoryStats(missing=[MissingData(
+            what="memory per process", why="the trace has no process_stats, rss_stat or heap counters",
+            capture=CAPTURE)])
+    by_pid: dict[int, dict[str, list[tuple[float, float]]]] = defaultdict(dict)
+    for (pid, name), pts in pd.memory.items():
+        if pts:
+            by_pid[pid][name] = pts
+    gc_by_pid: dict[int, list] = defaultdict(list)
+    for ev in gcs:
+        gc_by_pid[ev[0]].append(ev)
+    kills = lmk_kills(pd)
+    killed = {k[1] for k in kills}
+    rows: list[MemoryProcess] = []
+    for pid in set(by_pid) | set(gc_by_pid) | killed:
+        pname = pd.processes.get(pid) or f"pid {pid}"
+        series_map = by_pid.get(pid, {})
+        names = sorted(series_map, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))
+        proc = MemoryProcess(pid=pid, name=pname, killed=pid in killed, series=[
+            _series(f"{pname} ({pid}): {n}", n, series_map[n], ctx) for n in names
+        ])
+        if "mem.rss" in series_map:
+            proc.rss_max_mb = round(max(v for _, v in series_map["mem.rss"]), 3)
+        else:
+            total = _parts_total(series_map)
+            proc.rss_max_mb = round(total, 3) if total is not None else None
+        evs = gc_by_pid.get(pid)
+        if evs:
+            threads = Counter(tid for _, tid, _, _, _ in evs)
+            tid = threads.most_common(1)[0][0]
+            info = pd.threads.get((pid, tid))
+            proc.gc = GcSummary(
+                count=len(evs), total_ms=round(sum(e[3] for e in evs) / 1000.0, 3),
+                max_ms=round(max(e[3] for e in evs) / 1000.0, 3),
+                types=dict(Counter(_gc_type(e[4]) for e in evs).most_common()),
+                thread=info.name if info and info.name else f"tid {tid}",
+            )
+        rows.append(proc)
+    app = ctx.scope.pid if ctx.scope is not None else None
+    rows.sort(key=lambda r: (r.pid != app, -(r.rss_max_mb or 0.0), -(r.gc.total_ms if r.gc else 0.0), r.pid))
+    out = MemoryStats(processes=rows[:MAX_PROCESSES])
+    out.lmk_kills = [LmkKill(ts_ms=ctx.rel(ts), pid=pid, process=pd.processes.get(pid), kill_reason=_kill_reason(reason),
+                             oom_score_adj=adj) for ts, pid, reason, adj in kills]
+    if not pd.memory:
+        out.missing.append(MissingData(what="memory counters per process",
+                                       why="the trace has no process_stats, rss_stat or heap counters", capture=CAPTURE))
+    return out
+
+
+def summarize_memory(m: MemoryStats | None, top: int = 3) -> str:
+    """One sentence with the numbers: peak and growth per process."""
+    if m is None or not m.processes:
+        return "No memory data: the trace has no process_stats, rss_stat or heap counters."
+    parts = []
+    for p in m.processes[:top]:
+        main = next((s for s in p.series if s.name == "mem.rss"), None) or next(
+            (s for s in p.series if s.name == "mem.rss.anon"), None) or (p.series[0] if p.series else None)
+        bit = f"{p.name}"
+        if p.rss_max_mb is not None:
+            bit += f" RSS peak {p.rss_max_mb:.1f} MB"
+        if main is not None:
+            bit += f", {main.name} {main.start:.1f} → {main.end:.1f} {main.unit} ({main.growth:+.1f})"
+        if p.gc:
+            bit += f", {p.gc.count} GC ({p.gc.total_ms:.0f} ms)"
+        parts.append(bit)
+    kills = f"; {len(m.lmk_kills)} low-memory kill(s)" if m.lmk_kills else ""
+    return "; ".join(parts) + kills + "."

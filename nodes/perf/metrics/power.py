@@ -1,0 +1,188 @@
+"""Energy per rail and per category from ODPM power rails, as androidx Macrobenchmark's
+``PowerMetric`` defines it.
+
+Macrobenchmark (``benchmark/benchmark-macro/src/main/java/androidx/benchmark/macro/perfetto/
+PowerQuery.kt``, ``PowerCategory.kt``, ``BatteryDischargeQuery.kt`` in androidx) takes, for
+every ``power.*`` counter track, the readings with ``ts`` inside the window ``[start, end]``:
+
+* energy (µWs) = the counter's increase over those readings (``max(value) - min(value)``);
+* a rail's power = energy / the time between its first and last reading in the window;
+* a component is named from the track: ``power.rails.cpu.big`` → ``CpuBig``;
+* a category holds the components whose name contains one of its subsystems (CPU: ``Cpu``;
+  DISPLAY: ``Display``; GPU: ``Gpu``; GPS: ``Gps``; MEMORY: ``Ddr``, ``MemoryInterface``;
+  MACHINE_LEARNING: ``Tpu``; NETWORK: ``Aoc``, ``Radio``, ``VsysPwrMmwave``, ``Wifi``, ``Modem``;
+  UNCATEGORIZED: none of them); its energy and power are sums over its components.
+
+Where we differ, on purpose: Macrobenchmark divides µWs by whole milliseconds and calls the
+result "Uw" (numerically mW); ``power_uw`` here is µWs / s, µW proper — 1000 × its number (the
+truncation of the span to whole ms aside). A counter that goes backwards (a reset) would make
+``max - min`` count energy that was never used: the increase is summed reading to reading and a
+decrease adds nothing (counted in ``resets`` and the warnings); without resets the two agree.
+
+Windows: the whole trace (``trace``), then every Macrobenchmark measure section
+(:data:`SECTION_NAMES`) in order.
+"""
+
+from __future__ import annotations
+
+from nodes.perf.metrics.slice_find import find_slices, name_ids
+from nodes.perf.model import MissingData, PerfData, PowerRail, PowerStats, PowerWindow
+
+#: Macrobenchmark's PowerMetric.MEASURE_BLOCK_SECTION_NAME: the section it measures.
+SECTION_NAMES = ("measureBlock",)
+
+#: PowerMetric categories → the subsystem names a component's name is matched against (PowerQuery).
+CATEGORY_SUBSYSTEMS: dict[str, tuple[str, ...]] = {
+    "CPU": ("Cpu",),
+    "DISPLAY": ("Display",),
+    "GPU": ("Gpu",),
+    "GPS": ("Gps",),
+    "MEMORY": ("Ddr", "MemoryInterface"),
+    "MACHINE_LEARNING": ("Tpu",),
+    "NETWORK": ("Aoc", "Radio", "VsysPwrMmwave", "Wifi", "Modem"),
+    "UNCATEGORIZED": (),
+}
+
+CAPTURE = """data_sources { config { name: "android.power"
+  android_power_config { battery_poll_ms: 250 collect_power_rails: true
+    battery_counters: BATTERY_COUNTER_CHARGE battery_counters: BATTERY_COUNTER_CURRENT } } }"""
+
+
+def component_name(track: str) -> str:
+    """Macrobenchmark's name for a rail's track: ``power.rails.cpu.big`` → ``CpuBig``; a rail
+    trace_processor has no friendly name for keeps its own (``power.L15M_VDD_SLC_M_uws`` →
+    ``L15M_VDD_SLC_M``)."""
+    if track.startswith("power.rails."):
+        return "".join(p[:1].upper() + p[1:] for p in track[len("power.rails."):].split(".") if p)
+    name = track[len("power."):] if track.startswith("power.") else track
+    return name[: -len("_uws")] if name.endswith("_uws") else name
+
+
+def category_of(component: str) -> str:
+    for category, subsystems in CATEGORY_SUBSYSTEMS.items():
+        if any(s in component for s in subsystems):
+            return category
+    return "UNCATEGORIZED"
+
+
+def _sections(pd: PerfData) -> list[tuple[str, float, float]]:
+    """(name, start µs, end µs) of every measure section, thread or async, by start."""
+    ids = name_ids(pd, lambda s: s in SECTION_NAMES)
+    return [(pd.strings[n], ts, ts + dur) for _k, ts, dur, n in find_slices(pd, ids, thread=True, async_=True)]
+
+
+def _rail_energy(rail: PowerRail, start: float, end: float) -> tuple[float, float, int] | None:
+    """(energy µWs, reading span s, resets) of one rail over [start, end] µs; None with < 2 readings."""
+    prev = None
+    first = last = None
+    energy = 0.0
+    resets = 0
+    for ts, v in zip(rail.ts_us, rail.energy_uws):
+        if ts < start:
+            continue
+        if ts > end:
+            break
+        if prev is not None:
+            if v >= prev:
+                energy += v - prev
+            else:
+                resets += 1
+        else:
+            first = ts
+        prev, last = v, ts
+    if first is None or last is None or last <= first:
+        return None
+    return energy, (last - first) / 1e6, resets
+
+
+def _battery(pd: PerfData, start: float, end: float) -> tuple[float, float] | None:
+    vals = [v for ts, v in pd.counters.get("batt.charge_uah", []) if start <= ts <= end]
+    if not vals:
+        return None
+    return max(vals) / 1000.0, min(vals) / 1000.0
+
+
+def window(pd: PerfData, name: str, start: float, end: float, t0: float,
+           resets: dict[str, int] | None = None) -> PowerWindow | None:
+    """One window's energy; None when no rail has two readings inside it and no battery charge."""
+    rails: dict[str, float] = {}
+    categories: dict[str, float] = {}
+    category_power: dict[str, float] = {}
+    total_power = 0.0
+    for rail in pd.power_rails:
+        got = _rail_energy(rail, start, end)
+        if got is None:
+            continue
+        energy, span_s, n_resets = got
+        comp = component_name(rail.name)
+        if n_resets and resets is not None:
+            resets[comp] = max(resets.get(comp, 0), n_resets)
+        power = energy / span_s
+        rails[comp] = round(energy, 3)
+        cat = category_of(comp) if rail.described else "UNCATEGORIZED"
+        categories[cat] = round(categories.get(cat, 0.0) + energy, 3)
+        category_power[cat] = round(category_power.get(cat, 0.0) + power, 3)
+        total_power += power
+    battery = _battery(pd, start, end)
+    if not rails and battery is None:
+        return None
+    w = PowerWindow(
+        name=name, start_ms=round((start - t0) / 1000.0, 3), dur_ms=round((end - start) / 1000.0, 3),
+        energy_uws=round(sum(rails.values()), 3), power_uw=round(total_power, 3),
+        categories=dict(sorted(categories.items(), key=lambda kv: -kv[1])),
+        category_power_uw=dict(sorted(category_power.items(), key=lambda kv: -kv[1])),
+        rails=dict(sorted(rails.items(), key=lambda kv: -kv[1])),
+    )
+    if battery is not None:
+        w.battery_start_mah, w.battery_end_mah = round(battery[0], 3), round(battery[1], 3)
+        w.battery_diff_mah = round(battery[0] - battery[1], 3)
+    return w
+
+
+def power(ctx) -> PowerStats | None:
+    """The power lens: None when the data holds neither rails nor battery counters and is not a
+    Perfetto trace (where their absence is worth saying)."""
+    pd: PerfData = ctx.pd
+    has_battery = "batt.charge_uah" in pd.counters
+    if not pd.power_rails and not has_battery:
+        if pd.format != "perfetto":
+            return None
+        return PowerStats(missing=[MissingData(
+            what="energy per rail and category",
+            why="the trace has no power_rails packets (ODPM) and no battery counters",
+            capture=CAPTURE,
+        )])
+    out = PowerStats()
+    for rail in pd.power_rails:
+        out.rails[component_name(rail.name)] = [rail.name, rail.raw_name, rail.subsystem]
+    start = pd.start_us if pd.start_us is not None else 0.0
+    end = pd.end_us if pd.end_us is not None else start
+    w = window(pd, "trace", start, end, ctx.t0, out.resets)
+    if w is not None:
+        out.windows.append(w)
+    for name, s, e in _sections(pd):
+        w = window(pd, name, s, e, ctx.t0, out.resets)
+        if w is not None:
+            out.windows.append(w)
+    if out.resets:
+        named = ", ".join(f"{k} ×{v}" for k, v in sorted(out.resets.items()))
+        ctx.res.warnings.append(f"power rails: counter went backwards (reset) in {named}; "
+                                "the energy across a reset is not counted")
+    if not pd.power_rails:
+        out.missing.append(MissingData(what="energy per rail and category",
+                                       why="the trace has battery counters but no power rails (ODPM)",
+                                       capture=CAPTURE))
+    return out
+
+
+def summarize_power(p: PowerStats | None) -> str:
+    """One sentence with the numbers: the window's energy by category (a lens can lead with it)."""
+    if p is None or not p.windows:
+        return "No power data: the trace has no power rails or battery counters."
+    w = next((x for x in p.windows if x.name != "trace"), p.windows[0])
+    if not w.categories:
+        return (f"{w.name}: battery {w.battery_start_mah} → {w.battery_end_mah} mAh "
+                f"({w.battery_diff_mah} mAh used); no power rails recorded.")
+    top = ", ".join(f"{k} {v / 1e6:.3f} J" for k, v in list(w.categories.items())[:4])
+    return (f"{w.name} ({w.dur_ms / 1000:.2f} s): {w.energy_uws / 1e6:.3f} J, "
+            f"{w.power_uw / 1000:.1f} mW on average; by category {top}.")

@@ -1,0 +1,99 @@
+"""Per-process memory over time, for the memory lens: ``process_stats`` (every process, every
+field the memory lens reads), ftrace ``rss_stat``, the app's atrace heap counters, and lmkd's
+kills — named as trace_processor names the counter tracks (``mem.rss``, ``mem.rss.anon``,
+``mem.rss.file``, ``mem.rss.shmem``, ``mem.swap``, ``mem.rss.watermark``; ``Heap size (KB)``
+and the other atrace counters as the app wrote them).
+
+``rss_stat`` as trace_processor's ``RssStatTracker`` reads it: ``member`` 0 file, 1 anon,
+2 swap, 3 shmem pages; ``size`` in bytes; ``curr`` set means the counter is of the event's own
+process, otherwise of the process whose ``mm_id`` an earlier ``curr`` event tied it to (an
+``mm_id`` never tied to a process is counted and dropped). A kill by lmkd is its atrace counter
+``kill_one_process`` (value: the pid killed), as trace_processor's systrace parser reads it.
+
+``mem.*`` values are kept in MiB (KiB / 1024, bytes / 2²⁰) like the rest of PerfScout's memory
+counters; an atrace counter keeps the app's own unit (``Heap size (KB)`` in KB).
+"""
+
+from __future__ import annotations
+
+import re
+
+from nodes.perf.counter_names import is_counter_name
+from nodes.perf.model import PerfData
+
+_PROCESS_FIELDS = (
+    ("vm_rss_kb", "mem.rss"), ("rss_anon_kb", "mem.rss.anon"), ("rss_file_kb", "mem.rss.file"),
+    ("rss_shmem_kb", "mem.rss.shmem"), ("vm_swap_kb", "mem.swap"), ("vm_hwm_kb", "mem.rss.watermark"),
+)
+_RSS_MEMBERS = {0: "mem.rss.file", 1: "mem.rss.anon", 2: "mem.swap", 3: "mem.rss.shmem"}
+#: At most this many points per (process, counter).
+MAX_POINTS = 20_000
+#: An atrace counter the memory lens shows: a memory-looking name (heap, memory, rss, pss, …)
+#: that reads as a counter name — not a log line that happened to arrive as one.
+_MEMORY_NAME = re.compile(r"(heap|memory|mem\b|rss|pss|swap)", re.I)
+
+
+class MemoryState:
+    def __init__(self) -> None:
+        #: (pid or tid for rss_stat until finish, counter) → [(ts ns, MiB)]
+        self.series: dict[tuple[int, str], list[tuple[int, float]]] = {}
+        self.rss_by_tid: dict[tuple[int, str], list[tuple[int, float]]] = {}
+        self.mm_owner: dict[int, int] = {}  # mm_id → tid that reported it as its own
+        self.rss_unowned = 0
+        self.dropped = 0
+
+    def _add(self, table, key, ts: int, value: float) -> None:
+        pts = table.setdefault(key, [])
+        if len(pts) < MAX_POINTS:
+            pts.append((ts, value))
+        else:
+            self.dropped += 1
+
+    def process_stats(self, stats, ts: int) -> None:
+        for p in stats.processes:
+            for field, name in _PROCESS_FIELDS:
+                if p.HasField(field):
+                    self._add(self.series, (p.pid, name), ts, getattr(p, field) / 1024.0)
+
+    def rss_stat(self, ts: int, tid: int, e) -> None:
+        name = _RSS_MEMBERS.get(e.member)
+        if name is None:
+            return
+        if e.curr:
+            if e.HasField("mm_id"):
+                self.mm_owner[e.mm_id] = tid
+            owner = tid
+        else:
+            owner = self.mm_owner.get(e.mm_id)
+            if owner is None:
+                self.rss_unowned += 1
+                return
+        self._add(self.rss_by_tid, (owner, name), ts, e.size / 1048576.0)
+
+    def finish(self, data: PerfData, ftrace_counters: dict, pid_for) -> None:
+        """Into ``data.memory``: process_stats and rss_stat series, atrace memory counters, kills."""
+        for (tid, name), pts in self.rss_by_tid.items():
+            for ts, v in pts:
+                self._add(self.series, (pid_for(tid), name), ts, v)
+        skipped_names = 0
+        for (tgid, name), pts in ftrace_counters.items():
+            if name == "kill_one_process":
+                for ts, v in pts:
+                    data.lmk_kills.append((ts / 1000.0, int(v)))
+                continue
+            if not _MEMORY_NAME.search(name):
+                continue
+            if not is_counter_name(name):
+                skipped_names += 1
+                continue
+            for ts, v in pts:  # as the app wrote them: "Heap size (KB)" stays in KB
+                self._add(self.series, (tgid, name), ts, v)
+        for key, pts in self.series.items():
+            data.memory[key] = [(ts / 1000.0, v) for ts, v in sorted(pts)]
+        data.lmk_kills.sort()
+        if self.rss_unowned:
+            data.warn(f"rss_stat: {self.rss_unowned:,} events of another process's mm_id never tied to a process, dropped")
+        if skipped_names:
+            data.warn(f"{skipped_names} atrace counter(s) named like log lines, not memory counters, were left out")
+        if self.dropped:
+            data.warn(f"memory counters: {self.dropped:,} points beyond {MAX_POINTS:,} per series were not kept")
