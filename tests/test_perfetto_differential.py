@@ -93,7 +93,13 @@ def perfdata_digest(pd) -> dict:
     def cols(c) -> str:
         return _h(list(c.ts), list(c.dur), [s[i] for i in c.name])
 
+    covered = {"format", "slices", "async_slices", "sched_intervals", "thread_states", "threads", "processes",
+               "locations", "instants", "counters", "counter_units", "frames", "frame_summary", "startup_runs",
+               "startup_phases", "stacks", "stack_samples", "frame_refs", "meta", "start_us", "end_us",
+               "warnings", "partial", "skipped_events", "stored", "stopped_at_cap", "source", "_frame_ids"}
+    other = {k: _h(repr(v)) for k, v in sorted(vars(pd).items()) if k not in covered}  # open_slices, lenses…
     return {
+        "other": other,
         "format": pd.format,
         "slices": {f"{k[0]}/{k[1]}": cols(c) for k, c in pd.slices.items()},
         "async_slices": {f"{k[0]}/{k[1]}": cols(c) for k, c in pd.async_slices.items()},
