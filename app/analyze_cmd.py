@@ -37,27 +37,43 @@ def to_json(result: AnalysisResult) -> dict[str, Any]:
 
 
 def run(paths: str | Sequence[str], as_json: bool = False, out: TextIO | None = None, err: TextIO | None = None,
-        process: str | None = None) -> int:
+        process: str | None = None, lens: str | None = None) -> int:
     """Analyse ``paths`` (one file, or the files of one collection) and print the result;
-    ``process`` (NAME or PID) is the app the frames and hot spots are about."""
-    from nodes.perf.analysis import analyze_paths
+    ``process`` (NAME or PID) is the app the frames and hot spots are about; ``lens`` (a
+    graph.enums.Lens value) the aspect the answer leads with (nodes/perf/lenses.py)."""
+    from nodes.perf.analysis import analyze_paths, module_search_path
 
     out = out or sys.stdout
     err = err or sys.stderr
     if isinstance(paths, (str, os.PathLike)):
         paths = [os.fspath(paths)]
     try:
-        result = analyze_paths(list(paths), process=process)
+        root = os.getcwd()  # the CLI's workspace (perfscout's --workspace default)
+        result = analyze_paths(list(paths), process=process, root=root, search_path=module_search_path(root))
     except PerfDataError as e:
         err.write(f"perfscout: {str(e).splitlines()[0] if str(e) else 'unreadable data'}\n")
         return ExitCode.USAGE
+    answer = lens_answer(result, lens) if lens and lens != "overview" else None
     if as_json:
         import orjson  # ~25 ms to load: only --json pays it
 
-        out.write(orjson.dumps(to_json(result), option=orjson.OPT_INDENT_2).decode() + "\n")
+        data = to_json(result)
+        if answer is not None:
+            data["lens"], data["lens_answer"] = lens, answer
+        out.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
+        if answer is not None:
+            out.write("\n".join(answer["lines_shown"]) + "\n\n")
         render(result, out)
     return ExitCode.OK
+
+
+def lens_answer(result: AnalysisResult, lens: str) -> dict[str, Any]:
+    """The lens's answer (the report's first section and sentences) for ``result``."""
+    from nodes.report.view import build_view
+
+    view = build_view(result, lens=lens)
+    return {**(view.lens_section() or {}), "sentences": view.summary_sentences(), "lines_shown": view.answer_lines()}
 
 
 # --- the readable summary --------------------------------------------------------------

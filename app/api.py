@@ -44,10 +44,10 @@ from app.errors import RequestError, RunNotAllowed, ThreadBusy, TurnInterrupted
 from app.models import make_chat_model
 from app.settings import Settings
 from graph.builder import build_graph
-from graph.enums import Node, RunGate
-from graph.policy import run_gate
+from graph.enums import Lens, Node, Permission
+from graph.permission import needs_permission
 from graph.stages import STAGES
-from nodes.collect.permission import is_allowlisted
+from nodes.run_stages.local_run import permission_for
 
 #: ``incomplete``: the turn stopped before a node (killed, crashed, Ctrl-C); ``continue_run`` it.
 Status = Literal["done", "needs_input", "failed", "skipped", "incomplete"]
@@ -220,9 +220,20 @@ class PerfScout:
         serial: str | None = None,
         on_progress: ProgressCallback | None = None,
         on_event: EventCallback | None = None,
+        lens: str | None = None,
     ) -> AskResult:
-        """Run one turn. A pending question comes back as ``status="needs_input"``."""
+        """Run one turn. A pending question comes back as ``status="needs_input"``. ``lens``: the
+        aspect to answer (graph.enums.Lens, or an old focus name), instead of the message's."""
         tid, inp = self._prepare(text, thread_id, allow_run, target, data_path, package, serial)
+        if lens:
+            from graph.enums import lens_named
+
+            try:
+                named = lens_named(lens).value
+            except ValueError:
+                raise RequestError(f"unknown lens {lens!r}: one of {', '.join(x.value for x in Lens)}") from None
+            base = inp
+            inp = lambda: {**base(), "explicit_lens": named}  # noqa: E731
         return self._run(inp, tid, on_progress, on_event)
 
     def resume(
@@ -372,12 +383,12 @@ class PerfScout:
         except (ValueError, KeyError):
             return
         st = self.graph.get_state(self.config(tid)).values or {}
-        if not spec.runs_programs or (st.get("package") and not st.get("target")):
+        if not needs_permission(spec.runs_programs, st):
             return  # a device measurement runs nothing on this machine
         req = st.get("run_request") or None
-        if run_gate(req) is RunGate.CONFIRMED:
-            return
-        if req and is_allowlisted(req.get("argv"), self.settings.allowlist, st.get("workspace") or "."):
+        # allow_run is False here (this call gave none): only a confirmed proposal or an
+        # allowlisted program may go on; anything else waits for this call's own yes.
+        if req and permission_for(req, {**st, "allow_run": False}, self.context) in (Permission.RUN, Permission.ALLOWLISTED):
             return
         raise RunNotAllowed(
             f"continuing thread {tid} runs {spec.node.value}, which starts a program: pass --allow-run "

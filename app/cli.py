@@ -183,10 +183,21 @@ def analyze(
         None, "--process", "-p", metavar="NAME|PID",
         help="The app the frames and hot spots are about (default: the launched package, else the process with the most frames).",
     ),
+    focus: Optional[str] = typer.Option(
+        None, "--focus", metavar="LENS",
+        help="Answer this aspect first: overview, startup, frames, scroll, cpu, memory, power, blocking, page.",
+    ),
 ) -> None:
     """Analyse existing data. FILE…: the analyzer alone (summary or JSON). --thread: the graph's
     analyze route in that thread (analysis, attribution, report; follow-up questions work)."""
     paths = list(paths or [])
+    if focus is not None:
+        from graph.enums import Lens, lens_named
+
+        try:
+            focus = lens_named(focus).value
+        except ValueError:
+            raise CliError(f"--focus {focus!r}: one of {', '.join(x.value for x in Lens)}") from None
     if not paths and thread is None:
         raise CliError("give a FILE to analyse, or --thread THREAD to analyse what that thread collected")
     from nodes.perf.formats import check_data_file
@@ -196,21 +207,22 @@ def analyze(
     if thread is None:
         from app.analyze_cmd import run
 
-        raise typer.Exit(run([str(p) for p in paths], as_json, process=process))
+        raise typer.Exit(run([str(p) for p in paths], as_json, process=process, lens=focus))
     if process is not None:
         raise CliError("--process applies to FILE… analysis, not to --thread")
     if len(paths) > 1:
         raise CliError("with --thread, give one FILE (the graph analyses one named file per turn)")
-    _analyze_in_thread(paths[0] if paths else None, thread, as_json, workspace, offline)
+    _analyze_in_thread(paths[0] if paths else None, thread, as_json, workspace, offline, focus)
 
 
-def _analyze_in_thread(path: Path | None, thread: str, as_json: bool, workspace: Path | None, offline: bool) -> None:
+def _analyze_in_thread(path: Path | None, thread: str, as_json: bool, workspace: Path | None, offline: bool,
+                       lens: str | None = None) -> None:
     from app.api import PerfScout
 
     text = f"分析一下这份数据 {path}" if path is not None else "分析一下刚才采集的这份数据"
     view = _progress(as_json)
     with PerfScout(_settings(offline), workspace=workspace) as ps, _closing(view), _interrupts(ps):
-        result = ps.ask(text, thread_id=thread, on_event=view)
+        result = ps.ask(text, thread_id=thread, on_event=view, lens=lens)
         if result.status == "needs_input" and path is not None and (result.question or {}).get("field") == "data_path":
             # The sentence did not carry a path the extractor knows (an unusual extension):
             # answer the graph's own question with it.
@@ -374,18 +386,39 @@ def route(
     text: Optional[str] = typer.Argument(None, help="One message to classify."),
     jsonl: Optional[str] = typer.Option(None, "--jsonl", help='A file of lines (plain text or {"text": ...}); - for stdin.'),
     offline: bool = typer.Option(False, "--offline", help="Never call the model tier, even when one is configured."),
+    thread: Optional[str] = typer.Option(
+        None, "--thread", "-t", help="Decide as a turn of this thread would (docs/ROUTING.md rule 8: a follow-up on its analysis)."),
 ) -> None:
-    """Classify messages without running the graph: one JSON object per input (route, tier, confidence, reason, latency_ms)."""
+    """Classify messages without running the graph: one JSON object per input (route, tier, confidence, reason, lens, latency_ms)."""
     from app.models import make_router_model
     from app.route_cmd import RouteInputError, run
 
     settings = _settings(offline=offline)
     llm = make_router_model(settings)
+    if thread is not None:
+        if text is None or jsonl is not None:
+            raise CliError("--thread routes one TEXT (not --jsonl)")
+        _route_in_thread(text, thread, settings, llm)
     try:
         code = run(text, jsonl, llm, timeout_s=settings.llm_timeout_s)
     except RouteInputError as e:
         raise CliError(str(e)) from None
     raise typer.Exit(code)
+
+
+def _route_in_thread(text: str, thread: str, settings: Any, llm: Any) -> None:
+    import json
+
+    from app.api import PerfScout
+    from app.route_cmd import route_in_thread
+
+    with PerfScout(settings) as ps:
+        state = ps.graph.get_state(ps.config(thread)).values or {}
+    if not state:
+        raise CliError(f"no thread {thread!r} in {settings.checkpoint_target}")
+    res = route_in_thread(text, dict(state), thread, llm, timeout_s=settings.llm_timeout_s)
+    typer.echo(json.dumps(res, ensure_ascii=False))
+    raise typer.Exit(2 if "error" in res else 0)
 
 
 @app.command()

@@ -59,6 +59,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from app.mcp_bound import MAX_RESULT_CHARS, bound
+from graph.enums import lens_named
 
 log = logging.getLogger("perfscout.mcp")
 
@@ -73,7 +74,14 @@ STOP_WAIT_S = 30.0
 TICK_S = 1.0
 #: Items of each list kept before the size bound applies (results are sorted, first = worst).
 TOP_FINDINGS, TOP_HOTSPOTS = 12, 15
-Focus = Literal["startup", "frames", "hotspots", "web", "all"]
+#: The lens of the question (graph.enums.Lens), and the names ``focus`` had before lenses
+#: (web → page, all → overview, hotspots → cpu: graph.enums.LENS_ALIASES), still accepted.
+Focus = Literal["overview", "startup", "frames", "scroll", "cpu", "memory", "power", "blocking", "page",
+                "hotspots", "web", "all"]
+#: The sections each lens returns (the old focus values trimmed to these).
+_LENS_SECTIONS = {"overview": {"startup", "frames", "hotspots", "web"}, "startup": {"startup"}, "frames": {"frames"},
+                  "scroll": {"frames"}, "cpu": {"hotspots"}, "page": {"web"}, "memory": set(), "power": set(),
+                  "blocking": set()}
 
 
 # --- configuration ---------------------------------------------------------------------------
@@ -607,10 +615,11 @@ def build_server(opts: ServerOptions) -> PerfScoutMCP:
     async def analyze(
         ctx: Context,
         path: Annotated[str, Field(description="The file, relative to the workspace (or absolute inside it)", min_length=1)],
-        focus: Annotated[Focus, Field(description="Which section to return")] = "all",
+        focus: Annotated[Focus, Field(description="The lens of the question: the headline answers it and only its "
+                                                  "sections are returned (old names: web, hotspots, all)")] = "all",
     ) -> CallToolResult:
         from app.analyze_cmd import to_json
-        from nodes.perf.analysis import analyze_paths
+        from nodes.perf.analysis import analyze_paths, module_search_path
         from nodes.perf.errors import PerfDataError
         from nodes.report.output import report_dir
         from nodes.report.render import write_report
@@ -624,14 +633,16 @@ def build_server(opts: ServerOptions) -> PerfScoutMCP:
         await progress.send(f"analyze: reading {real.name} ({real.stat().st_size} bytes)")
 
         def work() -> tuple[dict[str, Any], list[str], dict[str, str]]:
-            a = analyze_paths([str(real)])
+            a = analyze_paths([str(real)], root=str(root), search_path=module_search_path(str(root)))
             collected = {"kind": "file", "paths": {"data": str(real)}, "source": str(real)}
-            view = build_view(a, collected=collected, route="analyze", question=f"analyze {path}", root=str(root))
+            view = build_view(a, collected=collected, route="analyze", question=f"analyze {path}", root=str(root),
+                              lens=lens)
             written = write_report(view, report_dir(None, str(settings.runs_dir), "mcp"))
-            return to_json(a), view.summary_sentences(), written
+            return to_json(a), view.summary_sentences(), written, view.lens_section()
 
+        lens = lens_named(focus).value
         try:
-            data, summary, written = await in_thread(work)
+            data, summary, written, lens_answer = await in_thread(work)
         except PerfDataError as e:
             raise fail(str(e).splitlines()[0] if str(e) else f"{path}: unreadable data") from None
         await progress.send("analyze: report written")
@@ -644,7 +655,10 @@ def build_server(opts: ServerOptions) -> PerfScoutMCP:
             "summary": summary[1:],
             "findings": [_finding(f) for f in (data.get("findings") or [])[:TOP_FINDINGS]],
         }
-        sections = _sections(data, focus)
+        payload["lens"] = lens
+        if lens_answer is not None:
+            payload["lens_answer"] = lens_answer
+        sections = _sections(data, lens)
         payload.update(sections)
         if data.get("warnings"):
             payload["warnings"] = data["warnings"][:10]
@@ -801,10 +815,10 @@ def build_server(opts: ServerOptions) -> PerfScoutMCP:
     return server
 
 
-def _sections(data: dict[str, Any], focus: str) -> dict[str, Any]:
-    """The sections ``focus`` asks for; a section the data cannot give says so (never estimated)."""
+def _sections(data: dict[str, Any], lens: str) -> dict[str, Any]:
+    """The sections ``lens`` asks for; a section the data cannot give says so (never estimated)."""
     out: dict[str, Any] = {}
-    want = {"startup", "frames", "hotspots", "web"} if focus == "all" else {focus}
+    want = _LENS_SECTIONS.get(lens, _LENS_SECTIONS["overview"])
     if "startup" in want:
         out["startup"] = data.get("startup") or {"missing": "no app launch in this data (a startup trace or `perfscout ask` on a script measures one)"}
     if "frames" in want:

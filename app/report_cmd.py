@@ -15,6 +15,7 @@ the one it was rendered from is never touched.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +59,8 @@ def _analyze(path: Path) -> Any:
         from nodes.perf import analysis
     except ImportError as e:
         raise ReportInputError(f"{path}: cannot analyse a trace in this build ({e})") from None
-    if hasattr(analysis, "analyze_file"):
-        return analysis.analyze_file(str(path))
-    return analysis.analyze_paths([str(path)])
+    root = os.getcwd()  # the CLI's workspace, as for perfscout analyze
+    return analysis.analyze_file(str(path), root=root, search_path=analysis.module_search_path(root))
 
 
 def _newest_report(folder: Path) -> Path | None:
@@ -100,6 +100,8 @@ def resolve_inputs(target: str, runs_dir: str) -> tuple[dict[str, Any], str | No
                 "route": data.get("route"),
                 "route_info": data.get("route_info"),
                 "question": data.get("request") or "",
+                # the lens the report was written for (reports before lenses: the overview)
+                "lens": data.get("lens") if isinstance(data.get("lens"), str) else None,
             },
             thread,
         )

@@ -205,5 +205,20 @@ def run(text: str | None, jsonl: str | None, llm: Any, out: TextIO = sys.stdout,
     return 0 if ok else 2
 
 
-__all__ = ["run", "route_lines", "route_stream", "bounded_lines", "route_one", "check_text", "RouteInputError",
+def route_in_thread(text: str, state: dict[str, Any], thread: str, llm: Any = None,
+                    timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
+    """What a turn of ``thread`` (its checkpointed ``state``) would decide for ``text``: the route
+    with the orchestrator's overrides (docs/ROUTING.md rule 8) and the lens. Runs no node."""
+    from nodes.orchestrator import route_turn
+
+    problem = check_text(text)
+    if problem:
+        return {"error": problem}
+    turn = route_turn(text, state, llm, timeout_s)
+    analysis = state.get("analysis") or {}
+    return {**turn.info, "thread": thread, "thread_data": turn.thread_data,
+            "thread_analysis": analysis.get("source") if analysis else None}
+
+
+__all__ = ["run", "route_in_thread", "route_lines", "route_stream", "bounded_lines", "route_one", "check_text", "RouteInputError",
            "MAX_TEXT_CHARS", "MAX_LINE_BYTES"]

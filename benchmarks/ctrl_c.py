@@ -26,19 +26,7 @@ import psutil
 
 REPO = Path(__file__).resolve().parent.parent
 PERFSCOUT = Path(sys.executable).with_name("perfscout")
-LONG = """
-import subprocess, sys, time
-child = subprocess.Popen([sys.executable, "-c", "import time\\nwhile True: time.sleep(0.1)"])
-open(__file__[:-len("long.py")] + "started", "w").write("1")
-def work(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
-t0 = time.time()
-while time.time() - t0 < 600:
-    work(200000)
-"""
+LONG = REPO / "examples" / "long_app.py"  # writes $LONG_APP_PIDS once running
 
 
 def _alive(pid: int) -> bool:
@@ -49,13 +37,14 @@ def _alive(pid: int) -> bool:
 
 
 def once(ws: Path, home: Path) -> tuple[float, int]:
-    (ws / "started").unlink(missing_ok=True)
+    (ws / "pids").unlink(missing_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PERFSCOUT_"))}
-    env.update(PERFSCOUT_HOME=str(home), PERFSCOUT_OFFLINE="1", PERFSCOUT_RUN_TIMEOUT="120")
+    env.update(PERFSCOUT_HOME=str(home), PERFSCOUT_OFFLINE="1", PERFSCOUT_RUN_TIMEOUT="120",
+               LONG_APP_PIDS=str(ws / "pids"))
     p = subprocess.Popen([str(PERFSCOUT), "ask", "帮我全面分析一下 long.py", "--allow-run"], cwd=ws, env=env,
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True)
-    while not (ws / "started").exists():
+    while not (ws / "pids").exists():
         time.sleep(0.05)
     seen: set[int] = set()
     t_end = time.monotonic() + 5.0
@@ -78,7 +67,7 @@ def main(n: int = 3) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="perfscout-ctrlc-"))
     ws = tmp / "ws"
     ws.mkdir()
-    (ws / "long.py").write_text(LONG)
+    (ws / "long.py").write_text(LONG.read_text())
     load = os.getloadavg()[0]
     runs, bare = [], []
     for _ in range(n):

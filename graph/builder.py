@@ -56,7 +56,8 @@ _FACTORIES: dict[Node, Callable[[NodeContext], Callable[[dict], dict]]] = {
 }
 
 #: The orchestrator's edge: each route's first node, or the fail node (graph/stages.py).
-ROUTE_PATH_MAP: dict[str, str] = {n.value: n.value for n in (*ROUTE_START.values(), Node.FAIL)}
+#: The reporter too: an ``analyze`` turn on the thread's last analysis goes straight to it.
+ROUTE_PATH_MAP: dict[str, str] = {n.value: n.value for n in (*ROUTE_START.values(), Node.REPORTER, Node.FAIL)}
 
 ANSWER_PATH_MAP: dict[str, str] = {n.value: n.value for n in ASKING_NODES} | {
     Node.FAIL.value: Node.FAIL.value,
@@ -94,6 +95,8 @@ def _edge(node: Node, sink: DecisionSink | None) -> Callable[[Mapping[str, Any],
                     "decision": decision.step.value,
                     "reason": decision.reason,
                     "tier": (state.get("route_info") or {}).get("tier") if node is Node.ORCHESTRATOR else None,
+                    # the aspect the question asks about (graph.enums.Lens); records before it have none
+                    "lens": state.get("lens") if node is Node.ORCHESTRATOR else None,
                 }
             )
         return decision.step.value

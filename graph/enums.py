@@ -23,6 +23,39 @@ class Route(str, Enum):
 ROUTE_LABELS: tuple[str, ...] = tuple(r.value for r in Route)
 
 
+class Lens(str, Enum):
+    """What aspect of the data a question asks about (nodes/perf/lenses.py: one row each).
+
+    Closed: the answer leads with the lens's numbers, or says what the data lacks for it.
+    """
+
+    OVERVIEW = "overview"
+    STARTUP = "startup"
+    #: Jank: frames over their deadline (Android FrameTimeline, Chrome frames).
+    FRAMES = "frames"
+    #: Scrolling and input latency.
+    SCROLL = "scroll"
+    CPU = "cpu"
+    MEMORY = "memory"
+    POWER = "power"
+    #: Binder, locks, IO: what a thread waited on.
+    BLOCKING = "blocking"
+    #: Page load (web vitals).
+    PAGE = "page"
+
+
+#: Names the MCP analyze tool's ``focus`` had before lenses (docs/mcp.md), still accepted.
+LENS_ALIASES: dict[str, Lens] = {"web": Lens.PAGE, "all": Lens.OVERVIEW, "hotspots": Lens.CPU}
+
+
+def lens_named(name: str | None) -> Lens:
+    """The lens a user or caller named (a lens value or an old ``focus`` alias); ValueError if none."""
+    key = (name or "").strip().lower()
+    if key in LENS_ALIASES:
+        return LENS_ALIASES[key]
+    return Lens(key)
+
+
 class Tier(str, Enum):
     """Which tier of the routing cascade decided."""
 
@@ -88,6 +121,24 @@ class RunGate(str, Enum):
     #: A proposal of a shape never run from a message (inline code, deletion, raw device),
     #: refused even when confirmed.
     FORBIDDEN = "forbidden"
+
+
+class Permission(str, Enum):
+    """What a run stage may do with the program it would start (graph/permission.py ``decide``)."""
+
+    #: Run it: this turn's ``allow_run`` for the user's own program, or the user's confirmation
+    #: of that exact proposed argv.
+    RUN = "run"
+    #: Run it: running is off this turn, but the settings' allowlist names exactly this program.
+    ALLOWLISTED = "allowlisted"
+    #: Ask the user to confirm the exact argv the message proposed.
+    CONFIRM = "confirm"
+    #: The user's own program, and running is off: refused, saying how to allow it.
+    REFUSED = "refused"
+    #: A proposal of a shape never run from a message, confirmed or not.
+    REFUSED_SHAPE = "refused_shape"
+    #: A proposal the user declined.
+    DECLINED = "declined"
 
 
 class CollectionKind(str, Enum):

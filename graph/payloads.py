@@ -30,6 +30,8 @@ class RouteInfo(TypedDict, total=False):
     override: str | None
     #: Wall seconds the model tier spent on this decision (0 when it was not asked).
     model_s: float
+    #: The aspect the message asks about (graph.enums.Lens value; nodes/routing/lens.py).
+    lens: str
 
 
 class ToolError(TypedDict):
@@ -74,6 +76,9 @@ class RunRequest(TypedDict, total=False):
     outside_workspace: list[str]
     #: graph.enums.Confirmation value.
     confirmation: str
+    #: Other argvs the same question names, whose answer is this one's (the start-up race asks
+    #: about both its programs at once: nodes/run_stages/startup_ab.py).
+    confirms_also: list[list[str]]
 
 
 class Collected(TypedDict, total=False):

@@ -23,17 +23,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
-from graph.enums import (
-    RETRYABLE_KINDS,
-    Confirmation,
-    ErrorKind,
-    NextStep,
-    Node,
-    Route,
-    RunGate,
-    TargetOrigin,
-)
+from graph.enums import RETRYABLE_KINDS, ErrorKind, NextStep, Node, Permission, Route, RunGate
 from graph.payloads import DEFAULT_RETRY_BUDGET, DEFAULT_STEP_BUDGET
+from graph.permission import decide, needs_permission, run_gate
 from graph.stages import ASKING_NODES, ROUTE_START, STAGES
 
 #: The same node (and task) this many times in one turn is a loop, not progress.
@@ -102,6 +94,10 @@ class RouteView:
 
     route: str
     guard: GuardView
+    #: The turn answers from the thread's last analysis (docs/ROUTING.md rule 8): an ``analyze``
+    #: turn that names no new data goes straight to the reporter. Records written before this
+    #: field (decision-log schema 3 and older) replay with the default.
+    thread_data: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -137,21 +133,6 @@ def _retry_budget(state: Mapping[str, Any]) -> int:
     return int(rb) if rb is not None else DEFAULT_RETRY_BUDGET
 
 
-def run_gate(request: Mapping[str, Any] | None) -> RunGate:
-    """The permission fact of a run request (graph.state.RunRequest): who named the command,
-    whether its shape is refused, whether the user confirmed it. No request: the user's own."""
-    if not request or request.get("origin") != TargetOrigin.PROPOSAL.value:
-        return RunGate.OWN
-    if request.get("refusal"):
-        return RunGate.FORBIDDEN
-    confirmation = request.get("confirmation")
-    if confirmation == Confirmation.CONFIRMED.value:
-        return RunGate.CONFIRMED
-    if confirmation == Confirmation.DECLINED.value:
-        return RunGate.DECLINED
-    return RunGate.PROPOSED
-
-
 def stage_view(state: Mapping[str, Any], stage: Node | str) -> StageView:
     """The policy input after ``stage`` ran. Pure: reads declared state keys only."""
     spec = STAGES[Node(stage)]
@@ -160,12 +141,12 @@ def stage_view(state: Mapping[str, Any], stage: Node | str) -> StageView:
     skipped = state.get("skipped") or None
     missing = list(state.get("missing") or [])
     route = state.get("_route") or Route.END.value
-    needs_permission = spec.runs_programs and not _is_device_target(state)
-    request = (state.get("run_request") or None) if needs_permission else None
+    needs = needs_permission(spec.runs_programs, state)
+    request = (state.get("run_request") or None) if needs else None
     return StageView(
         stage=stage,
         guard=guard_view(state),
-        needs_permission=needs_permission,
+        needs_permission=needs,
         has_permission=bool(state.get("allow_run")),
         error_kind=(err or {}).get("kind") if err and err.get("tool") == stage else None,
         attempts=int((state.get("attempts") or {}).get(stage, 0)),
@@ -179,11 +160,6 @@ def stage_view(state: Mapping[str, Any], stage: Node | str) -> StageView:
     )
 
 
-def _is_device_target(state: Mapping[str, Any]) -> bool:
-    """A startup measured on an Android device runs nothing locally."""
-    return bool(state.get("package")) and not state.get("target")
-
-
 def answer_view(state: Mapping[str, Any]) -> AnswerView:
     q = state.get("question") or {}
     ans = state.get("answer_to_question")
@@ -195,7 +171,8 @@ def answer_view(state: Mapping[str, Any]) -> AnswerView:
 
 
 def route_view(state: Mapping[str, Any]) -> RouteView:
-    return RouteView(route=str(state.get("_route") or Route.END.value), guard=guard_view(state))
+    return RouteView(route=str(state.get("_route") or Route.END.value), guard=guard_view(state),
+                     thread_data=bool(state.get("thread_data")) and bool(state.get("analysis")))
 
 
 # --------------------------------------------------------------------------------------
@@ -232,14 +209,17 @@ def choose_next_after_stage(v: StageView) -> Decision:
     if diag:
         return Decision(NextStep.FAIL, diag)
     if v.needs_permission:
+        # An allowlisted program reaches here with has_permission set: the stage found its
+        # allowlist entry (graph/permission.py) and wrote allow_run for this turn.
         what = f"`{v.command}`" if v.command else "a program"
-        if v.run_gate is RunGate.FORBIDDEN:
+        permission = decide(v.run_gate, allow_run=v.has_permission)
+        if permission is Permission.REFUSED_SHAPE:
             return Decision(NextStep.REJECT, f"{v.stage} refused to run {what}, proposed in the message: never run from a message")
-        if v.run_gate is RunGate.DECLINED:
+        if permission is Permission.DECLINED:
             return Decision(NextStep.REJECT, f"{v.stage} did not run {what}: you declined it")
-        if v.run_gate is RunGate.PROPOSED:
+        if permission is Permission.CONFIRM:
             return Decision(NextStep.ASK_USER, f"{v.stage} asks to confirm {what}, proposed in the message")
-        if v.run_gate is RunGate.OWN and not v.has_permission:
+        if permission is Permission.REFUSED:
             return Decision(
                 NextStep.REJECT,
                 f"{v.stage} would run {what} on this machine, and running programs is off",
@@ -280,6 +260,8 @@ def choose_next_after_orchestrator(v: RouteView) -> Decision:
     diag = check_guard(v.guard)
     if diag:
         return Decision(Node.FAIL, diag)
+    if v.route == Route.ANALYZE.value and v.thread_data:
+        return Decision(Node.REPORTER, "route analyze on the thread's last analysis: answered from it, no new read")
     step = _ROUTE_START.get(v.route)
     if step is None:
         return Decision(Node.FALLBACK, f"unknown route {v.route!r}: falling back")
@@ -321,7 +303,8 @@ def replay_decision(policy: str, view: Mapping[str, Any]) -> Decision:
         d["run_gate"] = RunGate(d.get("run_gate", RunGate.OWN.value))
         return choose_next_after_stage(StageView(**d))
     if policy == "choose_next_after_orchestrator":
-        return choose_next_after_orchestrator(RouteView(route=view["route"], guard=_guard_from(view["guard"])))
+        return choose_next_after_orchestrator(RouteView(route=view["route"], guard=_guard_from(view["guard"]),
+                                                        thread_data=bool(view.get("thread_data", False))))
     if policy == "choose_next_after_answer":
         return choose_next_after_answer(
             AnswerView(for_node=view["for_node"], answered=view["answered"], guard=_guard_from(view["guard"]))

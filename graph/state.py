@@ -40,6 +40,13 @@ class PerfScoutState(TypedDict, total=False):
     route_info: RouteInfo
     #: "node" or "node:task" entries of this turn, newest last, at most HISTORY_LIMIT.
     route_history: list[str]
+    #: The aspect this turn's question asks about: a graph.enums.Lens value (the answer leads
+    #: with it; nodes/perf/lenses.py). Set per turn by the orchestrator, or by --focus / focus=.
+    lens: str
+    #: A lens the caller gave for this turn (CLI --focus, MCP focus=): it wins over the message's.
+    explicit_lens: str | None
+    #: This turn answers from the thread's last analysis (docs/ROUTING.md rule 8): no new read.
+    thread_data: bool
 
     # --- budgets and counters (checkpointed: a resume never refunds them) -----------------
     steps: int

@@ -34,7 +34,7 @@ def _compare(paths: Mapping[str, str], labels: Mapping[str, str] | None = None) 
 
 def make(ctx: NodeContext) -> Callable[[dict], dict]:
     def analyzer(state: Mapping[str, Any], ctx: NodeContext) -> dict[str, Any]:
-        from nodes.perf.analysis import analyze_paths  # heavy imports stay off graph build
+        from nodes.perf.analysis import analyze_paths, module_search_path  # heavy imports stay off graph build
 
         collected = state.get("collected") or {}
         if collected.get("kind") == CollectionKind.COMPARE.value and {"a", "b"} <= set(collected.get("paths") or {}):
@@ -43,7 +43,8 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
         if not paths:
             raise ToolFailure(ErrorKind.VALIDATION, "no data to analyse")
         try:
-            result = analyze_paths(paths)
+            root = state.get("workspace") or "."
+            result = analyze_paths(paths, root=root, search_path=module_search_path(root))
         except PerfDataError as e:
             raise ToolFailure(ErrorKind.VALIDATION, str(e)) from None
         update: dict[str, Any] = {"analysis": result.model_dump(mode="json"), "attribution": None, "comparison": None}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Callable
 
 from graph.enums import Node
+from graph.permission import is_device_target
 from nodes.collect.options import CollectOptions
 from nodes.collect.profile import collect_profile
 from nodes.framework.context import NodeContext
@@ -35,7 +36,7 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
     def collector(state: dict, ctx: NodeContext) -> dict:
         opts = CollectOptions.from_context(ctx)
         name = Node.COLLECTOR.value
-        if state.get("package") and not str(state.get("target") or "").strip():
+        if is_device_target(state):
             # Nothing local to run: an app on a device is profiled through a device trace.
             raise StageSkipped(ANDROID_SKIP.format(package=state["package"]))
         return run_local(

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Callable
 
 from graph.enums import Node, RunGate, TurnOutcome
-from graph.policy import decide_after, run_gate
+from graph.permission import run_gate
+from graph.policy import decide_after
 from nodes.framework.common import say, stamp
 from nodes.framework.context import NodeContext
 

@@ -20,11 +20,22 @@ from nodes.framework.model_call import spend, time_left_s
 from nodes.framework.stage import run_stage
 
 
-def _answer(view: Any, report: Mapping[str, str]) -> str:
-    """The headline (what ran, how long, where the time went with its file:line) first, then the
-    verdict and the first findings, then where the full report is; no paths in the sentences."""
-    lines = list(view.summary_sentences())
-    ranked = view.ranked_findings()[:3]
+#: The lens each recognised follow-up (nodes/report/followup.py) answers: it leads the answer when
+#: the question's lens is that one (or the overview); "why is the main thread blocked?" is the
+#: blocking lens's, not the busiest-threads answer's.
+_INTENT_LENS = {"slowest_frame": "frames", "frames": "frames", "startup": "startup", "hotspot": "cpu",
+                "thread": "cpu", "long_task": "overview", "findings": "overview"}
+
+
+def _answer(view: Any, report: Mapping[str, str], lead: str | None = None) -> str:
+    """The headline (what ran, how long, where the time went with its file:line) first — for a
+    lens question the lens's numbers — then the verdict and the first findings, then where the
+    full report is; no paths in the sentences. ``lead``: a follow-up's own answer, first."""
+    lines = ([lead] if lead else []) + view.answer_lines()
+    ranked = view.ranked_findings()
+    if view.lens_reading() is not None:
+        ranked = [f for f in ranked if view.in_lens(f)]  # the others are the "also" sentence
+    ranked = ranked[:3]
     if len(ranked) > 1:  # a single finding is already named by the verdict sentence
         lines.append("Look at first:")
         lines += [f"  {i}. [{f.severity}] {f.title}" for i, f in enumerate(ranked, 1)]
@@ -75,6 +86,7 @@ def make(ctx: NodeContext) -> Callable[..., dict]:
                 route=state.get("_route"),
                 route_info=state.get("route_info"),
                 question=last_user_text(state),
+                lens=state.get("lens"),
             )
         except ReportInputError as e:
             raise no_report(ErrorKind.VALIDATION, str(e)) from None
@@ -87,8 +99,18 @@ def make(ctx: NodeContext) -> Callable[..., dict]:
             kind = ErrorKind.PERMISSION if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS) else ErrorKind.UNAVAILABLE
             where = e.filename or state.get("run_dir") or ctx.runs_dir
             raise no_report(kind, f"cannot write the report to {where}: {e.strerror or e}") from None
-        text = _answer(view, report)
-        if state.get("comparison"):  # two sides compared (nodes/analyzer.py): the comparison leads
+        lead = None
+        if state.get("thread_data"):  # rule 8: a recognised follow-up's own answer leads (nodes/report/followup.py)
+            from nodes.report import followup
+
+            text_in = last_user_text(state)
+            asks = _INTENT_LENS.get(followup.intent(text_in) or "", view.lens)
+            if view.lens == "overview" or asks in (view.lens, "overview"):
+                lead = followup.answer(text_in, state.get("analysis"), state.get("previous_analysis"))
+        text = _answer(view, report, lead)
+        if state.get("comparison") and not state.get("thread_data"):
+            # two sides compared this turn (nodes/analyzer.py): the comparison leads; a follow-up
+            # on the thread's data answers its own question (the previous run: ``lead`` above)
             try:
                 text = _with_comparison(state, report, text)
             except OSError as e:

@@ -13,6 +13,7 @@ import os
 from typing import Callable
 
 from graph.enums import Node
+from graph.permission import is_device_target
 from nodes.android.launch import device_startup
 from nodes.android.outcome import ANDROID_ERRORS, as_stage_error
 from nodes.collect.launches import measure_startup
@@ -46,7 +47,7 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
             state = {**state, "package": target, "target": None}
             update.update({"package": target, "target": None})
             target = ""
-        if state.get("package") and not target:
+        if is_device_target(state):
             try:
                 return {**update, **device_startup(state, ctx, last_user_text(state))}
             except ANDROID_ERRORS as e:

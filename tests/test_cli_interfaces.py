@@ -175,5 +175,32 @@ def test_analyze_a_file_then_ask_a_follow_up_in_its_thread(env):
     assert res["analysis_source"].endswith("tiny_trace.json")
     f = run(env, "ask", "what took the most time?", "--thread", res["thread_id"], "--json", cwd=ROOT)
     follow = json.loads(f.stdout)
-    assert follow["route_info"].get("override") == "followup" or follow["route"] == "end"
+    # docs/ROUTING.md rule 8: analyze on the thread's data, answered from it
+    assert follow["route"] == "analyze" and follow["route_info"].get("override") == "thread"
     assert "tiny_trace.json" in follow["answer"]
+
+
+def test_route_and_analyze_show_the_lens_on_the_command_line(env, tmp_path):
+    """`perfscout route MESSAGE [--thread T]` prints the lens and rule 8's decision; `perfscout
+    analyze FILE --focus LENS` leads with that lens (a capture with no launch: what is missing,
+    the recipe, what it can say)."""
+    p = run(env, "analyze", "notebooks/data/tiny_trace.json", "--thread", "t-lens", "--json", cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    on = json.loads(run(env, "route", "--offline", "那内存呢？", "--thread", "t-lens", cwd=ROOT).stdout)
+    assert (on["route"], on["lens"], on["thread_data"], on["override"]) == ("analyze", "memory", True, "thread")
+    assert "rule 8" in on["reason"]
+    off = json.loads(run(env, "route", "--offline", "那内存呢？", cwd=ROOT).stdout)
+    assert (off["route"], off["lens"]) == ("android", "memory") and "thread_data" not in off
+    dev = json.loads(run(env, "route", "--offline", "采集一下内存", "--thread", "t-lens", cwd=ROOT).stdout)
+    assert dev["route"] == "android" and dev["thread_data"] is False
+    unknown = run(env, "route", "--offline", "那内存呢？", "--thread", "nope", cwd=ROOT)
+    assert unknown.returncode != 0 and "no thread 'nope'" in unknown.stderr and "Traceback" not in unknown.stderr
+
+    a = run(env, "analyze", "tests/data/perfetto/ms_android12_emulator_sched_cpusampling.pftrace", "--focus", "startup",
+            cwd=ROOT, timeout=300)
+    assert a.returncode == 0, a.stderr
+    lines = a.stdout.splitlines()
+    assert lines[0].startswith("This trace cannot tell the launch time: no launch events")
+    assert lines[1].startswith("To record a trace that can answer it, capture a system trace of the launch")
+    bad = run(env, "analyze", "notebooks/data/tiny_trace.json", "--focus", "everything", cwd=ROOT)
+    assert bad.returncode != 0 and "--focus 'everything': one of overview" in bad.stderr

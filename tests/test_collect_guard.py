@@ -75,7 +75,7 @@ DRIVER = textwrap.dedent(
     from nodes.collect import runner
     runner.GUARDED = sys.argv[1] == "guarded"
     prog = runner.Launched(sys.argv[2:])
-    guard = prog._guard.pid if prog._guard is not None else None
+    guard = prog.guard_pid
     print(json.dumps({{"pid": prog.pid, "token": prog.token, "guard": guard}}), flush=True)
     time.sleep(120)
     """
@@ -240,7 +240,7 @@ def test_ctrl_c_of_perfscout_stops_the_tree_and_the_guard(tmp_path):
             from nodes.collect.runner import Launched
             try:
                 with Launched([sys.executable, {str(tmp_path / "family.py")!r}, {str(pids_file)!r}]) as prog:
-                    print(prog._guard.pid, flush=True)
+                    print(prog.guard_pid, flush=True)
                     prog.wait(120)
             except KeyboardInterrupt:
                 print(prog.outcome, flush=True)
@@ -265,7 +265,7 @@ def test_ctrl_c_of_perfscout_stops_the_tree_and_the_guard(tmp_path):
 def test_a_killed_guard_takes_its_program_with_it():
     """The program's own death signal: a guard killed by SIGKILL cannot sweep, the kernel does."""
     with Launched([sys.executable, "-c", "import time; time.sleep(60)"]) as prog:
-        os.kill(prog._guard.pid, signal.SIGKILL)
+        os.kill(prog.guard_pid, signal.SIGKILL)
         assert prog.wait(30) == "exited"
         assert not _alive(prog.pid)
     assert prog.result().returncode is None  # the status died with the guard
@@ -335,3 +335,22 @@ def test_a_profiled_run_reports_its_deadline(tmp_path):
     (tmp_path / "run").mkdir()
     events = _custom_events(lambda: collect_profile(target, tmp_path / "run", opts), {})
     assert [(e["progress"], e["deadline_s"]) for e in events if "deadline_s" in e] == [("collect", 17.0)]
+
+
+def test_the_status_protocol_is_written_and_read_in_guard_py():
+    """guard.py defines the status lines and their parser (the runner only calls it), and the
+    run token's variable once."""
+    from nodes.collect import guard
+
+    st = guard.parse_status(guard.status_started(4242, 12.5))
+    assert (st.kind, st.pid, st.at) == ("pid", 4242, 12.5)
+    st = guard.parse_status(guard.status_failed(2, "No such file\nor directory"))
+    assert (st.kind, st.code, st.message) == ("err", 2, "No such file or directory")
+    st = guard.parse_status(guard.status_exit(-9, 99.25))
+    assert (st.kind, st.code, st.at) == ("exit", -9, 99.25)
+    assert guard.parse_status(guard.status_swept([3, 4, 5])).pids == (3, 4, 5)
+    for junk in ("", "pid x 1.0", "exit 1", "hello world"):
+        assert guard.parse_status(junk) is None
+    assert runner.TOKEN_VAR is guard.TOKEN_VAR
+    source = (REPO / "nodes" / "collect" / "runner.py").read_text()
+    assert "TOKEN_VAR =" not in source and "words[" not in source and 'split(" ", 2)' not in source

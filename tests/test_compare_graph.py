@@ -69,10 +69,10 @@ def test_is_it_better_than_the_previous_run_compares_the_last_two_analyses(ps, t
     only = ps.ask("解读一下 first.json", thread_id="c3")
     assert only.status == "done"
     none = ps.ask("is it better than the previous run?", thread_id="c3")
-    assert none.route == "end" and "no previous run" in none.answer
+    assert none.route == "analyze" and "no previous run" in none.answer  # docs/ROUTING.md rule 8
     ps.ask("解读一下 second.json", thread_id="c3")
     en = ps.ask("is it better than the previous run?", thread_id="c3")
-    assert en.route == "end" and "first.json" in en.answer and "second.json" in en.answer
+    assert en.route == "analyze" and "first.json" in en.answer and "second.json" in en.answer
     assert "frames.jank_ratio" in en.answer and "worse" in en.answer
     zh = ps.ask("和上次比变快了吗", thread_id="c3")
     assert "和上次比" in zh.answer and "变差" in zh.answer
@@ -110,3 +110,47 @@ def test_two_programs_are_not_launched_without_permission(ps, tmp_path):
     assert not log.exists()
     ok = ps.ask("比较一下 old.py 和 new.py 的启动耗时", thread_id="r3", allow_run=True)
     assert ok.status == "done" and "交替启动" in ok.answer.splitlines()[0] and ok.answer.splitlines()[1].startswith("对比")
+
+
+def test_a_racer_outside_the_workspace_is_confirmed_not_refused(ps, tmp_path):
+    """Issue 27 item 6: the race asks to confirm a program outside the workspace, as the
+    permission rules do for any proposal (docs/permission.md); yes runs both, no runs nothing."""
+    log = _racers(tmp_path)
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "new.py").write_text((tmp_path / "new.py").read_text())
+    (tmp_path / "new.py").unlink()
+    outside = str(elsewhere / "new.py")
+    text = f"比较一下 old.py 和 {outside} 的启动耗时"
+
+    r = ps.ask(text, thread_id="r4", allow_run=True)
+    assert (r.status, r.route) == ("needs_input", "startup"), r.answer
+    q = r.question
+    assert q["field"] == "confirm_run" and q["argv"] == [outside] and "old.py" in q["prompt"]
+    assert not log.exists()  # nothing ran before the yes
+    done = ps.resume("r4", "yes", allow_run=True)
+    assert done.status == "done", done.answer
+    n = len(log.read_text()) // 2
+    assert n >= 10 and log.read_text() == "ab" * n
+
+    log.unlink()
+    r = ps.ask(text, thread_id="r5", allow_run=True)
+    declined = ps.resume("r5", "no", allow_run=True)
+    assert declined.status == "failed" and "declined" in (declined.answer or "")
+    assert not log.exists()
+    # --allow-run alone never confirms it, and without it the inside racer is refused first.
+    r = ps.ask(text, thread_id="r6")
+    assert r.status == "failed" and "--allow-run" in (r.answer or "") and not log.exists()
+
+
+def test_two_racers_outside_the_workspace_are_confirmed_in_one_question(ps, tmp_path):
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-far"
+    elsewhere.mkdir()
+    log = _racers(elsewhere)
+    a, b = str(elsewhere / "old.py"), str(elsewhere / "new.py")
+    r = ps.ask(f"比较一下 {a} 和 {b} 的启动耗时", thread_id="r7", allow_run=True)
+    assert r.status == "needs_input" and r.question["argv"] == [a]
+    assert f"`{a}` and `{b}`" in r.question["prompt"]  # the one yes covers both exact argvs
+    done = ps.resume("r7", "yes", allow_run=True)
+    assert done.status == "done", done.answer
+    assert log.read_text() == "ab" * (len(log.read_text()) // 2) and log.read_text()

@@ -6,17 +6,22 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.builder import build_graph
+from graph.enums import Node
+from nodes.framework.context import NodeContext
 from graph.policy import REPEAT_LIMIT
 from graph.state import HISTORY_LIMIT
 
 from interfaces_util import Recorder, sample_analysis
 
 
-def _graph(tmp_path):
+def _graph(tmp_path, real_reporter: bool = False):
+    """The pipeline's stand-ins; ``real_reporter``: the reporter is the real one (a follow-up on
+    the thread's data is answered by it, docs/ROUTING.md rule 8), writing under ``tmp_path``."""
     data = tmp_path / "profile.json"
     data.write_text("{}")
     rec = Recorder(str(data))
-    g = build_graph(checkpointer=InMemorySaver(), nodes=rec.nodes())
+    nodes = {k: v for k, v in rec.nodes().items() if not (real_reporter and k == Node.REPORTER.value)}
+    g = build_graph(checkpointer=InMemorySaver(), nodes=nodes, context=NodeContext(runs_dir=str(tmp_path / "runs")))
     return g, rec, str(data)
 
 
@@ -46,11 +51,14 @@ def test_another_thread_has_nothing_to_analyse(tmp_path):
 
 
 def test_follow_ups_are_answered_from_the_last_analysis(tmp_path):
-    g, rec, data = _graph(tmp_path)
+    g, rec, data = _graph(tmp_path, real_reporter=True)
     _turn(g, "t", "帮我全面分析一下 examples/slow_app.py", allow_run=True, workspace=str(tmp_path))
 
     en = _turn(g, "t", "now show me the slowest frame")
-    assert en["_route"] == "end"
+    # rule 8: analyze on the thread's data, straight to the reporter (no new read)
+    assert en["_route"] == "analyze" and en["route_info"]["override"] == "thread"
+    assert en["route_history"][-1] == "reporter"
+    assert en["answer"].startswith("Slowest frame: starts at 512 ms, lasts 73.4 ms")
     assert "73.4 ms" in en["answer"] and "512 ms" in en["answer"] and data in en["answer"]
     assert "parse_rows" in en["answer"]  # what ran in that frame
 
@@ -63,12 +71,12 @@ def test_follow_ups_are_answered_from_the_last_analysis(tmp_path):
 
 
 def test_analyze_route_with_no_new_file_takes_the_follow_up_path(tmp_path):
-    g, rec, _ = _graph(tmp_path)
+    g, rec, _ = _graph(tmp_path, real_reporter=True)
     _turn(g, "t", "帮我全面分析一下 examples/slow_app.py", allow_run=True, workspace=str(tmp_path))
     # "这份数据" makes it an analyze request; it asks about the last result, so no re-analysis.
     out = _turn(g, "t", "这份数据里最慢的一帧是哪一帧")
-    assert out["route_info"]["override"] == "followup"
-    assert out["_route"] == "end" and "73.4 ms" in out["answer"]
+    assert out["route_info"]["override"] == "thread"
+    assert out["_route"] == "analyze" and out["answer"].startswith("最慢的一帧")
     assert len(rec.analyzed) == 1
 
 

@@ -165,3 +165,28 @@ def test_waits_name_server_owner_and_frame_and_orphan_reply_is_counted(tmp_path)
     assert (lock.owner, lock.owner_tid, lock.dur_ms, lock.lock) == ("worker", 101, 6.0, "monitor")
     assert lock.blocked_method == "void a.D.e()(D.java:2)" and lock.overlap.janky_frames == [0.0]  # ms from the capture start (10 ms)
     assert any("1 reply(ies) arrived with no transaction" in w for w in res.warnings)
+
+
+def test_data_without_any_blocking_evidence_has_no_blocking_field_and_missing_parts_are_said(tmp_path):
+    # a systrace with neither sched, binder nor lock slices: nothing to read
+    res = analyze_file(os.path.join(os.path.dirname(__file__), "data", "android", "android-atrace-systrace.txt"))
+    assert res.blocking is None
+    # a lock wait but no binder and no sched: the parts not recorded are said, not shown as 0
+    p = tmp_path / "lock.perfetto-trace"
+    b = TraceProtoBuilder()
+    pkt = b.add_packet()
+    pkt.trusted_packet_sequence_id = 1
+    pr = pkt.process_tree.processes.add()
+    pr.pid = 100
+    pr.cmdline.append("com.example.app")
+    pkt = b.add_packet()
+    pkt.trusted_packet_sequence_id = 1
+    pkt.ftrace_events.cpu = 0
+    for ts, line in ((1_000_000, "B|100|Lock contention on thread list lock (owner tid: 7)"), (5_000_000, "E|100")):
+        e = pkt.ftrace_events.event.add()
+        e.timestamp, e.pid = ts, 100
+        e.print.buf = line + "\n"
+    p.write_bytes(b.serialize())
+    text = summarize_blocking(analyze_file(str(p)).blocking)
+    assert "binder calls not recorded" in text and "uninterruptible sleep not recorded" in text
+    assert "0 binder call" not in text and "4 ms on 1 lock(s) (longest 4.0 ms, owner tid 7)" in text

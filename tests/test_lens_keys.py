@@ -31,6 +31,8 @@ APP = "androidx.benchmark.integration.macrobenchmark.target"
     ('memory."com.app"."mem.rss.anon".growth', ""),
     ("blocking.binder_ms", "ms"),
     ("blocking.io_wait_ms", "ms"),
+    ("scroll.janky_ratio", "ratio"),
+    ("scroll.latency_p99_ms", "ms"),
 ])
 def test_lens_keys_are_known_and_lower_is_better(key, unit):
     mi = info(parse_key(key))
@@ -91,3 +93,21 @@ def test_check_budgets_on_lens_keys(tmp_path):
         "power.measureBlock.energy_uws": "pass", "power.measureBlock.categories.CPU": "fail",
         f'cpu."{APP}".running_ms': "pass", f'memory."{APP}".rss_max_mb': "pass", "blocking.binder_ms": "pass",
     }
+
+
+def test_a_collection_keeps_the_lens_fields_of_its_trace():
+    from nodes.perf.analysis import analyze_paths
+
+    res = analyze_paths([str(WARM), str(Path(__file__).parent / "data" / "perf" / "slowapp.pstats")])
+    assert res.power is not None and res.power.windows[0].name == "trace"
+    assert res.cpu is not None and res.memory is not None and res.blocking is not None
+
+
+def test_scroll_keys_from_the_chrome_capture():
+    from nodes.perf.analysis import analyze_file
+
+    a = analyze_file(str(Path(__file__).parent / "data" / "web" / "scroll.trace.json.gz")).model_dump(mode="json")
+    s = extract(a)
+    assert s["scroll.janky_frames"] == [a["scroll"]["janky_frames"]]
+    assert s["scroll.latency_p99_ms"] == [a["scroll"]["latency_p99_ms"]]
+    assert info(parse_key("scroll.update_count")).direction is None

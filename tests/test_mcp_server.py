@@ -109,7 +109,8 @@ def test_lists_every_tool_with_an_input_schema(workspace, tmp_path):
     for t in tools:
         assert t.input_schema["type"] == "object" and t.description
     assert by_name["analyze"].input_schema["required"] == ["path"]
-    assert by_name["analyze"].input_schema["properties"]["focus"]["enum"] == ["startup", "frames", "hotspots", "web", "all"]
+    assert by_name["analyze"].input_schema["properties"]["focus"]["enum"] == [
+        "overview", "startup", "frames", "scroll", "cpu", "memory", "power", "blocking", "page", "hotspots", "web", "all"]
     assert by_name["ask"].input_schema["properties"]["allow_run"]["default"] is False
     assert set(by_name["resume"].input_schema["required"]) == {"thread", "answer"}
     assert [t.uri_template for t in templates] == ["perfscout://report/{thread}"]

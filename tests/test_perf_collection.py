@@ -130,24 +130,42 @@ def _profile(tmp_path: Path, file: str, pid: int = 50) -> str:
     return str(p)
 
 
-def test_finding_paths_are_relative_inside_the_cwd_and_absolute_outside(tmp_path, monkeypatch):
+def test_finding_paths_are_relative_inside_the_workspace_and_absolute_outside(tmp_path, monkeypatch):
     src = tmp_path / "proj" / "app.py"
     src.parent.mkdir()
     prof = _profile(tmp_path, str(src))
-    monkeypatch.chdir(tmp_path / "proj")
-    res = analyze_paths([prof])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # the current directory plays no part
+    res = analyze_paths([prof], root=str(tmp_path / "proj"))
     f = next(f for f in res.findings if f.title == "Hot spot: work")
     assert f.detail == ("work (app.py:3) takes 99.6 % of the sampled time by itself "
                         "(2,410 ms self, 2,410 ms with callees).")
     assert next(h for h in res.hotspots if h.name == "work").file == str(src)
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    monkeypatch.chdir(elsewhere)
-    f = next(f for f in analyze_paths([prof]).findings if f.title == "Hot spot: work")
+    f = next(f for f in analyze_paths([prof], root=str(elsewhere)).findings if f.title == "Hot spot: work")
     assert f"work ({src}:3) takes" in f.detail
 
 
+def test_hot_spot_paths_are_relative_to_the_root_passed_in_not_the_cwd(tmp_path, monkeypatch):
+    from nodes.perf.findings.hotspots import hot_spots
+    from nodes.perf.model import Hotspot
+
+    ws = tmp_path / "ws"
+    (ws / "pkg").mkdir(parents=True)
+    h = Hotspot(name="slow", file=str(ws / "pkg" / "mod.py"), line=7, self_ms=900.0, total_ms=950.0, self_pct=90.0,
+                kind="sample")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    text = hot_spots([h], 1000.0, "p.json", str(ws))[0].detail
+    assert f"({os.path.join('pkg', 'mod.py')}:7)" in text
+    monkeypatch.chdir(ws)  # the cwd does not matter, with or without a root
+    assert hot_spots([h], 1000.0, "p.json", str(ws))[0].detail == text
+    assert str(ws / "pkg" / "mod.py") in hot_spots([h], 1000.0, "p.json", None)[0].detail
+
+
 def test_shown_path():
+    assert shown_path("/a/b/c.py", None) == "/a/b/c.py"
     assert shown_path("/a/b/c.py", "/a") == os.path.join("b", "c.py")
     assert shown_path("/a/b/c.py", "/a/b/c") == "/a/b/c.py"
     assert shown_path("/ab/c.py", "/a") == "/ab/c.py"  # a sibling that shares a prefix

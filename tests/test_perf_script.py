@@ -57,6 +57,7 @@ def test_funcab_hot_spots_weigh_one_99_hz_period_per_sample():
     assert rows["func_a"].self_ms == pytest.approx(81 * 1000 / 99, rel=1e-3)
     assert rows["main"].total_ms == pytest.approx(169 * 1000 / 99, rel=1e-3) and rows["main"].count == 169
     assert res.meta["sampling_hz"] == "99"
+    assert res.duration_ms == pytest.approx((28075376.570905 - 28075374.517811) * 1000, abs=1.0)
 
 
 def test_tidy_follows_stackcollapse():

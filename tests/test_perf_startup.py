@@ -278,6 +278,26 @@ def test_warm_and_hot_kinds_follow_the_main_thread_markers(tmp_path):
     assert _one(hot.write(tmp_path / "h.perfetto-trace"))[1].kind == "hot"
 
 
+def test_the_apps_process_is_any_whose_name_starts_with_the_package(tmp_path):
+    """android_startup_processes joins the package to process names GLOB '<package>*' and keeps
+    the one whose main thread resumed the activity. Two old copies disagreed: the reader took
+    the exact name only (pid 200 here, which resumed nothing), the metric the exact name first.
+    One rule now (nodes/perf/android_package.py), and the reference's answer: pid 300, warm."""
+    from nodes.perf.android_package import app_pids
+
+    procs = {SS: "system_server", APP: "com.example.app", 300: "com.example.app:ui", 400: "com.example"}
+    assert app_pids(procs, "com.example.app") == [APP, 300]
+    assert app_pids(procs, "") == []
+    t = _Trace(None, "5.10.0").processes(
+        procs, {MAIN: (APP, "com.example.app"), 300: (300, "com.example.app:ui"), SSTID: (SS, "binder")})
+    t.print(0, SSTID, "S|1000|launching: com.example.app|1").print(50, SSTID, "F|1000|launching: com.example.app|1")
+    t.slice(300, 300, "activityStart", 5, 10).slice(300, 300, "activityResume", 16, 4)
+    _, run = _one(t.write(tmp_path / "t.perfetto-trace"))
+    assert run.kind == "warm"
+    resume = next(p for p in run.phases if p.name == "activityResume")
+    assert resume.thread is not None and "300" in resume.thread
+
+
 def test_minsdk29_startup_starts_at_the_intent_and_needs_launch_finished(tmp_path):
     t = _cold(_app(sdk=30), launch=(20.0, 100.0))
     t.slice(SSTID, SS, "MetricsLogger:launchObserverNotifyIntentStarted", 5, 1)

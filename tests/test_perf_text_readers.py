@@ -83,7 +83,8 @@ def test_atrace_sched_states_and_newer_markers(tmp_path):
         "             app-42    ( 42) [000] ...1  100.003000: tracing_mark_write: G|42|net|fetch|7",
         "             app-42    ( 42) [000] ...1  100.004000: tracing_mark_write: E|42",
         "             app-42    ( 42) [000] d..3  100.010000: sched_switch: prev_comm=app prev_pid=42 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120",
-        "          <idle>-0     [000] d..3  100.015000: sched_wakeup: comm=app pid=42 prio=120 target_cpu=000",
+        "          <idle>-0     [000] d..3  100.012000: sched_wakeup: comm=app pid=42 prio=120 target_cpu=000",
+        "          <idle>-0     [000] d..3  100.015000: sched_waking: comm=app pid=42 prio=120 target_cpu=000",
         "          <idle>-0     [000] d..3  100.020000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=app next_pid=42 next_prio=120",
         "             app-42    ( 42) [000] ...1  100.021000: tracing_mark_write: H|42|net|7",
         "             app-42    ( 42) [000] ...1  100.030000: tracing_mark_write: C|42|queue|5",
@@ -93,6 +94,7 @@ def test_atrace_sched_states_and_newer_markers(tmp_path):
     pd = atrace.parse(str(p))
     st = pd.thread_states[(42, 42)]
     assert st["running"] == pytest.approx(10_000 + 10_000)  # 100.000–100.010, then 100.020–100.030
+    # runnable from sched_waking (100.015), not sched_wakeup (100.012): trace_processor's rule
     assert st["sleeping"] == pytest.approx(5_000) and st["runnable"] == pytest.approx(5_000)
     spans = {pd.strings[n]: d for cols in pd.async_slices.values() for d, n in zip(cols.dur, cols.name)}
     assert spans["fetch"] == pytest.approx(18_000)
@@ -209,7 +211,7 @@ _IT = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \| ( *)(\S+)")
 def test_importtime_committed_log():
     log = DATA / "importtime-json-csv-argparse.log"
     rows = [(m.group(4), int(m.group(1)), int(m.group(2)), len(m.group(3)) // 2) for m in _IT.finditer(log.read_text())]
-    pd = importtime.parse(str(log))
+    pd = importtime.parse_with(str(log), search_path=sys.path)
     assert [(i.module, i.self_us, i.cumulative_us, i.depth) for i in pd.imports] == rows
     top = sum(c for _, _, c, d in rows if d == 0)
     assert pd.stats["import total"] == pytest.approx(top / 1000.0)
@@ -269,3 +271,21 @@ def test_importtime_uses_the_collectors_search_path_line(tmp_path):
     )
     pd = importtime.parse(str(log))
     assert pd.imports[0].file == str(app / "helpers.py")
+
+
+def test_importtime_looks_modules_up_on_the_path_passed_in_only(tmp_path, monkeypatch):
+    """Not on PerfScout's own sys.path or current directory (issue 26 item 9): a module of the
+    current directory is not found unless the caller passes a path that holds it."""
+    here = tmp_path / "cwd"
+    here.mkdir()
+    (here / "localmod.py").write_text("")
+    log = tmp_path / "it.log"
+    log.write_text("import time: self [us] | cumulative | imported package\n"
+                   "import time:        10 |         10 | localmod\n"
+                   "import time:        20 |         20 | json\n")
+    monkeypatch.chdir(here)
+    monkeypatch.syspath_prepend(str(here))
+    files = {i.module: i.file for i in importtime.parse(str(log)).imports}
+    assert files == {"localmod": None, "json": None}
+    files = {i.module: i.file for i in importtime.parse_with(str(log), search_path=[str(here)]).imports}
+    assert files["localmod"] == str(here / "localmod.py") and files["json"] is None

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from nodes.perf import formats
+from nodes.perf.metrics import compute
 
 DATA = Path(__file__).parent / "data" / "perfetto"
 WARM = DATA / "api32_startup_warm.perfetto-trace"
@@ -28,7 +29,7 @@ def test_registry_reads_a_gzipped_capture(tmp_path):
     gz = tmp_path / "warm.pftrace.gz"
     gz.write_bytes(gzip.compress(WARM.read_bytes(), compresslevel=1))
     assert formats.detect(str(gz))[0] == "perfetto"
-    assert formats.load(str(gz)).startup_runs[0].kind == "warm"
+    assert compute(formats.load(str(gz))).startup.runs[0].kind == "warm"
 
 
 def test_analyze_file_gives_hot_slices_threads_frames_and_startup():

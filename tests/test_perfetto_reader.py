@@ -13,6 +13,7 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 from perfetto.trace_builder.proto_builder import StreamingTraceProtoBuilder, TraceProtoBuilder
 
 from nodes.perf.errors import PerfDataError
+from nodes.perf.metrics import compute
 from nodes.perf.parsers import perfetto
 from nodes.perf.parsers.perfetto_frames import FrameTimelineEvent
 from nodes.perf.parsers.perfetto_stream import StreamReport, iter_packets
@@ -112,20 +113,23 @@ def test_atrace_async_launch_and_main_thread_markers_become_a_cold_start(tmp_pat
     _prints(b, 0, [(100 * ms, 1001, "F|1000|launching: com.example.app|7")])
     data = perfetto.parse(_write(tmp_path, b))
 
-    assert len(data.startup_runs) == 1
-    run = data.startup_runs[0]
+    # the reader writes the slices and notes the launch; the startup is the analysis's
+    assert data.startup_runs == [] and data.meta["startup_package"] == "com.example.app"
+    assert (1000, "launching: com.example.app") in data.async_slices
+    assert data.threads[(200, 200)].is_main
+    runs = compute(data).startup.runs
+    assert len(runs) == 1
+    run = runs[0]
     assert run.kind == "cold" and run.total_ms == pytest.approx(100.0)
-    phases = {p.name: (round(p.start_ms, 3), round(p.dur_ms, 3)) for p in data.startup_phases}
+    phases = {p.name: (round(p.start_ms, 3), round(p.dur_ms, 3)) for p in run.phases}
     assert phases == {
-        "launching: com.example.app": (0.0, 100.0),
+        "startup": (0.0, 100.0),
+        "process start": (0.0, 10.0),  # to the new main thread's first slice
         "bindApplication": (10.0, 20.0),
         "activityStart": (35.0, 15.0),
         "activityResume": (50.0, 10.0),
         "first Choreographer#doFrame": (70.0, 10.0),
     }
-    assert data.meta["startup_package"] == "com.example.app"
-    assert (1000, "launching: com.example.app") in data.async_slices
-    assert data.threads[(200, 200)].is_main
 
 
 def test_warm_start_has_activity_start_without_bind_application(tmp_path):
@@ -136,7 +140,8 @@ def test_warm_start_has_activity_start_without_bind_application(tmp_path):
     _prints(b, 1, [(5 * ms, 200, "B|200|activityStart"), (9 * ms, 200, "E|200")])
     _prints(b, 0, [(40 * ms, 1001, "F|1000|launching: com.example.app|1")])
     data = perfetto.parse(_write(tmp_path, b))
-    assert [(r.kind, round(r.total_ms, 3)) for r in data.startup_runs] == [("warm", 40.0)]
+    # trace_processor: no activityResume, no kind; read from activityStart alone (docs/perfetto.md)
+    assert [(r.kind, round(r.total_ms, 3)) for r in compute(data).startup.runs] == [("warm", 40.0)]
 
 
 # --- scheduler --------------------------------------------------------------------------
@@ -503,3 +508,22 @@ def test_streamer_reads_in_bounded_chunks_not_the_whole_file():
     sizes = [len(p) for p in iter_packets(f, report)]
     assert report.packets == 3000 and sum(sizes) < len(raw)
     assert f.largest_read <= 1 << 20
+
+
+def test_events_the_reader_leaves_out_become_warnings(tmp_path):
+    """A drop is never silent (issue 26 item 11): an unreadable atrace line, a FrameEnd with no
+    start and a legacy track event off any thread track each reach ``warnings``."""
+    b = TraceProtoBuilder()
+    _prints(b, 0, [(1000, 7, "B|notapid|x"), (2000, 7, "Z|7|what")])
+    _frame_packet(b, 5000, "frame_end", cookie=99)
+    pkt = b.add_packet()
+    pkt.trusted_packet_sequence_id = SEQ
+    pkt.timestamp = 6000
+    pkt.track_event.type = 0  # TYPE_UNSPECIFIED: a legacy event
+    pkt.track_event.name = "legacy"
+    pkt.track_event.legacy_event.phase = ord("I")
+    data = perfetto.parse(_write(tmp_path, b))
+    text = "\n".join(data.warnings)
+    assert "2 atrace print lines could not be read" in text
+    assert "1 frame timeline events had no partner" in text
+    assert "1 legacy track events were not on a thread's track" in text

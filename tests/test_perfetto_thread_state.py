@@ -50,46 +50,49 @@ def _ours_code(state: str) -> str:
     return "other"
 
 
-def _compare(path: Path, layout_3x: bool = False) -> tuple[int, int]:
-    """Every closed reference row equals one reader interval; returns (rows, threads)."""
+def _compare(path: Path, layout_3x: bool = False) -> tuple[int, int, int]:
+    """Every closed reference row equals one reader interval, its IO verdict
+    (sched_blocked_reason) included; returns (rows, threads, rows with an IO verdict)."""
     ref = thread_states(str(path))
     data = perfetto.parse(str(path))
     ours = {tid: iv for (_pid, tid), iv in data.sched_intervals.items()}
-    rows = 0
+    rows = io_rows = 0
     for tid, trows in ref.items():
         closed = [r for r in trows if r[1] > 0]
         if not closed:
             continue
         iv = ours[tid]
-        got = [(round(t * 1000), round(d * 1000), SchedState(s).label) for t, d, s in zip(iv.ts, iv.dur, iv.state)]
+        got = [(round(t * 1000), round(d * 1000), SchedState(s).label, io)
+               for t, d, s, io in zip(iv.ts, iv.dur, iv.state, iv.io_wait)]
         want = []
-        for ts, dur, state, _io in closed:
+        for ts, dur, state, io in closed:
             if layout_3x and state == "N":
                 state = "R+"  # 3.x preempts with 0x400, which trace_processor reads as N
-            want.append((ts, dur, _ours_code(state)))
+            want.append((ts, dur, _ours_code(state), -1 if io is None else int(io)))
         # The reader also closes the last state at the end of the sched data; the reference
         # leaves it open (dur -1) as trace_processor does, so compare the closed ones.
         got = got[:len(want)]
         assert len(got) == len(want), tid
         for g, w in zip(got, want):
-            assert g[2] == w[2] and abs(g[0] - w[0]) <= 1 and abs(g[1] - w[1]) <= 1, (tid, g, w)
+            assert g[2:] == w[2:] and abs(g[0] - w[0]) <= 1 and abs(g[1] - w[1]) <= 1, (tid, g, w)
+            io_rows += w[3] != -1
         rows += len(want)
-    return rows, len(ref)
+    return rows, len(ref), io_rows
 
 
 def test_compact_sched_waking_records_open_runnable_as_in_trace_processor():
-    rows, threads = _compare(WARM32)
-    assert rows > 10_000 and threads > 300
+    rows, threads, io = _compare(WARM32)
+    assert rows > 20_000 and threads > 300 and io > 1_000
 
 
 def test_plain_sched_waking_opens_runnable_and_sched_wakeup_does_not():
-    rows, threads = _compare(EMULATOR)
-    assert rows > 40_000 and threads > 300
+    rows, threads, _ = _compare(EMULATOR)
+    assert rows > 50_000 and threads > 300
 
 
 def test_a_3x_kernel_preempts_with_0x400_and_the_rest_is_trace_processors():
-    rows, _ = _compare(COLD24, layout_3x=True)
-    assert rows > 20_000
+    rows, _, io = _compare(COLD24, layout_3x=True)
+    assert rows > 30_000 and io > 1_000
 
 
 @pytest.mark.parametrize("path", [WARM32, COLD24], ids=["api32_warm", "api24_cold"])

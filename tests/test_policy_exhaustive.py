@@ -198,13 +198,18 @@ def test_stage_policy_matches_spec_over_whole_space(capsys):
 def test_route_policy_over_whole_space(capsys):
     labels = [r.value for r in Route] + ["", "bogus", "FULL_ANALYSIS", "collector"]
     n = 0
-    for label, (steps, budget), hist, rb in itertools.product(labels, STEP_CASES, HISTORIES, RETRY_BUDGETS):
+    for label, (steps, budget), hist, rb, thread_data in itertools.product(
+        labels, STEP_CASES, HISTORIES, RETRY_BUDGETS, [False, True]
+    ):
         d = choose_next_after_orchestrator(
-            RouteView(route=label, guard=GuardView(steps, budget, hist, rb))
+            RouteView(route=label, guard=GuardView(steps, budget, hist, rb), thread_data=thread_data)
         )
         n += 1
         if spec_stop(steps, budget, hist, rb):
             assert d.step is Node.FAIL
+        elif thread_data and label == "analyze":
+            # docs/ROUTING.md rule 8: the thread's last analysis is answered again, not re-read
+            assert d.step is Node.REPORTER
         else:
             assert d.step.value == SPEC_ROUTE.get(label, "fallback")
         assert d.step.value in ROUTE_PATH_MAP
@@ -231,7 +236,7 @@ def test_every_stage_map_is_total():
                   Node.ATTRIBUTOR, Node.EXPLORER, Node.REPORTER):
         assert set(stage_path_map(stage)) == {s.value for s in NextStep}
         assert "__end__" in stage_path_map(stage).values()
-    assert set(ROUTE_PATH_MAP) == set(SPEC_ROUTE.values()) | {"fail"}
+    assert set(ROUTE_PATH_MAP) == set(SPEC_ROUTE.values()) | {"fail", "reporter"}
 
 
 # ----------------------------------------------------------------------------------------

@@ -71,8 +71,9 @@ def test_startup_override_upgrades_only_full_analysis_and_android():
 
 def test_route_message_keeps_the_orchestrator_contract(model):
     info = route_message("全面分析 com.demo.shop 的冷启动", model=model)
-    assert set(info) == {"route", "tier", "confidence", "reason", "latency_ms", "override"}
+    assert set(info) == {"route", "tier", "confidence", "reason", "latency_ms", "override", "lens"}
     assert info["route"] == "startup" and info["tier"] in {"rule", "classifier", "llm", "default"}
+    assert info["lens"] == "startup"  # graph.enums.Lens (nodes/routing/lens.py)
     assert isinstance(info["confidence"], float) and isinstance(info["latency_ms"], float)
 
 

@@ -32,28 +32,14 @@ pytestmark = pytest.mark.skipif(
     not (PERFSCOUT.exists() and PYSPY.exists()), reason="needs the perfscout console script and py-spy"
 )
 
-#: Runs for minutes: a CPU loop in ``work`` beside a sleeping child; writes both pids first.
-LONG = """
-import subprocess, sys, time
-child = subprocess.Popen([sys.executable, "-c", "import time\\nwhile True: time.sleep(0.1)"])
-with open(__file__[:-len("long.py")] + "pids", "w") as f:
-    f.write(f"{child.pid} {__import__('os').getpid()}")
-
-def work(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
-
-t0 = time.time()
-while time.time() - t0 < 600:
-    work(200000)
-"""
+#: Runs for minutes (a CPU loop in ``work`` beside a sleeping child); writes both pids first.
+LONG = ROOT / "examples" / "long_app.py"
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PERFSCOUT_"))}
-    env.update(PERFSCOUT_HOME=str(tmp_path / "home"), PERFSCOUT_OFFLINE="1", PYTHONPATH=str(ROOT))
+    env.update(PERFSCOUT_HOME=str(tmp_path / "home"), PERFSCOUT_OFFLINE="1", PYTHONPATH=str(ROOT),
+               LONG_APP_PIDS=str(tmp_path / "ws" / "pids"))
     env.update(extra)
     return env
 
@@ -82,7 +68,7 @@ def _tree(root: int) -> set[int]:
 def work(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
-    (ws / "long.py").write_text(LONG)
+    (ws / "long.py").write_text(LONG.read_text())
     return ws
 
 
@@ -161,6 +147,7 @@ def test_the_apis_cancel_stops_a_turn_from_another_thread_and_continue_run_goes_
 
     monkeypatch.delenv("PERFSCOUT_ALLOWLIST", raising=False)
     pids_file = work / "pids"
+    monkeypatch.setenv("LONG_APP_PIDS", str(pids_file))
 
     def started() -> list[int]:
         deadline = time.monotonic() + 120
@@ -201,3 +188,25 @@ def test_the_apis_cancel_stops_a_turn_from_another_thread_and_continue_run_goes_
         asyncio.run(cancel_the_task())
         assert not [pid for pid in map(int, pids_file.read_text().split()) if _alive(pid)]
         assert ps.result("api").status == "incomplete"
+
+
+def test_the_first_ctrl_c_cancels_the_running_turn_and_a_second_one_interrupts():
+    """app/cancel.py's SIGINT bridge in the main thread, without a graph: with no turn running
+    Ctrl-C is the usual KeyboardInterrupt; during a turn the first one sets its request (the
+    node stops at its next safe point) and a second one is a KeyboardInterrupt again."""
+    from app.cancel import RunningTurns, sigint_cancels
+    from nodes.framework.context import current_cancel_request
+
+    turns, told = RunningTurns(), []
+    before = signal.getsignal(signal.SIGINT)
+    with sigint_cancels(turns, on_cancel=told.append):
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+        with turns.running("t1") as request:
+            assert current_cancel_request() is request and turns.active() == ["t1"]
+            signal.raise_signal(signal.SIGINT)
+            assert request.requested.is_set() and told == [["t1"]]
+            with pytest.raises(KeyboardInterrupt):
+                signal.raise_signal(signal.SIGINT)
+        assert turns.active() == [] and current_cancel_request() is None
+    assert signal.getsignal(signal.SIGINT) is before

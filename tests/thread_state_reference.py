@@ -111,7 +111,9 @@ def thread_states(path: str) -> dict[int, list[list]]:
             return
         row = [ts, -1, state, None]
         rows.setdefault(tid, []).append(row)
-        if state not in ("Running", "R"):
+        if state == "Running":
+            last_blocked.pop(tid, None)  # RelatedRows{nullopt, row}: no blocked row to patch
+        elif state != "R":
             last_blocked[tid] = row
 
     def switch(ts, prev, state, nxt):

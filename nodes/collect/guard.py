@@ -29,7 +29,8 @@ session and token scans never take it for part of the program.
 Status lines (one per event, ASCII): ``pid <pid> <t_start>``, ``err <errno> <message>`` (the
 program could not be started), ``exit <returncode> <t_exit>`` (returncode as
 ``subprocess.Popen`` gives it: negative for a signal), ``swept <pid> ...`` (what the final
-sweep killed).
+sweep killed). The guard writes them with the ``status_*`` functions below and the runner
+(nodes/collect/runner.py) reads them with ``parse_status``: the protocol lives in this file only.
 """
 
 from __future__ import annotations
@@ -51,10 +52,63 @@ SWEEP_S = 5.0
 CHECK_S = 1.0
 USAGE = "usage: guard.py TOKEN PARENT_PID STATUS_FD LIFELINE_FD -- PROGRAM [ARG...]"
 
-_libc = ctypes.CDLL(None, use_errno=True)
+_libc = None
+
+
+# --- the status protocol -------------------------------------------------------------------
+
+
+def status_started(pid: int, t_start: float) -> str:
+    return f"pid {pid} {t_start!r}"
+
+
+def status_failed(code: int, message: str) -> str:
+    return f"err {code} {message}".replace("\n", " ")
+
+
+def status_exit(returncode: int, t_exit: float) -> str:
+    return f"exit {returncode} {t_exit!r}"
+
+
+def status_swept(pids: list[int]) -> str:
+    return "swept " + " ".join(map(str, pids))
+
+
+class Status:
+    """One status line, parsed. ``kind``: "pid" (``pid``, ``at``), "err" (``code`` an errno,
+    ``message``), "exit" (``code`` the returncode, ``at``) or "swept" (``pids``)."""
+
+    __slots__ = ("kind", "pid", "at", "code", "message", "pids")
+
+    def __init__(self, kind: str, *, pid: int = 0, at: float = 0.0, code: int = 0, message: str = "",
+                 pids: tuple[int, ...] = ()):
+        self.kind, self.pid, self.at, self.code, self.message, self.pids = kind, pid, at, code, message, pids
+
+
+def parse_status(line: str) -> Status | None:
+    """A status line as the ``status_*`` functions wrote it; None for anything else."""
+    words = line.split(" ", 2)
+    try:
+        if words[0] == "pid" and len(words) == 3:
+            return Status("pid", pid=int(words[1]), at=float(words[2]))
+        if words[0] == "err" and len(words) >= 2:
+            return Status("err", code=int(words[1]), message=words[2] if len(words) > 2 else "")
+        if words[0] == "exit" and len(words) == 3:
+            return Status("exit", code=int(words[1]), at=float(words[2]))
+        if words[0] == "swept":
+            return Status("swept", pids=tuple(int(w) for w in line.split()[1:]))
+    except ValueError:
+        return None
+    return None
+
+
+# --- the guard -------------------------------------------------------------------------------
 
 
 def _prctl(option: int, value: int) -> None:
+    global _libc
+    if _libc is None:  # loaded on first use: the runner imports this module for the protocol
+        _libc = ctypes.CDLL(None, use_errno=True)
     if _libc.prctl(option, value, 0, 0, 0) != 0:
         e = ctypes.get_errno()
         raise OSError(e, f"prctl({option}): {os.strerror(e)}")
@@ -244,9 +298,9 @@ def main(args: list[str]) -> int:
     try:
         program, t_start = _spawn(argv, env, me)
     except OSError as e:
-        say(f"err {e.errno or errno.EIO} {e.strerror or e}".replace("\n", " "))
+        say(status_failed(e.errno or errno.EIO, str(e.strerror or e)))
         return 0
-    say(f"pid {program} {t_start!r}")
+    say(status_started(program, t_start))
     # The program holds the output pipes now; the guard keeps none of them open.
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
@@ -267,7 +321,7 @@ def main(args: list[str]) -> int:
         st = _reap(program)
         if st is not None and not exited:
             exited = True
-            say(f"exit {os.waitstatus_to_exitcode(st)} {time.monotonic()!r}")
+            say(status_exit(os.waitstatus_to_exitcode(st), time.monotonic()))
         if lifeline in ready:
             try:
                 if not os.read(lifeline, 4096):
@@ -278,9 +332,9 @@ def main(args: list[str]) -> int:
             break
     killed, st = sweep(me, program, token, program)
     if st is not None and not exited:
-        say(f"exit {os.waitstatus_to_exitcode(st)} {time.monotonic()!r}")
+        say(status_exit(os.waitstatus_to_exitcode(st), time.monotonic()))
     if killed:
-        say("swept " + " ".join(map(str, killed)))
+        say(status_swept(killed))
     return 0
 
 

@@ -115,7 +115,7 @@ def collect_profile(target: Target, run_dir: Path, opts: CollectOptions) -> dict
             if spy is not None and not spy.running():
                 # py-spy ends on its own when the program ends (status 0); ending with an error
                 # while the program still runs means it could not attach.
-                failed = spy.proc.popen.returncode not in (0, None)
+                failed = spy.proc.returncode not in (0, None)
                 if prog.wait(0.2) == "exited":
                     break
                 early = time.monotonic() - launched_at < ATTACH_GRACE_S

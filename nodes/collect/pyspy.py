@@ -78,7 +78,7 @@ class PySpyRecorder:
         self.proc = Launched(self.argv, capture_limit=64 * 1024)
 
     def running(self) -> bool:
-        return self.proc.popen.poll() is None
+        return self.proc.running()
 
     def finish(self, timeout_s: float = FLUSH_TIMEOUT_S) -> PySpyOutcome:
         """Wait for py-spy to notice the program ended and write its file (stopped if it hangs)."""

@@ -15,14 +15,19 @@ Why each part is here:
   process (``nodes/collect/guard.py``: a child subreaper with ``PR_SET_PDEATHSIG``) that stays
   its parent and kills the whole run when PerfScout dies, even by SIGKILL. The guard reports the
   program's pid (py-spy and perf attach to the program, not to the guard), its exit status and
-  its start and exit times. ``PR_SET_PDEATHSIG`` fires when the *thread* that forked the guard
-  ends, so every guard is forked by one thread that lives as long as the process.
+  its start and exit times, in the status protocol guard.py defines and parses. ``PR_SET_PDEATHSIG``
+  fires when the *thread* that forked the guard ends, so every guard is forked by one thread
+  that lives as long as the process.
+* Two starters behind one interface: ``GuardedStart`` (Linux) and ``DirectStart`` (elsewhere)
+  each give ``Launched`` the program's pid, its start and exit, its output and a way to stop it;
+  nothing else in this module knows which one ran.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+from abc import ABC, abstractmethod
 import queue
 import secrets
 import signal
@@ -38,6 +43,7 @@ from typing import Any, Callable, Iterable, Mapping
 import psutil
 
 from graph.enums import ErrorKind
+from nodes.collect.guard import TOKEN_VAR, Status, parse_status
 from nodes.framework.context import check_cancelled
 from nodes.framework.errors import ToolFailure
 
@@ -49,8 +55,6 @@ DEFAULT_GRACE_S = 1.0
 _MAX_LINE = 64 * 1024
 
 LineCallback = Callable[[str], None]
-#: Environment variable that marks every process a launched program starts.
-TOKEN_VAR = "PERFSCOUT_RUN_TOKEN"
 #: Start programs under the guard (it needs Linux's prctl). Elsewhere they are started directly,
 #: and a PerfScout killed by SIGKILL leaves them running.
 GUARDED = sys.platform.startswith("linux")
@@ -194,28 +198,28 @@ class ProcessTree:
         me = os.getpid()
         return [p for pid, p in found.items() if pid != me and _alive(p)]
 
-    def stop(self, grace_s: float = DEFAULT_GRACE_S, popen: subprocess.Popen | None = None) -> list[int]:
+    def stop(self, grace_s: float = DEFAULT_GRACE_S, program: "_Started | None" = None) -> list[int]:
         """SIGTERM the whole tree, SIGKILL what is left after ``grace_s``. Returns pids signalled."""
         victims = self.members(scan_session=True)
         signalled = [p.pid for p in victims]
         _signal_all(self.root_pid, victims, signal.SIGTERM)
         others = [p for p in victims if p.pid != self.root_pid]
         deadline = time.monotonic() + grace_s
-        if popen is not None:
+        if program is not None:
             try:
-                popen.wait(timeout=grace_s)
+                program.wait(timeout=grace_s)
             except subprocess.TimeoutExpired:
                 pass
         _, alive = psutil.wait_procs(others, timeout=max(0.0, deadline - time.monotonic()))
         leftover = [p for p in alive if _alive(p)] + [
             p for p in self.members(scan_session=True) if p.pid not in {a.pid for a in alive}
         ]
-        if leftover or (popen is not None and popen.poll() is None):
+        if leftover or (program is not None and program.poll() is None):
             _signal_all(self.root_pid, leftover, signal.SIGKILL)
-            if popen is not None:
+            if program is not None:
                 try:
-                    popen.kill()
-                    popen.wait(timeout=5)
+                    program.kill()
+                    program.wait(timeout=5)
                 except (OSError, subprocess.TimeoutExpired):
                     pass
             psutil.wait_procs([p for p in leftover if p.pid != self.root_pid], timeout=2)
@@ -338,20 +342,42 @@ class _Spawner:
 os.register_at_fork(after_in_child=_Spawner._after_fork)
 
 
-class _GuardedProgram:
-    """The program a guard started, with the part of ``Popen``'s interface the runner uses.
+def _cannot_start(argv0: str, code: int, message: str) -> ToolFailure:
+    if code == errno.ENOENT:
+        return ToolFailure(ErrorKind.VALIDATION, f"{argv0}: not found ({message})")
+    if code in (errno.EACCES, errno.EPERM):
+        return ToolFailure(ErrorKind.VALIDATION, f"{argv0}: not executable ({message})")
+    return ToolFailure(ErrorKind.VALIDATION, f"{argv0}: cannot start ({message})")
 
-    Its exit status comes from the guard (its parent), so ``poll``/``wait`` read what the guard
-    reported; signals go through psutil, which refuses a pid that now names another process."""
 
-    def __init__(self, pid: int):
-        self.pid = pid
+def _read_output(proc: subprocess.Popen, stdout: BoundedCapture, stderr: BoundedCapture) -> list[threading.Thread]:
+    """Reader threads draining ``proc``'s two pipes into the captures (the pipes are theirs)."""
+    readers = [
+        threading.Thread(target=_drain, args=(os.dup(proc.stdout.fileno()), stdout), daemon=True),
+        threading.Thread(target=_drain, args=(os.dup(proc.stderr.fileno()), stderr), daemon=True),
+    ]
+    proc.stdout.close()
+    proc.stderr.close()
+    for t in readers:
+        t.start()
+    return readers
+
+
+class _Started(ABC):
+    """What both starters give ``Launched``: the program's pid, its start and exit (monotonic
+    times), its exit status, the output readers, and the part of ``Popen``'s interface that
+    ``ProcessTree.stop`` uses (``wait``/``poll``/``kill``)."""
+
+    #: The guard's pid when there is one (it is not part of the program: tests, diagnostics).
+    guard_pid: int | None = None
+
+    def __init__(self) -> None:
+        self.pid = 0
+        self.started = time.monotonic()
         self.returncode: int | None = None
+        self.exit_at: float | None = None
         self.exited = threading.Event()
-        try:
-            self._proc: psutil.Process | None = psutil.Process(pid)
-        except psutil.Error:
-            self._proc = None
+        self.readers: list[threading.Thread] = []
 
     def poll(self) -> int | None:
         return self.returncode
@@ -361,30 +387,192 @@ class _GuardedProgram:
             raise subprocess.TimeoutExpired(str(self.pid), timeout or 0.0)
         return self.returncode
 
-    def alive(self) -> bool:
-        return self._proc is not None and _alive(self._proc)
+    @abstractmethod
+    def kill(self) -> None:
+        """SIGKILL the program (each starter signals its own way)."""
 
-    def send_signal(self, sig: int) -> None:
+    def release(self) -> list[int]:
+        """The start is over (the tree was stopped): pids the starter swept after that."""
+        return []
+
+    def _mark_exit(self, returncode: int | None, at: float) -> None:
+        self.returncode = returncode
+        self.exit_at = at
+        self.exited.set()
+
+
+class DirectStart(_Started):
+    """The program started by this process (outside Linux): a PerfScout killed by SIGKILL
+    leaves it running. Its exit is seen by a thread blocked in ``waitpid``."""
+
+    def __init__(self, argv: list[str], cwd: str | None, env: Mapping[str, str], out: BoundedCapture,
+                 err: BoundedCapture):
+        super().__init__()
+        try:
+            self._popen = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, start_new_session=True, bufsize=0,
+            )
+        except OSError as e:
+            raise _cannot_start(argv[0], e.errno or 0, e.strerror or str(e)) from None
+        self.pid = self._popen.pid
+        self.readers = _read_output(self._popen, out, err)
+        threading.Thread(target=self._wait_exit, daemon=True).start()
+
+    def _wait_exit(self) -> None:
+        rc = self._popen.wait()
+        self._mark_exit(rc, time.monotonic())
+
+    def kill(self) -> None:
+        try:
+            self._popen.kill()
+        except OSError:
+            pass
+
+
+class GuardedStart(_Started):
+    """The program started by the guard (Linux, nodes/collect/guard.py), which stays its parent.
+
+    The guard reports on a status pipe, in the protocol guard.py defines and parses: the
+    program's pid and ``execve`` time, its exit status and time, what the last sweep killed.
+    Signals go to the program through psutil, which refuses a pid that now names another
+    process; ``release`` closes the lifeline, and the guard sweeps and exits."""
+
+    def __init__(self, argv: list[str], cwd: str | None, env: Mapping[str, str], token: str,
+                 out: BoundedCapture, err: BoundedCapture):
+        super().__init__()
+        self._argv0 = argv[0]
+        self._stderr = err
+        self._proc: psutil.Process | None = None
+        self._swept: list[int] = []
+        self._start_error: tuple[int, str] | None = None
+        status_r, status_w = os.pipe()
+        life_r, life_w = os.pipe()
+        # The token goes on the guard's command line, not in its environment: the runner's own
+        # token scan must never take the guard for part of the program.
+        guard_env = {k: v for k, v in env.items() if k != TOKEN_VAR}
+        cmd = [sys.executable, "-I", "-S", GUARD_SCRIPT, token, str(os.getpid()), str(status_w), str(life_r)]
+        cmd += ["--", *argv]
+
+        def fork_guard() -> subprocess.Popen:
+            try:
+                return subprocess.Popen(
+                    cmd, cwd=cwd, env=guard_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, start_new_session=True, pass_fds=(status_w, life_r), bufsize=0,
+                )
+            finally:
+                os.close(status_w)
+                os.close(life_r)
+
+        try:
+            self._guard = _Spawner.get().call(fork_guard)
+        except OSError as e:
+            os.close(status_r)
+            os.close(life_w)
+            raise _cannot_start(argv[0], e.errno or 0, e.strerror or str(e)) from None
+        except BaseException:
+            os.close(status_r)
+            os.close(life_w)  # a guard that did start sees its lifeline end and sweeps
+            raise
+        self.guard_pid = self._guard.pid
+        self._lifeline: int | None = life_w
+        self.readers = _read_output(self._guard, out, err)
+        self._up = threading.Event()
+        self._status_reader = threading.Thread(target=self._read_status, args=(status_r,), daemon=True)
+        self._status_reader.start()
+        try:
+            self._wait_started()
+        except BaseException:
+            self.release()
+            for t in self.readers:
+                t.join(timeout=5)
+            raise
+
+    def _wait_started(self) -> None:
+        if not self._up.wait(GUARD_START_S):
+            raise ToolFailure(
+                ErrorKind.UNAVAILABLE,
+                f"{self._argv0}: the process guard did not start within {GUARD_START_S:g} s (machine overloaded?)",
+            )
+        if self._start_error is not None:
+            raise _cannot_start(self._argv0, *self._start_error)
+        if not self.pid:
+            tail = self._stderr.tail_text(3, 500) or f"exit status {self._guard.poll()}"
+            raise ToolFailure(
+                ErrorKind.UNAVAILABLE,
+                f"{self._argv0}: the process guard ({GUARD_SCRIPT}) ended before starting it: {tail}",
+            )
+
+    def _read_status(self, fd: int) -> None:
+        """The guard's reports, until it exits."""
+        buf = b""
+        try:
+            while True:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    status = parse_status(line.decode("ascii", "replace"))
+                    if status is not None:
+                        self._on_status(status)
+        finally:
+            os.close(fd)
+            self._up.set()
+            if self.pid and not self.exited.is_set():
+                # The guard died before the program did (it was killed): the program got
+                # SIGKILL from its own death signal; its status is lost with the guard.
+                while self._proc is not None and _alive(self._proc):
+                    time.sleep(0.05)
+                self._mark_exit(None, time.monotonic())
+
+    def _on_status(self, status: Status) -> None:
+        if status.kind == "pid":
+            try:
+                self._proc = psutil.Process(status.pid)
+            except psutil.Error:
+                self._proc = None
+            self.pid, self.started = status.pid, status.at
+            self._up.set()
+        elif status.kind == "err":
+            self._start_error = (status.code, status.message)
+            self._up.set()
+        elif status.kind == "exit" and self.pid:
+            self._mark_exit(status.code, status.at)
+        elif status.kind == "swept":
+            self._swept += list(status.pids)
+
+    def kill(self) -> None:
         if self._proc is not None and not self.exited.is_set():
             try:
-                self._proc.send_signal(sig)
+                self._proc.send_signal(signal.SIGKILL)
             except psutil.Error:
                 pass
 
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
-
-
-def _cannot_start(argv0: str, code: int, message: str) -> ToolFailure:
-    if code == errno.ENOENT:
-        return ToolFailure(ErrorKind.VALIDATION, f"{argv0}: not found ({message})")
-    if code in (errno.EACCES, errno.EPERM):
-        return ToolFailure(ErrorKind.VALIDATION, f"{argv0}: not executable ({message})")
-    return ToolFailure(ErrorKind.VALIDATION, f"{argv0}: cannot start ({message})")
+    def release(self) -> list[int]:
+        """Close the lifeline: the guard sweeps what is left of the run, reports it, and exits."""
+        if self._lifeline is not None:
+            os.close(self._lifeline)
+            self._lifeline = None
+        if self._guard.returncode is None:
+            try:
+                self._guard.wait(timeout=GUARD_EXIT_S)
+            except subprocess.TimeoutExpired:
+                self._guard.kill()
+                self._guard.wait()
+        self._status_reader.join(timeout=5)
+        return list(self._swept)
 
 
 class Launched:
-    """A running program. Use as a context manager: leaving it always stops the whole tree."""
+    """A running program. Use as a context manager: leaving it always stops the whole tree.
+
+    Started by ``GuardedStart`` on Linux, else by ``DirectStart`` (``GUARDED``): the same
+    interface, so nothing below knows which."""
 
     def __init__(
         self,
@@ -404,180 +592,22 @@ class Launched:
         self.token = secrets.token_hex(8)
         run_env = dict(env if env is not None else os.environ)
         run_env[TOKEN_VAR] = self.token
-        self._exited = threading.Event()
-        self._exit_at: float | None = None
-        self._guard: subprocess.Popen | None = None
-        self._lifeline: int | None = None
-        self._status_reader: threading.Thread | None = None
-        self._swept: list[int] = []
         self.outcome: str | None = None
         self.ended: float | None = None
         self.ready_s: float | None = None
         self.stopped: list[int] = []
-        self.started = time.monotonic()
         if GUARDED:
-            self._start_guarded(cwd, run_env)
+            self.proc: _Started = GuardedStart(self.argv, cwd, run_env, self.token, self.stdout, self.stderr)
         else:
-            self._start_direct(cwd, run_env)
-        self.tree = ProcessTree(self.pid, self.token, adopter=self._guard.pid if self._guard else None)
+            self.proc = DirectStart(self.argv, cwd, run_env, self.stdout, self.stderr)
+        self.pid = self.proc.pid
+        #: Monotonic time of the launch (the guard reports the program's execve).
+        self.started = self.proc.started
+        self.tree = ProcessTree(self.pid, self.token, adopter=self.proc.guard_pid)
 
-    # -- starting ------------------------------------------------------------------------------
-
-    def _start_readers(self, proc: subprocess.Popen) -> None:
-        self._readers = [
-            threading.Thread(target=_drain, args=(os.dup(proc.stdout.fileno()), self.stdout), daemon=True),
-            threading.Thread(target=_drain, args=(os.dup(proc.stderr.fileno()), self.stderr), daemon=True),
-        ]
-        proc.stdout.close()
-        proc.stderr.close()
-        for t in self._readers:
-            t.start()
-
-    def _start_direct(self, cwd: str | None, run_env: dict[str, str]) -> None:
-        try:
-            self.popen = subprocess.Popen(
-                self.argv,
-                cwd=cwd,
-                env=run_env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                bufsize=0,
-            )
-        except OSError as e:
-            raise _cannot_start(self.argv[0], e.errno or 0, e.strerror or str(e)) from None
-        self.pid = self.popen.pid
-        self._start_readers(self.popen)
-        threading.Thread(target=self._wait_exit, daemon=True).start()
-
-    def _wait_exit(self) -> None:
-        self.popen.wait()
-        self._exit_at = time.monotonic()
-        self._exited.set()
-
-    def _start_guarded(self, cwd: str | None, run_env: dict[str, str]) -> None:
-        status_r, status_w = os.pipe()
-        life_r, life_w = os.pipe()
-        # The token goes on the guard's command line, not in its environment: the runner's own
-        # token scan must never take the guard for part of the program.
-        guard_env = {k: v for k, v in run_env.items() if k != TOKEN_VAR}
-        cmd = [sys.executable, "-I", "-S", GUARD_SCRIPT, self.token, str(os.getpid()), str(status_w), str(life_r)]
-        cmd += ["--", *self.argv]
-
-        def fork_guard() -> subprocess.Popen:
-            try:
-                return subprocess.Popen(
-                    cmd,
-                    cwd=cwd,
-                    env=guard_env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    start_new_session=True,
-                    pass_fds=(status_w, life_r),
-                    bufsize=0,
-                )
-            finally:
-                os.close(status_w)
-                os.close(life_r)
-
-        try:
-            self._guard = _Spawner.get().call(fork_guard)
-        except OSError as e:
-            os.close(status_r)
-            os.close(life_w)
-            raise _cannot_start(self.argv[0], e.errno or 0, e.strerror or str(e)) from None
-        except BaseException:
-            os.close(status_r)
-            os.close(life_w)  # a guard that did start sees its lifeline end and sweeps
-            raise
-        self._lifeline = life_w
-        self._start_readers(self._guard)
-        started = threading.Event()
-        self._start_error: tuple[int, str] | None = None
-        self.popen = None  # type: ignore[assignment]
-        self._status_reader = threading.Thread(target=self._read_status, args=(status_r, started), daemon=True)
-        self._status_reader.start()
-        try:
-            if not started.wait(GUARD_START_S):
-                raise ToolFailure(
-                    ErrorKind.UNAVAILABLE,
-                    f"{self.argv[0]}: the process guard did not start within {GUARD_START_S:g} s (machine overloaded?)",
-                )
-            if self._start_error is not None:
-                raise _cannot_start(self.argv[0], *self._start_error)
-            if self.popen is None:
-                tail = self.stderr.tail_text(3, 500) or f"exit status {self._guard.poll()}"
-                raise ToolFailure(
-                    ErrorKind.UNAVAILABLE,
-                    f"{self.argv[0]}: the process guard ({GUARD_SCRIPT}) ended before starting it: {tail}",
-                )
-        except BaseException:
-            self._release_guard()
-            for t in self._readers:
-                t.join(timeout=5)
-            raise
-        self.pid = self.popen.pid
-
-    def _read_status(self, fd: int, started: threading.Event) -> None:
-        """The guard's reports, until it exits: the program's pid, its exit, what was swept."""
-        buf = b""
-        try:
-            while True:
-                try:
-                    chunk = os.read(fd, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                buf += chunk
-                *lines, buf = buf.split(b"\n")
-                for line in lines:
-                    self._on_status(line.decode("ascii", "replace").split(" ", 2), started)
-        finally:
-            os.close(fd)
-            started.set()
-            if self.popen is not None and not self._exited.is_set():
-                # The guard died before the program did (it was killed): the program got
-                # SIGKILL from its own death signal; its status is lost with the guard.
-                while self.popen.alive():
-                    time.sleep(0.05)
-                self._mark_exit(None, time.monotonic())
-
-    def _on_status(self, words: list[str], started: threading.Event) -> None:
-        kind = words[0]
-        if kind == "pid" and len(words) == 3:
-            self.popen = _GuardedProgram(int(words[1]))
-            self.started = float(words[2])
-            started.set()
-        elif kind == "err" and len(words) >= 2:
-            self._start_error = (int(words[1]), words[2] if len(words) > 2 else "")
-            started.set()
-        elif kind == "exit" and len(words) == 3 and self.popen is not None:
-            self._mark_exit(int(words[1]), float(words[2]))
-        elif kind == "swept":
-            self._swept += [int(w) for w in " ".join(words[1:]).split()]
-
-    def _mark_exit(self, returncode: int | None, at: float) -> None:
-        self.popen.returncode = returncode
-        self._exit_at = at
-        self.popen.exited.set()
-        self._exited.set()
-
-    def _release_guard(self) -> None:
-        """Close the lifeline: the guard sweeps what is left of the run, reports it, and exits."""
-        if self._lifeline is not None:
-            os.close(self._lifeline)
-            self._lifeline = None
-        if self._guard is not None and self._guard.returncode is None:
-            try:
-                self._guard.wait(timeout=GUARD_EXIT_S)
-            except subprocess.TimeoutExpired:
-                self._guard.kill()
-                self._guard.wait()
-        if self._status_reader is not None:
-            self._status_reader.join(timeout=5)
+    @property
+    def guard_pid(self) -> int | None:
+        return self.proc.guard_pid
 
     # -- running -------------------------------------------------------------------------------
 
@@ -618,8 +648,8 @@ class Launched:
                 return self.outcome
             now = time.monotonic()
             step = min(poll_s if ready is not None else 0.25, max(0.0, deadline - now))
-            if self._exited.wait(step):
-                self.ended = self._exit_at
+            if self.proc.exited.wait(step):
+                self.ended = self.proc.exit_at
                 self.outcome = "exited"
                 return self.outcome
             if time.monotonic() >= deadline:
@@ -627,11 +657,11 @@ class Launched:
                 return self.outcome
 
     def running(self) -> bool:
-        return not self._exited.is_set()
+        return not self.proc.exited.is_set()
 
     @property
     def returncode(self) -> int | None:
-        return self.popen.returncode
+        return self.proc.returncode
 
     def interrupt(self) -> None:
         """SIGINT, as Ctrl-C would send: profilers write their file on it."""
@@ -645,10 +675,9 @@ class Launched:
         if self.ended is None:
             # The run's wall time ends now: at its exit, at the limit, or at Ctrl-C.
             self.ended = time.monotonic()
-        self.stopped += [p for p in self.tree.stop(grace_s, self.popen) if p not in self.stopped]
-        self._release_guard()
-        self.stopped += [p for p in self._swept if p not in self.stopped]
-        for t in self._readers:
+        self.stopped += [p for p in self.tree.stop(grace_s, self.proc) if p not in self.stopped]
+        self.stopped += [p for p in self.proc.release() if p not in self.stopped]
+        for t in self.proc.readers:
             t.join(timeout=5)
 
     def result(self) -> RunResult:
@@ -656,7 +685,7 @@ class Launched:
         return RunResult(
             argv=self.argv,
             pid=self.pid,
-            returncode=self.popen.returncode,
+            returncode=self.proc.returncode,
             wall_s=self.elapsed(),
             outcome=self.outcome or "exited",
             stdout=self.stdout,

@@ -28,7 +28,7 @@ from nodes.compare.sides import Side
 MAX_HOTSPOT_ROWS = 20
 #: Families compared in the metric table (hot spots have their own; raw stats only when shared).
 TABLE_FAMILIES = ("startup", "frames", "main_thread", "page", "art", "memory", "cpu", "power", "blocking",
-                  "duration_ms", "stats")
+                  "scroll", "duration_ms", "stats")
 
 
 class MismatchError(ValueError):

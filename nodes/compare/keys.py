@@ -114,10 +114,23 @@ BLOCKING_FIELDS: dict[str, tuple[str, str]] = {
     "d_ms": ("ms", "main thread uninterruptible sleep"), "io_wait_ms": ("ms", "main thread IO wait"),
 }
 
+#: The scroll lens (Chrome): scroll.<field>.
+SCROLL_FIELDS: dict[str, tuple[Direction, str, str]] = {
+    "janky_ratio": ("lower", "ratio", "janky scroll frames (Chrome's v3)"),
+    "janky_frames": ("lower", "", "janky scroll frames"),
+    "v4_janky_frames": ("lower", "", "janky scroll frames (Chrome's v4)"),
+    "latency_p50_ms": ("lower", "ms", "input-to-frame latency p50"),
+    "latency_p90_ms": ("lower", "ms", "input-to-frame latency p90"),
+    "latency_p99_ms": ("lower", "ms", "input-to-frame latency p99"),
+    "latency_max_ms": ("lower", "ms", "slowest scroll update"),
+    "dropped_frames": ("lower", "", "dropped frames"),
+    "update_count": (None, "", "scroll updates"),
+}
+
 TOP_LEVEL = {"duration_ms": (None, "ms", "capture length")}
 
 FAMILIES = ("startup", "frames", "main_thread", "page", "memory", "art", "hotspots", "stats", "cpu", "power",
-            "blocking", "duration_ms")
+            "blocking", "scroll", "duration_ms")
 
 
 # --- key text <-> segments -----------------------------------------------------------------
@@ -218,6 +231,11 @@ def info(segs: Sequence[str]) -> MetricInfo:
             return MetricInfo("power", "lower", "µWs", f"{segs[1]} {segs[3]} energy")
         raise KeyError_(f'unknown metric {key!r}: power keys are power."<window>".<{"|".join(POWER_FIELDS)}> '
                         'or power."<window>".categories."<CPU|DISPLAY|GPU|…>"')
+    if fam == "scroll":
+        if n == 2 and segs[1] in SCROLL_FIELDS:
+            d, u, label = SCROLL_FIELDS[segs[1]]
+            return MetricInfo("scroll", d, u, label)
+        raise KeyError_(f"unknown metric {key!r}: scroll keys are scroll.<{'|'.join(SCROLL_FIELDS)}>")
     if fam == "blocking":
         if n == 2 and segs[1] in BLOCKING_FIELDS:
             u, label = BLOCKING_FIELDS[segs[1]]

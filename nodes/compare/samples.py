@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 from nodes.compare.keys import (
     ART_FIELDS, ART_PARTS, BLOCKING_FIELDS, CPU_FIELDS, FRAME_FIELDS, MAIN_THREAD_FIELDS, MEMORY_FIELD, PAGE_FIELDS,
-    POWER_FIELDS, SERIES_FIELDS, STARTUP_FIELDS, STARTUP_KINDS, format_key,
+    POWER_FIELDS, SCROLL_FIELDS, SERIES_FIELDS, STARTUP_FIELDS, STARTUP_KINDS, format_key,
 )
 
 Samples = dict[str, list[float]]
@@ -179,6 +179,10 @@ def _lenses(out: Samples, a: Mapping[str, Any]) -> None:
     if isinstance(blocking, Mapping):
         for field in BLOCKING_FIELDS:
             _put(out, ("blocking", field), blocking.get(field))
+    sc = a.get("scroll")
+    if isinstance(sc, Mapping) and sc.get("update_count"):
+        for field in SCROLL_FIELDS:
+            _put(out, ("scroll", field), sc.get(field))
 
 
 def extract(a: Mapping[str, Any]) -> Samples:

@@ -20,25 +20,38 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from typing import Sequence
 
 from nodes.perf.errors import PerfDataError
 from nodes.perf.formats import load
 from nodes.perf.metrics import MAX_THREADS, compute
-from nodes.perf.model import AnalysisResult, Evidence, Finding, StartupStats, ThreadStat
+from nodes.perf.model import MAX_RESULT_STACKS, AnalysisResult, Evidence, Finding, StartupStats, ThreadStat
 
 from nodes.perf.units import SEVERITY_ORDER as _SEVERITY_ORDER
 
 
-def analyze_file(path: str, process: str | None = None) -> AnalysisResult:
+def module_search_path(root: str | None) -> list[str]:
+    """Where an ``-X importtime`` log's modules are looked up when the caller does not know the
+    profiled interpreter's own path: the workspace, then the module path of the interpreter
+    running PerfScout (the one its collector runs Python programs with, unless told otherwise).
+    Callers pass it in explicitly (parsers/importtime.py reads no global state)."""
+    return ([os.path.abspath(root)] if root else []) + [p for p in sys.path if p]
+
+
+def analyze_file(path: str, process: str | None = None, root: str | None = None,
+                 search_path: Sequence[str] | None = None) -> AnalysisResult:
     """Read one file and compute its analysis. Raises PerfDataError on bad input.
-    ``process`` (a name or pid) names the app the analysis is about (metrics/scope.py)."""
-    return compute(load(os.fspath(path)), process=process)
+    ``process`` (a name or pid) names the app the analysis is about (metrics/scope.py);
+    ``root`` (the workspace) is what findings show paths relative to; ``search_path`` is where
+    an importtime log's modules are looked up (:func:`module_search_path`)."""
+    return compute(load(os.fspath(path), search_path=search_path), process=process, root=root)
 
 
-def analyze_paths(paths: Sequence[str], process: str | None = None) -> AnalysisResult:
-    """Analyse the files of one collection and merge them into one result; ``process`` as
-    for :func:`analyze_file`."""
+def analyze_paths(paths: Sequence[str], process: str | None = None, root: str | None = None,
+                  search_path: Sequence[str] | None = None) -> AnalysisResult:
+    """Analyse the files of one collection and merge them into one result; ``process``,
+    ``root`` and ``search_path`` as for :func:`analyze_file`."""
     paths = [os.fspath(p) for p in paths if p]
     if not paths:
         raise PerfDataError(None, "no data files given")
@@ -46,7 +59,7 @@ def analyze_paths(paths: Sequence[str], process: str | None = None) -> AnalysisR
     errors: list[PerfDataError] = []
     for p in dict.fromkeys(paths):  # keep order, drop duplicates
         try:
-            results.append(analyze_file(p, process=process))
+            results.append(analyze_file(p, process=process, root=root, search_path=search_path))
         except PerfDataError as e:
             errors.append(e)
     if not results:
@@ -102,9 +115,12 @@ def merge(results: Sequence[AnalysisResult]) -> AnalysisResult:
         best = max(framed, key=lambda r: r.frames.count)  # type: ignore[union-attr]
         out.frames = best.frames
     out.startup = _merge_startup([r.startup for r in results if r.startup is not None])
+    # the lens fields of the file that has each (a collection's trace): not added up across files
+    for lens in ("cpu", "power", "memory", "blocking"):
+        setattr(out, lens, next((getattr(r, lens) for r in results if getattr(r, lens) is not None), None))
     out.findings.sort(key=lambda f: _SEVERITY_ORDER.get(f.severity, 9))
     out.stacks.sort(key=lambda s: -s.weight_ms)
-    out.stacks = out.stacks[:500]
+    out.stacks = out.stacks[:MAX_RESULT_STACKS]
     for section, has in (
         ("hot spots", lambda r: r.hotspots), ("threads", lambda r: r.threads),
         ("long tasks", lambda r: r.long_tasks), ("counters", lambda r: r.counters),

@@ -23,7 +23,7 @@ import os
 import stat
 import zlib
 from types import ModuleType
-from typing import IO, Callable
+from typing import IO, Callable, Sequence
 
 from nodes.perf import limits
 from nodes.perf.errors import PerfDataError
@@ -348,8 +348,10 @@ def detect(path: str, head: bytes | None = None) -> tuple[str, ModuleType]:
     raise PerfDataError(path, f"unrecognised format ({kind}); readable formats: {known}")
 
 
-def load(path: str, format: str | None = None) -> PerfData:
-    """Read ``path`` into PerfData with the reader its content calls for (or ``format``)."""
+def load(path: str, format: str | None = None, search_path: Sequence[str] | None = None) -> PerfData:
+    """Read ``path`` into PerfData with the reader its content calls for (or ``format``).
+    ``search_path`` goes to a reader that looks modules up (``-X importtime``: where the
+    imported modules' files are); the others do not use it."""
     path = os.fspath(path)
     head = read_head(path)
     if format:
@@ -366,7 +368,8 @@ def load(path: str, format: str | None = None) -> PerfData:
     else:
         fmt, mod = detect(path, head)
     try:
-        data = mod.parse(path)
+        data = mod.parse_with(path, search_path=search_path) if search_path is not None and hasattr(mod, "parse_with") \
+            else mod.parse(path)
     except CapacityReached as full:
         # The reader stopped at the event cap without finishing itself: what it stored is kept,
         # marked partial (the warning names the cap and PERFSCOUT_MAX_EVENTS).

@@ -32,9 +32,15 @@ from nodes.perf.result import Result
 # Reader side: PerfData
 # ======================================================================================
 
-#: At most this many instant events and counter points are kept per trace (bounded memory).
+#: At most this many instant events are kept per trace, and points per counter series, by
+#: every reader (bounded memory).
 MAX_INSTANTS = 50_000
 MAX_COUNTER_POINTS = 20_000
+#: A frame's budget when the data gives none: one 60 Hz vsync.
+DEFAULT_BUDGET_MS = 1000.0 / 60.0
+#: Thread names that make a thread its process's main thread where pid == tid does not say it:
+#: Chrome's browser, renderer and GPU main threads, Python's ``MainThread``, UI toolkits'.
+MAIN_THREAD_NAMES = ("CrRendererMain", "CrBrowserMain", "CrGpuMain", "MainThread", "main", "ui", "UI Thread")
 
 
 class CapacityReached(Exception):
@@ -318,6 +324,10 @@ class PerfData:
         #: as trace_processor names it) → [(ts µs, value)]; and lmkd's kills (ts µs, pid killed).
         self.memory: dict[tuple[int, str], list[tuple[float, float]]] = {}
         self.lmk_kills: list[tuple[float, int]] = []
+        #: Chrome's EventLatency / ScrollJankV4 / PipelineReporter span ends with their args, for
+        #: the scroll lens: (ts µs, is begin, name, async key, pid, args of a begin or None).
+        self.scroll_spans: list[tuple[float, bool, str, object, int, dict | None]] = []
+        self.scroll_spans_dropped = 0
         #: Thread slices still open at the end of the trace, (pid, tid, ts µs, name): left out of
         #: ``slices``, kept so a metric that counts them to the end (GC, as trace_processor's
         #: ``dur = -1``) can.
@@ -688,7 +698,7 @@ class FrameStats(Result, kw_only=True):
     fps: float | None = None
     jank_count: int = 0
     jank_ratio: float | None = None
-    budget_ms: float = 16.67
+    budget_ms: float = DEFAULT_BUDGET_MS
     #: Where the budget came from: "expected frames", "vsync period", "default".
     budget_source: str = "default"
     p50_ms: float | None = None
@@ -1052,6 +1062,51 @@ class BlockingStats(Result, kw_only=True):
     missing: list[MissingData] = msgspec.field(default_factory=list)
 
 
+class ScrollUpdate(Result, kw_only=True):
+    """One scroll update (an EventLatency span of a scroll-update type)."""
+
+    start_ms: float
+    #: Input-to-frame latency; None when its span never ended.
+    latency_ms: float | None = None
+    type: str
+    #: Chrome's scroll jank v3 verdict on the frame this update was judged by; None for the
+    #: updates Chrome did not judge (coalesced into another's frame).
+    janky: bool | None = None
+
+
+#: At most this many scroll updates are listed one by one (``update_count`` counts them all).
+MAX_SCROLL_UPDATES = 10_000
+
+
+class ScrollStats(Result, kw_only=True):
+    """Chrome scrolling, from Chrome's own EventLatency / ScrollJankV4 / PipelineReporter spans
+    (nodes/perf/metrics/scroll.py): its jank verdicts counted, input-to-frame latency measured."""
+
+    #: Scroll gestures (GESTURE_SCROLL_BEGIN) and scroll updates (first, plain, inertial): their
+    #: count, and the updates one by one in time order (at most MAX_SCROLL_UPDATES).
+    scrolls: int = 0
+    update_count: int = 0
+    updates: list[ScrollUpdate] = msgspec.field(default_factory=list)
+    #: Frames that presented a scroll update (the updates carrying Chrome's verdict), those its
+    #: scroll jank v3 marked janky (``is_janky_scrolled_frame``), and their ratio.
+    presented_frames: int = 0
+    janky_frames: int = 0
+    janky_ratio: float | None = None
+    #: Chrome's scroll jank v4 verdicts (ScrollJankV4 ``is_janky``) over the frames it judged.
+    v4_frames: int = 0
+    v4_janky_frames: int = 0
+    #: Input-to-frame latency of the scroll updates (EventLatency duration), ms, nearest rank.
+    latency_p50_ms: float | None = None
+    latency_p90_ms: float | None = None
+    latency_p99_ms: float | None = None
+    latency_max_ms: float | None = None
+    #: Chrome's frame reporter states (PipelineReporter): STATE_PRESENTED_ALL → count, …
+    frame_states: dict[str, int] = msgspec.field(default_factory=dict)
+    dropped_frames: int = 0
+    partial_frames: int = 0
+    missing: list[MissingData] = msgspec.field(default_factory=list)
+
+
 class PowerWindow(Result, kw_only=True):
     """Energy over one window, as androidx Macrobenchmark's PowerMetric computes it
     (``nodes/perf/metrics/power.py``): per rail the counter's increase over the readings inside
@@ -1108,6 +1163,8 @@ class AnalysisResult(Result, kw_only=True):
     source: str
     duration_ms: float = 0.0
     hotspots: list[Hotspot] = msgspec.field(default_factory=list)
+    #: Task runners' self time (nodes/perf/containers.py): untraced time inside tasks, not hot spots.
+    untraced_in_tasks: list[Hotspot] = msgspec.field(default_factory=list)
     #: Per-name slice statistics for the app and for all processes (TraceSectionMetric's view).
     slice_stats: list[SliceStat] = msgspec.field(default_factory=list)
     #: The app process the analysis is scoped to, when one is identified.
@@ -1133,6 +1190,8 @@ class AnalysisResult(Result, kw_only=True):
     cpu: CpuStats | None = None
     #: Memory per process over time (RSS anon/file/shmem, swap, heap), lmkd kills, ART GC.
     memory: MemoryStats | None = None
+    #: Chrome scrolling: jank verdicts, input-to-frame latency, frame fates (EventLatency).
+    scroll: ScrollStats | None = None
     #: What the app's main thread waited on (binder, locks, D state), and in which frames.
     blocking: BlockingStats | None = None
     #: Energy by rail and category (ODPM power rails), whole trace then each measured section.

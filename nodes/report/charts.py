@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Sequence
 
-from nodes.perf.model import CounterSummary, FrameStats, Hotspot, LongTask, StackWeight, StartupStats
+from nodes.perf.model import DEFAULT_BUDGET_MS, CounterSummary, FrameStats, Hotspot, LongTask, StackWeight, StartupStats
 from nodes.report.svg import WIDTH, Scale, esc, fit_label, hue, line, open_svg, polyline, rect, text, x_axis, y_axis
 
 #: Most frames a timeline draws (frames beyond it are summarised in the caption).
@@ -54,7 +54,7 @@ def frame_histogram(fr: FrameStats | None) -> Chart | None:
     durs = sorted(d for d in fr.durations_ms if d >= 0)
     if not durs:
         return None
-    budget = fr.budget_ms or 16.67
+    budget = fr.budget_ms or DEFAULT_BUDGET_MS
     cap = max(2.5 * budget, _quantile(durs, 0.99) * 1.05)
     from nodes.report.svg import nice_step
 
@@ -106,7 +106,7 @@ def frame_histogram(fr: FrameStats | None) -> Chart | None:
 def timeline(fr: FrameStats | None, long_tasks: Sequence[LongTask], duration_ms: float) -> Chart | None:
     """Frames and long tasks on one time axis: where in the capture the bad moments cluster."""
     lanes: list[tuple[str, list[tuple[float, float, str, str]]]] = []
-    budget = (fr.budget_ms if fr else None) or 16.67
+    budget = (fr.budget_ms if fr else None) or DEFAULT_BUDGET_MS
     n_frames_total = 0
     if fr and fr.starts_ms and len(fr.starts_ms) == len(fr.durations_ms):
         items = list(zip(fr.starts_ms, fr.durations_ms))

@@ -31,6 +31,8 @@ def report_json(v: ReportView) -> dict[str, Any]:
         "route": v.route,
         "route_info": v.route_info,
         "request": v.question,
+        "lens": v.lens,
+        "lens_answer": v.lens_section(),
         "narrative": {"text": v.narrative, "by": "language model", "unverified_numbers": v.narrative_unverified}
         if v.narrative
         else None,

@@ -13,6 +13,7 @@ import re
 from typing import Any, Callable, Mapping
 
 from nodes.compare.intent import PREVIOUS_CUE
+from nodes.perf.model import DEFAULT_BUDGET_MS
 from nodes.perf.units import SEVERITY_ORDER, ms
 from nodes.report.language import Lang, detect_language
 
@@ -111,7 +112,7 @@ def answer(text: str, analysis: Analysis | None, previous: Analysis | None = Non
     return f"{body}\n{head}"
 
 
-def answerable(text: str, analysis: Analysis | None, previous: Analysis | None = None) -> bool:
+def answerable(text: str, analysis: Analysis | None) -> bool:
     if intent(text) == "compare_previous":
         return bool(analysis)  # answered from the last two analyses (or: there is no previous one)
     return answer(text, analysis) is not None
@@ -205,10 +206,10 @@ def _frames(a: Analysis, lang: Lang) -> str | None:
     p90 = _ms(f["p90_ms"]) if f.get("p90_ms") is not None else "?"
     return _t(
         lang,
-        f"{f['count']} 帧，FPS {fps}，卡顿帧 {f.get('jank_count', 0)}（{ratio}），P90 {p90}，预算 {_ms(f.get('budget_ms', 16.67))}。",
-        f"{f['count']} 幀，FPS {fps}，卡頓幀 {f.get('jank_count', 0)}（{ratio}），P90 {p90}，預算 {_ms(f.get('budget_ms', 16.67))}。",
+        f"{f['count']} 帧，FPS {fps}，卡顿帧 {f.get('jank_count', 0)}（{ratio}），P90 {p90}，预算 {_ms(f.get('budget_ms', DEFAULT_BUDGET_MS))}。",
+        f"{f['count']} 幀，FPS {fps}，卡頓幀 {f.get('jank_count', 0)}（{ratio}），P90 {p90}，預算 {_ms(f.get('budget_ms', DEFAULT_BUDGET_MS))}。",
         f"{f['count']} frames, FPS {fps}, janky {f.get('jank_count', 0)} ({ratio}), P90 {p90}, "
-        f"budget {_ms(f.get('budget_ms', 16.67))}.",
+        f"budget {_ms(f.get('budget_ms', DEFAULT_BUDGET_MS))}.",
     )
 
 

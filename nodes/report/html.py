@@ -154,6 +154,19 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         + (f'<div class="tiles">{"".join(tiles)}</div>' if tiles else "")
         + "</section>"
     )
+    lens = v.lens_section()
+    if lens is not None:  # a lens question: its section opens the report, before every other one
+        nav.append(("lens", lens["title"]))
+        parts = [f'<section id="lens"><h2>{esc(lens["title"])}</h2>']
+        parts += [f"<p>{_inline_code(s)}</p>" for s in lens["lines"]]
+        if lens["missing"]:
+            parts.append(f"<p><strong>Missing:</strong> {esc(lens['missing'])}.</p>")
+        if lens["partial"]:
+            parts.append("<p>What this data can say:</p><ul>" + "".join(f"<li>{esc(x)}</li>" for x in lens["partial"]) + "</ul>")
+        if lens["recipe"]:
+            parts.append(f"<p>To record {esc(lens['recipe_what'])}:</p><pre><code>{esc(lens['recipe'])}</code></pre>")
+        parts.append(f'<p class="src">This lens reads: {esc(lens["metrics"])}; it needs {esc(lens["needs"])}.</p></section>')
+        body.append("".join(parts))
 
     if v.narrative:
         unverified = (
@@ -216,6 +229,8 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
              ("total %", True), ("count", True), ("thread", False), ("source", False)],
             rows,
         )
+        if a.untraced_in_tasks:
+            table += f'<p class="src">{esc(v.untraced_sentence())}</p>'
         shown = []
         for h, att, ex in v.excerpts():
             loc = f"{att.get('file')}:{att.get('line')}" if att.get("line") else str(att.get("file"))

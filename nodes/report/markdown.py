@@ -70,6 +70,16 @@ def render_markdown(v: ReportView) -> str:
     first, *rest = v.summary_sentences()
     out.append(" ".join([f"**{first}**", *rest]))
     out += ["", _src(v), ""]
+    lens = v.lens_section()
+    if lens is not None:  # a lens question: its section opens the report
+        out += [f"## {lens['title']}", "", *lens["lines"], ""]
+        if lens["missing"]:
+            out += [f"**Missing:** {cell(lens['missing'])}.", ""]
+        if lens["partial"]:
+            out += ["What this data can say:", "", *[f"- {cell(x)}" for x in lens["partial"]], ""]
+        if lens["recipe"]:
+            out += [f"To record {lens['recipe_what']}:", "", "```text", lens["recipe"], "```", ""]
+        out += [f"_This lens reads: {cell(lens['metrics'])}; it needs {cell(lens['needs'])}._", ""]
 
     if v.narrative:
         out += ["> **Narrative written by a language model** from the computed findings below. It adds no",
@@ -112,6 +122,8 @@ def render_markdown(v: ReportView) -> str:
         out.append(table(["#", "function / slice", "self", "self %", "total", "total %", "count", "thread", "source"], rows,
                          {0, 2, 3, 4, 5, 6}))
         out += ["", _src(v, None, "hot spots"), ""]
+        if a.untraced_in_tasks:
+            out += [v.untraced_sentence(), ""]
         shown = v.excerpts()
         if shown:
             out += ["### Source excerpts", ""]

@@ -55,11 +55,55 @@ class ReportView:
     exports: dict[str, str] = field(default_factory=dict)
     #: The workspace: paths under it are shown relative to it.
     root: str = ""
+    #: The aspect the question asks about (graph.enums.Lens value): the answer leads with it.
+    lens: str = "overview"
+
+    # --- the lens ---------------------------------------------------------------------------
+    def lens_reading(self):
+        """The lens's numbers or what the data lacks (nodes/perf/lens_readers.py); None for the
+        overview, which keeps the data-led headline."""
+        from nodes.perf.lenses import spec
+
+        if not hasattr(self, "_reading"):
+            # a startup question on data whose own lead is the launch (an app startup of a system
+            # trace, a measured program launch) keeps that lead: it already answers, with more
+            self._reading = (None if self.lens == "startup" and (self.app_startup is not None or self.is_startup)
+                             else spec(self.lens).read(self.analysis))
+        return self._reading
+
+    def in_lens(self, f: Finding) -> bool:
+        from nodes.perf.lenses import in_lens
+
+        return in_lens(f.family, self.lens)
+
+    def lens_section(self) -> dict[str, Any] | None:
+        """The report's first section for a lens question: title, sentences, the recipe to record
+        what is missing (copy-pasteable), what this data can say instead."""
+        from nodes.perf.lenses import spec
+        from nodes.perf.recipes import RECIPES
+
+        r = self.lens_reading()
+        if r is None:
+            return None
+        row = spec(self.lens)
+        lines = [r.lead]
+        if r.not_read:
+            lines.append(f"Not read yet: {r.not_read}.")
+        recipe = RECIPES[r.recipe] if r.recipe else None
+        return {"lens": self.lens, "title": _LENS_TITLES.get(self.lens, self.lens), "lines": lines,
+                "missing": r.missing, "partial": list(r.partial), "metrics": row.metrics, "needs": row.needs,
+                "recipe": recipe.text() if recipe else None, "recipe_what": recipe.what if recipe else None,
+                "numbers": r.numbers, "fine": r.fine}
 
     # --- derived --------------------------------------------------------------------------
     @property
     def worst_severity(self) -> str | None:
-        sev = [f.severity for f in self.analysis.findings]
+        """The worst severity of the findings the verdict is about: a lens question's own
+        findings only (a finding outside the lens cannot make a fast page "need attention")."""
+        fs = self.analysis.findings
+        if self.lens_reading() is not None:
+            fs = [f for f in fs if self.in_lens(f)]
+        sev = [f.severity for f in fs]
         return min(sev, key=lambda s: SEVERITY_ORDER.get(s, 9)) if sev else None
 
     @property
@@ -72,7 +116,8 @@ class ReportView:
         lead whatever their severity (nodes/perf/findings/__init__.py, lead_family)."""
         from nodes.perf.findings import lead_family
 
-        lead = lead_family(self.analysis)
+        lensed = self.lens_reading() is not None
+        lead = None if lensed else lead_family(self.analysis)
 
         def key(item: tuple[int, Finding]) -> tuple[bool, int, float, int]:
             i, f = item
@@ -80,9 +125,20 @@ class ReportView:
             for v in f.metric.values():
                 if isinstance(v, (int, float)):
                     size = max(size, float(v))
-            return (lead is not None and f.family != lead, SEVERITY_ORDER.get(f.severity, 9), -size, i)
+            outside = (not self.in_lens(f)) if lensed else (lead is not None and f.family != lead)
+            return (outside, SEVERITY_ORDER.get(f.severity, 9), -size, i)
 
         return [f for _, f in sorted(enumerate(self.analysis.findings), key=key)]
+
+    def untraced_sentence(self) -> str:
+        """Task runners' self time, said as what it is (nodes/perf/containers.py), not ranked."""
+        from nodes.perf.containers import UNTRACED_LABEL
+
+        rows = self.analysis.untraced_in_tasks[:4]
+        total = sum(h.self_ms for h in self.analysis.untraced_in_tasks)
+        return (f"{UNTRACED_LABEL[0].upper()}{UNTRACED_LABEL[1:]}: {fmt.dur(total)} — the self time of task runners, "
+                "which no traced slice inside them covers (not a function): "
+                + ", ".join(f"{h.name} {fmt.dur(h.self_ms)}" for h in rows) + ".")
 
     def attribution_for(self, h: Hotspot) -> dict[str, Any] | None:
         best = None
@@ -354,7 +410,10 @@ class ReportView:
 
     def headline(self) -> str:
         """One sentence: what was measured, for how long, and where the time went (with the
-        source line the attributor found)."""
+        source line the attributor found) — for a lens question, the lens's own sentence."""
+        r = self.lens_reading()
+        if r is not None:
+            return r.lead
         what, facts = self._lead()
         if facts:
             return f"{what}; {facts[0][1]}."
@@ -364,6 +423,8 @@ class ReportView:
         """The verdict in two or three sentences: the headline, what to look at first, and the
         other key numbers. Paths and commands are left to the Sources lines."""
         a = self.analysis
+        if self.lens_reading() is not None:
+            return self._lens_sentences()
         out = [self.headline()]
         ranked = self.ranked_findings()
         serious = [f for f in ranked if f.severity in ("high", "medium")]
@@ -384,6 +445,47 @@ class ReportView:
             out.append("Also: " + "; ".join(rest) + ".")
         if self.stopped_at_limit_s is not None:
             out.append(raise_limit_hint(self.stopped_at_limit_s) + ".")
+        return out
+
+    def answer_lines(self) -> list[str]:
+        """The summary sentences as the user reads them in a terminal: the recipe (indented,
+        copy-pasteable) right after the sentence that introduces it."""
+        section = self.lens_section() or {}
+        out: list[str] = []
+        for s in self.summary_sentences():
+            out.append(s)
+            if s.startswith(RECIPE_LEAD) and section.get("recipe"):
+                out += ["    " + x for x in section["recipe"].splitlines()]
+        return out
+
+    def _lens_sentences(self) -> list[str]:
+        """A lens question's answer: the lens's sentence first; what is missing, what this data can
+        say and how to record what is missing; the lens's verdict (from its findings only); the
+        other topics after, as "also", without a verdict word."""
+        r = self.lens_reading()
+        out = [r.lead]
+        if r.recipe:
+            from nodes.perf.recipes import RECIPES
+
+            out.append(f"{RECIPE_LEAD} {RECIPES[r.recipe].what}:")
+        if r.partial:
+            out.append("What this data can say: " + "; ".join(r.partial) + ".")
+        elif r.missing and not r.numbers:
+            out.append("This data holds nothing else on it.")
+        mine = [f for f in self.ranked_findings() if self.in_lens(f)]
+        serious = [f for f in mine if f.severity in ("high", "medium")]
+        if serious:
+            n = len(serious)
+            out.append(f'{self.verdict}: {n} serious finding{"s" if n != 1 else ""}; look first at "{serious[0].title}".')
+        others = [f for f in self.ranked_findings() if not self.in_lens(f) and f.severity in ("high", "medium")]
+        if others:
+            titles = "; ".join(f'"{f.title}"' for f in others[:3])
+            out.append(f"Also, outside this question: {titles}.")
+        a = self.analysis
+        if a.partial or a.warnings:
+            w = len(a.warnings)
+            out.append("Some input was skipped or incomplete" + (f" ({w} warning{'s' if w != 1 else ''})" if w else "")
+                       + ": see Warnings.")
         return out
 
     def source_rows(self) -> list[tuple[str, str, str]]:
@@ -472,6 +574,13 @@ class ReportView:
         return d
 
 
+#: How the sentence before a recipe starts (the reporter prints the recipe after it).
+RECIPE_LEAD = "To record a trace that can answer it, capture"
+
+#: The section title of each lens (the report opens with it).
+_LENS_TITLES = {"startup": "Startup", "frames": "Frames and jank", "scroll": "Scrolling and input", "cpu": "CPU",
+                "memory": "Memory", "power": "Power", "blocking": "Blocking (binder, locks, IO)", "page": "Page load"}
+
 #: What the hot spot shares of each profile kind are shares of (a trace's slices: none here).
 _BASE_LABEL = {"sample": "sampled", "call": "profiled", "import": "import time"}
 
@@ -521,6 +630,7 @@ def build_view(
     question: str = "",
     now: datetime | None = None,
     root: str | None = None,
+    lens: str | None = None,
 ) -> ReportView:
     """Validate the inputs and assemble the view (raises ReportInputError on bad input)."""
     a = _coerce_analysis(analysis)
@@ -536,4 +646,15 @@ def build_view(
         question=question or "",
         generated_at=now.strftime("%Y-%m-%d %H:%M:%S UTC"),
         root=os.path.abspath(root) if root else os.getcwd(),
+        lens=_lens_value(lens),
     )
+
+
+def _lens_value(lens: str | None) -> str:
+    """A lens value (old ``focus`` aliases too); anything else is the overview."""
+    from graph.enums import Lens, lens_named
+
+    try:
+        return lens_named(lens).value if lens else Lens.OVERVIEW.value
+    except ValueError:
+        return Lens.OVERVIEW.value

@@ -18,8 +18,9 @@ import threading
 import time
 from typing import Any
 
-from graph.enums import Route, Tier
+from graph.enums import Lens, Route, Tier
 from nodes.routing import classifier as clf
+from nodes.routing.lens import lens_of
 from nodes.routing.llm_tier import DEFAULT_TIMEOUT_S, ask
 from nodes.routing.normalize import ROUTING_VIEW_CHARS, strip_injections
 from nodes.routing.override import startup_override
@@ -115,6 +116,7 @@ def route_message(text: str, llm: Any = None, *, model: clf.NgramModel | None = 
     route, override = startup_override(info["route"], strip_injections(text) if isinstance(text, str) else "")
     info["route"] = route
     info["override"] = override
+    info["lens"] = lens_of(text).value if isinstance(text, str) else Lens.OVERVIEW.value
     if isinstance(text, str) and len(text) > ROUTING_VIEW_CHARS:
         info["reason"] += f" (routed on the first {ROUTING_VIEW_CHARS} characters)"
     info["latency_ms"] = round((time.perf_counter() - t0) * 1000, 4)

@@ -213,11 +213,6 @@ DEVICE_METRIC = _rx(
     r"\btraces?\b|\bsystrace|\bperfetto|simpleperf|heap\s+dump|\bdevices?\b|设备|設備|裝置|"
     r"连着|連住|连了|adb\s+(?:devices|shell)|\bthermal|温度|\bbinder|\bhitch|\banr\b|dumpsys|\btop\s+-m"
 )
-#: An explicit wish for one number, not the whole pipeline.
-JUST_ONE = _rx(
-    r"就行|就好|就可以|而已|只要|只想|只需|\bjust\b|\bonly\b|no\s+(?:need|deep|analysis|report)|"
-    r"不用|不要出|别整|別整|先帮|先幫|先\b|回头自己|\braw\b|and\s+that'?s\s+it"
-)
 GREETING = _rx(
     r"^\W*(?:hi|hey|hello|yo|thanks?(?:\s+you)?|thx|ok(?:ay)?|bye|cool|你好\w{0,2}|您好|在吗|在嗎|"
     r"谢谢\w{0,2}|謝謝\w{0,2}|謝啦|多謝\w{0,2}|好嘞|好的|拜拜)\W*$"

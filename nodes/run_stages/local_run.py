@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from graph.enums import ErrorKind, RunGate
+from graph.enums import ErrorKind, Permission, RunGate
 from graph.payloads import Collected, RunRequest
-from graph.policy import run_gate
+from graph.permission import decide, run_gate
 from nodes.collect.permission import build_request, is_allowlisted
 from nodes.collect.rundir import open_run_dir
 from nodes.collect.target import Target, parse_target
@@ -53,12 +53,29 @@ def declined(request: RunRequest) -> ToolFailure:
     return ToolFailure(ErrorKind.PERMISSION, "nothing was run", partial={"run_request": request})
 
 
-def ask_to_confirm(node: str, request: RunRequest) -> dict[str, Any]:
+def permission_for(request: RunRequest, state: Mapping[str, Any], ctx: NodeContext) -> Permission:
+    """graph/permission.py's decision for this request in this turn (the allowlist looked up
+    here: it reads the file system)."""
+    allowlisted = is_allowlisted(request["argv"], ctx.allowlist, state.get("workspace") or ".")
+    return decide(run_gate(request), allow_run=bool(state.get("allow_run")), allowlisted=allowlisted)
+
+
+def refuse(permission: Permission, request: RunRequest) -> None:
+    """Raise the refusal a decision names (none for RUN, ALLOWLISTED, CONFIRM)."""
+    if permission is Permission.REFUSED_SHAPE:
+        raise refused_shape(request)
+    if permission is Permission.DECLINED:
+        raise declined(request)
+    if permission is Permission.REFUSED:
+        raise refused(request)
+
+
+def ask_to_confirm(node: str, request: RunRequest, purpose: str = "Run it and profile it?") -> dict[str, Any]:
     """The question for a proposed command: confirm this exact argv (docs/permission.md)."""
     outside = list(request.get("outside_workspace") or [])
     note = f" It names paths outside the workspace: {', '.join(outside)}." if outside else ""
     prompt = (
-        f"Your message proposes running `{request['display']}`.{note} Run it and profile it? (yes/no) "
+        f"Your message proposes running `{request['display']}`.{note} {purpose} (yes/no) "
         "消息中提议运行该命令，确认运行吗？"
     )
     return {
@@ -115,24 +132,21 @@ def run_local(
     """Permission first, then the target (asked for when missing), then the measurement."""
     target = str(state.get("target") or "").strip()
     workspace = state.get("workspace") or "."
+    allow_run = bool(state.get("allow_run"))
     if not target:
-        if not state.get("allow_run"):
+        if decide(RunGate.OWN, allow_run=allow_run) is Permission.REFUSED:
             raise refused(None)
         return {**ask(node, "target", prompt)}
     request = build_request(target, state.get("target_origin"), workspace, state.get("run_request"))
     if request is None:  # not a readable command line: parse_target says why
         return measure(state, ctx, kind, target, run, unreadable)
-    gate = run_gate(request)
-    if gate is RunGate.FORBIDDEN:
-        raise refused_shape(request)
-    if gate is RunGate.DECLINED:
-        raise declined(request)
-    if gate is RunGate.PROPOSED:
-        return ask_to_confirm(node, request)
     update: dict[str, Any] = {"run_request": request}
-    if gate is RunGate.OWN and not state.get("allow_run"):
-        if not is_allowlisted(request["argv"], ctx.allowlist, workspace):
-            raise refused(request)
+    gate = run_gate(request)
+    permission = permission_for(request, state, ctx)
+    if permission is Permission.CONFIRM:
+        return ask_to_confirm(node, request)
+    refuse(permission, request)
+    if permission is Permission.ALLOWLISTED:
         update["allow_run"] = True  # the settings' allowlist names exactly this program
     confirmed = gate is RunGate.CONFIRMED  # its confirmation named any path outside the workspace
     try:

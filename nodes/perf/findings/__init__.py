@@ -52,7 +52,7 @@ def evaluate(ctx: "Context") -> list[Finding]:
     res, pd = ctx.res, ctx.pd
     src = pd.source
     out: list[Finding] = []
-    out += hotspots.hot_spots(res.hotspots, res.duration_ms, src)
+    out += hotspots.hot_spots(res.hotspots, res.duration_ms, src, ctx.root)
     out += threads.long_tasks(res.long_tasks, ctx.long_count, src)
     out += frames.janky_frames(res.frames, src)
     out += frames.frame_causes(res.frames, src)

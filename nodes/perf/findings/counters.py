@@ -30,7 +30,7 @@ def cpu_bound(c: CounterSummary, source: str | None) -> list[Finding]:
         return []
     return [finding("CPU bound", "medium",
                     f"the process used {_fpct(c.mean)} CPU on average (max {_fpct(c.max)}): one core saturated.",
-                    source, metric={"cpu_mean": c.mean})]
+                    source, metric={"cpu_mean": c.mean}, family="cpu")]
 
 
 def memory_grows(c: CounterSummary, source: str | None) -> list[Finding]:
@@ -41,7 +41,7 @@ def memory_grows(c: CounterSummary, source: str | None) -> list[Finding]:
         return [finding("Memory grows", "medium",
                         f"RSS grew from {first / 2**20:,.0f} MiB to {last / 2**20:,.0f} MiB.",
                         source, start_ms=c.points[0][0], end_ms=c.points[-1][0],
-                        metric={"rss_growth_bytes": last - first})]
+                        metric={"rss_growth_bytes": last - first}, family="memory")]
     return []
 
 
@@ -63,13 +63,13 @@ def perf_stat(stats: dict[str, float], meta: dict[str, str], fmt: str, source: s
         if ipc is not None and ipc < LOW_IPC:
             out.append(finding(f"Low IPC {ipc:g}{who}", "medium",
                                f"{ipc:g} instructions per cycle: the CPU mostly waits (memory, branches).",
-                               source, command=cmd or None, metric={"ipc": ipc}))
+                               source, command=cmd or None, family="cpu", metric={"ipc": ipc}))
         for key, title, lim in TOPDOWN_LIMITS:
             v = stats.get(f"{key}{lab}")
             if v is not None and v >= lim:
                 out.append(finding(f"{title} {_fpct(v)}{who}", "high" if v >= 2 * lim else "medium",
                                    f"top-down analysis: {_fpct(v)} of pipeline slots are {title.lower()}.",
-                                   source, command=cmd or None, metric={key: v}))
+                                   source, command=cmd or None, family="cpu", metric={key: v}))
         bm = stats.get(f"branch-misses %{lab}")
         if bm is not None and bm >= BRANCH_MISS_PCT:
             out.append(finding(f"Branch misses {_fpct(bm)}{who}", "medium",

@@ -21,8 +21,15 @@ _WHAT = {"slice": "of the traced thread time", "sample": "of the sampled time",
          "call": "of the profiled time", "import": "of the import time"}
 
 
-def hot_spots(hotspots: list[Hotspot], duration_ms: float, source: str | None) -> list[Finding]:
-    """The top overall hot spot of each kind (slice, sample, call, import) when it is large."""
+def family_of(kind: str) -> str:
+    """Sampled or profiled functions are where the CPU went ("cpu"); a slice's self time is
+    traced thread time, which may be sleep or a wait ("hotspots")."""
+    return "cpu" if kind in ("sample", "call") else "hotspots"
+
+
+def hot_spots(hotspots: list[Hotspot], duration_ms: float, source: str | None, root: str | None) -> list[Finding]:
+    """The top overall hot spot of each kind (slice, sample, call, import) when it is large;
+    file paths relative to ``root`` (the workspace) when inside it."""
     by_kind: dict[str, list[Hotspot]] = defaultdict(list)
     for h in hotspots:
         if h.thread is None:
@@ -35,7 +42,7 @@ def hot_spots(hotspots: list[Hotspot], duration_ms: float, source: str | None) -
         h = hs[0]
         if h.self_pct >= HOT_SPOT_PCT or (kind == "import" and h.self_ms >= HOT_IMPORT_MS):
             sev = "high" if h.self_pct >= HOT_SPOT_HIGH_PCT else "medium"
-            f = shown_path(h.file) if h.file else None
+            f = shown_path(h.file, root) if h.file else None
             where = f" ({f}:{h.line})" if f and h.line else (f" ({f})" if f else "")
             out.append(finding(
                 f"Hot spot: {h.name}", sev,
@@ -43,6 +50,6 @@ def hot_spots(hotspots: list[Hotspot], duration_ms: float, source: str | None) -
                 f"{_APP_WHAT if h.scope == 'app' and kind == 'slice' else _WHAT.get(kind, '')} by itself "
                 f"({_fms(h.self_ms)} self, {_fms(h.total_ms)} with callees).",
                 source, start_ms=0.0, end_ms=duration_ms, events=[h.name],
-                metric={"self_ms": h.self_ms, "self_pct": h.self_pct, "kind": kind},
+                metric={"self_ms": h.self_ms, "self_pct": h.self_pct, "kind": kind}, family=family_of(kind),
             ))
     return out

@@ -27,7 +27,7 @@ def long_tasks(tasks: list[LongTask], count: int | None, source: str | None) -> 
         f"({_fms(worst.dur_ms)} at {_fms(worst.start_ms)}). Long tasks block input and frames.",
         source, start_ms=worst.start_ms, end_ms=round(worst.start_ms + worst.dur_ms, 3),
         events=[t.name for t in tasks[:5]],
-        metric={"count": n, "longest_ms": worst.dur_ms, "total_ms": round(total, 3)},
+        metric={"count": n, "longest_ms": worst.dur_ms, "total_ms": round(total, 3)}, family="threads",
     )]
 
 
@@ -39,4 +39,4 @@ def main_thread_runnable(states: dict[str, float], label: str, source: str | Non
     share = states["runnable"] / tot
     return [finding("Main thread waits for a CPU", "medium",
                     f"{label} was runnable but not running {_fpct(share * 100)} of its traced time.",
-                    source, metric={"runnable_share": round(share, 4)})]
+                    source, metric={"runnable_share": round(share, 4)}, family="cpu")]

@@ -17,6 +17,8 @@ FCP_GOOD_MS, FCP_POOR_MS = 1800.0, 3000.0
 LCP_GOOD_MS, LCP_POOR_MS = 2500.0, 4000.0
 CLS_GOOD, CLS_POOR = 0.1, 0.25
 TBT_GOOD_MS, TBT_POOR_MS = 200.0, 600.0
+#: The family these findings belong to (the page lens, nodes/perf/lenses.py).
+FAMILY = "page"
 
 #: metric → (what to do, where it is explained)
 SUGGESTIONS = {
@@ -53,7 +55,7 @@ def _one(p: PageVitals, key: str, label: str, value: float | None, good: float, 
     return [finding(f"{label} {shown}: {what}", sev,
                     f"{label} {shown}{_where(p)}; good is at most {good:g}{'' if key == 'cls' else ' ms'}, "
                     f"poor above {poor:g}{'' if key == 'cls' else ' ms'} (Lighthouse's observed value).{extra}",
-                    source, metric={key: value}, suggestion=tip, link=link,
+                    source, metric={key: value}, suggestion=tip, link=link, family=FAMILY,
                     start_ms=p.start_ms, end_ms=p.start_ms + value if key != "cls" else None)]
 
 

@@ -5,6 +5,7 @@ One module per metric family, each plain functions of a shared :class:`~.common.
 * :mod:`.hotspots` — self/total time per slice, sampled function, pstats row, import; stacks.
 * :mod:`.threads` — busy time, scheduler states, the main thread, long tasks.
 * :mod:`.frames` — frame durations, FPS, percentiles, jank against the data's budget.
+* :mod:`.scroll` — Chrome scrolling: its jank verdicts (EventLatency, ScrollJankV4), input-to-frame latency.
 * :mod:`.startup` — runs, phases, imports; Android launches; page-load marks.
 * :mod:`.counters` — counter series with downsampled curves.
 * :mod:`.blocking` — the main thread's binder calls, lock contention and D state, by startup and frame.
@@ -23,25 +24,26 @@ from __future__ import annotations
 import os
 
 from nodes.perf import findings  # a module, not its names: findings imports metrics.common
-from nodes.perf.metrics import blocking, counters, cpu, frames, hotspots, memory, power, scope, startup, threads, web
+from nodes.perf.metrics import blocking, counters, cpu, frames, hotspots, memory, power, scope, scroll, startup, threads, web
 from nodes.perf.metrics.common import (
-    DEFAULT_BUDGET_MS,
     LONG_TASK_MS,
     MAX_THREADS,
     TOP_HOTSPOTS,
     Context,
     shown_path,
 )
-from nodes.perf.model import AnalysisResult, PerfData
+from nodes.perf.model import DEFAULT_BUDGET_MS, AnalysisResult, PerfData
 
 __all__ = ["compute", "shown_path", "Context", "MAX_THREADS", "LONG_TASK_MS", "DEFAULT_BUDGET_MS", "TOP_HOTSPOTS"]
 
 
-def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None) -> AnalysisResult:
+def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None, root: str | None = None) -> AnalysisResult:
     """The analysis of one reader's output; ``process`` (a name or pid) names the app the
-    analysis is about, overriding the rules of :mod:`.scope`."""
+    analysis is about, overriding the rules of :mod:`.scope`; ``root`` (the workspace) is what
+    findings show file paths relative to."""
     ctx = Context(pd, top)
     ctx.process = process
+    ctx.root = root
     res = ctx.res
     res.duration_ms = round(pd.duration_us / 1000.0, 3)
     res.stats = dict(pd.stats)
@@ -69,6 +71,7 @@ def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None) -
     res.cpu = cpu.cpu(ctx)
     res.memory = memory.memory(ctx)
     res.blocking = blocking.blocking(ctx)
+    res.scroll = scroll.scroll(ctx)
     res.power = power.power(ctx)
     res.findings = findings.ordered(findings.evaluate(ctx), findings.lead_family(res))
     return res

@@ -11,7 +11,9 @@ Each definition follows a public source (read, not copied; the SQL is Apache-2.0
   ``launching: <package>`` slice in its partition (a ``…NotifyActivityLaunchFinished`` must be
   there too); *SDK ≤ 28*: the ``launching: <package>`` slice of system_server, plus hot starts
   from an ``activityResume`` outside any launch to the end of the first frame after it.
-* **Kind** — ``android_startup_processes``: on the app's main thread, between start and end,
+* **The app's process, kind** — ``android_startup_processes``: of the package's processes
+  (nodes/perf/android_package.py: name GLOB ``<package>*``), the one whose main thread resumed
+  an activity between start and end; on that main thread,
   bindApplication + activityStart + activityResume → cold; activityStart + activityResume →
   warm; activityResume → hot. A kind the platform wrote (``completed-warm``) wins.
 * **TTID / TTFD** — androidx Macrobenchmark's ``StartupTimingQuery`` (what
@@ -54,9 +56,9 @@ from nodes.perf.model import (
     StartupPhase,
     StartupRun,
 )
+from nodes.perf.android_package import LAUNCHING, app_pids
 from nodes.perf.sched_state import SchedState
 
-LAUNCHING = "launching: "
 LAUNCHING_ACTIVITY = "launchingActivity#"
 INTENT_STARTED = "MetricsLogger:launchObserverNotifyIntentStarted"
 LAUNCH_FINISHED = "MetricsLogger:launchObserverNotifyActivityLaunchFinished"
@@ -292,13 +294,6 @@ def _process_slices(ctx, pid: int, test, thread_name: str | None = None) -> list
 
 
 # --- the app process -------------------------------------------------------------------------
-def _app_pids(pd: PerfData, package: str) -> list[int]:
-    exact = [pid for pid, name in pd.processes.items() if name == package]
-    if exact:
-        return sorted(exact)
-    return sorted(pid for pid, name in pd.processes.items() if name.startswith(package))
-
-
 def _count_on(ctx, key, start: float, end: float, name: str) -> int:
     s = _thread_slices(ctx, key)
     if s is None:
@@ -314,7 +309,7 @@ def _startup_process(ctx, st: _Startup) -> tuple[int | None, str, str | None]:
     traced no ``activityResume`` (API ≤ 28 does not), the same rule without it decides —
     bindApplication + activityStart → cold, activityStart → warm — and ``note`` says so.
     """
-    pids = _app_pids(ctx.pd, st.package)
+    pids = app_pids(ctx.pd.processes, st.package)
     fallback: tuple[int, str] | None = None
     for pid in reversed(pids):  # a relaunched package: the newest pid first
         key = (pid, pid)

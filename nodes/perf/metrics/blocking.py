@@ -94,8 +94,10 @@ def _lock(pd: PerfData, name: str, pid: int, tid: int, ts: float, dur: float, w:
 
 
 def blocking(ctx) -> BlockingStats | None:
+    """None when the data holds none of binder calls, lock contention slices or the main
+    thread's scheduler intervals."""
     pd: PerfData = ctx.pd
-    if ctx.main is None or pd.format != "perfetto":
+    if ctx.main is None or pd.format not in ("perfetto", "atrace"):
         return None
     pid, tid = ctx.main
     w = _Windows(ctx)
@@ -132,6 +134,8 @@ def blocking(ctx) -> BlockingStats | None:
     out.other_locks = sorted(other, key=lambda x: -x.dur_ms)[:10]
     # D state
     iv = pd.sched_intervals.get((pid, tid))
+    if iv is None and not pd.binder_calls and not main_locks and not other:
+        return None  # nothing this lens reads is in the data: the lens says what is missing
     if iv is not None:
         d_all = [(ts, dur, io) for ts, dur, st, io in zip(iv.ts, iv.dur, iv.state, iv.io_wait) if st == _D]
         out.d_ms = round(sum(d for _, d, _ in d_all) / 1000.0, 3)
@@ -156,17 +160,28 @@ def blocking(ctx) -> BlockingStats | None:
 
 
 def summarize_blocking(b: BlockingStats | None) -> str:
-    """One sentence with the numbers: the longest waits on the main thread and what they waited on."""
+    """One sentence with the numbers: the longest waits on the main thread and what they waited
+    on; what the trace did not record is said, never shown as 0 ms."""
     if b is None:
         return "No blocking data: no main thread with scheduler or binder events."
-    bits = [f"{b.thread} waited {b.binder_ms:.0f} ms in {b.binder_calls} binder call(s)"]
-    if b.binder:
-        top = b.binder[0]
-        bits[0] += f" (longest {top.dur_ms:.1f} ms to {top.server or 'an unknown process'})"
+    lacking = {m.what for m in b.missing}
+    no_binder = "binder calls with their server" in lacking
+    no_sched = "the main thread's uninterruptible sleep (D) and IO wait" in lacking
+    if no_binder:
+        bits = [f"{b.thread}: binder calls not recorded"]
+    else:
+        bits = [f"{b.thread} waited {b.binder_ms:.0f} ms in {b.binder_calls} binder call(s)"]
+        if b.binder:
+            top = b.binder[0]
+            bits[0] += f" (longest {top.dur_ms:.1f} ms to {top.server or 'an unknown process'})"
     bits.append(f"{b.lock_ms:.0f} ms on {b.lock_waits} lock(s)" + (
-        f" (longest {b.locks[0].dur_ms:.1f} ms, owner {b.locks[0].owner})" if b.locks else ""))
-    d = f"{b.d_ms:.0f} ms in uninterruptible sleep"
-    if b.io_wait_ms is not None:
-        d += f", {b.io_wait_ms:.0f} ms of it IO"
-    bits.append(d)
+        f" (longest {b.locks[0].dur_ms:.1f} ms, owner {b.locks[0].owner or f'tid {b.locks[0].owner_tid}'})"
+        if b.locks else ""))
+    if no_sched:
+        bits.append("uninterruptible sleep not recorded (no scheduler events)")
+    else:
+        d = f"{b.d_ms:.0f} ms in uninterruptible sleep"
+        if b.io_wait_ms is not None:
+            d += f", {b.io_wait_ms:.0f} ms of it IO"
+        bits.append(d)
     return ", ".join(bits) + "."

@@ -18,16 +18,16 @@ from nodes.perf.units import ms, pct
 from nodes.perf.model import AnalysisResult, PerfData
 
 LONG_TASK_MS = 50.0
-DEFAULT_BUDGET_MS = 1000.0 / 60.0
 TOP_HOTSPOTS = 30
 TOP_PER_THREAD = 10
 MAX_THREADS = 64
 MAX_FRAME_POINTS = 5000
-MAX_COUNTER_POINTS = 200
+#: Points per counter series in the result (the chart's resolution); the reader keeps up to
+#: model.MAX_COUNTER_POINTS.
+MAX_COUNTER_RESULT_POINTS = 200
 MAX_COUNTERS = 60
 MAX_PATHS = 200_000
 
-MAIN_THREAD_NAMES = ("CrRendererMain", "CrBrowserMain", "MainThread", "main", "ui", "UI Thread")
 ANDROID_FRAME = "Choreographer#doFrame"
 
 
@@ -45,15 +45,16 @@ _fms = ms
 _fpct = pct
 
 
-def shown_path(path: str, root: str | None = None) -> str:
-    """A path as a person reads it in a finding: relative to ``root`` (the current directory)
-    when it lies inside it, else as given. Hotspot.file keeps the absolute path: the attributor
-    opens it."""
-    if not path or not os.path.isabs(path):
+def shown_path(path: str, root: str | None) -> str:
+    """A path as a person reads it in a finding: relative to ``root`` (the workspace the caller
+    passed in) when it lies inside it, else as given — never relative to the process's current
+    directory, so the same analysis reads the same wherever it runs. Hotspot.file keeps the
+    absolute path: the attributor opens it."""
+    if not path or not root or not os.path.isabs(path):
         return path
     try:
-        rel = os.path.relpath(path, root or os.getcwd())
-    except (ValueError, OSError):  # another drive; the cwd was deleted
+        rel = os.path.relpath(path, root)
+    except ValueError:  # another drive
         return path
     return path if rel == ".." or rel.startswith(".." + os.sep) else rel
 
@@ -104,13 +105,12 @@ class Context:
         self.sample_rows: list = []
         #: Set by threads.long_tasks: every long task, not only the 20 kept in the result.
         self.long_count: int | None = None
-        self.long_total_us: float = 0.0
-        self.frame_origin: str | None = None
         #: The app process the analysis is scoped to (metrics/scope.py), None when none is found.
         self.scope = None
         #: The user's ``--process`` choice (a name or a pid), if any.
         self.process: str | None = None
-        self.chrome_frame_thread: tuple[int, int] | None = None
+        #: The workspace findings show paths relative to (None: paths as the data gives them).
+        self.root: str | None = None
 
     def path_count(self) -> int:
         """Paths held so far, slices' and samples' (bounded by MAX_PATHS)."""

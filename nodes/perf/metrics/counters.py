@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from nodes.perf.counter_names import is_counter_name
-from nodes.perf.metrics.common import MAX_COUNTER_POINTS, MAX_COUNTERS
+from nodes.perf.metrics.common import MAX_COUNTER_RESULT_POINTS, MAX_COUNTERS
 from nodes.perf.model import CounterSummary
 
 
@@ -26,7 +26,7 @@ def counters(ctx) -> list[CounterSummary]:
         if not pts:
             continue
         vals = [v for _, v in pts]
-        step = max(1, math.ceil(len(pts) / MAX_COUNTER_POINTS))
+        step = max(1, math.ceil(len(pts) / MAX_COUNTER_RESULT_POINTS))
         sample = pts[::step]
         if pts[-1] not in sample:
             sample.append(pts[-1])

@@ -5,7 +5,8 @@ app (:mod:`.scope`) — with the other processes summarised apart.
 Jank: with a frame timeline, a frame is janky when FrameTimeline marks it with a user-visible
 jank type (``perfetto_frames.USER_VISIBLE_JANK``) and ``jank_types`` counts every component of
 the marks; without one, a frame is janky when it is longer than the budget the data gives
-(expected frame durations, the vsync period) or 16.67 ms. The worst frames get a cause
+(expected frame durations, the vsync period) or one 60 Hz vsync (model.DEFAULT_BUDGET_MS).
+The worst frames get a cause
 (:mod:`.frame_causes`) and the longest slices that ran during them.
 """
 
@@ -19,8 +20,8 @@ from statistics import median
 import numpy as np
 
 from nodes.perf.metrics import frame_causes
-from nodes.perf.metrics.common import ANDROID_FRAME, DEFAULT_BUDGET_MS, MAX_FRAME_POINTS, _ms, _q
-from nodes.perf.model import Frame, FrameStats, MissingData, OtherProcessFrames, WorstFrame
+from nodes.perf.metrics.common import ANDROID_FRAME, MAX_FRAME_POINTS, _ms, _q
+from nodes.perf.model import DEFAULT_BUDGET_MS, Frame, FrameStats, MissingData, OtherProcessFrames, WorstFrame
 from nodes.perf.parsers.perfetto_frames import jank_components
 
 
@@ -112,7 +113,6 @@ def frames(ctx) -> FrameStats | None:
         for q in (50, 90, 99):
             setattr(fs, f"p{q}_ms", rep.get(f"p{q}"))
         return fs
-    ctx.frame_origin = origin
     if not frames:
         return fs  # the app drew none: count 0, the others apart, and ``missing`` says so
     frames.sort(key=lambda f: f.ts_us)
@@ -305,7 +305,6 @@ def chrome_frames(ctx) -> list[Frame]:
         if start is not None:
             out.append(Frame(ts_us=float(start), dur_us=float(t - start), pid=key[0], tid=key[1]))
         prev = t
-    ctx.chrome_frame_thread = key
     return out
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nodes.perf.containers import is_container
 from nodes.perf.metrics import slice_tree
 from nodes.perf.metrics.common import MAX_PATHS, TOP_PER_THREAD, _ms, _pct, _Thread
 from nodes.perf.model import MAX_RESULT_STACKS, AppScope, Hotspot, ScopeSummary, SliceStat, StackWeight
@@ -197,7 +198,13 @@ def slice_hotspots(ctx) -> list[Hotspot]:
         for nid, v in th.count_by.items():
             agg_count[nid] += v
     out: list[Hotspot] = []
-    ranked = sorted(agg_self, key=lambda n: (-agg_self[n], -agg_total[n]))[: ctx.top]
+    # task runners (nodes/perf/containers.py) are not ranked: their self time is untraced time
+    # inside tasks, kept apart in ``untraced_in_tasks``
+    runners = {n for n in agg_self if is_container(pd.strings[n])}
+    ctx.res.untraced_in_tasks = [
+        slice_hotspot(ctx, nid, agg_self[nid], agg_total[nid], agg_count[nid], total_busy, None, scope)
+        for nid in sorted(runners, key=lambda n: -agg_self[n]) if agg_self[nid] > 0]
+    ranked = sorted((n for n in agg_self if n not in runners), key=lambda n: (-agg_self[n], -agg_total[n]))[: ctx.top]
     for nid in ranked:
         out.append(slice_hotspot(ctx, nid, agg_self[nid], agg_total[nid], agg_count[nid], total_busy, None, scope))
     # per thread: the main thread and the busiest others (of the app, when there is one)
@@ -210,7 +217,8 @@ def slice_hotspots(ctx) -> list[Hotspot]:
             if th.busy_us <= 0:
                 continue
             label = pd.thread_label(*k)
-            for nid in sorted(th.self_by, key=lambda n: (-th.self_by[n], -th.total_by[n]))[:TOP_PER_THREAD]:
+            own = (n for n in th.self_by if not is_container(pd.strings[n]))
+            for nid in sorted(own, key=lambda n: (-th.self_by[n], -th.total_by[n]))[:TOP_PER_THREAD]:
                 out.append(slice_hotspot(ctx, nid, th.self_by[nid], th.total_by[nid], th.count_by[nid], th.busy_us,
                                          label, scope))
     return out

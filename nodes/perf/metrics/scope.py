@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from nodes.perf.android_package import launched_package
 from nodes.perf.metrics.common import ANDROID_FRAME
 from nodes.perf.model import PerfData
 
@@ -34,7 +35,6 @@ CHOSEN_BY_LAUNCH = "launched package"
 CHOSEN_BY_SURFACE_FRAMES = "most surface frames"
 CHOSEN_BY_FRAMES = "most frames"
 
-LAUNCH_PREFIX = "launching: "
 #: Slices only a benchmark/instrumentation harness writes (androidx benchmark-macro's
 #: MacrobenchmarkScope, Shell and measureRepeated) — their process is the harness.
 HARNESS_SLICE_PREFIXES = ("measureBlock", "startActivityAndWait", "MacrobenchmarkScope", "executeCommand ",
@@ -97,8 +97,9 @@ def launched_packages(pd: PerfData) -> list[str]:
     for (_pid, _track), cols in pd.async_slices.items():
         for t, n in zip(cols.ts, cols.name):
             s = pd.strings[n]
-            if s.startswith(LAUNCH_PREFIX):
-                found.append((t, s[len(LAUNCH_PREFIX):].strip()))
+            pkg = launched_package(s)
+            if pkg:
+                found.append((t, pkg))
     return list(dict.fromkeys(p for _, p in sorted(found) if p))
 
 

@@ -1,25 +1,14 @@
 """Startup: measured runs (median, min, max, spread, the first run apart), phases, the import
-tree; an Android ``launching: <pkg>`` span with its phases; Chrome navigation marks.
+tree; Android app startups (one definition, trace_processor's ``android_startups``:
+:mod:`.android_startup`); Chrome navigation marks.
 """
 
 from __future__ import annotations
 
-
 from nodes.perf.metrics import android_startup, startup_reasons
-from nodes.perf.metrics.common import ANDROID_FRAME, _ms
+from nodes.perf.metrics.common import _ms
 from nodes.perf.model import StartupPhase, StartupRun, StartupStats
 
-ANDROID_PHASES = (
-    "bindApplication",
-    "activityStart",
-    "activityResume",
-    "Choreographer#doFrame",
-    "reportFullyDrawn",
-    "ActivityThreadMain",
-    "Application.onCreate",
-    "inflate",
-    "traversal",
-)
 PAGE_MARKS = (
     "fetchStart",
     "responseEnd",
@@ -54,13 +43,9 @@ def startup(ctx) -> StartupStats | None:
     # API 29 only by an activityResume slice
     system = android_runs(ctx) if (pd.async_slices or "activityResume" in pd.strings) else []
     if system:
-        # a system trace's launches as trace_processor defines them replace the reader's
-        # ``launching:`` spans; the phases shown are the first launch's
+        # a system trace's launches, as trace_processor defines them; the phases shown are the
+        # first launch's
         runs, phases, kind = system, list(system[0].phases), "unknown"
-    if not runs:
-        launch = android_launch(ctx)
-        if launch:
-            runs, phases, kind = launch
     if not runs:
         page = page_load(ctx)
         if page:
@@ -75,39 +60,6 @@ def startup(ctx) -> StartupStats | None:
             kinds = {r.kind for r in runs}
             st.kind = kinds.pop() if len(kinds) == 1 else "mixed"
     return st
-
-
-def android_launch(ctx):
-    pd = ctx.pd
-    spans = []
-    for (pid, track), cols in pd.async_slices.items():
-        for t, d, n in zip(cols.ts, cols.dur, cols.name):
-            nm = pd.strings[n]
-            if nm.startswith("launching:") or nm.startswith("launchingActivity#"):
-                spans.append((t, d, nm))
-    if not spans:
-        return None
-    runs, phases = [], []
-    for i, (t, d, nm) in enumerate(sorted(spans)):
-        runs.append(StartupRun(index=i, total_ms=_ms(d), kind="unknown", ready_by="launching span", command=nm))
-    t, d, nm = sorted(spans)[0]
-    end = t + d
-    wanted = {p: None for p in ANDROID_PHASES}
-    for k, th in ctx.threads.items():
-        if not len(th.ts):
-            continue
-        m = (th.ts >= t) & (th.ts <= end)
-        for ts_, du, n in zip(th.ts[m].tolist(), th.dur[m].tolist(), th.name[m].tolist()):
-            s = pd.strings[n]
-            base = ANDROID_FRAME if s.startswith(ANDROID_FRAME) else s
-            if base in wanted and wanted[base] is None:
-                wanted[base] = (ts_, du, pd.thread_label(*k))
-    for p, v in wanted.items():
-        if v:
-            name = "first frame (Choreographer#doFrame)" if p == ANDROID_FRAME else p
-            phases.append(StartupPhase(name=name, start_ms=_ms(v[0] - t), dur_ms=_ms(v[1]), thread=v[2]))
-    phases.sort(key=lambda p: p.start_ms)
-    return runs, phases, "android launch"
 
 
 def page_load(ctx):

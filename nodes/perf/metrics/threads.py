@@ -9,8 +9,9 @@ from typing import Iterable
 
 import numpy as np
 
-from nodes.perf.metrics.common import ANDROID_FRAME, LONG_TASK_MS, MAIN_THREAD_NAMES, MAX_THREADS, _ms
-from nodes.perf.model import LongTask, ThreadStat
+from nodes.perf.android_package import app_pids, launched_package
+from nodes.perf.metrics.common import ANDROID_FRAME, LONG_TASK_MS, MAX_THREADS, _ms
+from nodes.perf.model import MAIN_THREAD_NAMES, LongTask, ThreadStat
 
 
 def thread_busy_us(ctx, key: tuple[int, int]) -> float:
@@ -42,10 +43,11 @@ def pick_main(ctx) -> None:
     for (pid, _track), cols in pd.async_slices.items():
         names = {pd.strings[n] for n in set(cols.name)}
         for nm in names:
-            if nm.startswith("launching: "):
-                pkg = nm[len("launching: "):].strip()
-                for ppid, pname in pd.processes.items():
-                    if pname == pkg and (ppid, ppid) in pd.threads:
+            pkg = launched_package(nm)
+            if pkg:
+                # the package's processes (one rule, android_package.py), its own name first
+                for ppid in sorted(app_pids(pd.processes, pkg), key=lambda p: pd.processes[p] != pkg):
+                    if (ppid, ppid) in pd.threads:
                         ctx.main = (ppid, ppid)
                         return
     pids = [f.pid for f in pd.frames if f.pid]
@@ -115,6 +117,5 @@ def long_tasks(ctx) -> list[LongTask]:
     label = ctx.pd.thread_label(*ctx.main)
     tasks = [(t, d, n) for t, d, n in th.top_level if d >= LONG_TASK_MS * 1000.0]
     tasks.sort(key=lambda x: -x[1])
-    ctx.long_total_us = sum(d for _, d, _ in tasks)
     ctx.long_count = len(tasks)
     return [LongTask(name=ctx.pd.strings[n], thread=label, start_ms=ctx.rel(t), dur_ms=_ms(d)) for t, d, n in tasks[:20]]

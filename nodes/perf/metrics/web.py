@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 import numpy as np
 
@@ -76,7 +76,14 @@ CAPTURE_HINT = (
     "disabled-by-default-devtools.timeline"
 )
 
-Mark = tuple  # (ts µs, pid, tid, name, args dict | None)
+class Mark(NamedTuple):
+    """One page mark (``PerfData.marks``): an instant the reader kept with its decoded args."""
+
+    ts: float  # µs
+    pid: int
+    tid: int
+    name: str
+    args: dict | None
 
 
 def _data(args: dict | None) -> dict:
@@ -105,30 +112,30 @@ class MainFrame:
 def find_main_frame(pd: PerfData, marks: list[Mark]) -> MainFrame | None:
     """findMainFrameIds + findMainFramePidTids + the frame tree of processTrace."""
     frame = pid = None
-    started = next((m for m in marks if m[3] == "TracingStartedInBrowser"), None)
-    frames = _data(started[4]).get("frames") if started else None
+    started = next((m for m in marks if m.name == "TracingStartedInBrowser"), None)
+    frames = _data(started.args).get("frames") if started else None
     if isinstance(frames, list):
         main = next((f for f in frames if isinstance(f, dict) and not f.get("parent")), None)
         if main and main.get("frame") and main.get("processId"):
             frame, pid = main["frame"], main["processId"]
     if frame is None:
-        in_page = next((m for m in marks if m[3] == "TracingStartedInPage"), None)
-        page = _data(in_page[4]).get("page") if in_page else None
+        in_page = next((m for m in marks if m.name == "TracingStartedInPage"), None)
+        page = _data(in_page.args).get("page") if in_page else None
         if isinstance(page, str) and page:
-            frame, pid = page, in_page[1]
+            frame, pid = page, in_page.pid
     if frame is None:
-        nav = next((m for m in marks if _nav_of_interest(m) and _data(m[4]).get("isLoadingMainFrame")), None)
-        send = next((m for m in marks if m[3] == "ResourceSendRequest"), None)
-        if nav and send and (send[1], send[2]) == (nav[1], nav[2]) and isinstance((nav[4] or {}).get("frame"), str):
-            frame, pid = nav[4]["frame"], nav[1]
+        nav = next((m for m in marks if _nav_of_interest(m) and _data(m.args).get("isLoadingMainFrame")), None)
+        send = next((m for m in marks if m.name == "ResourceSendRequest"), None)
+        if nav and send and (send.pid, send.tid) == (nav.pid, nav.tid) and isinstance((nav.args or {}).get("frame"), str):
+            frame, pid = nav.args["frame"], nav.pid
     if frame is None or not isinstance(pid, int):
         return None
     pids = [
-        _data(m[4]).get("processId")
+        _data(m.args).get("processId")
         for m in marks
-        if m[3] in ("FrameCommittedInBrowser", "ProcessReadyInBrowser")
-        and _data(m[4]).get("frame") == frame
-        and _data(m[4]).get("processId")
+        if m.name in ("FrameCommittedInBrowser", "ProcessReadyInBrowser")
+        and _data(m.args).get("frame") == frame
+        and _data(m.args).get("processId")
     ] or [pid]
     threads: dict[int, int] = {}
     for p in dict.fromkeys(pids):
@@ -146,8 +153,8 @@ def find_main_frame(pd: PerfData, marks: list[Mark]) -> MainFrame | None:
             parent[f["frame"]] = f.get("parent")
             urls[f["frame"]] = str(f.get("url") or "")
     for m in marks:
-        d = _data(m[4])
-        if m[3] == "FrameCommittedInBrowser" and isinstance(d.get("frame"), str) and "url" in d:
+        d = _data(m.args)
+        if m.name == "FrameCommittedInBrowser" and isinstance(d.get("frame"), str) and "url" in d:
             parent[d["frame"]] = d.get("parent")
             urls[d["frame"]] = str(d.get("url") or "")
     tree: set[str] | None = None
@@ -165,9 +172,9 @@ def find_main_frame(pd: PerfData, marks: list[Mark]) -> MainFrame | None:
 
 def _nav_of_interest(m: Mark) -> bool:
     """TraceProcessor._isNavigationStartOfInterest."""
-    if m[3] != "navigationStart":
+    if m.name != "navigationStart":
         return False
-    d = _data(m[4])
+    d = _data(m.args)
     if "documentLoaderURL" not in d:
         return True  # pre-M67 traces
     url = d.get("documentLoaderURL")
@@ -375,124 +382,176 @@ def _lcp(frame_events: list[Mark], origin: float) -> tuple[Mark | None, bool]:
     """computeValidLCPAllFrames on the main frame's events → (the LCP candidate, invalidated)."""
     final: dict[str, Mark] = {}
     for m in reversed(frame_events):
-        if m[3] not in ("largestContentfulPaint::Candidate", "largestContentfulPaint::Invalidate"):
+        if m.name not in ("largestContentfulPaint::Candidate", "largestContentfulPaint::Invalidate"):
             continue
-        f = (m[4] or {}).get("frame")
+        f = (m.args or {}).get("frame")
         if not f:
             continue
-        if m[0] <= origin:
+        if m.ts <= origin:
             break
         final.setdefault(f, m)
     best = None
     for m in final.values():
-        size = _data(m[4]).get("size")
-        if m[3] == "largestContentfulPaint::Candidate" and size is not None:
-            if best is None or size > _data(best[4]).get("size"):
+        size = _data(m.args).get("size")
+        if m.name == "largestContentfulPaint::Candidate" and size is not None:
+            if best is None or size > _data(best.args).get("size"):
                 best = m
     return best, best is None and bool(final)
 
 
+@dataclass
+class Navigation:
+    """One navigation of the main frame: its origin, where the next one starts, and the marks
+    between them — the main frame's (``frame``) and its frame tree's (``tree``)."""
+
+    origin: float  # µs, the navigationStart
+    next_origin: float  # µs, the next navigationStart of the main frame, or infinity
+    end_ms: float  # absolute ms: the end of the trace or the next navigation
+    frame: list[Mark]
+    tree: list[Mark]
+    #: the main frame's marks of the whole trace (the viewport event may precede the origin)
+    all_frame: list[Mark]
+    first_navigation: bool
+
+    def rel(self, ts: float) -> float:
+        """ms from the origin."""
+        return round((ts - self.origin) / 1000.0, 3)
+
+
+def _first(name: str, events: Iterable[Mark]) -> Mark | None:
+    return next((m for m in events if m.name == name), None)
+
+
+def first_contentful_paint(p: PageVitals, nav: Navigation) -> Mark | None:
+    """FCP as Lighthouse observes it: core/lib/tracehouse/trace-processor.js
+    ``computeNavigationTimingsForFrame`` — the main frame's first ``firstContentfulPaint`` after
+    the time origin; ``fcp_all_frames_ms`` the first of the whole frame tree
+    (``firstContentfulPaintAllFrames``). Also DCL and load, the same way. Returns the FCP mark."""
+    fcp = _first("firstContentfulPaint", nav.frame)
+    fcp_all = _first("firstContentfulPaint", (m for m in nav.tree if m.ts > nav.origin))
+    dcl = _first("domContentLoadedEventEnd", nav.frame)
+    load = _first("loadEventEnd", nav.frame)
+    p.fcp_ms = nav.rel(fcp.ts) if fcp else None
+    p.fcp_all_frames_ms = nav.rel(fcp_all.ts) if fcp_all else None
+    p.dcl_ms = nav.rel(dcl.ts) if dcl else None
+    p.load_ms = nav.rel(load.ts) if load else None
+    if fcp is None:
+        p.missing["fcp_ms"] = f"no firstContentfulPaint of the main frame after navigationStart: {CAPTURE_HINT}"
+    return fcp
+
+
+def largest_contentful_paint(p: PageVitals, nav: Navigation) -> Mark | None:
+    """LCP as Lighthouse observes it: trace-processor.js ``computeValidLCPAllFrames`` on the
+    main frame's marks — walking back from the end to the origin, each frame's last
+    ``largestContentfulPaint::Candidate`` or ``::Invalidate``; the largest candidate wins, a
+    final Invalidate means no LCP. Returns the LCP mark."""
+    lcp, invalidated = _lcp(nav.frame, nav.origin)
+    if lcp is not None:
+        d = _data(lcp.args)
+        p.lcp_ms = nav.rel(lcp.ts)
+        p.lcp_size = float(d["size"]) if isinstance(d.get("size"), (int, float)) else None
+        p.lcp_type = d.get("type") if isinstance(d.get("type"), str) else None
+        p.lcp_node = d.get("nodeName") if isinstance(d.get("nodeName"), str) else None
+    else:
+        p.missing["lcp_ms"] = ("the page's last LCP candidate was invalidated (largestContentfulPaint::Invalidate)"
+                               if invalidated else
+                               f"no largestContentfulPaint::Candidate of the main frame (Chrome 78 or later): {CAPTURE_HINT}")
+    return lcp
+
+
+def cumulative_layout_shift(p: PageVitals, nav: Navigation, painted: bool) -> None:
+    """CLS as Lighthouse computes it: core/computed/metrics/cumulative-layout-shift.js
+    (:func:`layout_shift_score`) over the frame tree's ``LayoutShift`` marks, with the main
+    frame's first ``viewport`` change (else the origin) as the start of the recent-input window.
+    ``LayoutShift`` is in the "loading" category, as the paint marks are: with paints recorded
+    (``painted``) and no shift, the page did not shift — CLS 0 is measured, not assumed."""
+    viewport = _first("viewport", (m for m in nav.all_frame
+                                   if m.ts < nav.next_origin and (nav.first_navigation or m.ts >= nav.origin)))
+    shifts = [m for m in nav.tree if m.name == "LayoutShift"]
+    if not shifts and not painted:
+        p.missing["cls"] = f"no LayoutShift or paint events ('loading' category not recorded): {CAPTURE_HINT}"
+        return
+    cls, cls_main, n, why = layout_shift_score(shifts, viewport.ts if viewport else nav.origin)
+    p.cls = None if cls is None else round(cls, 6)
+    p.cls_main_frame = None if cls_main is None else round(cls_main, 6)
+    p.layout_shifts = n
+    if why:
+        p.missing["cls"] = why
+
+
+def total_blocking_time(p: PageVitals, nav: Navigation, pd: PerfData, main: MainFrame, reqs: list[Request],
+                        fcp: Mark | None) -> None:
+    """TBT as Lighthouse computes it: core/computed/metrics/total-blocking-time.js with lantern's
+    TBTUtils (:func:`blocking_time`) — the part beyond 50 ms of each main-thread top-level task,
+    clipped to [FCP, TTI]; TTI from core/computed/metrics/interactive.js (:func:`interactive`)."""
+    dcl = _first("domContentLoadedEventEnd", nav.frame)
+    if not main.threads:
+        p.missing["tbt_ms"] = "the main frame's renderer main thread (CrRendererMain) is not named in the trace"
+        return
+    if fcp is None:
+        p.missing["tbt_ms"] = "TBT starts at FCP, which the trace does not have"
+        return
+    if dcl is None:
+        p.missing["tbt_ms"] = "TTI (TBT's end) needs domContentLoadedEventEnd, which the trace does not have"
+        return
+    tasks = top_level_tasks(pd, main.threads, nav.origin)
+    if not tasks:
+        p.missing["tbt_ms"] = ("no RunTask events on the main thread: record with the "
+                               "disabled-by-default-devtools.timeline and toplevel categories")
+        return
+    tti_abs, why = interactive(tasks, reqs, fcp.ts / 1000.0, dcl.ts / 1000.0, nav.end_ms)
+    if tti_abs is None:
+        p.missing["tbt_ms"] = f"TTI (TBT's end) not reached: {why}; keep recording until the page has been idle for 5 s"
+        return
+    p.tti_ms = round(tti_abs - nav.origin / 1000.0, 3)
+    tbt, n = blocking_time(tasks, fcp.ts / 1000.0, tti_abs)
+    p.tbt_ms = round(tbt, 3)
+    p.blocking_tasks = n
+
+
 def pages(pd: PerfData, t0_us: float) -> list[PageVitals]:
-    """Every navigation of the main frame, in order; [] when the trace has none."""
+    """Every navigation of the main frame, in order, with FCP, LCP, CLS and TBT; [] when the
+    trace has none."""
     if not pd.marks:
         return []
-    marks = sorted(pd.marks, key=lambda m: m[0])  # stable: Lighthouse's filteredTraceSort
+    marks = sorted(map(Mark._make, pd.marks), key=lambda m: m.ts)  # stable: Lighthouse's filteredTraceSort
     main = find_main_frame(pd, marks)
     if main is None:
         return []
-    frame_events = [m for m in marks if frame_of(m[4]) == main.frame]
-    tree_events = ([m for m in marks if frame_of(m[4]) in main.tree]
+    frame_events = [m for m in marks if frame_of(m.args) == main.frame]
+    tree_events = ([m for m in marks if frame_of(m.args) in main.tree]
                    if main.tree is not None else frame_events)
     navs = [m for m in frame_events if _nav_of_interest(m)]
     if not navs:
-        other = next((m for m in frame_events if m[3] == "navigationStart"), None)
+        other = _first("navigationStart", frame_events)
         if other is None:
             return []  # a profile or a timespan, not a page load
         # a navigation Lighthouse does not measure (file://, about:, data: …): say so
-        url = _data(other[4]).get("documentLoaderURL")
+        url = _data(other.args).get("documentLoaderURL")
         why = (f"the main frame's navigation is to {str(url)[:80]!r}: Lighthouse measures only http(s) "
                "and chrome:// navigations (ACCEPTABLE_NAVIGATION_URL_REGEX); serve the page over http, "
                "e.g. python -m http.server, and record again")
         return [PageVitals(url=url if isinstance(url, str) else None, frame=main.frame,
-                           start_ms=round((other[0] - t0_us) / 1000.0, 3),
+                           start_ms=round((other.ts - t0_us) / 1000.0, 3),
                            missing={k: why for k in ("fcp_ms", "lcp_ms", "cls", "tbt_ms")})]
     trace_end_ms = (pd.end_us or 0.0) / 1000.0
     reqs = requests(marks)
     pid_tid = next(iter(main.threads.items()), (None, None))
     out = []
-    for i, nav in enumerate(navs):
-        origin = nav[0]
-        nxt = navs[i + 1][0] if i + 1 < len(navs) else float("inf")
-        end_ms = min(trace_end_ms, nxt / 1000.0)
-        fe = [m for m in frame_events if origin < m[0] < nxt]
-        te = [m for m in tree_events if origin <= m[0] < nxt]
-        url = _data(nav[4]).get("documentLoaderURL") or main.urls.get(main.frame)
+    for i, start in enumerate(navs):
+        origin = start.ts
+        nxt = navs[i + 1].ts if i + 1 < len(navs) else float("inf")
+        nav = Navigation(origin=origin, next_origin=nxt, end_ms=min(trace_end_ms, nxt / 1000.0),
+                         frame=[m for m in frame_events if origin < m.ts < nxt],
+                         tree=[m for m in tree_events if origin <= m.ts < nxt],
+                         all_frame=frame_events, first_navigation=i == 0)
+        url = _data(start.args).get("documentLoaderURL") or main.urls.get(main.frame)
         p = PageVitals(url=url if isinstance(url, str) else None, frame=main.frame, pid=pid_tid[0],
                        tid=pid_tid[1], start_ms=round((origin - t0_us) / 1000.0, 3))
-
-        def rel(ts: float) -> float:
-            return round((ts - origin) / 1000.0, 3)
-
-        def first(names: str, events: list[Mark]) -> Mark | None:
-            return next((m for m in events if m[3] == names), None)
-
-        fcp = first("firstContentfulPaint", fe)
-        fcp_all = first("firstContentfulPaint", [m for m in te if m[0] > origin])
-        dcl = first("domContentLoadedEventEnd", fe)
-        load = first("loadEventEnd", fe)
-        p.fcp_ms = rel(fcp[0]) if fcp else None
-        p.fcp_all_frames_ms = rel(fcp_all[0]) if fcp_all else None
-        p.dcl_ms = rel(dcl[0]) if dcl else None
-        p.load_ms = rel(load[0]) if load else None
-        if fcp is None:
-            p.missing["fcp_ms"] = f"no firstContentfulPaint of the main frame after navigationStart: {CAPTURE_HINT}"
-        lcp, invalidated = _lcp(fe, origin)
-        if lcp is not None:
-            d = _data(lcp[4])
-            p.lcp_ms = rel(lcp[0])
-            p.lcp_size = float(d["size"]) if isinstance(d.get("size"), (int, float)) else None
-            p.lcp_type = d.get("type") if isinstance(d.get("type"), str) else None
-            p.lcp_node = d.get("nodeName") if isinstance(d.get("nodeName"), str) else None
-        else:
-            p.missing["lcp_ms"] = ("the page's last LCP candidate was invalidated (largestContentfulPaint::Invalidate)"
-                                   if invalidated else
-                                   f"no largestContentfulPaint::Candidate of the main frame (Chrome 78 or later): {CAPTURE_HINT}")
-        # CLS: shifts of the frame tree; the first viewport change of the main frame, else the origin
-        viewport = first("viewport", [m for m in frame_events if m[0] < nxt and (i == 0 or m[0] >= origin)])
-        shifts = [m for m in te if m[3] == "LayoutShift"]
-        if shifts or fcp_all is not None or lcp is not None:
-            # LayoutShift is in the "loading" category, as the paint marks are: with paints
-            # recorded and no shift, the page did not shift (CLS 0 is measured, not assumed)
-            cls, cls_main, n, why = layout_shift_score(shifts, viewport[0] if viewport else origin)
-            p.cls = None if cls is None else round(cls, 6)
-            p.cls_main_frame = None if cls_main is None else round(cls_main, 6)
-            p.layout_shifts = n
-            if why:
-                p.missing["cls"] = why
-        else:
-            p.missing["cls"] = f"no LayoutShift or paint events ('loading' category not recorded): {CAPTURE_HINT}"
-        # TBT over [FCP, TTI]
-        if not main.threads:
-            p.missing["tbt_ms"] = "the main frame's renderer main thread (CrRendererMain) is not named in the trace"
-        elif fcp is None:
-            p.missing["tbt_ms"] = "TBT starts at FCP, which the trace does not have"
-        elif dcl is None:
-            p.missing["tbt_ms"] = "TTI (TBT's end) needs domContentLoadedEventEnd, which the trace does not have"
-        else:
-            tasks = top_level_tasks(pd, main.threads, origin)
-            if not tasks:
-                p.missing["tbt_ms"] = ("no RunTask events on the main thread: record with the "
-                                       "disabled-by-default-devtools.timeline and toplevel categories")
-            else:
-                tti_abs, why = interactive(tasks, reqs, fcp[0] / 1000.0, dcl[0] / 1000.0, end_ms)
-                if tti_abs is None:
-                    p.missing["tbt_ms"] = (f"TTI (TBT's end) not reached: {why}; keep recording until the "
-                                           "page has been idle for 5 s")
-                else:
-                    p.tti_ms = round(tti_abs - origin / 1000.0, 3)
-                    tbt, n = blocking_time(tasks, fcp[0] / 1000.0, tti_abs)
-                    p.tbt_ms = round(tbt, 3)
-                    p.blocking_tasks = n
+        fcp = first_contentful_paint(p, nav)
+        lcp = largest_contentful_paint(p, nav)
+        cumulative_layout_shift(p, nav, painted=p.fcp_all_frames_ms is not None or lcp is not None)
+        total_blocking_time(p, nav, pd, main, reqs, fcp)
         out.append(p)
     return out
 

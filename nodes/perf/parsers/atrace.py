@@ -180,7 +180,9 @@ class _Reader:
                 self._mark(tid, ts, rest)
             elif func == "sched_switch":
                 self._switch(ts, rest)
-            elif func in ("sched_wakeup", "sched_waking", "sched_wakeup_new"):
+            elif func == "sched_waking":
+                # as trace_processor's systrace_line_parser.cc: sched_waking makes a blocked
+                # thread runnable; sched_wakeup(_new) are instants there, not thread states
                 w = _WAKEUP.search(rest)
                 if w:
                     self._to_state(int(w.group("pid")), "runnable", ts, only_from="sleeping")

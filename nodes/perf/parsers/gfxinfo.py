@@ -10,7 +10,7 @@ Three things can be in one dump, and all three are read:
   ``FrameDeadline``, ``FrameInterval`` …, 23 columns on Android 13/14) and the older 14-17
   column layouts are read by name. A frame lasts ``FrameCompleted - IntendedVsync``; its budget
   is its own ``FrameInterval`` when the row has one, else the device refresh period the
-  collector recorded, else 16.67 ms (said so in ``budget_source``). Rows with non-zero
+  collector recorded, else one 60 Hz vsync (said so in ``budget_source``). Rows with non-zero
   ``Flags`` are skipped, as Android's documentation says (layout changes, skipped frames);
 * the legacy ``Profile data in ms`` table (Draw / Prepare / Process / Execute per frame),
   which has durations but no timestamps.
@@ -23,14 +23,15 @@ import statistics
 from dataclasses import dataclass, field
 
 from nodes.perf.errors import PerfDataError
-from nodes.perf.model import Frame, PerfData
+from nodes.perf.model import DEFAULT_BUDGET_MS, Frame, PerfData
 from nodes.perf.parsers import android_capture
 
 FORMAT = "gfxinfo"
 
 #: Android's "no value" for a timestamp column (Long.MAX_VALUE).
 _UNSET = 9_000_000_000_000_000_000
-DEFAULT_BUDGET_NS = 16_666_667
+DEFAULT_BUDGET_NS = round(DEFAULT_BUDGET_MS * 1e6)
+_DEFAULT_BUDGET_SOURCE = f"default {DEFAULT_BUDGET_MS:.2f} ms (refresh period unknown)"
 _MAX_BYTES = 64 * 1024 * 1024
 
 _GFX_HEADER = re.compile(r"\*\* Graphics info for pid (\d+) \[([^\]]+)\] \*\*")
@@ -300,7 +301,7 @@ def _add_profile_frames(pd: PerfData, rep: GfxinfoReport, device_period: int | N
     elif device_period:
         fs["budget_source"] = "device refresh period"
     else:
-        fs["budget_source"] = "default 16.67 ms (refresh period unknown)"
+        fs["budget_source"] = _DEFAULT_BUDGET_SOURCE
     for name, values in stages.items():
         if values:
             pd.add_stat(f"frame_stage_{name}_p50", statistics.median(values), "ms")
@@ -321,7 +322,7 @@ def _add_legacy_frames(pd: PerfData, rep: GfxinfoReport, device_period: int | No
                 sums.setdefault(c, []).append(v)
     fs = pd.frame_summary
     fs["frame_source"] = "legacy profile table"
-    fs["budget_source"] = "device refresh period" if device_period else "default 16.67 ms (refresh period unknown)"
+    fs["budget_source"] = "device refresh period" if device_period else _DEFAULT_BUDGET_SOURCE
     for c, values in sums.items():
         pd.add_stat(f"frame_stage_{c.lower()}_p50", statistics.median(values), "ms")
         pd.add_stat(f"frame_stage_{c.lower()}_max", max(values), "ms")

@@ -13,6 +13,9 @@ collector writes the script's folder there) puts those folders first in the look
 Each module's file is looked up without importing anything (``importlib.machinery.PathFinder``
 on the search path: the log's interpreter may not be this one, and importing user code while
 analysing is out of the question); modules that are built in, frozen or not found have none.
+The search path is the log's own ``# search path`` line followed by what the caller passes in
+(:func:`nodes.perf.analysis.module_search_path`): never this process's ``sys.path`` or current
+directory on its own, so the same log reads the same wherever PerfScout runs.
 """
 
 from __future__ import annotations
@@ -46,8 +49,8 @@ def parse(path: str) -> PerfData:
 
 
 def parse_with(path: str, search_path: Sequence[str] | None = None, resolve_files: bool = True) -> PerfData:
-    """Read an importtime log; ``search_path`` (default: this interpreter's sys.path and the
-    current directory) is where module files are looked up."""
+    """Read an importtime log; module files are looked up on the log's ``# search path`` folders,
+    then ``search_path`` (none given: the log's folders only)."""
     hint: list[str] = []
     with open_text(path) as f:
         runs = _runs(f, hint)
@@ -56,11 +59,10 @@ def parse_with(path: str, search_path: Sequence[str] | None = None, resolve_file
         raise PerfDataError(path, "no 'import time:' lines (run python with -X importtime, keep stderr)")
     pd = PerfData(FORMAT, path)
     entries = runs[0]
-    if search_path is None and hint:
+    if hint:
         # the collector's "# search path: [...]" line: the program's own folder comes first
-        search_path = hint + [os.getcwd()] + [p for p in sys.path if p]
         pd.meta["search path"] = json.dumps(hint)[:300]
-    resolver = _Resolver(search_path) if resolve_files else None
+    resolver = _Resolver(hint + [str(p) for p in (search_path or ()) if p]) if resolve_files else None
     total = 0.0
     for module, self_us, cum_us, depth in entries:
         file = resolver.file_of(module) if resolver else None
@@ -104,9 +106,7 @@ def _runs(lines: Iterable[str], hint: list[str] | None = None) -> list[list[tupl
 
 
 class _Resolver:
-    def __init__(self, search_path: Sequence[str] | None):
-        if search_path is None:
-            search_path = [os.getcwd()] + [p for p in sys.path if p]
+    def __init__(self, search_path: Sequence[str]):
         self.path = [str(p) for p in search_path]
         self.specs: dict[str, object | None] = {}
 

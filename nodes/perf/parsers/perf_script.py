@@ -81,6 +81,9 @@ class _Reader:
         self.dropped = 0
         self.cur: tuple[str, int, int, float] | None = None
         self.frames: list[str] = []
+        #: First and last sample time (s), when the lines carry one.
+        self.first: float | None = None
+        self.last: float | None = None
 
     def close(self) -> None:
         if self.cur is not None and self.frames:
@@ -125,6 +128,10 @@ class _Reader:
         elif event != self.event:
             self.other_events[event] = self.other_events.get(event, 0) + 1
             return
+        if m["time"]:
+            t = float(m["time"])
+            self.first = t if self.first is None else min(self.first, t)
+            self.last = t if self.last is None else max(self.last, t)
         tid = int(m["tid"] or m["pid"])
         pid = int(m["pid"]) if m["tid"] else tid
         period = float(m["period"]) if m["period"] else 1.0
@@ -158,6 +165,8 @@ def parse(path: str) -> PerfData:
         stack = [pd.frame_id(name) for name in frames]
         weight = period * unit if unit is not None else n * per_sample_us
         pd.add_sample(stack, weight, pid, tid, samples=n)
+    if r.first is not None:  # the capture's span: first to last sample
+        pd.start_us, pd.end_us = r.first * 1e6, r.last * 1e6
     pd.meta["event"] = r.event or ""
     pd.meta["samples"] = str(r.samples)
     if r.freq_hz:

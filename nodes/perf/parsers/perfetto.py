@@ -11,7 +11,7 @@ packets into the shared :class:`~nodes.perf.model.PerfData`:
 * ``perfetto_track_event`` — SDK ``track_event`` with interned names per sequence;
 * ``perfetto_frames`` — SurfaceFlinger's frame timeline (an unknown field in this proto);
 * ``perfetto_system`` — process/thread names, memory and CPU counters, device facts;
-* ``perfetto_startup`` — Android launch markers → startup runs and phases;
+* ``perfetto_startup`` — the launched app's pids (its counters are kept; the startups are metrics');
 * ``perfetto_power`` — ODPM power rails and battery counters;
 * ``perfetto_cpu`` / ``perfetto_memory`` — per CPU frequency and idle; per process memory;
 * ``perfetto_samples`` — ``perf_sample`` callstacks → sampled stacks (hot spots, flame graph);
@@ -39,7 +39,7 @@ from nodes.perf.parsers.perfetto_frames import FRAME_TIMELINE_FIELD, FrameTimeli
 from nodes.perf.parsers.perfetto_ftrace import FtraceState, identity
 from nodes.perf.parsers.perfetto_power import PowerState
 from nodes.perf.parsers.perfetto_samples import SampleState
-from nodes.perf.parsers.perfetto_startup import find_startups
+from nodes.perf.parsers.perfetto_startup import launched_pids
 from nodes.perf.parsers.perfetto_stream import (
     DEFAULT_PACKET_LIMIT,
     GunzipStream,
@@ -203,7 +203,7 @@ class _TraceReader:
         async_slices = self.ftrace.async_slices + self.track_events.async_slices
         for a in async_slices:
             data.add_async_slice(a.pid, a.track or a.name, a.ts_ns / 1000.0, a.dur_ns / 1000.0, a.name)
-        focus = find_startups(data, async_slices)
+        focus = launched_pids(data, async_slices)
         self._counters(focus)
         self._meta(report, len(async_slices))
         for t in (self.first_ns, self.last_ns, self.ftrace.sched_first_ns, self.ftrace.sched_last_ns):
@@ -282,6 +282,24 @@ class _TraceReader:
             data.warn(f"{unfinished} slices were still open at the end of the trace and are left out")
         if te.unknown_iids:
             data.warn(f"{te.unknown_iids} interned ids were not defined on their sequence")
+        # every count of events left out becomes a warning (a drop is never silent)
+        if ft.print_failures:
+            data.warn(f"{ft.print_failures} atrace print lines could not be read and were skipped")
+        if self.frames.decode_errors:
+            data.warn(f"{self.frames.decode_errors} frame timeline events could not be decoded and were skipped")
+        if self.frames.unmatched:
+            data.warn(f"{self.frames.unmatched} frame timeline events had no partner (an end without its start, "
+                      "or an expected frame that never ended) and were left out")
+        if te.legacy_ignored:
+            data.warn(f"{te.legacy_ignored} legacy track events were not on a thread's track (or of a phase "
+                      "not read) and were left out")
+        if te.unknown_tracks:
+            data.warn(f"{te.unknown_tracks} track events named a track with no descriptor: kept as async spans")
+        if ft.binder.unfinished:
+            data.warn(f"{ft.binder.unfinished} binder transactions or replies were still open at the end of the "
+                      "trace and are left out")
+        if ft.compact_wakings_skipped:
+            m["perfetto.compact_sched_wakings_skipped"] = str(ft.compact_wakings_skipped)
         if self.clock.unconverted:
             data.warn(f"{self.clock.unconverted} timestamps were on a clock no snapshot relates to the trace clock")
         if ft.unknown_clock:

@@ -57,8 +57,6 @@ JANK_LABELS: tuple[tuple[int, str], ...] = (
     (JANK_NON_ANIMATING, "Non Animating"),
     (JANK_DISPLAY_NOT_ON, "Display not ON"),
 )
-#: Kept for callers of the old name: bit → label.
-JANK_BITS = {JANK_NONE: "None", **dict(JANK_LABELS)}
 
 #: The jank types a user sees, i.e. what makes a surface frame janky here:
 #: trace_processor's "Self Jank" (App Deadline Missed, Unknown Jank; App Resynced Jitter is
@@ -170,17 +168,6 @@ def is_user_visible(bits: int) -> bool:
 
 def _label(table: tuple[str, ...], value: int) -> str:
     return table[value] if 0 <= value < len(table) else table[0]
-
-
-def timeline_payloads(packet) -> list[bytes]:
-    """The raw field-76 payloads of a packet (usually one), read from its unknown fields."""
-    from google.protobuf.unknown_fields import UnknownFieldSet
-
-    out = []
-    for f in UnknownFieldSet(packet):
-        if f.field_number == FRAME_TIMELINE_FIELD and f.wire_type == 2:
-            out.append(bytes(f.data))
-    return out
 
 
 class FrameTimelineState:

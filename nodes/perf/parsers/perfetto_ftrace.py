@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
+from functools import cache
 
-from nodes.perf.model import PerfData, SchedIntervals
+from nodes.perf.model import MAX_COUNTER_POINTS, PerfData, SchedIntervals
 from nodes.perf.parsers.perfetto_binder import BinderState
 from nodes.perf.parsers.perfetto_binder_calls import pair_calls
 from nodes.perf.parsers.perfetto_cpu import CpuState
@@ -31,6 +32,13 @@ _B, _E = 1, 2
 # (a switch-out's arg is its raw prev_state, decoded by nodes/perf/sched_state.py at the end)
 _IN, _OUT, _WAKE, _BLOCKED, _NEW = 0, 1, 4, 5, 6
 _NONE = -1  # no state known yet
+
+
+@cache
+def _decoded(raw: int, kernel: tuple[int, int] | None) -> tuple[str | None, int]:
+    """(coarse state, interval code) of a raw prev_state: a trace holds a handful of values."""
+    coarse, code = classify(from_raw(raw, kernel))
+    return coarse, int(code)
 _CLONE_THREAD = 0x00010000
 
 MAX_ASYNC = 100_000
@@ -78,7 +86,6 @@ class FtraceState:
         self.name_list: list[str] = []
         self.prints = 0
         self.print_failures = 0
-        self.zero_events = 0
         self.switches = 0
         self.compact_switches = 0
         self.wakings = 0
@@ -254,7 +261,6 @@ class FtraceState:
 
     def _zero(self, ts: int, tid: int, z) -> None:
         """Kernel ``systrace/0`` events: atrace in a kernel tracepoint (flag bits B=1, E=2, C=4)."""
-        self.zero_events += 1
         tgid = z.pid or tid
         if z.flag & 1:
             self.tgid_of.setdefault(tid, tgid)
@@ -266,7 +272,7 @@ class FtraceState:
 
     def _counter(self, tgid: int, name: str, ts: int, value: float) -> None:
         pts = self.counters.setdefault((tgid, name), [])
-        if len(pts) < 20_000:
+        if len(pts) < MAX_COUNTER_POINTS:
             pts.append((ts, value))
 
     def _atrace_line(self, ts: int, tid: int, buf: str) -> None:
@@ -414,6 +420,8 @@ class FtraceState:
         last_blocked = -1  # index of the last closed blocked interval, -1 once it ran again
         open_blocked = False
         ts_col, code_col, arg_col = cols.ts, cols.code, cols.arg
+        running, runnable = int(SchedState.RUNNING), int(SchedState.R)  # plain ints in the loop
+        decode = _decoded
         for i in sorted(range(len(ts_col)), key=ts_col.__getitem__):
             ts, code = ts_col[i], code_col[i]
             if code == _BLOCKED:
@@ -422,9 +430,9 @@ class FtraceState:
                 elif last_blocked >= 0:
                     ios[last_blocked] = arg_col[i]
                 continue
-            if code == _WAKE and detail in (SchedState.RUNNING, SchedState.R):
+            if code == _WAKE and (detail == running or detail == runnable):
                 continue
-            lost = code == _OUT and detail not in (_NONE, SchedState.RUNNING)
+            lost = code == _OUT and detail != _NONE and detail != running
             if detail != _NONE and code != _NEW and not lost:
                 if state is not None:
                     totals[state] += ts - since
@@ -438,13 +446,13 @@ class FtraceState:
             open_io = -1
             since = ts
             if code == _WAKE or code == _NEW:
-                state, detail = "runnable", SchedState.R
+                state, detail = "runnable", runnable
             elif code == _IN:
-                state, detail = "running", SchedState.RUNNING
+                state, detail = "running", running
                 last_blocked = -1
             else:  # switched out: what it left as, read with this kernel's bit layout
-                state, detail = classify(from_raw(arg_col[i], kernel))
-            open_blocked = detail not in (SchedState.RUNNING, SchedState.R)
+                state, detail = decode(arg_col[i], kernel)
+            open_blocked = detail != running and detail != runnable
         if detail != _NONE and end is not None:
             if state is not None:
                 totals[state] += end - since

@@ -19,15 +19,15 @@ from __future__ import annotations
 import re
 
 from nodes.perf.counter_names import is_counter_name
-from nodes.perf.model import PerfData
+from nodes.perf.model import MAX_COUNTER_POINTS, PerfData
 
 _PROCESS_FIELDS = (
     ("vm_rss_kb", "mem.rss"), ("rss_anon_kb", "mem.rss.anon"), ("rss_file_kb", "mem.rss.file"),
     ("rss_shmem_kb", "mem.rss.shmem"), ("vm_swap_kb", "mem.swap"), ("vm_hwm_kb", "mem.rss.watermark"),
 )
 _RSS_MEMBERS = {0: "mem.rss.file", 1: "mem.rss.anon", 2: "mem.swap", 3: "mem.rss.shmem"}
-#: At most this many points per (process, counter).
-MAX_POINTS = 20_000
+#: At most this many points per (process, counter): the model's cap for every counter series.
+MAX_POINTS = MAX_COUNTER_POINTS
 #: An atrace counter the memory lens shows: a memory-looking name (heap, memory, rss, pss, …)
 #: that reads as a counter name — not a log line that happened to arrive as one.
 _MEMORY_NAME = re.compile(r"(heap|memory|mem\b|rss|pss|swap)", re.I)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
-from nodes.perf.model import PerfData
+from nodes.perf.model import MAX_COUNTER_POINTS, PerfData
 
 #: (pid or None for system-wide, counter name) → [(ts_ns, value)]
 Counters = dict[tuple[int | None, str], list[tuple[int, float]]]
@@ -21,7 +21,6 @@ _MEMINFO_KEEP = {
     "MEMINFO_CACHED": "mem.cached",
     "MEMINFO_SWAP_FREE": "mem.swap_free",
 }
-_MAX_POINTS = 20_000
 
 
 class SystemState:
@@ -34,7 +33,7 @@ class SystemState:
 
     def _add(self, pid: int | None, name: str, ts: int, value: float, unit: str) -> None:
         pts = self.counters.setdefault((pid, name), [])
-        if len(pts) < _MAX_POINTS:
+        if len(pts) < MAX_COUNTER_POINTS:
             pts.append((ts, value))
         self.units[(pid, name)] = unit
 

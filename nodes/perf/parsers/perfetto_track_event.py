@@ -13,14 +13,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from nodes.perf.model import PerfData
+from nodes.perf.model import MAIN_THREAD_NAMES, MAX_COUNTER_POINTS, PerfData
 from nodes.perf.parsers.perfetto_ftrace import MAX_ASYNC, AsyncSlice
 
 SEQ_INCREMENTAL_STATE_CLEARED = 1
 SEQ_NEEDS_INCREMENTAL_STATE = 2
 
 TYPE_SLICE_BEGIN, TYPE_SLICE_END, TYPE_INSTANT, TYPE_COUNTER = 1, 2, 3, 4
-_MAIN_THREAD_NAMES = {"CrBrowserMain", "CrRendererMain", "CrGpuMain", "main"}
 
 
 @dataclass
@@ -105,7 +104,7 @@ class TrackEventState:
             tname = t.thread_name or name
             if tname:
                 data.set_thread_name(t.pid, t.tid, tname)
-            if t.pid == t.tid or tname in _MAIN_THREAD_NAMES:
+            if t.pid == t.tid or tname in MAIN_THREAD_NAMES:
                 data.mark_main_thread(t.pid, t.tid)
         elif td.HasField("process"):
             p = td.process
@@ -172,7 +171,7 @@ class TrackEventState:
             value = te.double_counter_value if te.HasField("double_counter_value") else te.counter_value
             key = (track.pid, track.name or "counter")
             pts = self.counters.setdefault(key, [])
-            if len(pts) < 20_000:
+            if len(pts) < MAX_COUNTER_POINTS:
                 pts.append((ts, float(value)))
             if track.unit:
                 self.counter_units[key] = track.unit

@@ -14,7 +14,8 @@ from typing import Any
 
 import msgspec
 
-from nodes.perf.model import MAX_INSTANTS, PerfData, SliceColumns
+from nodes.perf.model import MAX_COUNTER_POINTS, MAX_INSTANTS, PerfData, SliceColumns
+from nodes.perf.parsers import chrome_scroll
 from nodes.perf.parsers.trace_event.events import (
     ASYNC_PH,
     INSTANT_PH,
@@ -155,7 +156,7 @@ class EventSink:
 
     def _careful(self, e: Ev) -> None:
         if e.ph != "X":
-            self._other(e, careful=True)
+            self._other(e)
             return
         norm = self._normalize_x(e)
         if norm is None:
@@ -188,7 +189,7 @@ class EventSink:
         name = e.name if e.name.__class__ is str else name_of(e.name)
         return ts, dur, pid, tid, name
 
-    def _other(self, e: Ev, careful: bool = False) -> None:
+    def _other(self, e: Ev) -> None:
         ph = e.ph
         if ph == "M":
             self._meta(e)
@@ -226,9 +227,9 @@ class EventSink:
         elif ph == "C":
             self._counter(e, pid, ts, name)
         elif ph in ASYNC_PH:
-            self._async(e, ph, pid, tid, ts, name)
+            self._async(e, ph, pid, ts, name)
         elif ph == "P":
-            self._profile(e, pid, tid, ts, name)
+            self._profile(e, pid, tid, name)
 
 
     def _slice(self, pid: int, tid: int, ts: float, dur: float, name: str) -> None:
@@ -327,10 +328,10 @@ class EventSink:
                 series = f"{series} (pid {pid})"
                 self.counter_pid.setdefault(series, pid)
             pts = self.pd.counters.setdefault(series, [])
-            if len(pts) < 20_000:
+            if len(pts) < MAX_COUNTER_POINTS:
                 pts.append((ts, float(v)))
 
-    def _async(self, e: Ev, ph: str, pid: int, tid: int, ts: float, name: str) -> None:
+    def _async(self, e: Ev, ph: str, pid: int, ts: float, name: str) -> None:
         ident = e.id if e.id is not None else e.id2
         if isinstance(ident, dict):
             ident = tuple(sorted((str(k), str(v)) for k, v in ident.items()))
@@ -343,8 +344,10 @@ class EventSink:
             self.problem("async events beyond the cap (ignored)")
             return
         self.async_events.append((ts, len(self.async_events), ph == "b" or ph == "S", key, name, pid, cat))
+        if name in chrome_scroll.SPAN_NAMES and ph in ("b", "e"):
+            chrome_scroll.record(self.pd, name, ph == "b", key, ts, pid, self._args(e) if ph == "b" else None)
 
-    def _profile(self, e: Ev, pid: int, tid: int, ts: float, name: str) -> None:
+    def _profile(self, e: Ev, pid: int, tid: int, name: str) -> None:
         if name not in ("Profile", "ProfileChunk"):
             return
         args = self._args(e)

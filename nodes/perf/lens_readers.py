@@ -1,0 +1,417 @@
+"""What each lens reads from an analysis: its key numbers as one sentence, or exactly what the
+data lacks, how to record it, and what this data can say about the same question.
+
+One function per row of nodes/perf/lenses.py, each over an ``AnalysisResult``. Numbers come
+only from the analysis (never estimated); a verdict word ("fast", "smooth") only when no finding
+of the lens is over its named threshold (nodes/perf/findings/). A metric family added to the
+result later (``cpu``, ``memory``, ``power``, ``blocking``: issue 24's JSON) is read first by
+``getattr``: its reader grows a branch, the table and the reporter stay as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from nodes.perf.units import dur, ms, pct
+
+#: Findings of these severities are "over a named threshold": they, and only they, give a verdict.
+SERIOUS = ("high", "medium")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A lens's answer from one analysis."""
+
+    lens: str
+    #: The first sentence: the lens's key numbers, or what is missing (one line, no line break).
+    lead: str
+    #: Exactly what the data lacks for this lens (None: nothing missing).
+    missing: str | None = None
+    #: nodes/perf/recipes.py key of the recipe that records what is missing.
+    recipe: str | None = None
+    #: What this data can say about the same question (sentences), when something is missing.
+    partial: tuple[str, ...] = ()
+    #: Data the capture holds that PerfScout does not read yet ("power rails").
+    not_read: str | None = None
+    #: The lens's numbers are inside every named threshold (no serious finding of the lens).
+    fine: bool = False
+    #: The numbers the sentence shows, by name (report.json and tests read them).
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+
+# --- helpers --------------------------------------------------------------------------------
+def _serious(a, families: Iterable[str]) -> list:
+    fam = set(families)
+    return [f for f in a.findings if f.family in fam and f.severity in SERIOUS]
+
+
+def _not_read(a) -> list[str]:
+    """What the Perfetto reader saw and skipped (meta "perfetto.not_read")."""
+    raw = (a.meta or {}).get("perfetto.not_read") or ""
+    return [x.strip() for x in raw.split(",") if x.strip()]
+
+
+def _meta_int(a, key: str) -> int:
+    try:
+        return int((a.meta or {}).get(key) or 0)
+    except ValueError:
+        return 0
+
+
+def _sec(v: float | None) -> str:
+    """A page-load time as web.dev writes them: seconds to one decimal below 10 s."""
+    if v is None:
+        return "–"
+    return f"{v / 1000:.1f} s" if v < 10000 else dur(v)
+
+
+def _family_of_plug(a, name: str):
+    """A metric family a later reader adds to the result (None while it is not there)."""
+    return getattr(a, name, None)
+
+
+def _get(x, key: str, default=None):
+    return x.get(key, default) if isinstance(x, dict) else getattr(x, key, default)
+
+
+# --- startup ----------------------------------------------------------------------------------
+#: androidx.startup's AppInitializer traces each initializer as a section named by its class
+#: (``Trace.beginSection(component.getSimpleName())``), inside one named "Startup".
+_INITIALIZER = re.compile(r"^(?:[\w.$]+Initializer|Startup|androidx\.startup[\w.$]*)$")
+#: Kernel-side and IPC slices are no section of the app's own code.
+_NOT_APP_CODE = re.compile(r"^binder\b", re.I)
+_FULLY_DRAWN = "reportFullyDrawn"
+
+
+def startup(a) -> Reading:
+    from nodes.perf.findings.startup import STATE_WORDS
+
+    st = a.startup
+    run = next((r for r in (st.runs if st else []) if r.package), None)
+    if run is not None:
+        ttid = f"TTID {ms(run.ttid_ms)}" if run.ttid_ms is not None else "TTID unknown"
+        ttfd = f"TTFD {ms(run.ttfd_ms)}" if run.ttfd_ms is not None else "TTFD unknown (no reportFullyDrawn)"
+        s = f"{run.package} {run.kind} start: {ttid}, {ttfd}"
+        if run.breakdown:
+            top = run.breakdown[0]
+            share = 100.0 * top.dur_ms / run.total_ms if run.total_ms else 0.0
+            s += f"; the biggest part is {STATE_WORDS.get(top.reason, top.reason)} ({ms(top.dur_ms)}, {pct(share)})"
+        return Reading("startup", s + ".", fine=not _serious(a, ["startup"]),
+                       numbers={"ttid_ms": run.ttid_ms, "ttfd_ms": run.ttfd_ms, "total_ms": run.total_ms})
+    if st is not None and st.median_ms is not None and st.runs:
+        n = len(st.runs)
+        first = f"; first run {ms(st.first_ms)}" if st.first_ms is not None and n > 1 else ""
+        s = f"The launch takes {ms(st.median_ms)} (median of {n} run{'s' if n != 1 else ''}{first})."
+        return Reading("startup", s, fine=not _serious(a, ["startup"]), numbers={"median_ms": st.median_ms})
+    # No launch: say so, how to record one, and what the app's own sections show.
+    android = a.format in ("perfetto", "atrace") or (a.meta or {}).get("android_sdk")
+    if android:
+        missing = ("no launch events: the trace has no ActivityManager launch (atrace category am, "
+                   "launchingActivity# / MetricsLogger slices), so TTID and TTFD cannot be read")
+    else:
+        missing = f"no app launch: this {a.format} data holds no launch of a program or an Android app"
+    return Reading("startup", f"This trace cannot tell the launch time: {missing}.", missing=missing,
+                   recipe="startup", partial=tuple(_app_startup_partial(a)))
+
+
+def _app_startup_partial(a) -> list[str]:
+    """An app-only capture: the app's first section to reportFullyDrawn, its androidx.startup
+    initializers, its first frames — as the trace has them, never a launch time."""
+    out: list[str] = []
+    stats = [s for s in a.slice_stats if s.scope == "app"] or list(a.slice_stats)
+    own = [s for s in stats if not _NOT_APP_CODE.match(s.name)]
+    if own:
+        stats = own
+        first = min(stats, key=lambda s: s.first_start_ms)
+        drawn = next((s for s in stats if s.name == _FULLY_DRAWN), None)
+        if drawn is not None:
+            out.append(f"the app's first traced section ({first.name}) starts at {ms(first.first_start_ms)}; "
+                       f"reportFullyDrawn at {ms(drawn.first_start_ms)}, "
+                       f"{ms(drawn.first_start_ms - first.first_start_ms)} later")
+        else:
+            out.append(f"the app's first traced section is {first.name} at {ms(first.first_start_ms)}; "
+                       "no reportFullyDrawn in the trace")
+        inits = sorted((s for s in stats if _INITIALIZER.search(s.name)), key=lambda s: -s.sum_ms)[:3]
+        if inits:
+            out.append("androidx.startup initializers: " + ", ".join(f"{s.name} {ms(s.sum_ms)}" for s in inits))
+    fr = a.frames
+    if fr and fr.count and fr.starts_ms and fr.durations_ms:
+        firsts = list(zip(fr.starts_ms, fr.durations_ms))[:3]
+        out.append("first frames: " + ", ".join(f"at {ms(t)} ({ms(d)})" for t, d in firsts))
+    return out
+
+
+# --- frames and scrolling ---------------------------------------------------------------------
+def _frames_sentence(fr) -> str:
+    from nodes.perf.model import FRAME_CAUSE_LABELS, FrameCause
+
+    who = f" of {fr.process}" if fr.process else ""
+    ratio = pct(100.0 * fr.jank_ratio) if fr.jank_ratio is not None else "–"
+    s = f"{fr.jank_count:,} of {fr.count:,} frames{who} janky ({ratio})"
+    if fr.p90_ms is not None:
+        s += f", p90 {ms(fr.p90_ms)}"
+    causes = [FRAME_CAUSE_LABELS[FrameCause(c)] for c in list(fr.causes)[:2]] if fr.jank_count else []
+    if causes:
+        s += ", mostly late because of " + " and ".join(causes)
+    return s
+
+
+def frames(a) -> Reading:
+    fr = a.frames
+    if fr and fr.count:
+        fine = not _serious(a, ["frames"])
+        head = "The frames are smooth: " if fine and fr.jank_count == 0 else ""
+        return Reading("frames", head + _frames_sentence(fr) + ".", fine=fine,
+                       numbers={"count": fr.count, "jank_count": fr.jank_count, "jank_ratio": fr.jank_ratio})
+    missing = "no frames: the data has no FrameTimeline and no frame slices (Choreographer#doFrame, DrawFrame)"
+    partial = []
+    if a.long_tasks:
+        t = max(a.long_tasks, key=lambda x: x.dur_ms)
+        partial.append(f"{len(a.long_tasks)} long main-thread task(s), the longest {t.name} {ms(t.dur_ms)} on {t.thread}")
+    return Reading("frames", f"This data cannot tell the jank: {missing}.", missing=missing, recipe="frames",
+                   partial=tuple(partial))
+
+
+def scroll(a) -> Reading:
+    plug = _family_of_plug(a, "scroll")
+    if plug is not None and _get(plug, "updates"):
+        ups = _get(plug, "updates")
+        janky = sum(1 for u in ups if _get(u, "janky"))
+        return Reading("scroll", f"{janky} of {len(ups)} scroll updates janky.", numbers={"updates": len(ups), "janky": janky})
+    chrome = a.format in ("trace_event", "chrome-json") or "Renderer" in str(getattr(a.frames, "process", "") or "")
+    what = ("Chrome's scroll updates (EventLatency) and input-to-frame latency" if chrome
+            else "input events and their latency to the frame")
+    fr = a.frames
+    partial = (f"the frames of this trace: {_frames_sentence(fr)}",) if fr and fr.count else ()
+    if partial:
+        return Reading("scroll", f"Not read yet: {what}; the frames while scrolling: {_frames_sentence(fr)}.",
+                       not_read=what, partial=(), numbers={"count": fr.count, "jank_count": fr.jank_count})
+    missing = f"no {what} and no frames in this data"
+    return Reading("scroll", f"This data cannot tell the scrolling: {missing}.", missing=missing, recipe="scroll")
+
+
+# --- CPU ----------------------------------------------------------------------------------------
+def _cpu_rows(a) -> tuple[list[dict], list[dict]]:
+    """(processes, threads) with running_ms / runnable_ms, from the cpu family when the result has
+    it (issue 24: cpu.processes[] / cpu.threads[]), else from the thread table's scheduler times."""
+    plug = _family_of_plug(a, "cpu")
+    if plug is not None and _get(plug, "processes"):
+        procs = [{k: _get(p, k) for k in ("pid", "name", "running_ms", "runnable_ms", "share_of_window")}
+                 for p in _get(plug, "processes")]
+        threads = [{k: _get(t, k) for k in ("pid", "tid", "name", "process", "running_ms", "runnable_ms", "share_of_window")}
+                   for t in (_get(plug, "threads") or [])]
+        return procs, threads
+    threads = [t for t in a.threads if t.running_ms is not None]
+    if not threads:
+        return [], []
+    by: dict[str, dict] = {}
+    for t in threads:
+        name = t.process or f"pid {t.pid}"
+        p = by.setdefault(name, {"name": name, "pid": t.pid, "running_ms": 0.0, "runnable_ms": 0.0})
+        p["running_ms"] += t.running_ms or 0.0
+        p["runnable_ms"] += t.runnable_ms or 0.0
+    w = a.duration_ms or 0.0
+    rows = sorted(by.values(), key=lambda p: -p["running_ms"])
+    for p in rows:
+        p["share_of_window"] = p["running_ms"] / w if w else None
+    th = [{"name": t.name, "pid": t.pid, "tid": t.tid, "process": t.process, "running_ms": t.running_ms,
+           "runnable_ms": t.runnable_ms} for t in sorted(threads, key=lambda t: -(t.running_ms or 0.0))]
+    return rows, th
+
+
+def cpu(a) -> Reading:
+    procs, threads = _cpu_rows(a)
+    fine = not _serious(a, ["cpu"])
+    if procs:
+        top = procs[:3]
+        parts = [f"{p['name']} {dur(p['running_ms'])}"
+                 + (f" ({pct(100 * p['share_of_window'])} of the {dur(a.duration_ms)} trace)"
+                    if p.get("share_of_window") is not None and i == 0 else "")
+                 for i, p in enumerate(top)]
+        s = "CPU time by process: " + ", ".join(parts)
+        if threads:
+            t = threads[0]
+            s += f"; busiest thread {t['name']}" + (f" ({t['process']})" if t.get("process") else "") + f" {dur(t['running_ms'])}"
+        runnable = sum(p.get("runnable_ms") or 0.0 for p in procs)
+        if runnable:
+            s += f"; {dur(runnable)} runnable (waiting for a CPU) in all"
+        nr = [x for x in _not_read(a) if "sample" in x.lower()]
+        return Reading("cpu", s + ".", fine=fine, not_read=nr[0] if nr else None,
+                       numbers={"processes": procs[:10], "threads": threads[:10]})
+    sampled = [h for h in a.hotspots if h.thread is None and h.kind in ("sample", "call") and h.self_ms > 0]
+    if sampled:
+        h = sampled[0]
+        where = f" ({h.file}:{h.line})" if h.file and h.line else ""
+        what = "sampled" if h.kind == "sample" else "profiled"
+        s = f"{pct(h.self_pct)} of the {what} CPU time is in {h.name}{where} by itself"
+        if len(sampled) > 1:
+            s += "; then " + ", ".join(f"{x.name} {pct(x.self_pct)}" for x in sampled[1:3])
+        return Reading("cpu", s + ".", fine=fine, numbers={"top": h.name, "self_pct": h.self_pct})
+    missing = "no CPU time: the data has no scheduler events (sched_switch) and no CPU samples"
+    partial = []
+    busy = sorted((t for t in a.threads if t.busy_ms > 0), key=lambda t: -t.busy_ms)[:3]
+    if busy:
+        partial.append("traced (slice) time per thread, which is not CPU time: "
+                       + ", ".join(f"{t.name} {dur(t.busy_ms)}" for t in busy))
+    return Reading("cpu", f"This data cannot tell the CPU time: {missing}.", missing=missing, recipe="cpu",
+                   partial=tuple(partial))
+
+
+# --- memory -----------------------------------------------------------------------------------
+_RSS = re.compile(r"^(?:mem\.rss(?:\.anon)?|rss_bytes|Heap size \(KB\))(?::\s*(?P<proc>.+))?$")
+
+
+def _mb(c, v: float) -> float:
+    if c.name.startswith("rss_bytes"):
+        return v / 2**20
+    if "(KB)" in c.name or c.unit == "KB":
+        return v / 1024
+    return v
+
+
+def memory(a) -> Reading:
+    plug = _family_of_plug(a, "memory")
+    if plug is not None and _get(plug, "processes"):
+        from nodes.perf.metrics.memory import summarize_memory
+
+        ps = _get(plug, "processes")
+        return Reading("memory", "Memory: " + summarize_memory(plug), fine=not _serious(a, ["memory"]),
+                       numbers={"processes": [{"name": p.name, "pid": p.pid, "rss_max_mb": p.rss_max_mb} for p in ps[:10]],
+                                "lmk_kills": len(plug.lmk_kills)})
+    rows = []
+    for c in a.counters:
+        m = _RSS.match(c.name)
+        if not m or c.name.startswith("mem.rss.anon"):
+            continue
+        start = c.points[0][1] if c.points else c.min
+        rows.append((m.group("proc") or "the process", "heap" if "Heap" in c.name else "RSS",
+                     _mb(c, start), _mb(c, c.max), _mb(c, c.last)))
+    if rows:
+        rows.sort(key=lambda r: (r[1] != "RSS", -r[3]))
+        parts = [f"{p} {kind} peak {peak:,.1f} MB (start {start:,.1f} MB, end {end:,.1f} MB, "
+                 f"growth {end - start:+,.1f} MB)" for p, kind, start, peak, end in rows[:3]]
+        return Reading("memory", "Memory: " + "; ".join(parts) + ".", fine=not _serious(a, ["memory"]),
+                       numbers={"rows": [dict(zip(("process", "kind", "start_mb", "peak_mb", "end_mb"), r)) for r in rows[:10]]})
+    missing = "no memory counters: the data has no per-process RSS or heap over time"
+    partial = []
+    avail = next((c for c in a.counters if c.name == "mem.available"), None)
+    if avail is not None:
+        partial.append(f"the device's available memory ranged {avail.min:,.0f}–{avail.max:,.0f} MB")
+    return Reading("memory", f"This data cannot tell the memory use: {missing}.", missing=missing, recipe="memory",
+                   partial=tuple(partial))
+
+
+# --- power ------------------------------------------------------------------------------------
+def power(a) -> Reading:
+    plug = _family_of_plug(a, "power")
+    windows = _get(plug, "windows") if plug is not None else None
+    if windows:
+        from nodes.perf.metrics.power import summarize_power
+
+        w = next((x for x in windows if x.name != "trace"), windows[0])
+        return Reading("power", "Energy: " + summarize_power(plug),
+                       numbers={"window": w.name, "energy_uws": w.energy_uws, "categories": dict(w.categories)})
+    skipped = [x for x in _not_read(a) if "power" in x or "battery" in x]
+    partial = []
+    procs, _ = _cpu_rows(a)
+    if procs:
+        partial.append("CPU time by process (not energy): "
+                       + ", ".join(f"{p['name']} {dur(p['running_ms'])}" for p in procs[:3]))
+    if skipped:
+        what = " and ".join(skipped)
+        return Reading("power", f"Not read yet: {what} — this trace holds them, PerfScout does not read them yet, "
+                       "so no energy is given.", not_read=what, partial=tuple(partial))
+    missing = "no power data: the trace has no power rails and no battery counters"
+    return Reading("power", f"This trace cannot tell the energy use: {missing}.", missing=missing, recipe="power",
+                   partial=tuple(partial))
+
+
+# --- blocking ---------------------------------------------------------------------------------
+_BLOCKING_SLICE = re.compile(r"^(?:binder transaction|binder reply|Lock contention|monitor contention|"
+                             r"Contending for|.*\block\b.*contention)", re.I)
+
+
+def blocking(a) -> Reading:
+    plug = _family_of_plug(a, "blocking")
+    if plug is not None and plug.thread:
+        from nodes.perf.metrics.blocking import summarize_blocking
+
+        waits = sorted([("binder", x.dur_ms, x.server or "an unknown process") for x in plug.binder]
+                       + [("lock", x.dur_ms, f"{x.lock} held by {x.owner}" if x.owner else x.lock) for x in plug.locks]
+                       + [("D", x.dur_ms, "IO" if x.io_wait else "uninterruptible sleep") for x in plug.d_state],
+                       key=lambda w: -w[1])[:3]
+        s = "Main thread: " + summarize_blocking(plug).rstrip(".")
+        if waits:
+            s += "; longest waits: " + ", ".join(f"{ms(d)} on {what}" for _, d, what in waits)
+        return Reading("blocking", s + ".", fine=not _serious(a, ["blocking"]),
+                       numbers={"binder_ms": plug.binder_ms, "lock_ms": plug.lock_ms, "d_ms": plug.d_ms})
+    parts: list[str] = []
+    numbers: dict[str, Any] = {}
+    run = next((r for r in (a.startup.runs if a.startup else []) if r.main_thread is not None), None)
+    main = next((t for t in a.threads if t.is_main and t.sleeping_ms is not None), None)
+    if run is not None:
+        mt = run.main_thread
+        io = f", {ms(mt.io_wait_ms)} of it IO wait" if mt.io_wait_ms else ""
+        parts.append(f"during the launch the main thread slept {ms(mt.sleeping_ms)}, was in uninterruptible "
+                     f"sleep (D) {ms(mt.uninterruptible_ms)}{io} and runnable {ms(mt.runnable_ms)}")
+        numbers.update(sleeping_ms=mt.sleeping_ms, uninterruptible_ms=mt.uninterruptible_ms)
+    elif main is not None:
+        parts.append(f"the main thread {main.name} slept {dur(main.sleeping_ms)} and was runnable {dur(main.runnable_ms or 0)}")
+        numbers.update(sleeping_ms=main.sleeping_ms)
+    waits = sorted((s for s in a.slice_stats if _BLOCKING_SLICE.match(s.name) and s.scope in ("app", "all")),
+                   key=lambda s: (s.scope != "app", -s.max_ms))
+    if waits:
+        w = waits[0]
+        parts.append(f"the longest {w.name} slice took {ms(w.max_ms)} ({w.count:,} in all, {ms(w.sum_ms)})")
+        numbers.update(longest_wait=w.name, longest_wait_ms=w.max_ms)
+    blocked = _meta_int(a, "perfetto.sched_blocked_reasons")
+    not_read = ("which function each blocked thread slept in (sched_blocked_reason), binder servers and lock owners"
+                if blocked else "binder servers and lock owners")
+    if parts:
+        s = "; ".join(parts)
+        return Reading("blocking", s[0].upper() + s[1:] + ".", not_read=not_read, numbers=numbers)
+    missing = "no thread states and no binder or lock slices in this data"
+    return Reading("blocking", f"This data cannot tell what the threads waited on: {missing}.", missing=missing,
+                   recipe="blocking")
+
+
+# --- page load ----------------------------------------------------------------------------------
+def page(a) -> Reading:
+    p = a.page
+    if p is None or (p.fcp_ms is None and p.lcp_ms is None):
+        missing = "no page load: the data has no navigation with paint timings (firstContentfulPaint, LCP candidates)"
+        return Reading("page", f"This data cannot tell the page load: {missing}.", missing=missing, recipe="page")
+    shown = []
+    if p.fcp_ms is not None:
+        shown.append(f"FCP {_sec(p.fcp_ms)}")
+    if p.lcp_ms is not None:
+        shown.append(f"LCP {_sec(p.lcp_ms)}")
+    if p.cls is not None:
+        shown.append("no layout shift" if p.cls == 0 else f"CLS {p.cls:.3f}")
+    if p.tbt_ms is not None:
+        shown.append(f"TBT {ms(p.tbt_ms)}")
+    serious = _serious(a, ["page"])
+    numbers = {"fcp_ms": p.fcp_ms, "lcp_ms": p.lcp_ms, "cls": p.cls, "tbt_ms": p.tbt_ms}
+    # a vital this trace does not hold is said, with the reader's reason (PageVitals.missing)
+    absent = [k for k in ("fcp_ms", "lcp_ms", "cls", "tbt_ms") if numbers[k] is None]
+    label = {"fcp_ms": "FCP", "lcp_ms": "LCP", "cls": "CLS", "tbt_ms": "TBT"}
+    missing = ("not in this trace: " + "; ".join(f"{label[k]} ({p.missing[k]})" if p.missing.get(k) else label[k]
+                                                for k in absent)) if absent else None
+    tail = f"; {', '.join(label[k] for k in absent)} not in this trace" if absent else ""
+    if not serious:
+        return Reading("page", "The page is fast: " + ", ".join(shown) + tail + ".", fine=True, numbers=numbers,
+                       missing=missing, recipe="page" if absent else None)
+    worst = serious[0]
+    s = "The page load: " + ", ".join(shown) + f"; {worst.title}"
+    if a.long_tasks and p.tbt_ms:
+        t = max(a.long_tasks, key=lambda x: x.dur_ms)
+        from nodes.perf.containers import is_container
+
+        what = "" if is_container(t.name) else f" {t.name}"  # a task runner names no work
+        s += f"; the longest main-thread task{what} lasts {ms(t.dur_ms)}"
+    return Reading("page", s + tail + ".", numbers=numbers, missing=missing, recipe="page" if absent else None)
+
+
+__all__ = ["Reading", "SERIOUS", "blocking", "cpu", "frames", "memory", "page", "power", "scroll", "startup"]

@@ -1,0 +1,146 @@
+"""The answer follows the question (issue 23): through the Python API that `perfscout ask` uses,
+on real captures (tests/data, their sources in the SOURCES.md beside them), in both languages —
+the first lines of the answer are asserted, not only the JSON.
+
+Each capture is analysed once per thread; the other lenses are follow-ups on that thread
+(docs/ROUTING.md rule 8), answered from its data without a new read.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.api import PerfScout
+from app.settings import Settings
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture
+def ps(tmp_path, monkeypatch):
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PERFSCOUT_CHECKPOINT_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PERFSCOUT_HOME", str(tmp_path / "home"))
+    for rel in ("perfetto/api32_startup_warm.perfetto-trace", "perfetto/ms_android12_emulator_sched_cpusampling.pftrace",
+                "perfetto/chrome_fcp_lcp_navigations.pftrace", "web/webvitals.trace.json.gz",
+                "perf/chrome-android-thread-time.json.gz"):
+        shutil.copy(DATA / rel, tmp_path / Path(rel).name)
+    with PerfScout(Settings.from_env(), workspace=tmp_path) as p:
+        yield p
+
+
+def _lines(r) -> list[str]:
+    return (r.answer or "").splitlines()
+
+
+def _decisions(ps) -> list[dict]:
+    path = ps.settings.state_dir / "decisions.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_startup_leads_then_follow_ups_switch_the_lens_not_the_data(ps):
+    r = ps.ask("分析一下这份启动 trace api32_startup_warm.perfetto-trace，启动为什么慢")
+    first = _lines(r)[0]
+    # Macrobenchmark's fixedStartupTraceMetrics: TTID 154.6 ms, TTFD 659.6 ms (../shared/traces/REFERENCE.md)
+    assert first.startswith("androidx.benchmark.integration.macrobenchmark.target warm start: TTID 155 ms, TTFD 660 ms")
+    assert "the biggest part is" in first
+    assert r.route == "analyze" and r.route_info["lens"] == "startup"
+    tid = r.thread_id
+
+    mem = ps.ask("那内存呢？", thread_id=tid)
+    assert mem.route == "analyze" and mem.route_info["override"] == "thread" and mem.route_info["lens"] == "memory"
+    assert mem.route_history[-1] == "reporter" and "analyzer" not in mem.route_history  # no new read
+    assert _lines(mem)[0].startswith("Memory: androidx.benchmark.integration.macrobenchmark.target RSS peak 119.0 MB")
+
+    cpu = ps.ask("and the CPU?", thread_id=tid)
+    assert cpu.route_info["lens"] == "cpu" and "analyzer" not in cpu.route_history
+    # trace_processor's thread_state Running per process (nodes/perf/metrics/cpu.py, tests/test_lens_cpu.py)
+    assert _lines(cpu)[0].startswith("CPU time by process: system_server 370 ms (16.8 % of the 2.20 s trace)")
+    assert "runnable (waiting for a CPU)" in _lines(cpu)[0]
+
+    power = ps.ask("what about power during the test?", thread_id=tid)
+    assert power.route_info["lens"] == "power"
+    # energy by PowerMetric category over Macrobenchmark's measureBlock (tests/test_lens_power.py)
+    assert _lines(power)[0].startswith("Energy: measureBlock (1.84 s): 1.198 J, 745.8 mW on average; by category CPU 0.452 J")
+
+    # a negated lens does not lead: 「不用管启动，看看内存」 is memory
+    neg = ps.ask("不用管启动，看看内存", thread_id=tid)
+    assert neg.route_info["lens"] == "memory" and _lines(neg)[0].startswith("Memory: ")
+
+    # collecting on a device is still the device's (rule 8 does not take it)
+    dev = ps.ask("采集一下内存", thread_id=tid)
+    assert dev.route == "android"
+
+    orch = [d for d in _decisions(ps) if d["node"] == "orchestrator"]
+    assert [d["lens"] for d in orch][:5] == ["startup", "memory", "cpu", "power", "memory"]
+    assert [d["decision"] for d in orch][1:5] == ["reporter"] * 4
+    assert "rule 8" in orch[1]["reason"] or orch[1]["input"]["thread_data"] is True
+
+
+def test_a_trace_without_the_launch_says_so_gives_the_recipe_and_what_it_can_tell(ps):
+    r = ps.ask("这份 ms_android12_emulator_sched_cpusampling.pftrace 的启动为什么慢")
+    lines = _lines(r)
+    assert lines[0].startswith("This trace cannot tell the launch time: no launch events")
+    assert lines[1].startswith("To record a trace that can answer it, capture a system trace of the launch")
+    assert lines[2] == "    # save as config.pbtx" and '          atrace_categories: "am"' in lines
+    can = next(x for x in lines if x.startswith("What this data can say:"))
+    assert "first frames: at" in can
+    assert "Janky frames" not in lines[0]  # never another topic in its place
+
+    cpu = ps.ask("where does the CPU time go?", thread_id=r.thread_id)
+    first = _lines(cpu)[0]
+    assert first.startswith("CPU time by process: /system/bin/traced_perf 2.73 s (6.9 % of the 39.7 s trace), com.android.chrome")
+    assert "busiest thread stack-unwinding" in first
+
+    power = ps.ask("这次测试耗电多少，哪个部件最耗电？", thread_id=r.thread_id)
+    lines = _lines(power)
+    assert lines[0] == "This trace cannot tell the energy use: no power data: the trace has no power rails and no battery counters."
+    assert lines[1].startswith("To record a trace that can answer it, capture ODPM power rails and battery counters")
+    assert '          collect_power_rails: true' in lines
+    assert any(x.startswith("What this data can say: CPU time by process (not energy)") for x in lines)
+
+    frames = ps.ask("not the CPU, the frames", thread_id=r.thread_id)
+    assert frames.route_info["lens"] == "frames"
+    assert _lines(frames)[0].startswith("33 of 70 frames of com.android.systemui janky (47.1 %)")
+
+
+def test_a_page_question_leads_with_the_vitals_and_a_fast_page_hears_it(ps):
+    slow = ps.ask("这个页面加载为什么慢？ webvitals.trace.json.gz")
+    first = _lines(slow)[0]
+    # Lighthouse 12.2.3 on this file (tests/test_web_vitals.py): CLS 0.251 is poor (> 0.25)
+    assert first.startswith("The page load: FCP 0.1 s, LCP 1.3 s, CLS 0.251, TBT 228 ms; Cumulative Layout Shift 0.251: poor")
+    assert "RunTask" not in first  # a task runner names no work
+    assert _lines(slow)[1].startswith('Needs attention: 2 serious findings; look first at "Cumulative Layout Shift')
+    also = next(x for x in _lines(slow) if x.startswith("Also, outside this question:"))
+    assert "Hot spot" in also
+
+    fast = ps.ask("is this page slow? chrome_fcp_lcp_navigations.pftrace")
+    lines = _lines(fast)
+    assert lines[0] == "The page is fast: FCP 0.9 s; LCP, CLS, TBT not in this trace."
+    assert not any(x.startswith(("Needs attention", "Worth a look")) for x in lines)  # other topics give no verdict
+    assert any(x.startswith("Also, outside this question:") for x in lines)
+
+
+def test_no_task_runner_leads_the_hot_spots_and_scrolling_is_answered_from_frames(ps):
+    r = ps.ask("why is scrolling janky in chrome-android-thread-time.json.gz?")
+    first = _lines(r)[0]
+    assert r.route_info["lens"] == "scroll"
+    assert first.startswith("Not read yet: Chrome's scroll updates (EventLatency) and input-to-frame latency; "
+                            "the frames while scrolling: ")
+    assert "RunTask" not in first
+    report = json.loads(Path(r.report["json"]).read_text())
+    hot = [h["name"] for h in report["analysis"]["hotspots"]]
+    from nodes.perf.containers import CONTAINERS
+
+    assert hot and not set(hot) & set(CONTAINERS)
+    assert "MessageLoop::RunTask" in [h["name"] for h in report["analysis"]["untraced_in_tasks"]]
+    assert report["lens"] == "scroll" and report["lens_answer"]["title"] == "Scrolling and input"
+    md = Path(r.report["markdown"]).read_text()
+    assert md.index("## Scrolling and input") < md.index("## What to look at first")
+    assert "Untraced time inside tasks:" in md
+    html = Path(r.report["html"]).read_text()
+    assert html.index('id="lens"') < html.index('id="first"')
