@@ -33,6 +33,11 @@ def to_json(result: AnalysisResult) -> dict[str, Any]:
         frames.pop("starts_ms", None)
     for c in data.get("counters") or []:
         c.pop("points", None)
+    for p in (data.get("memory") or {}).get("processes") or []:  # the memory chart's curves and GC marks
+        for s in p.get("series") or []:
+            s.pop("samples", None)
+        if p.get("gc"):
+            p["gc"].pop("starts_ms", None)
     return data
 
 

@@ -14,7 +14,7 @@ ends before that node's checkpoint: ``incomplete``, resumable.
 
 * ``RunningTurns`` (one per ``PerfScout``) knows each turn that runs and its request;
   ``PerfScout.cancel`` sets them. A turn started under a request of its caller's — the MCP
-  server's ``drive`` (app/mcp_server.py) runs each call under one — uses that request, so the
+  server's ``drive`` (app/mcp/cancellation.py) runs each call under one — uses that request, so the
   server's cancellation and ``PerfScout.cancel`` stop the same turn.
 * ``sigint_cancels`` (the CLI) turns the first Ctrl-C during a turn into that cancellation. A
   Ctrl-C with no turn running, or a second one, is the usual ``KeyboardInterrupt``.

@@ -431,7 +431,8 @@ def mcp(
     offline: bool = typer.Option(False, "--offline", help="Never call a model, even if one is configured."),
 ) -> None:
     """Serve PerfScout to coding agents over MCP (stdio); see docs/mcp.md."""
-    from app.mcp_server import ServerOptions, serve
+    from app.mcp.options import ServerOptions
+    from app.mcp.server import serve
 
     ws = (workspace or Path.cwd()).expanduser()
     if not ws.is_dir():

@@ -1,4 +1,4 @@
-"""app/mcp_bound.py: every MCP result fits the bound and says what was cut."""
+"""app/mcp/bound.py: every MCP result fits the bound and says what was cut."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.mcp_bound import MAX_RESULT_CHARS, bound, size
+from app.mcp.bound import MAX_RESULT_CHARS, bound, size
 
 
 def test_a_small_result_is_returned_as_it_is():

@@ -28,7 +28,7 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 TRACE = ROOT / "tests" / "data" / "perfetto" / "api32_startup_warm.perfetto-trace"
 SLOW_APP = ROOT / "examples" / "slow_app.py"
-TOOLS = {"route", "analyze", "ask", "resume", "continue", "explore", "report"}
+TOOLS = {"route", "analyze", "ask", "resume", "continue", "explore", "report", "compare", "check"}
 
 #: A program that runs until it is stopped (the collection is cancelled while it runs).
 FOREVER = """\
@@ -105,7 +105,7 @@ def test_lists_every_tool_with_an_input_schema(workspace, tmp_path):
 
     tools, templates = session(params(workspace, env=server_env(tmp_path)), body)
     by_name = {t.name: t for t in tools}
-    assert set(by_name) == TOOLS  # compare/check wait for the compare issue (docs/mcp.md)
+    assert set(by_name) == TOOLS
     for t in tools:
         assert t.input_schema["type"] == "object" and t.description
     assert by_name["analyze"].input_schema["required"] == ["path"]
@@ -113,6 +113,9 @@ def test_lists_every_tool_with_an_input_schema(workspace, tmp_path):
         "overview", "startup", "frames", "scroll", "cpu", "memory", "power", "blocking", "page", "hotspots", "web", "all"]
     assert by_name["ask"].input_schema["properties"]["allow_run"]["default"] is False
     assert set(by_name["resume"].input_schema["required"]) == {"thread", "answer"}
+    assert set(by_name["compare"].input_schema["required"]) == {"a", "b"}
+    assert by_name["check"].input_schema["required"] == ["run"]
+    assert by_name["check"].input_schema["properties"]["allow_missing"]["default"] is False
     assert [t.uri_template for t in templates] == ["perfscout://report/{thread}"]
 
 
@@ -488,3 +491,167 @@ def test_a_proposed_command_runs_only_when_the_person_confirms_it(workspace, tmp
     else:
         assert out["status"] == "failed" and "declined" in out["answer"]
         assert not _ran_anything(tmp_path / "home", out["thread_id"])
+
+
+# --- compare and check ------------------------------------------------------------------------
+
+CHROME116 = ROOT / "tests" / "data" / "report" / "chrome116-devtools-trace.json"
+CHROME65 = ROOT / "tests" / "data" / "perf" / "chrome65-devtools-timeline.json"
+GFXINFO = ROOT / "tests" / "data" / "android" / "gfxinfo-reactnativefeed-flashlight.txt"
+PYSPY = ROOT / "tests" / "data" / "perf" / "pyspy-slowapp.speedscope.json"
+#: Macrobenchmark's TTID 154.63 ms and TTFD 659.64 ms for api32_startup_warm (REFERENCE.md, as
+#: tests/test_check.py checks them through the CLI): the first budget holds, the second fails.
+STARTUP_BUDGETS = "[budgets.startup]\nttid_ms = 156.2\nttfd_ms = 650\n"
+
+
+def _runs(folder: Path, n: int, seed: int, slower: float = 1.0) -> None:
+    """``n`` Chrome traces of one build: forty functions on a main thread, jittered; every odd
+    one ``slower`` times as long in this build (enough rows and samples to pass the size bound)."""
+    import random
+
+    folder.mkdir(parents=True)
+    rng = random.Random(seed)
+    for i in range(n):
+        events: list[dict[str, Any]] = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}}]
+        t = 0.0
+        for k in range(40):
+            d = (1000 + 100 * k) * (slower if k % 2 else 1.0) * rng.uniform(0.97, 1.03)
+            events.append({"ph": "X", "name": f"function_number_{k:02d}", "pid": 1, "tid": 1, "ts": t, "dur": d})
+            t += d + 10
+        (folder / f"run{i:02d}.json").write_text(json.dumps({"traceEvents": events}))
+
+
+@pytest.fixture
+def builds(workspace: Path, tmp_path: Path) -> Path:
+    shutil.copy(CHROME116, workspace / "traces" / CHROME116.name)
+    shutil.copy(CHROME65, workspace / "traces" / CHROME65.name)
+    shutil.copy(GFXINFO, workspace / "traces" / GFXINFO.name)
+    shutil.copy(PYSPY, workspace / "traces" / PYSPY.name)
+    _runs(workspace / "before", 24, seed=1)
+    _runs(workspace / "after", 24, seed=2, slower=1.2)
+    (workspace / "budgets.toml").write_text(STARTUP_BUDGETS)
+    # the eight longest functions (hot spots), each bound 10 % above its time: the odd ones fail
+    many = "".join(f"'hotspots.\"function_number_{k:02d}\".self_ms' = {(1000 + 100 * k) * 1.1 / 1000}\n" for k in range(32, 40))
+    (workspace / "many.toml").write_text("[budgets]\n" + many)
+    (workspace / "regression.toml").write_text('[budgets]\n"regression.max_pct" = 5\n')
+    shutil.copy(CHROME65, tmp_path / "outside.json")
+    (tmp_path / "outside.toml").write_text(STARTUP_BUDGETS)
+    (workspace / "linked").mkdir()
+    (workspace / "linked" / "t.json").symlink_to(tmp_path / "outside.json")
+    return workspace
+
+
+def test_compare_over_stdio_matches_the_cli_and_stays_in_the_workspace(builds, tmp_path):
+    from app.compare_cmd import build
+
+    a, b = f"traces/{CHROME116.name}", f"traces/{CHROME65.name}"
+
+    async def body(c: Client):
+        out = {
+            "two": await c.call_tool("compare", {"a": a, "b": b}),
+            "many": await c.call_tool("compare", {"a": "before", "b": "after"}),
+            "glob": await c.call_tool("compare", {"a": "before/run0[0-4].json", "b": "after/run0[0-4].json"}),
+            "analyzed": await c.call_tool("analyze", {"path": f"traces/{TRACE.name}"}),
+        }
+        report_dir = str(Path(data(out["analyzed"])["report_paths"]["markdown"]).parent)
+        out["own"] = await c.call_tool("compare", {"a": report_dir, "b": f"traces/{TRACE.name}"})
+        out["refused"] = [
+            await c.call_tool("compare", {"a": "/etc/passwd", "b": b}),
+            await c.call_tool("compare", {"a": "../outside.json", "b": b}),
+            await c.call_tool("compare", {"a": "../*.json", "b": b}),
+            await c.call_tool("compare", {"a": str(tmp_path / "*.json"), "b": b}),
+            await c.call_tool("compare", {"a": "linked", "b": b}),
+            await c.call_tool("compare", {"a": "linked/*.json", "b": b}),
+        ]
+        out["bad"] = [
+            await c.call_tool("compare", {"a": f"traces/{GFXINFO.name}", "b": f"traces/{PYSPY.name}"}),  # frames vs samples
+            await c.call_tool("compare", {"a": "no-such-thread", "b": b}),
+            await c.call_tool("compare", {"a": "traces/*.pftrace", "b": b}),
+            await c.call_tool("compare", {"a": a}),
+        ]
+        return out
+
+    out = session(params(builds, env=server_env(tmp_path)), body)
+    two = data(out["two"])
+    cli = build(str(CHROME116), str(CHROME65), None)  # the CLI's comparison of the same files
+    assert {r["key"]: r["verdict"] for r in two["rows"]} == {r.key: r.verdict for r in cli.rows}
+    assert {r["label"]: r["status"] for r in two["hotspots"]} == {r.label: r.status for r in cli.hotspots}
+    assert two["headline"].startswith(f"{b} vs {a}: worse: ")  # labelled as the agent named them
+    assert two["summary"]["worse"] == len(cli.changes["worse"])
+    verdicts = [r["verdict"] for r in two["rows"]]
+    assert verdicts == sorted(verdicts, key=lambda v: {"worse": 0, "better": 1}.get(v, 2))  # worse first
+    md = Path(two["report_paths"]["markdown"])
+    assert md.is_file() and str(md).startswith(str(tmp_path / "home")) and md.name == "compare.md"
+
+    many = data(out["many"])  # 24 runs a side, forty functions: over the bound, and says what was cut
+    assert len(many["a"]["runs"]) == len(many["b"]["runs"]) == 24
+    assert any(t.startswith("hotspots: kept ") and t.endswith(" of 20 items") for t in many["truncated"]), many["truncated"]
+    assert many["hotspots"][0]["verdict"] == "worse" and many["hotspots"][0]["diff"]["significant"] is True
+    assert "function_number_39" in many["headline"]
+    assert len(data(out["glob"])["a"]["runs"]) == 5
+    own = data(out["own"])  # the server's own report (under PERFSCOUT_HOME) against the capture
+    assert all(r["verdict"] not in ("worse", "better") for r in own["rows"]), own["rows"]
+
+    lines = [error_line(r) for r in out["refused"]]
+    assert all("outside the workspace" in line or "symlink" in line or "'..'" in line for line in lines), lines
+    assert "linked" in lines[4] and "linked" in lines[5], lines
+    bad = [error_line(r) for r in out["bad"]]
+    assert "mismatched kinds" in bad[0] and GFXINFO.name in bad[0], bad[0]
+    assert "no report of a thread 'no-such-thread'" in bad[1]
+    assert bad[2].endswith("traces/*.pftrace: the pattern matches nothing")
+    assert "b" in bad[3] and "required" in bad[3].lower()
+
+
+def test_check_over_stdio_matches_the_cli(builds, tmp_path):
+    import io
+
+    from app import check_cmd
+
+    async def body(c: Client):
+        return {
+            "startup": await c.call_tool("check", {"run": f"traces/{TRACE.name}", "budgets": "budgets.toml"}),
+            "missing_ok": await c.call_tool(
+                "check", {"run": f"traces/{CHROME116.name}", "budgets": "budgets.toml", "allow_missing": True}
+            ),
+            "many": await c.call_tool("check", {"run": "after", "budgets": "many.toml"}),
+            "regression": await c.call_tool(
+                "check", {"run": "after", "budgets": "regression.toml", "baseline": "before"}
+            ),
+            "bad": [
+                await c.call_tool("check", {"run": f"traces/{TRACE.name}"}),  # no budgets at the root
+                await c.call_tool("check", {"run": f"traces/{TRACE.name}", "budgets": "../outside.toml"}),
+                await c.call_tool("check", {"run": "after", "budgets": "regression.toml"}),
+                await c.call_tool("check", {"run": "../outside.json", "budgets": "budgets.toml"}),
+                await c.call_tool("check", {"run": f"traces/{TRACE.name}", "budgets": "nope.toml"}),
+            ],
+        }
+
+    out = session(params(builds, env=server_env(tmp_path)), body)
+    s = data(out["startup"])
+    expected = io.StringIO()
+    code = check_cmd.run(str(TRACE), budgets_file=str(builds / "budgets.toml"), as_json=True, stdout=expected)
+    cli = json.loads(expected.getvalue())
+    assert s["passed"] is False and code == 1 and cli["passed"] is False
+    by = {r["key"]: r for r in s["results"]}
+    assert by == {r["key"]: r for r in cli["results"]}  # the same results as `perfscout check --json`
+    assert by["startup.ttid_ms"]["status"] == "pass" and abs(by["startup.ttid_ms"]["value"] - 154.63) < 1.55
+    assert by["startup.ttfd_ms"]["status"] == "fail" and abs(by["startup.ttfd_ms"]["value"] - 659.64) < 6.6
+    assert s["results"][0]["status"] == "fail"  # failures first
+    assert s["counts"] == {"pass": 1, "fail": 1, "missing": 0} and s["summary"].startswith("1 of 2 budgets hold")
+    m = data(out["missing_ok"])  # a page load has no start-up: missing, allowed
+    assert m["passed"] is True and m["counts"]["missing"] == 2
+
+    many = data(out["many"])  # 8 budgets × 24 runs: over the bound, failures first, cut said
+    assert many["counts"]["pass"] + many["counts"]["fail"] == 8 * 24
+    assert any(t.startswith("results: kept ") and t.endswith(" of 192 items") for t in many["truncated"]), many["truncated"]
+    assert many["results"][0]["status"] == "fail" and many["passed"] is False
+    assert many["counts"] == {"pass": 4 * 24, "fail": 4 * 24, "missing": 0}
+    r = data(out["regression"])  # every odd function 20 % slower than the baseline: a regression
+    assert r["passed"] is False and r["results"][0]["status"] == "fail" and "p = " in r["results"][0]["message"]
+
+    lines = [error_line(x) for x in out["bad"]]
+    assert "no budgets: pass budgets" in lines[0]
+    assert "outside the workspace" in lines[1]
+    assert "regression.max_pct needs a baseline" in lines[2]
+    assert "outside the workspace" in lines[3]
+    assert "nope.toml: no such file in the workspace" in lines[4]

@@ -330,3 +330,24 @@ def test_checker_catches_a_fetch_and_an_empty_chart(browser, report, tmp_path):
     assert empty and empty[0]["drawn"] == 0
     with pytest.raises(AssertionError):
         _assert_drawn(r)
+
+
+LENS_CAPTURES = {"perfetto/ms_android12_emulator_sched_cpusampling.pftrace": {"cpu-processes", "cpu-threads", "memory-rss"},
+                 "web/scroll.trace.json.gz": {"scroll-latency"}}
+
+
+@pytest.mark.parametrize("name", sorted(LENS_CAPTURES))
+def test_lens_charts_draw(browser, tmp_path, name):
+    """The lens sections' charts (nodes/report/lens_charts.py) paint every mark, at desktop width."""
+    from nodes.perf.analysis import analyze_paths
+
+    src = HERE / "data" / name
+    html = Path(write_report(build_view(analyze_paths([str(src)])), tmp_path)["html"])
+    r = inspect_page(browser, html, 1280, dark=False, shot_name=f"lens-{src.name}.png")
+    kinds = {c["kind"] for c in r["audit"]["charts"]}
+    assert LENS_CAPTURES[name] <= kinds, kinds
+    for c, px in zip(r["audit"]["charts"], r["pixels"]["boxes"]):
+        assert c["drawn"] >= 1 and c["drawn"] == c["marks"], c
+        assert px["ink"] > 0.005 * px["area"] and px["colours"] >= 2, (c["kind"], px)
+    assert r["problems"] == [] and r["requests"] == [r["url"]]
+    assert r["audit"]["scrollW"] <= r["audit"]["innerW"]

@@ -27,7 +27,7 @@ import threading
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 #: A JSON file bigger than this is a trace, not an analysis (same bound as app/report_cmd.py).
 MAX_RESULT_JSON = 64 * 1024 * 1024
@@ -161,6 +161,14 @@ def _newest_report(folder: Path) -> Path | None:
     return max(found, key=lambda p: (p.stat().st_mtime, str(p))) if found else None
 
 
+def thread_report(thread: str, runs_dir: str | None) -> Path | None:
+    """The newest ``report.json`` of ``thread`` under ``runs_dir``; None when it has none."""
+    from nodes.report.output import safe_component
+
+    folder = Path(runs_dir) / safe_component(thread) if runs_dir else None
+    return _newest_report(folder) if folder is not None and folder.is_dir() else None
+
+
 @dataclass
 class _Plan:
     """Runs already loaded (stored analyses) and groups of files still to analyse."""
@@ -210,9 +218,15 @@ def _plan_dir(d: Path, plan: _Plan) -> None:
         raise SideError(f"{d}: a folder with no capture, analysis or report the analyzer can read")
 
 
-def load_side(spec: str, *, runs_dir: str | None = None) -> Side:
-    """The runs ``spec`` names (see the module docstring). Raises SideError."""
+def load_side(spec: str, *, runs_dir: str | None = None, confine: Callable[[str], object] | None = None) -> Side:
+    """The runs ``spec`` names (see the module docstring). Raises SideError.
+
+    ``confine`` is called with every file the side reads, once the side is planned and before
+    any is analysed; it raises to refuse one (the MCP server: files outside its workspace)."""
     plan = _plan(spec, runs_dir=runs_dir)
+    if confine is not None:
+        for path in [r.source for r in plan.stored] + [p for group in plan.groups for p in group]:
+            confine(path)
     side = Side(spec, list(plan.stored))
     for label, group, analysis in zip(plan.labels, plan.groups, analyse_groups(plan.groups)):
         side.runs.append(Run(label, group[0] if len(group) == 1 else os.path.dirname(group[0]), analysis))
@@ -239,10 +253,7 @@ def _plan(spec: str, *, runs_dir: str | None) -> _Plan:
     elif p.exists():
         raise SideError(f"{spec}: not a regular file or folder")
     else:
-        from nodes.report.output import safe_component
-
-        folder = Path(runs_dir) / safe_component(spec) if runs_dir else None
-        newest = _newest_report(folder) if folder is not None and folder.is_dir() else None
+        newest = thread_report(spec, runs_dir)
         if newest is None:
             where = f" in {runs_dir}" if runs_dir else ""
             raise SideError(f"{spec}: no such file or folder, and no report of a thread {spec!r}{where}")

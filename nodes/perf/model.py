@@ -926,6 +926,11 @@ class CpuStats(Result, kw_only=True):
     missing: list[MissingData] = msgspec.field(default_factory=list)
 
 
+#: Points per memory series kept for the report's chart, and GC starts per process.
+MAX_MEMORY_SAMPLES = 200
+MAX_GC_MARKS = 200
+
+
 class MemorySeries(Result, kw_only=True):
     """One memory counter of one process over the trace: start, peak, end, growth (MiB unless
     ``unit`` says otherwise). ``label`` names it as a person reads it: "process (pid): counter"."""
@@ -941,6 +946,9 @@ class MemorySeries(Result, kw_only=True):
     #: When the peak was first reached, ms from the capture start.
     peak_ms: float
     points: int
+    #: (ms from the capture start, value), at most MAX_MEMORY_SAMPLES, the peak and the last
+    #: reading kept: the report's memory-over-time chart (``perfscout analyze --json`` drops it).
+    samples: list[tuple[float, float]] = msgspec.field(default_factory=list)
 
 
 class GcSummary(Result, kw_only=True):
@@ -954,6 +962,9 @@ class GcSummary(Result, kw_only=True):
     types: dict[str, int] = msgspec.field(default_factory=dict)
     #: The thread that ran most of them (HeapTaskDaemon, usually).
     thread: str | None = None
+    #: When the first MAX_GC_MARKS of them started (ms from the capture start): the report marks
+    #: them on the memory chart (``perfscout analyze --json`` drops it).
+    starts_ms: list[float] = msgspec.field(default_factory=list)
 
 
 class MemoryProcess(Result, kw_only=True):

@@ -5,7 +5,7 @@ Why not pydantic: the result types are on the path of ``perfscout analyze``, a q
 (issue 15: ≤ 0.5 s wall on a 100 KB trace), and importing pydantic and building ~25 models
 cost ~200 ms of it (``python -X importtime``); msgspec is already loaded there by the trace
 readers and defines these types in well under a millisecond. The API and MCP schemas
-(app/api.py, app/mcp_server.py) stay pydantic: they are not on that path.
+(app/api.py, app/mcp/) stay pydantic: they are not on that path.
 
 Semantics kept from pydantic (checked by tests/test_result_structs.py):
 

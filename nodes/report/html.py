@@ -116,6 +116,21 @@ def _attribution_cell(v: ReportView, a: dict[str, Any] | None) -> str:
     return f'<span class="muted">{label}{reason}</span>'
 
 
+def _lens_section(v: ReportView, s) -> str:
+    """One lens section (nodes/report/lens_sections.py): sentence (unless it is the question's lens,
+    whose answer above said it), charts, tables, what is missing."""
+    said = s.lens == v.lens
+    parts = [f'<section id="{esc(s.id)}" data-lens="{esc(s.lens)}"><h2>{esc(s.title)}</h2>'
+             + ("" if said else f"<p>{esc(s.sentence)}</p>")]
+    parts += [_figure(v, c, *s.sources) for c in s.charts]
+    for t in s.tables:
+        if t.title:
+            parts.append(f"<h3>{esc(t.title)}</h3>")
+        parts.append(_table([(h, i in t.right) for i, h in enumerate(t.head)], [[esc(c) for c in r] for r in t.rows]))
+    parts += [f'<p class="src">missing: {esc(m)}</p>' for m in s.missing]
+    return "".join(parts) + _src(v, None, *s.sources) + "</section>"
+
+
 def render_html(v: ReportView, cs: ChartSet) -> str:
     a = v.analysis
     sev = v.worst_severity or "info"
@@ -167,6 +182,11 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
             parts.append(f"<p>To record {esc(lens['recipe_what'])}:</p><pre><code>{esc(lens['recipe'])}</code></pre>")
         parts.append(f'<p class="src">This lens reads: {esc(lens["metrics"])}; it needs {esc(lens["needs"])}.</p></section>')
         body.append("".join(parts))
+    asked = v.lens
+    for sec in v.lens_sections():  # the question's lens: its data right under its answer
+        if sec.lens == asked:
+            nav.append((sec.id, sec.title))
+            body.append(_lens_section(v, sec))
 
     if v.narrative:
         unverified = (
@@ -183,6 +203,7 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         )
     elif v.narrative_note:
         body.append(f'<p class="src">{esc(v.narrative_note)}</p>')
+
 
     # --- what to look at first ----------------------------------------------------------
     ranked = v.ranked_findings()
@@ -345,6 +366,11 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         parts.append(_src(v, None, *(["threads"] if a.threads else []), *(["long tasks"] if a.long_tasks else []))
                      + "</section>")
         body.append("".join(parts))
+
+    for sec in v.lens_sections():
+        if sec.lens != asked:
+            nav.append((sec.id, sec.title))
+            body.append(_lens_section(v, sec))
 
     # --- counters ---------------------------------------------------------------------------
     flat = charts.constant_counters(a.counters)

@@ -64,6 +64,23 @@ def _text_histogram(durs: list[float], budget: float, width: int = 40) -> str:
     return "```text\n" + "\n".join(lines) + "\n```"
 
 
+def _lens_section(v: ReportView, s) -> list[str]:
+    """One lens section (nodes/report/lens_sections.py): its sentence (unless it is the question's
+    lens, whose answer above said it), its tables, what is missing."""
+    out = [f"## {cell(s.title)}", ""] + ([cell(s.sentence), ""] if s.lens != _asked_lens(v) else [])
+    for t in s.tables:
+        if t.title:
+            out += [f"**{cell(t.title)}**", ""]
+        out += [table(t.head, [[cell(c) for c in r] for r in t.rows], t.right), ""]
+    out += [f"- missing: {cell(m)}" for m in s.missing] + ([""] if s.missing else [])
+    return out + [_src(v, None, *s.sources), ""]
+
+
+def _asked_lens(v: ReportView) -> str | None:
+    """The question's lens (ReportView.lens), None for the overview."""
+    return None if v.lens in (None, "overview") else v.lens
+
+
 def render_markdown(v: ReportView) -> str:
     a = v.analysis
     out: list[str] = [f"# PerfScout report — {cell(v.subject)}", ""]
@@ -80,6 +97,9 @@ def render_markdown(v: ReportView) -> str:
         if lens["recipe"]:
             out += [f"To record {lens['recipe_what']}:", "", "```text", lens["recipe"], "```", ""]
         out += [f"_This lens reads: {cell(lens['metrics'])}; it needs {cell(lens['needs'])}._", ""]
+    for sec in v.lens_sections():  # the question's lens: its data right under its answer
+        if sec.lens == _asked_lens(v):
+            out += _lens_section(v, sec)
 
     if v.narrative:
         out += ["> **Narrative written by a language model** from the computed findings below. It adds no",
@@ -213,6 +233,10 @@ def render_markdown(v: ReportView) -> str:
                                                 [[code(t.name), cell(t.thread), fmt.ms(t.start_ms), fmt.ms(t.dur_ms)]
                                                  for t in sorted(a.long_tasks, key=lambda t: -t.dur_ms)[:25]], {2, 3}), ""]
         out += [_src(v, None, *(["threads"] if a.threads else []), *(["long tasks"] if a.long_tasks else [])), ""]
+
+    for sec in v.lens_sections():
+        if sec.lens != _asked_lens(v):
+            out += _lens_section(v, sec)
 
     if a.counters:
         out += ["## CPU and memory over time", "",

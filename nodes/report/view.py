@@ -573,6 +573,15 @@ class ReportView:
             d["long_tasks"] = [t.model_dump() for t in a.long_tasks[:8]]
         return d
 
+    def lens_sections(self):
+        """The lens sections the data has (nodes/report/lens_sections.py), built once for both
+        renderers: the question's lens first when the view has one."""
+        if not hasattr(self, "_lens_sections"):
+            from nodes.report.lens_sections import lead_with, lens_sections
+
+            self._lens_sections = lead_with(lens_sections(self.analysis), self.lens)
+        return self._lens_sections
+
 
 #: How the sentence before a recipe starts (the reporter prints the recipe after it).
 RECIPE_LEAD = "To record a trace that can answer it, capture"

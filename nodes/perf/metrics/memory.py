@@ -26,7 +26,7 @@ from collections import Counter, defaultdict
 from fnmatch import fnmatchcase
 
 from nodes.perf.metrics.slice_find import find_slices, name_ids
-from nodes.perf.model import GcSummary, LmkKill, MemoryProcess, MemorySeries, MemoryStats, MissingData, PerfData
+from nodes.perf.model import MAX_GC_MARKS, MAX_MEMORY_SAMPLES, GcSummary, LmkKill, MemoryProcess, MemorySeries, MemoryStats, MissingData, PerfData
 
 MAX_PROCESSES = 20
 #: lmkd's kill_reason enum (lmkd/statslog.h), as android_lmk_events names it.
@@ -128,9 +128,12 @@ def _series(label: str, name: str, pts: list[tuple[float, float]], ctx) -> Memor
     peak = max(vals)
     peak_ts = next(t for t, v in pts if v == peak)
     unit = "MB" if name.startswith("mem.") else "KB" if "(KB)" in name else ""
+    step = max(1, -(-len(pts) // (MAX_MEMORY_SAMPLES - 2)))
+    kept = sorted(set(pts[::step]) | {(peak_ts, peak), pts[-1]})
     return MemorySeries(
         name=name, label=label, unit=unit, start=round(vals[0], 3), peak=round(peak, 3), end=round(vals[-1], 3),
         growth=round(vals[-1] - vals[0], 3), peak_ms=ctx.rel(peak_ts), points=len(pts),
+        samples=[(ctx.rel(t), round(v, 3)) for t, v in kept],
     )
 
 
@@ -194,6 +197,7 @@ def memory(ctx) -> MemoryStats | None:
                 max_ms=round(max(e[3] for e in evs) / 1000.0, 3),
                 types=dict(Counter(_gc_type(e[4]) for e in evs).most_common()),
                 thread=info.name if info and info.name else f"tid {tid}",
+                starts_ms=[ctx.rel(e[2]) for e in sorted(evs, key=lambda e: e[2])[:MAX_GC_MARKS]],
             )
         rows.append(proc)
     app = ctx.scope.pid if ctx.scope is not None else None
