@@ -98,6 +98,8 @@ class AskResult(BaseModel):
     exploration: dict[str, Any] | None = None
     skipped: dict[str, Any] | None = None
     diagnosis: str | None = None
+    #: The failure that ended a ``failed`` turn: ``{"tool", "kind", "message"}`` (graph/payloads.py ToolError).
+    error: dict[str, Any] | None = None
     route_history: list[str] = Field(default_factory=list)
     steps: int = 0
     #: Files the turn wrote (report Markdown/HTML/JSON …), by kind; only paths that exist.
@@ -483,6 +485,8 @@ class PerfScout:
         snap = self.graph.get_state(self.config(thread_id))
         st = snap.values or {}
         analysis = st.get("analysis") or {}
+        fields = thread_store.turn_fields(snap)
+        failed = fields["status"] is TurnOutcome.FAILED
         return AskResult(
             thread_id=thread_id,
             findings=list(analysis.get("findings") or []),
@@ -490,8 +494,9 @@ class PerfScout:
             attribution=st.get("attribution"),
             exploration=st.get("exploration"),
             skipped=st.get("skipped"),
+            error=dict(st["last_error"]) if failed and st.get("last_error") else None,
             steps=int(st.get("steps") or 0),
-            **thread_store.turn_fields(snap),
+            **fields,
         )
 
 

@@ -29,20 +29,30 @@ def printable(text: object) -> str:
     return "".join(out)
 
 
+def _width(text: str) -> int:
+    """Terminal columns of ``text``: East Asian wide and full-width characters take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - _width(text))
+
+
 def format_list(threads: list[ThreadSummary]) -> str:
+    """One line per thread under a header, columns aligned to the longest value of each (thread
+    ids are as long as the user made them; a route or status may be wide text)."""
     if not threads:
         return "no threads yet"
-    rows = []
+    rows = [("thread", "updated", "status", "route", "request")]
     for t in threads:
         when = (t.updated or "")[:19].replace("T", " ")
         status = t.status
         if t.status == TurnOutcome.INCOMPLETE:
             status += f" before {t.stopped_before}" if t.stopped_before else f" after {t.stopped_after}"
-        rows.append(
-            f"{printable(t.thread_id)}  {when}  {status:<11} {printable(t.route or '-'):<13} "
-            f"{printable(t.last_request or '')}"
-        )
-    return "\n".join(rows)
+        rows.append((printable(t.thread_id), when, printable(status), printable(t.route or "-"),
+                     printable(t.last_request or "")))
+    widths = [max(_width(r[i]) for r in rows) for i in range(4)]
+    return "\n".join("  ".join(_pad(c, w) for c, w in zip(r[:4], widths)) + "  " + r[4] for r in rows)
 
 
 def format_detail(d: ThreadDetail) -> str:

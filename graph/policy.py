@@ -184,7 +184,7 @@ def check_guard(g: GuardView) -> str | None:
     """A diagnosis when this turn must stop, else None."""
     if g.steps >= g.step_budget:
         return (
-            f"step budget exhausted: {g.steps} steps taken, budget {g.step_budget}; "
+            f"step budget exhausted: {g.steps} steps taken, budget {g.step_budget} (PERFSCOUT_STEP_BUDGET); "
             f"last steps: {' → '.join(g.history[-6:]) or '(none)'}"
         )
     h = g.history
@@ -239,7 +239,7 @@ def choose_next_after_stage(v: StageView) -> Decision:
                 )
             return Decision(
                 NextStep.FAIL,
-                f"{v.stage} failed ({kind.value}) after {v.attempts} attempts; retry budget spent",
+                f"{v.stage} failed ({kind.value}) after {v.attempts} attempts; retry budget spent (PERFSCOUT_RETRY_BUDGET)",
             )
         return Decision(NextStep.FAIL, f"{v.stage} failed ({kind.value}); not retryable")
     if v.skipped:

@@ -64,7 +64,7 @@ def test_json_question_exit_3_then_resume(env, tmp_path):
     assert shown["status"] == "needs_input" and shown["question"]["field"] == "data_path"
 
     r = run(env, "resume", tid, "missing.json", "--json", cwd=tmp_path)
-    assert r.returncode == 1
+    assert r.returncode == 2  # a file the user named that is not there: bad input (app/exit_codes.py)
     res = json.loads(r.stdout)
     assert res["status"] == "failed" and "missing.json" in res["diagnosis"]
 
@@ -158,7 +158,7 @@ def test_terminal_session_asks_interactively_and_shows_progress(env, tmp_path):
     assert "Which file should I analyse" in out  # asked on the terminal, not exit 3
     assert "✓ orchestrator" in out and "✓ data_locator" in out  # which node ran
     assert "Stopped:" in out and "missing.json" in out
-    assert code == 1
+    assert code == 2  # the answer named a file that is not there: bad input
 
 
 def test_analyze_a_file_then_ask_a_follow_up_in_its_thread(env):

@@ -231,8 +231,8 @@ def _narrative(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: li
 
 
 def _first(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
-    """The findings to look at first."""
-    ranked = v.ranked_findings()
+    """The findings to look at first, and what their severities mean."""
+    ranked = v.findings_to_act_on()
     if ranked:
         nav.append(("first", "Look at first"))
         items = []
@@ -247,7 +247,9 @@ def _first(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[s
                 + _src(v, f.evidence)
                 + "</li>"
             )
-        body.append(f'<section id="first"><h2>What to look at first</h2><ol class="findings">{"".join(items)}</ol></section>')
+        legend = "".join(f'<p class="src">{esc(line)}</p>' for line in v.legend())
+        body.append(f'<section id="first"><h2>What to look at first</h2><ol class="findings">{"".join(items)}</ol>'
+                    f"{legend}</section>")
 
 
 def _hotspots(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:

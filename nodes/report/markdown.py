@@ -146,9 +146,9 @@ def _narrative(v: ReportView) -> list[str]:
 
 
 def _first(v: ReportView) -> list[str]:
-    """The findings to look at first."""
+    """The findings to look at first, and what their severities mean."""
     out: list[str] = []
-    ranked = v.ranked_findings()
+    ranked = v.findings_to_act_on()
     if ranked:
         out += ["## What to look at first", ""]
         for i, f in enumerate(ranked, 1):
@@ -159,6 +159,7 @@ def _first(v: ReportView) -> list[str]:
                 out.append("   " + ", ".join(f"{k} = {fmt.metric(x)}" for k, x in f.metric.items()))
             out.append("   " + _src(v, f.evidence))
         out.append("")
+        out += [f"_{cell(line)}_" for line in v.legend()] + [""]
     return out
 
 

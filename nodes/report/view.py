@@ -23,6 +23,13 @@ from nodes.report.fmt import Provenance
 
 
 #: Verdict headline for the worst severity found.
+#: How PerfScout's own janky share was judged, by ``FrameStats.jank_source`` (nodes/perf/metrics/frames.py).
+_JUDGED_BY = {
+    "frame timeline": "their FrameTimeline jank type",
+    "reported": "the jank flag of each frame's row",
+    "over budget": "their duration against the frame budget",
+}
+
 VERDICTS = {
     "high": "Needs attention",
     "medium": "Worth a look",
@@ -141,6 +148,34 @@ class ReportView:
             return (outside, SEVERITY_ORDER.get(f.severity, 9), -size, i)
 
         return [f for _, f in sorted(enumerate(self.analysis.findings), key=key)]
+
+    def findings_to_act_on(self) -> list[Finding]:
+        """The "What to look at first" order: by severity, info last (nodes/perf/findings, to_act_on)."""
+        from nodes.perf.findings import lead_family, to_act_on
+
+        return to_act_on(list(self.analysis.findings), lead_family(self.analysis))
+
+    def legend(self) -> list[str]:
+        """How to read the findings: the severities, what the verdict counts as serious, and —
+        when the data carries both — why the tool's own jank figure and PerfScout's differ."""
+        out = [
+            "Severity: high — users notice it (janky frames, a slow start, a dominant hot spot); "
+            "medium — worth fixing, a smaller cost; low — minor; info — a measured fact or data the "
+            "capture lacks, nothing to fix. The verdict counts high and medium findings as serious "
+            "and names the most severe one to look at first: Needs attention (a high one), Worth a look "
+            "(medium at worst), Mostly fine (low at worst), No problems found (facts only).",
+        ]
+        fs = self.analysis.frames
+        reported = (fs.reported or {}) if fs is not None else {}
+        if fs is not None and fs.count and any(k in reported for k in ("janky_pct", "janky_frames")):
+            out.append(
+                f"Two jank figures: \u201cthe tool reports\u201d is the capture tool's own count (gfxinfo: "
+                f"all frames since its statistics were last reset, by its own rules — missed vsync, slow UI "
+                f"thread, …); PerfScout's janky share is over the {fs.count:,} frames it has rows for, "
+                f"judged by {_JUDGED_BY.get(fs.jank_source or '', _JUDGED_BY['over budget'])}. "
+                "Different frames and different rules: the two can differ."
+            )
+        return out
 
     def untraced_sentence(self) -> str:
         """Task runners' self time, said as what it is (nodes/perf/containers.py), not ranked."""
@@ -333,7 +368,11 @@ class ReportView:
                 out.append(("hotspot", f"slowest import {h.name}{where}: {fmt.dur(h.self_ms)} by itself, "
                                        f"{fmt.pct(h.self_pct)} {of}"))
             else:
-                if self.ran_program and base:
+                if self.ran_program and base and base[1] == "sampled":
+                    # not "of the 1.11 s sampled" beside "ran 996 ms": a sampler's time is its
+                    # sample count × its nominal interval, which a loaded machine moves either way
+                    share = "of the samples"
+                elif self.ran_program and base:
                     share = f"of the {fmt.dur(base[0])} {base[1]}"
                 else:
                     share = "of the profiled time" if self.ran_program else "of self time"
@@ -436,13 +475,17 @@ class ReportView:
             return self._lens_sentences()
         out = [self.headline()]
         ranked = self.ranked_findings()
-        serious = [f for f in ranked if f.severity in ("high", "medium")]
-        if serious:
+        from nodes.perf.findings import SERIOUS, lead_family, look_first
+
+        serious = [f for f in ranked if f.severity in SERIOUS]
+        first = look_first(ranked, lead_family(a))
+        if serious and first is not None:
             n = len(serious)
-            verdict = f'{self.verdict}: {n} serious finding{"s" if n != 1 else ""}; look first at "{ranked[0].title}"'
+            verdict = f'{self.verdict}: {n} serious finding{"s" if n != 1 else ""}; look first at "{first.title}"'
         elif ranked and self.worst_severity == "low":
-            n = sum(1 for f in ranked if f.severity == "low")
-            verdict = f'{self.verdict}: {n} minor finding{"s" if n != 1 else ""}; the first is "{ranked[0].title}"'
+            low = [f for f in self.findings_to_act_on() if f.severity == "low"]
+            n = len(low)
+            verdict = f'{self.verdict}: {n} minor finding{"s" if n != 1 else ""}; the first is "{low[0].title}"'
         else:
             verdict = self.verdict
         if a.partial or a.warnings:
@@ -531,8 +574,12 @@ class ReportView:
             + (" — the data's span (the longest data file)" if self.wall_ms is not None else ""))
         share_of = self.hotspot_base()
         if share_of:
-            add("sampled for" if share_of[1] == "sampled" else share_of[1],
-                f"{fmt.dur(share_of[0])} — what the hot spot shares are shares of")
+            if share_of[1] == "sampled":
+                add("sampled for", f"{fmt.dur(share_of[0])} — the samples × the sampling interval, what the hot "
+                                   "spot shares are shares of; a sampler that falls behind on a busy machine takes "
+                                   "fewer samples (or catches up with more), so this differs from the wall time")
+            else:
+                add(share_of[1], f"{fmt.dur(share_of[0])} — what the hot spot shares are shares of")
         if self.prov.command:
             add("command", self.prov.command, "code")
         for k, x in self.collection_summary():
