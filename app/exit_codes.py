@@ -12,6 +12,8 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any, Mapping
 
+from graph.enums import Node
+
 
 class ExitCode(IntEnum):
     OK = 0
@@ -24,7 +26,15 @@ class ExitCode(IntEnum):
 #: The stages that read the data a message named (the analyze route): their validation failure
 #: is the user's input — a missing file, a directory, a file no reader understands — not a run
 #: that went wrong.
-_INPUT_STAGES = frozenset({"perf_analyzer", "analyzer"})
+_INPUT_STAGES = frozenset({Node.DATA_LOCATOR, Node.ANALYZER})
+
+
+def _node(name: Any) -> Node | None:
+    """The node a stored error names (an earlier version's name too: graph/enums.py RENAMED_NODES)."""
+    try:
+        return Node(name)
+    except ValueError:
+        return None
 
 
 def for_turn(status: str, route: str | None = None, error: Mapping[str, Any] | None = None) -> ExitCode:
@@ -36,6 +46,6 @@ def for_turn(status: str, route: str | None = None, error: Mapping[str, Any] | N
     if status != "failed":
         return ExitCode.OK
     err = error or {}
-    if route == "analyze" and err.get("kind") == "validation" and err.get("tool") in _INPUT_STAGES:
+    if route == "analyze" and err.get("kind") == "validation" and _node(err.get("tool")) in _INPUT_STAGES:
         return ExitCode.USAGE
     return ExitCode.FAILED
