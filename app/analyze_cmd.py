@@ -116,7 +116,9 @@ def render(result: AnalysisResult, out: TextIO | None = None) -> None:
         t.add_column("finding")
         t.add_column("detail", overflow="fold")
         colors = {"high": "red", "medium": "yellow", "low": "cyan", "info": "dim"}
-        for f in r.findings[:12]:
+        from nodes.perf.findings import lead_family, to_act_on
+
+        for f in to_act_on(list(r.findings), lead_family(r))[:12]:  # by severity: info never above a problem
             t.add_row(f"[{colors.get(f.severity, '')}]{f.severity}[/]", e(f.title), e(f.detail))
         con.print(t)
 

@@ -17,7 +17,7 @@
 The CLI is a thin layer over this class, so both behave the same. Permission to run programs
 (``allow_run``) is given per call — ``resume`` and ``continue_run`` take it again and never
 inherit an earlier call's yes. One turn at a time writes a thread: a second one waits at most
-``Settings.thread_wait_s`` and then raises ``ThreadBusy`` (app/threads.py). Checkpoints are SQLite by
+``Settings.thread_wait_s`` and then raises ``ThreadBusy`` (app/threads/locks.py). Checkpoints are SQLite by
 default, whose saver is synchronous: the async methods run the sync graph in a worker thread
 rather than ``astream``, which the SQLite saver does not support.
 """
@@ -34,7 +34,7 @@ from typing import Any, AsyncIterator, Callable, Iterator, Literal
 
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from app import threads as thread_store
 from app.cancel import CancelRequest, RunningTurns, cancellable
@@ -44,13 +44,11 @@ from app.errors import RequestError, RunNotAllowed, ThreadBusy, TurnInterrupted
 from app.models import make_chat_model
 from app.settings import Settings
 from graph.builder import build_graph
-from graph.enums import Lens, Node, Permission
+from graph.enums import Lens, Node, Permission, TurnOutcome
 from graph.permission import needs_permission
 from graph.stages import STAGES
 from nodes.run_stages.local_run import permission_for
 
-#: ``incomplete``: the turn stopped before a node (killed, crashed, Ctrl-C); ``continue_run`` it.
-Status = Literal["done", "needs_input", "failed", "skipped", "incomplete"]
 #: Called with (node name, that node's state update) as the graph runs.
 ProgressCallback = Callable[[str, dict[str, Any]], None]
 EventKind = Literal["node_start", "node_end", "progress", "interrupt", "result"]
@@ -79,10 +77,15 @@ EventCallback = Callable[[StreamEvent], None]
 
 
 class AskResult(BaseModel):
-    """What one turn produced."""
+    """What one turn produced. ``status`` is a ``graph.enums.TurnOutcome`` value (stored as its
+    string): ``incomplete`` when the turn stopped before a node (killed, crashed, Ctrl-C) —
+    ``continue_run`` it. The fields it shares with ``ThreadDetail`` come from one mapping,
+    app/threads/status.py ``turn_fields``."""
+
+    model_config = ConfigDict(use_enum_values=True)
 
     thread_id: str
-    status: Status
+    status: TurnOutcome
     route: str | None = None
     route_info: dict[str, Any] = Field(default_factory=dict)
     answer: str | None = None
@@ -95,6 +98,8 @@ class AskResult(BaseModel):
     exploration: dict[str, Any] | None = None
     skipped: dict[str, Any] | None = None
     diagnosis: str | None = None
+    #: The failure that ended a ``failed`` turn: ``{"tool", "kind", "message"}`` (graph/payloads.py ToolError).
+    error: dict[str, Any] | None = None
     route_history: list[str] = Field(default_factory=list)
     steps: int = 0
     #: Files the turn wrote (report Markdown/HTML/JSON …), by kind; only paths that exist.
@@ -123,7 +128,6 @@ class PerfScout:
         workspace: str | Path | None = None,
     ):
         self.settings = settings or Settings.from_env()
-        self.settings.install_read_limits()
         self._llm = make_chat_model(self.settings) if llm == "configured" else llm
         #: The runtime context every invocation passes to the graph (LangGraph context_schema).
         self.context = self.settings.node_context(self._llm)
@@ -170,7 +174,7 @@ class PerfScout:
 
     @property
     def locks(self) -> thread_store.ThreadLocks:
-        """One writer per thread (app/threads.py): file locks beside SQLite, advisory locks on
+        """One writer per thread (app/threads/locks.py): file locks beside SQLite, advisory locks on
         PostgreSQL."""
         _ = self.graph  # opens the store, which decides the kind of lock
         if self._locks is None:  # a graph swapped in from outside (tests): lock by its saver
@@ -251,7 +255,7 @@ class PerfScout:
         call that asked is not inherited. Raises RequestError when the thread has no pending
         question (nothing would run), ThreadBusy when another turn holds the thread.
         """
-        return self._run(_resumed(answer, allow_run), thread_id, on_progress, on_event, expect="needs_input")
+        return self._run(_resumed(answer, allow_run), thread_id, on_progress, on_event, expect=TurnOutcome.NEEDS_INPUT)
 
     def continue_run(
         self,
@@ -268,7 +272,7 @@ class PerfScout:
         run (its turn ended, or it waits for an answer) is returned as it is, untouched.
         Raises RequestError for an unknown thread, ThreadBusy when another turn holds it.
         """
-        return self._run(_continued(allow_run), thread_id, on_progress, on_event, expect="incomplete")
+        return self._run(_continued(allow_run), thread_id, on_progress, on_event, expect=TurnOutcome.INCOMPLETE)
 
     def stream(
         self,
@@ -288,7 +292,7 @@ class PerfScout:
     def stream_resume(self, thread_id: str, answer: str, *, allow_run: bool = False) -> Iterator[StreamEvent]:
         """``resume`` as a stream of events (the thread stays locked until the stream ends or
         is closed)."""
-        yield from self._events(_resumed(answer, allow_run), thread_id, expect="needs_input")
+        yield from self._events(_resumed(answer, allow_run), thread_id, expect=TurnOutcome.NEEDS_INPUT)
 
     async def aask(self, text: str, **kwargs: Any) -> AskResult:
         """``ask`` from async code; cancelling the awaiting task stops the turn (as ``cancel``)."""
@@ -395,20 +399,20 @@ class PerfScout:
             "(CLI) or allow_run=true (API, MCP); the turn stays incomplete"
         )
 
-    def _expect(self, thread_id: str, expect: str) -> AskResult:
+    def _expect(self, thread_id: str, expect: TurnOutcome) -> AskResult:
         """The thread's result, checked against what the call needs (read under its lock)."""
         r = self.result(thread_id)
         known = self.thread_exists(thread_id)
-        if expect == "needs_input" and r.status != "needs_input":
+        if expect is TurnOutcome.NEEDS_INPUT and r.status != TurnOutcome.NEEDS_INPUT:
             why = "" if known else ": there is no such thread in the checkpoint store"
-            if r.status == "incomplete":
+            if r.status == TurnOutcome.INCOMPLETE:
                 why = f": its turn stopped ({r.stopped_before or r.stopped_after}); continue it without an answer"
             raise RequestError(f"thread {thread_id} has no pending question{why}")
-        if expect == "incomplete" and not known:
+        if expect is TurnOutcome.INCOMPLETE and not known:
             raise RequestError(f"no thread {thread_id!r} in the checkpoint store")
         return r
 
-    def _events(self, inp: Any, tid: str, expect: str | None = None) -> Iterator[StreamEvent]:
+    def _events(self, inp: Any, tid: str, expect: TurnOutcome | None = None) -> Iterator[StreamEvent]:
         """The graph's stream as StreamEvents: tasks (start/end), custom (progress), interrupts.
 
         The whole turn holds the thread's lock, from reading its state to its last checkpoint.
@@ -419,10 +423,10 @@ class PerfScout:
         with self.locks.hold(tid, self.settings.thread_wait_s):
             if expect is not None:
                 current = self._expect(tid, expect)
-                if expect == "incomplete" and current.status != "incomplete":
+                if expect is TurnOutcome.INCOMPLETE and current.status != TurnOutcome.INCOMPLETE:
                     yield StreamEvent(kind="result", result=current)
                     return
-                if expect == "incomplete":
+                if expect is TurnOutcome.INCOMPLETE:
                     self._check_continue_permission(tid, current, inp)
             try:
                 with self.turns.running(tid):
@@ -465,7 +469,7 @@ class PerfScout:
         tid: str,
         on_progress: ProgressCallback | None,
         on_event: EventCallback | None = None,
-        expect: str | None = None,
+        expect: TurnOutcome | None = None,
     ) -> AskResult:
         result: AskResult | None = None
         for ev in self._events(inp, tid, expect):
@@ -480,29 +484,19 @@ class PerfScout:
     def result(self, thread_id: str) -> AskResult:
         snap = self.graph.get_state(self.config(thread_id))
         st = snap.values or {}
-        ts = thread_store.turn_state(snap)
-        question = ts.question
         analysis = st.get("analysis") or {}
+        fields = thread_store.turn_fields(snap)
+        failed = fields["status"] is TurnOutcome.FAILED
         return AskResult(
             thread_id=thread_id,
-            status=ts.status,
-            route=st.get("_route"),
-            route_info=dict(st.get("route_info") or {}),
-            answer=st.get("answer") if question is None else None,
-            question=question,
-            report=st.get("report"),
             findings=list(analysis.get("findings") or []),
             hotspots=list(analysis.get("hotspots") or [])[:20],
             attribution=st.get("attribution"),
             exploration=st.get("exploration"),
             skipped=st.get("skipped"),
-            diagnosis=st.get("diagnosis"),
-            route_history=list(st.get("route_history") or []),
+            error=dict(st["last_error"]) if failed and st.get("last_error") else None,
             steps=int(st.get("steps") or 0),
-            report_paths=thread_store.existing_paths(st.get("report")),
-            analysis_source=analysis.get("source"),
-            stopped_before=ts.stopped_before,
-            stopped_after=ts.stopped_after,
+            **fields,
         )
 
 

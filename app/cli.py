@@ -1,15 +1,7 @@
 """The ``perfscout`` command line.
 
-Exit codes (documented in the README and docs/interfaces.md):
-  0  done (or a capability skipped with its reason)
-  1  the turn failed or was refused (the reason is printed); ``replay``: decisions differ;
-     the thread is busy (another turn holds it past PERFSCOUT_THREAD_WAIT)
-  2  bad usage or bad input (one line: what and where), an unknown thread, an empty request
-  3  the graph asked a question and stdin is not a terminal to answer it (``--json`` prints
-     the question; answer with ``perfscout resume THREAD ANSWER``)
-  130 interrupted (Ctrl-C) or the prompt was aborted; a turn stopped by Ctrl-C reads
-     ``incomplete`` in ``threads show``, like a killed one, and ``perfscout resume THREAD``
-     continues it
+Exit codes: ``app.exit_codes.ExitCode`` (app/exit_codes.py) defines and documents them; the
+README's "Command line" lists them for users.
 Output: answers on stdout, progress and notes on stderr. Progress (rich: the node that runs, a
 collection countdown, parsing progress) is drawn only when stderr is a terminal and the output
 is not ``--json``; ``--json`` prints one JSON document on stdout and nothing else there.
@@ -37,6 +29,29 @@ app = typer.Typer(
 from app.exit_codes import ExitCode
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("perfscout")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed: pip install -e .)"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"perfscout {_version()}")
+        raise typer.Exit(ExitCode.OK)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """PerfScout: ask for a performance analysis in one sentence (中文 or English)."""
+
 
 class CliError(Exception):
     """A one-line error for the user, with its exit code."""
@@ -55,9 +70,7 @@ def emit_json(obj: Any) -> None:
 def _settings(offline: bool = False, **overrides: Any):
     from app.settings import Settings
 
-    settings = Settings.from_env(offline=offline or None, **overrides)
-    settings.install_read_limits()
-    return settings
+    return Settings.from_env(offline=offline or None, **overrides)
 
 
 def _print_result(result: Any, as_json: bool) -> int:
@@ -73,11 +86,9 @@ def _print_result(result: Any, as_json: bool) -> int:
             if where not in (result.answer or ""):  # the reporter's answer usually names it already
                 typer.echo(f"Report: {where}")
         typer.echo(f"(thread {result.thread_id}, route {result.route}, {result.steps} steps)", err=True)
-    if result.status == "failed":
-        return ExitCode.FAILED
-    if result.status == "needs_input":
-        return ExitCode.NEEDS_INPUT
-    return ExitCode.OK
+    from app.exit_codes import for_turn
+
+    return for_turn(result.status, result.route, result.error)
 
 
 @app.command()
@@ -91,13 +102,21 @@ def ask(
     serial: Optional[str] = typer.Option(None, "--serial", help="Android device serial."),
     workspace: Optional[Path] = typer.Option(None, "--workspace", help="Root for every path (default: cwd)."),
     offline: bool = typer.Option(False, "--offline", help="Never call a model, even if one is configured."),
+    adb: Optional[str] = typer.Option(
+        None, "--adb", metavar="PATH", help="The adb to call (default: $PERFSCOUT_ADB, else the first adb on PATH)."
+    ),
+    adb_timeout: Optional[float] = typer.Option(
+        None, "--adb-timeout", metavar="SECONDS", min=0.001,
+        help="Seconds one adb call may take (default: $PERFSCOUT_ADB_TIMEOUT, else 20).",
+    ),
 ) -> None:
     """Route TEXT and run it through the graph (collect, analyse, attribute, report)."""
     from app.api import PerfScout
 
     interactive = sys.stdin.isatty() and not as_json
     view = _progress(as_json)
-    with PerfScout(_settings(offline), workspace=workspace) as ps, _closing(view), _interrupts(ps):
+    settings = _settings(offline, adb_path=adb, adb_timeout_s=adb_timeout)
+    with PerfScout(settings, workspace=workspace) as ps, _closing(view), _interrupts(ps):
         result = ps.ask(
             text,
             thread_id=thread,
@@ -141,11 +160,11 @@ def _pending_help(result: Any, allow_run: bool = False) -> str:
 def resume(
     thread: str = typer.Argument(..., help="The thread that asked, or whose turn stopped (incomplete)."),
     answer: Optional[str] = typer.Argument(None, help="Your answer to its question; none to continue a stopped turn."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="Print the typed result as JSON."),
     allow_run: bool = typer.Option(
         False, "--allow-run", help="Allow running the target program in this invocation (never inherited)."
     ),
-    offline: bool = typer.Option(False, "--offline"),
+    offline: bool = typer.Option(False, "--offline", help="Never call a model, even if one is configured."),
 ) -> None:
     """Answer the pending question of THREAD, or (no ANSWER) continue its turn that was killed,
     crashed or interrupted (`threads show` says incomplete), from its last checkpoint."""
@@ -243,7 +262,7 @@ def _analyze_in_thread(path: Path | None, thread: str, as_json: bool, workspace:
 @app.command()
 def replay(
     log: Path = typer.Argument(..., help="A decision log (JSONL), e.g. .perfscout/decisions.jsonl."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="Print the count and every differing decision as JSON."),
 ) -> None:
     """Re-run every recorded policy input through today's policies; list what would differ."""
     from app.replay import ReplayInputError, replay_file
@@ -351,6 +370,12 @@ def report(
     from nodes.report.view import ReportInputError
 
     settings = _settings()
+    if narrative and not settings.model_configured:
+        why = "--offline / PERFSCOUT_OFFLINE is set" if settings.offline else "no model is configured"
+        raise CliError(
+            f"--narrative needs a model and {why}: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL "
+            "(a local OpenAI-compatible server), and PERFSCOUT_MODEL; or leave out --narrative"
+        )
     try:
         written = run_report(
             target,
@@ -358,6 +383,7 @@ def report(
             out=str(out) if out else None,
             llm=make_chat_model(settings) if narrative else None,
             llm_timeout_s=settings.llm_timeout_s,
+            limits=settings.read_limits(),
         )
     except ReportInputError as e:
         raise CliError(str(e)) from None
@@ -384,7 +410,10 @@ def perfetto_check(
 
     code, lines = run_check(str(trace), trace_processor)
     for line in lines:
-        typer.echo(line, err=code == ExitCode.USAGE)
+        if code == ExitCode.USAGE:  # an error: one line, like every command's
+            typer.echo(f"perfscout: {line}", err=True)
+        else:
+            typer.echo(line)
     raise typer.Exit(code)
 
 
@@ -472,7 +501,7 @@ def compare(
 def check(
     target: str = typer.Argument(..., help="A capture, report, analysis JSON, folder or glob of traces, or a thread."),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Runs to compare with (for regression.max_pct)."),
-    budgets: Optional[Path] = typer.Option(None, "--budgets", help="A TOML file with [budgets], or a pyproject.toml."),
+    budgets: Optional[Path] = typer.Option(None, "--budgets", help=r"A TOML file with a \[budgets] table, or a pyproject.toml with \[tool.perfscout.budgets] (default: ./perfscout.toml, else ./pyproject.toml)."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML here (one testcase per budget)."),
     allow_missing: bool = typer.Option(False, "--allow-missing", help="A metric the data lacks does not fail."),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
@@ -497,7 +526,7 @@ app.add_typer(threads_app, name="threads")
 @threads_app.command("list")
 def threads_list(
     limit: int = typer.Option(50, "--limit", "-n", min=1, help="Show at most this many, newest first."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="Print the threads as a JSON list."),
 ) -> None:
     """List threads: id, last update, status, last route and request."""
     from app.api import PerfScout
@@ -514,7 +543,7 @@ def threads_list(
 @threads_app.command("show")
 def threads_show(
     thread: str = typer.Argument(..., help="A thread id (see `perfscout threads list`)."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="Print the thread's detail as JSON."),
 ) -> None:
     """Show a thread's last route, answer, pending question and report paths."""
     from app.api import PerfScout
@@ -533,8 +562,8 @@ def threads_show(
 @threads_app.command("delete")
 def threads_delete(
     thread: str = typer.Argument(..., help="The thread to forget."),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
-    as_json: bool = typer.Option(False, "--json"),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation (needed when stdin is not a terminal)."),
+    as_json: bool = typer.Option(False, "--json", help='Print {"thread_id": …, "deleted": true}.'),
 ) -> None:
     """Delete a thread's checkpoints (its run folders and reports are kept)."""
     from app.api import PerfScout
@@ -589,13 +618,15 @@ def _exit_interrupted() -> None:
 def main() -> None:
     """Entry point: every error is one line and a documented exit code, never a traceback."""
     try:
-        # The reader bounds (inflate cap, event cap …) are settings; the readers are plain
-        # functions, so they are installed for the process before any command runs.
+        # The reader bounds (inflate cap, event cap …) are settings: this command reads within
+        # them (nodes/perf/limits.py ``applied``); a PerfScout it builds passes its own to the
+        # graph in the runtime context.
         try:
             from app.settings import Settings
+            from nodes.perf.limits import applied
 
-            Settings.from_env().install_read_limits()
-            code = app(standalone_mode=False)
+            with applied(Settings.from_env().read_limits()):
+                code = app(standalone_mode=False)
         except Exception as e:
             if isinstance(e, _usage_error_types()) and not isinstance(e, CliError):
                 typer.echo(f"perfscout: {e}", err=True)

@@ -1,5 +1,5 @@
 """The typed errors of the API, in a module of their own so that every layer (app/api.py,
-app/threads.py, the CLI, the MCP server) can import them without importing each other."""
+app/threads/, the CLI, the MCP server) can import them without importing each other."""
 
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from app.decision_log import DecisionLog
+from graph.enums import RENAMED_NODES
 from graph.policy import replay_decision
 
 
@@ -32,15 +33,16 @@ KNOWN_SCHEMAS = frozenset({1, 2, 3})
 #: Before schema 3 the orchestrator's edge returned a step name; now it is the first node's.
 _LEGACY_ROUTE_STEPS = {
     "collect": "collector", "startup": "startup", "explore": "explorer", "android": "android_expert",
-    "load_data": "perf_analyzer", "fallback": "fallback", "fail": "fail",
+    "load_data": "data_locator", "fallback": "fallback", "fail": "fail",
 }
 
 
 def _recorded(rec: dict) -> str:
+    """The step a record decided, in today's names (a renamed node: graph/enums.py RENAMED_NODES)."""
     decision = str(rec.get("decision"))
     if rec.get("schema", 1) < 3 and rec.get("policy") == "choose_next_after_orchestrator":
-        return _LEGACY_ROUTE_STEPS.get(decision, decision)
-    return decision
+        decision = _LEGACY_ROUTE_STEPS.get(decision, decision)
+    return RENAMED_NODES.get(decision, decision)
 
 
 def replay(records: Iterable[dict]) -> ReplayReport:

@@ -21,6 +21,7 @@ from typing import Any
 
 from graph.enums import CollectionKind
 from graph.payloads import collection
+from nodes.perf.limits import ReadLimits
 from nodes.report.exports import REPORT_SCHEMA
 from nodes.report.output import report_dir, safe_component
 from nodes.report.view import ReportInputError, build_view
@@ -53,14 +54,13 @@ def _is_analysis(d: dict[str, Any]) -> bool:
     return "format" in d and "source" in d and "traceEvents" not in d and "$schema" not in d
 
 
-def _analyze(path: Path) -> Any:
-    """The analyzer's result for a trace file (its PerfDataError passes through: one line, exit 2)."""
-    try:
-        from nodes.perf import analysis
-    except ImportError as e:
-        raise ReportInputError(f"{path}: cannot analyse a trace in this build ({e})") from None
+def _analyze(path: Path, limits: ReadLimits | None) -> Any:
+    """The analyzer's result for a trace file, read within ``limits`` (its PerfDataError passes
+    through: one line, exit 2)."""
+    from nodes.perf import analysis
+
     root = os.getcwd()  # the CLI's workspace, as for perfscout analyze
-    return analysis.analyze_file(str(path), root=root, search_path=analysis.module_search_path(root))
+    return analysis.analyze_file(str(path), root=root, search_path=analysis.module_search_path(root), limits=limits)
 
 
 def _newest_report(folder: Path) -> Path | None:
@@ -68,8 +68,9 @@ def _newest_report(folder: Path) -> Path | None:
     return max(found, key=lambda p: (p.stat().st_mtime, str(p))) if found else None
 
 
-def resolve_inputs(target: str, runs_dir: str) -> tuple[dict[str, Any], str | None]:
-    """What to render (build_view keyword arguments) and the thread it belongs to, if known."""
+def resolve_inputs(target: str, runs_dir: str, limits: ReadLimits | None = None) -> tuple[dict[str, Any], str | None]:
+    """What to render (build_view keyword arguments) and the thread it belongs to, if known; a
+    trace is read within ``limits`` (``Settings.read_limits()``)."""
     p = Path(target)
     thread: str | None = None
     if p.is_dir():
@@ -107,12 +108,13 @@ def resolve_inputs(target: str, runs_dir: str) -> tuple[dict[str, Any], str | No
         )
     if data is not None and _is_analysis(data):
         return {"analysis": data, "collected": collection(CollectionKind.FILE, paths={"analysis": str(p)}, source=str(p))}, thread
-    result = _analyze(p)
+    result = _analyze(p, limits)
     return {"analysis": result, "collected": collection(CollectionKind.FILE, paths={"data": str(p)}, source=str(p))}, thread
 
 
 def run_report(
-    target: str, *, runs_dir: str, out: str | None = None, llm: Any = None, llm_timeout_s: float = 10.0
+    target: str, *, runs_dir: str, out: str | None = None, llm: Any = None, llm_timeout_s: float = 10.0,
+    limits: ReadLimits | None = None,
 ) -> dict[str, str]:
     """Render ``target`` into a fresh folder; returns the written paths (the ``report`` dict).
 
@@ -121,7 +123,7 @@ def run_report(
     from nodes.report.narrative import add_narrative
     from nodes.report.render import write_report
 
-    kwargs, thread = resolve_inputs(target, runs_dir)
+    kwargs, thread = resolve_inputs(target, runs_dir, limits)
     view = build_view(**kwargs)
     add_narrative(view, llm, deadline_s=llm_timeout_s)
     folder = report_dir(out, runs_dir, thread or "local")

@@ -87,8 +87,13 @@ class Settings:
     #: Programs the user allows PerfScout to run without --allow-run (basenames or paths).
     allowlist: tuple[str, ...] = field(default_factory=tuple)
     #: Seconds a turn waits for its thread while another turn holds it, before "thread T is
-    #: busy" (app/threads.py); 0 = do not wait.
+    #: busy" (app/threads/locks.py); 0 = do not wait.
     thread_wait_s: float = 10.0
+    #: The adb to call (None: the first ``adb`` on PATH) and the seconds one adb call may take
+    #: (None: nodes/android/adb.py's default); ``--adb`` / ``--adb-timeout`` or PERFSCOUT_ADB /
+    #: PERFSCOUT_ADB_TIMEOUT.
+    adb_path: str | None = None
+    adb_timeout_s: float | None = None
 
     def node_context(self, llm: Any = None) -> "NodeContext":
         """The runtime context an invocation passes to the graph (nodes/framework/context.py)."""
@@ -102,6 +107,9 @@ class Settings:
             llm_turn_budget_s=self.turn_model_budget_s,
             startup_runs=self.startup_runs,
             allowlist=self.allowlist,
+            read_limits=self.read_limits(),
+            adb_path=self.adb_path,
+            adb_timeout_s=self.adb_timeout_s,
         )
 
     @property
@@ -116,15 +124,13 @@ class Settings:
         return 2.0 * self.llm_timeout_s
 
     def read_limits(self) -> limits.ReadLimits:
+        """The reader bounds, passed to the graph in the runtime context (``node_context``) and
+        to direct reads (``analyze_paths(..., limits=)``): never installed for the process."""
         return limits.ReadLimits(
             max_inflated_bytes=self.max_inflated_bytes,
             max_whole_file_bytes=self.max_whole_file_bytes,
             max_events=self.max_events,
         )
-
-    def install_read_limits(self) -> None:
-        """Make these reader bounds the process's (the readers are plain functions: no context)."""
-        limits.configure(self.read_limits())
 
     @property
     def checkpoint_target(self) -> str:
@@ -157,6 +163,8 @@ class Settings:
             retry_budget=_int("PERFSCOUT_RETRY_BUDGET", 1),
             allowlist=allow,
             thread_wait_s=_float("PERFSCOUT_THREAD_WAIT", 10.0),
+            adb_path=env.get("PERFSCOUT_ADB") or None,
+            adb_timeout_s=_positive("PERFSCOUT_ADB_TIMEOUT", None),
             max_inflated_bytes=_count("PERFSCOUT_MAX_DECOMPRESSED", limits.DEFAULT.max_inflated_bytes),
             max_whole_file_bytes=_count("PERFSCOUT_MAX_WHOLE_FILE", limits.DEFAULT.max_whole_file_bytes),
             max_events=_count("PERFSCOUT_MAX_EVENTS", limits.DEFAULT.max_events),

@@ -12,7 +12,6 @@ from app.settings import Settings
 from graph.builder import build_graph
 
 _settings = Settings.from_env()
-_settings.install_read_limits()
 graph = build_graph(
     context=_settings.node_context(make_chat_model(_settings)),
     on_decision=DecisionLog(_settings.decision_log).append,

@@ -1,4 +1,4 @@
-"""``perfscout threads list/show``: the thread store (app/threads.py) as text for a terminal.
+"""``perfscout threads list/show``: the thread store (app/threads/) as text for a terminal.
 
 Everything shown was stored from user input or a model (a message, an answer, a path), so every
 control character is escaped before it reaches the terminal: a stored ``ESC [ 2 J`` prints as
@@ -10,6 +10,7 @@ from __future__ import annotations
 import unicodedata
 
 from app.threads import ThreadDetail, ThreadSummary
+from graph.enums import TurnOutcome
 
 #: Characters that steer a terminal or reorder text without being control characters (Cc):
 #: the bidirectional embeddings, overrides and isolates.
@@ -28,20 +29,30 @@ def printable(text: object) -> str:
     return "".join(out)
 
 
+def _width(text: str) -> int:
+    """Terminal columns of ``text``: East Asian wide and full-width characters take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - _width(text))
+
+
 def format_list(threads: list[ThreadSummary]) -> str:
+    """One line per thread under a header, columns aligned to the longest value of each (thread
+    ids are as long as the user made them; a route or status may be wide text)."""
     if not threads:
         return "no threads yet"
-    rows = []
+    rows = [("thread", "updated", "status", "route", "request")]
     for t in threads:
         when = (t.updated or "")[:19].replace("T", " ")
         status = t.status
-        if t.status == "incomplete":
+        if t.status == TurnOutcome.INCOMPLETE:
             status += f" before {t.stopped_before}" if t.stopped_before else f" after {t.stopped_after}"
-        rows.append(
-            f"{printable(t.thread_id)}  {when}  {status:<11} {printable(t.route or '-'):<13} "
-            f"{printable(t.last_request or '')}"
-        )
-    return "\n".join(rows)
+        rows.append((printable(t.thread_id), when, printable(status), printable(t.route or "-"),
+                     printable(t.last_request or "")))
+    widths = [max(_width(r[i]) for r in rows) for i in range(4)]
+    return "\n".join("  ".join(_pad(c, w) for c, w in zip(r[:4], widths)) + "  " + r[4] for r in rows)
 
 
 def format_detail(d: ThreadDetail) -> str:
@@ -52,13 +63,13 @@ def format_detail(d: ThreadDetail) -> str:
         f"status   {d.status}   route {p(d.route)}   turns {d.turns}",
         f"request  {p(d.last_request)}",
     ]
-    if d.status == "incomplete":
+    if d.status == TurnOutcome.INCOMPLETE:
         where = f"before {p(d.stopped_before)}" if d.stopped_before else f"after {p(d.stopped_after)}"
         lines.append(f"stopped  {where}: the turn was killed, crashed or interrupted (Ctrl-C)")
         if d.error:
             lines.append(f"error    {p(d.error)}")
         lines.append(f"continue perfscout resume {p(d.thread_id)}   (add --allow-run if that node runs a program)")
-    elif d.status == "running":
+    elif d.status == TurnOutcome.RUNNING:
         at = f"at {p(d.stopped_before)}: " if d.stopped_before else ""
         lines.append(f"running  {at}another turn holds the thread")
     if d.route_info:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
-from graph.enums import NextStep, Node
+from graph.enums import RENAMED_NODES, NextStep, Node
 from graph.policy import decide_after
 from graph.stages import ASKING_NODES, ROUTE_START, STAGES
 from graph.state import PerfScoutState
@@ -27,7 +27,7 @@ from nodes import (
     fail,
     fallback,
     orchestrator,
-    perf_analyzer,
+    data_locator,
     reporter,
     startup,
 )
@@ -46,7 +46,7 @@ _FACTORIES: dict[Node, Callable[[NodeContext], Callable[[dict], dict]]] = {
     Node.STARTUP: startup.make,
     Node.EXPLORER: explorer.make,
     Node.ANDROID_EXPERT: android_expert.make,
-    Node.PERF_ANALYZER: perf_analyzer.make,
+    Node.DATA_LOCATOR: data_locator.make,
     Node.ANALYZER: analyzer.make,
     Node.ATTRIBUTOR: attributor.make,
     Node.REPORTER: reporter.make,
@@ -105,6 +105,18 @@ def _edge(node: Node, sink: DecisionSink | None) -> Callable[[Mapping[str, Any],
     return route
 
 
+def _add_renamed(g: StateGraph, built: Mapping[Node, Callable[[dict], dict]], sink: DecisionSink | None) -> None:
+    """A node under each earlier name (graph/enums.py ``RENAMED_NODES``), running the node it
+    became with that node's edge. No edge leads to one: only a thread checkpointed by an
+    earlier version, stopped before the old name (killed, crashed, Ctrl-C), reaches it when it
+    is continued — without it LangGraph would find no task and the turn would read "done"."""
+    for old, new in RENAMED_NODES.items():
+        node = Node(new)
+        g.add_node(old, built[node])
+        if node in STAGES:
+            g.add_conditional_edges(old, _edge(node, sink), stage_path_map(node))
+
+
 def build_graph(
     checkpointer: Any = None,
     llm: Any = None,
@@ -129,8 +141,10 @@ def build_graph(
     # The context is LangGraph's context_schema: the shell passes one per invocation
     # (invoke(..., context=ctx)); ``ctx`` here is the default for one that passes none.
     g = StateGraph(PerfScoutState, context_schema=NodeContext)
+    built: dict[Node, Callable[[dict], dict]] = {}
     for node, factory in _FACTORIES.items():
-        g.add_node(node.value, overrides.get(node) or factory(ctx))
+        built[node] = overrides.get(node) or factory(ctx)
+        g.add_node(node.value, built[node])
 
     g.add_edge(START, Node.ORCHESTRATOR.value)
     g.add_conditional_edges(Node.ORCHESTRATOR.value, _edge(Node.ORCHESTRATOR, on_decision), ROUTE_PATH_MAP)
@@ -139,4 +153,5 @@ def build_graph(
     g.add_conditional_edges(Node.ASK_USER.value, _edge(Node.ASK_USER, on_decision), ANSWER_PATH_MAP)
     for terminal in (Node.FALLBACK, Node.FAIL):
         g.add_edge(terminal.value, END)
+    _add_renamed(g, built, on_decision)
     return g.compile(checkpointer=checkpointer, **compile_kwargs)

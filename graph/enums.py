@@ -162,7 +162,10 @@ class AttributionStatus(str, Enum):
 
 
 class TurnOutcome(str, Enum):
-    """How a turn ended, as the API reports it (app/api.py ``AskResult.status``)."""
+    """The status of a thread's last turn: the one vocabulary of ``AskResult.status``
+    (app/api.py), ``ThreadSummary.status`` (app/threads/listing.py), the CLI and the MCP server.
+    app/threads/status.py ``turn_state`` reads it from a checkpoint; the fail node and the stage
+    runner's skip write ``failed`` / ``skipped`` into the state's ``outcome``."""
 
     DONE = "done"
     NEEDS_INPUT = "needs_input"
@@ -170,23 +173,41 @@ class TurnOutcome(str, Enum):
     SKIPPED = "skipped"
     #: Stopped between nodes (a crash, a kill) with work left: ``perfscout resume`` continues it.
     INCOMPLETE = "incomplete"
+    #: Another turn holds the thread's lock right now (its checkpoint is a step of that turn):
+    #: only a listing says this (``threads list`` / ``threads show``), never a turn's own result.
+    RUNNING = "running"
+
+
+#: Node names earlier versions wrote into checkpoints (route history, a pending question's
+#: ``for_node``, attempts) and decision logs, and the node each is now. ``Node(old)`` is the
+#: new member, so an old thread resumes and an old log replays (tests/test_migration.py).
+RENAMED_NODES: dict[str, str] = {
+    #: It finds the data an ``analyze`` request means; it analyses nothing (issue 26, item 13).
+    "perf_analyzer": "data_locator",
+}
 
 
 class Node(str, Enum):
-    """The graph's nodes. Their values are the node names in the compiled graph."""
+    """The graph's nodes. Their values are the node names in the compiled graph; a name of an
+    earlier version (``RENAMED_NODES``) is read as the node it became."""
 
     ORCHESTRATOR = "orchestrator"
     COLLECTOR = "collector"
     STARTUP = "startup"
     EXPLORER = "explorer"
     ANDROID_EXPERT = "android_expert"
-    PERF_ANALYZER = "perf_analyzer"
+    DATA_LOCATOR = "data_locator"
     ANALYZER = "analyzer"
     ATTRIBUTOR = "attributor"
     REPORTER = "reporter"
     FALLBACK = "fallback"
     ASK_USER = "ask_user"
     FAIL = "fail"
+
+    @classmethod
+    def _missing_(cls, value: object) -> "Node | None":
+        new = RENAMED_NODES.get(value) if isinstance(value, str) else None
+        return cls(new) if new is not None else None
 
 
 class NextStep(str, Enum):

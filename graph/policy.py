@@ -184,7 +184,7 @@ def check_guard(g: GuardView) -> str | None:
     """A diagnosis when this turn must stop, else None."""
     if g.steps >= g.step_budget:
         return (
-            f"step budget exhausted: {g.steps} steps taken, budget {g.step_budget}; "
+            f"step budget exhausted: {g.steps} steps taken, budget {g.step_budget} (PERFSCOUT_STEP_BUDGET); "
             f"last steps: {' → '.join(g.history[-6:]) or '(none)'}"
         )
     h = g.history
@@ -239,7 +239,7 @@ def choose_next_after_stage(v: StageView) -> Decision:
                 )
             return Decision(
                 NextStep.FAIL,
-                f"{v.stage} failed ({kind.value}) after {v.attempts} attempts; retry budget spent",
+                f"{v.stage} failed ({kind.value}) after {v.attempts} attempts; retry budget spent (PERFSCOUT_RETRY_BUDGET)",
             )
         return Decision(NextStep.FAIL, f"{v.stage} failed ({kind.value}); not retryable")
     if v.skipped:
@@ -275,9 +275,19 @@ def choose_next_after_answer(v: AnswerView) -> Decision:
         return Decision(Node.FAIL, diag)
     if not v.answered:
         return Decision(Node.FAIL, "the question was not answered")
-    if v.for_node in {n.value for n in ASKING_NODES}:
-        return Decision(Node(v.for_node), f"answer goes back to {v.for_node}")
+    asked = _node_named(v.for_node)
+    if asked in ASKING_NODES:
+        return Decision(asked, f"answer goes back to {asked.value}")
     return Decision(Node.FAIL, f"no node can take the answer (asked for {v.for_node!r})")
+
+
+def _node_named(name: str | None) -> Node | None:
+    """The node ``name`` names, an earlier version's name included (graph/enums.py
+    ``RENAMED_NODES``: a question checkpointed before a rename still finds its node)."""
+    try:
+        return Node(name) if name is not None else None
+    except ValueError:
+        return None
 
 
 # --------------------------------------------------------------------------------------

@@ -44,9 +44,11 @@ def _analyzer_success(route: str, state: Mapping[str, Any]) -> NextStep:
     return NextStep.REPORT if route == Route.STARTUP.value else NextStep.CONTINUE
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StageSpec:
-    """One stage: where CONTINUE leads, whether it runs programs, its evidence, its success."""
+    """One stage: where CONTINUE leads, whether it runs programs, its evidence, its success.
+    Rows are written by keyword (``kw_only``): six positional fields, three of them booleans,
+    read wrong too easily."""
 
     node: Node
     #: The next stage of the pipeline (``NextStep.CONTINUE``); None is the graph's END.
@@ -61,25 +63,32 @@ class StageSpec:
     may_ask: bool
 
 
+def _has_device_answer(state: Mapping[str, Any]) -> bool:
+    return bool(state.get("collected") or state.get("answer"))
+
+
 STAGES: dict[Node, StageSpec] = {
     s.node: s
     for s in (
-        StageSpec(Node.COLLECTOR, Node.ANALYZER, True, _has_data, _always(NextStep.CONTINUE), True),
-        StageSpec(Node.STARTUP, Node.ANALYZER, True, _has_data, _always(NextStep.CONTINUE), True),
-        StageSpec(Node.PERF_ANALYZER, Node.ANALYZER, False, _has_data, _always(NextStep.CONTINUE), True),
-        StageSpec(
-            Node.ANDROID_EXPERT, Node.ANALYZER, False,
-            lambda st: bool(st.get("collected") or st.get("answer")), _android_success, True,
-        ),
-        StageSpec(Node.ANALYZER, Node.ATTRIBUTOR, False, lambda st: bool(st.get("analysis")), _analyzer_success, False),
-        StageSpec(
-            Node.ATTRIBUTOR, Node.REPORTER, False,
-            lambda st: st.get("attribution") is not None, _always(NextStep.CONTINUE), False,
-        ),
-        StageSpec(Node.EXPLORER, Node.REPORTER, False, lambda st: bool(st.get("exploration")), _always(NextStep.FINISH), True),
+        StageSpec(node=Node.COLLECTOR, continue_to=Node.ANALYZER, runs_programs=True,
+                  evidence=_has_data, on_success=_always(NextStep.CONTINUE), may_ask=True),
+        StageSpec(node=Node.STARTUP, continue_to=Node.ANALYZER, runs_programs=True,
+                  evidence=_has_data, on_success=_always(NextStep.CONTINUE), may_ask=True),
+        StageSpec(node=Node.DATA_LOCATOR, continue_to=Node.ANALYZER, runs_programs=False,
+                  evidence=_has_data, on_success=_always(NextStep.CONTINUE), may_ask=True),
+        StageSpec(node=Node.ANDROID_EXPERT, continue_to=Node.ANALYZER, runs_programs=False,
+                  evidence=_has_device_answer, on_success=_android_success, may_ask=True),
+        StageSpec(node=Node.ANALYZER, continue_to=Node.ATTRIBUTOR, runs_programs=False,
+                  evidence=lambda st: bool(st.get("analysis")), on_success=_analyzer_success, may_ask=False),
+        StageSpec(node=Node.ATTRIBUTOR, continue_to=Node.REPORTER, runs_programs=False,
+                  evidence=lambda st: st.get("attribution") is not None, on_success=_always(NextStep.CONTINUE),
+                  may_ask=False),
+        StageSpec(node=Node.EXPLORER, continue_to=Node.REPORTER, runs_programs=False,
+                  evidence=lambda st: bool(st.get("exploration")), on_success=_always(NextStep.FINISH), may_ask=True),
         # The reporter is a stage too: a report that could not be written is retried or
         # explained by the same policy as any other tool, not ended on a plain edge.
-        StageSpec(Node.REPORTER, None, False, lambda st: bool(st.get("report")), _always(NextStep.FINISH), False),
+        StageSpec(node=Node.REPORTER, continue_to=None, runs_programs=False,
+                  evidence=lambda st: bool(st.get("report")), on_success=_always(NextStep.FINISH), may_ask=False),
     )
 }
 
@@ -89,7 +98,7 @@ ROUTE_START: dict[Route, Node] = {
     Route.STARTUP: Node.STARTUP,
     Route.EXPLORER: Node.EXPLORER,
     Route.ANDROID: Node.ANDROID_EXPERT,
-    Route.ANALYZE: Node.PERF_ANALYZER,
+    Route.ANALYZE: Node.DATA_LOCATOR,
     Route.END: Node.FALLBACK,
 }
 

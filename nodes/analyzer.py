@@ -1,6 +1,6 @@
 """Reads the data of this turn (a named file or a collection) and computes its metrics.
 
-Two sides to compare (``collected.kind == "compare"``, set by perf_analyzer or by the startup
+Two sides to compare (``collected.kind == "compare"``, set by data_locator or by the startup
 node's two-program launches) are loaded as runs and compared (nodes/compare/): ``comparison``
 holds the table, ``analysis`` is side B's (the "after", which the attributor and the report
 describe) and ``previous_analysis`` side A's. Every new analysis moves the thread's last one to

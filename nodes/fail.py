@@ -31,7 +31,7 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
         if err and err.get("message"):
             text = f"{text}. {err.get('tool')}: {err.get('message')}"
         if decision.step.value == "reject" and not err and run_gate(state.get("run_request")) is RunGate.OWN:
-            text += ". Allow it with --allow-run (CLI), allow_run=True (API) or the allowlist in settings."
+            text += ". Allow it with --allow-run (CLI), allow_run=True (API) or PERFSCOUT_ALLOWLIST (comma-separated program names)."
         update = stamp(state, Node.FAIL.value)
         update.update(say(Node.FAIL.value, f"Stopped: {text}"))
         update["diagnosis"] = text

@@ -147,7 +147,7 @@ def make(default: NodeContext) -> Callable[..., dict]:
             elif current and not state.get("target_origin"):
                 update["target_origin"] = TargetOrigin.USER.value  # set by the caller (graph.invoke)
         # A data file counts only when this message names it; otherwise "the data" is what the
-        # thread collected (perf_analyzer falls back to it).
+        # thread collected (data_locator falls back to it).
         update["data_path"] = facts.data_paths[0] if facts.data_paths else None
         update["data_paths"] = sides if len(sides) >= 2 else (list(facts.data_paths) or None)
         update["targets"] = racers[:2] if len(racers) >= 2 else None

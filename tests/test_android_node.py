@@ -8,7 +8,6 @@ analyzer", "finishes", "retries once" are checked against the router, not assume
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -295,8 +294,8 @@ def test_perfetto_capture_config_on_stdin_pulled_checked_and_removed(tmp_path, m
     assert (run_dir / "perfetto-config.pbtxt").read_text() == config
     s = c["summary"]
     assert s["tool"] == "perfetto" and s["seconds"] == 3.0
-    if s["checked"]:  # read back with the Perfetto reader
-        assert s["slices"] > 1000 and s["threads"] > 10
+    assert s["checked"], s.get("check_note")  # read back with the Perfetto reader
+    assert s["slices"] > 1000 and s["threads"] > 10
     assert next_step(merged) == NextStep.CONTINUE.value
 
 
@@ -314,11 +313,15 @@ def test_old_device_uses_atrace_and_the_pulled_text(tmp_path, monkeypatch):
     assert c["paths"] == {"atrace": str(run_dir / "trace.atrace.txt")}
     assert c["summary"]["tool"] == "atrace" and "no Perfetto service" in c["summary"]["notes"][0]
     assert c["source"] == f"adb -s {S} shell '{line}'"
-    if importlib.util.find_spec("nodes.perf.parsers.atrace") is not None:
-        assert c["summary"]["checked"] and c["summary"]["slices"] > 0
-    else:
-        assert c["summary"]["checked"] is False
+    assert c["summary"]["checked"] and c["summary"]["slices"] > 0, c["summary"].get("check_note")
     assert next_step(merged) == NextStep.CONTINUE.value
+
+
+def test_a_reader_that_does_not_import_leaves_the_capture_unchecked_and_says_why(tmp_path):
+    from nodes.android.trace import _check_with_reader
+
+    out = _check_with_reader("nodes.perf.parsers.no_such_reader", str(tmp_path / "t"), "perfetto")
+    assert out["checked"] is False and "nodes.perf.parsers.no_such_reader is not available" in out["check_note"]
 
 
 def test_refused_perfetto_falls_back_to_atrace_and_says_why(tmp_path, monkeypatch):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import pty
@@ -14,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.env import scrubbed_environ
+
 ROOT = Path(__file__).resolve().parent.parent
-HAS_ANALYZER = importlib.util.find_spec("nodes.perf.analysis") is not None
 PERFSCOUT = Path(sys.executable).with_name("perfscout")
 
 pytestmark = pytest.mark.skipif(not PERFSCOUT.exists(), reason="the perfscout console script is not installed")
@@ -23,9 +23,7 @@ pytestmark = pytest.mark.skipif(not PERFSCOUT.exists(), reason="the perfscout co
 
 @pytest.fixture
 def env(tmp_path):
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PERFSCOUT_"))}
-    e["PERFSCOUT_HOME"] = str(tmp_path / "home")
-    return e
+    return scrubbed_environ(PERFSCOUT_HOME=str(tmp_path / "home"))
 
 
 def run(env, *args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -66,7 +64,7 @@ def test_json_question_exit_3_then_resume(env, tmp_path):
     assert shown["status"] == "needs_input" and shown["question"]["field"] == "data_path"
 
     r = run(env, "resume", tid, "missing.json", "--json", cwd=tmp_path)
-    assert r.returncode == 1
+    assert r.returncode == 2  # a file the user named that is not there: bad input (app/exit_codes.py)
     res = json.loads(r.stdout)
     assert res["status"] == "failed" and "missing.json" in res["diagnosis"]
 
@@ -158,9 +156,9 @@ def test_terminal_session_asks_interactively_and_shows_progress(env, tmp_path):
     env = env | {"TERM": "xterm", "COLUMNS": "100"}
     code, out = _pty_session(env, ["ask", "分析一下这份数据"], ["missing.json"], cwd=tmp_path)
     assert "Which file should I analyse" in out  # asked on the terminal, not exit 3
-    assert "✓ orchestrator" in out and "✓ perf_analyzer" in out  # which node ran
+    assert "✓ orchestrator" in out and "✓ data_locator" in out  # which node ran
     assert "Stopped:" in out and "missing.json" in out
-    assert code == 1
+    assert code == 2  # the answer named a file that is not there: bad input
 
 
 def test_analyze_a_file_then_ask_a_follow_up_in_its_thread(env):

@@ -4,7 +4,6 @@ analyzer (once it exists) names the planted quadratic function as the top hot sp
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -26,16 +25,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _analysis_ready() -> bool:
-    """The analyzer, and the readers of everything the collector hands it, are importable."""
-    if importlib.util.find_spec("nodes.perf.analysis") is None:
-        return False
-    from nodes.perf.formats import available_formats
-
-    avail = available_formats()
-    return avail.get("speedscope") is None and avail.get("perfscout_json") is None
-
-
 def _planted() -> range:
     for node in ast.walk(ast.parse(SLOW_APP.read_text())):
         if isinstance(node, ast.FunctionDef) and node.name == "unique_customers":
@@ -45,12 +34,9 @@ def _planted() -> range:
 
 @pytest.fixture(scope="module")
 def demo_state(tmp_path_factory):
-    """One run of the demo sentence (to the end when the analyzer exists, else up to the collector)."""
+    """One run of the demo sentence, to the end."""
     tmp = tmp_path_factory.mktemp("demo")
-    kwargs = {} if _analysis_ready() else {"interrupt_after": ["collector"]}
-    graph = build_graph(
-        checkpointer=InMemorySaver(), context=NodeContext(runs_dir=str(tmp / "runs"), run_timeout_s=120), **kwargs
-    )
+    graph = build_graph(checkpointer=InMemorySaver(), context=NodeContext(runs_dir=str(tmp / "runs"), run_timeout_s=120))
     config = {"configurable": {"thread_id": "demo"}}
     graph.invoke(
         {"messages": [HumanMessage(content=DEMO)], "allow_run": True, "workspace": str(REPO), "run_dir": str(tmp / "run")},

@@ -23,6 +23,7 @@ import pytest
 
 from nodes.collect import runner
 from nodes.collect.runner import Launched, run_bounded
+from tests.helpers.processes import alive
 
 REPO = Path(__file__).resolve().parents[1]
 GUARD = REPO / "nodes" / "collect" / "guard.py"
@@ -82,13 +83,6 @@ DRIVER = textwrap.dedent(
 )
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
 def _wait_for_pids(path: Path, timeout: float = 30.0) -> list[int]:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -100,9 +94,9 @@ def _wait_for_pids(path: Path, timeout: float = 30.0) -> list[int]:
 
 def _survivors(pids: list[int], timeout: float = 5.0) -> list[int]:
     end = time.monotonic() + timeout
-    while time.monotonic() < end and any(_alive(p) for p in pids):
+    while time.monotonic() < end and any(alive(p) for p in pids):
         time.sleep(0.05)
-    return [p for p in pids if _alive(p)]
+    return [p for p in pids if alive(p)]
 
 
 def _kill_leftovers(pids: list[int]) -> None:
@@ -135,7 +129,7 @@ def test_kill_9_of_perfscout_leaves_no_process_of_the_run(tmp_path):
     )
     everyone = [info["pid"], info["guard"], *pids, stray.pid]
     try:
-        assert all(_alive(p) for p in everyone)
+        assert all(alive(p) for p in everyone)
         assert psutil.Process(info["pid"]).ppid() == info["guard"]
         proc.kill()
         proc.wait(10)
@@ -157,7 +151,7 @@ def test_without_the_guard_the_same_kill_leaves_the_tree_running(tmp_path):
         proc.kill()
         proc.wait(10)
         time.sleep(0.5)
-        assert [p for p in [info["pid"], *pids] if _alive(p)] != []
+        assert [p for p in [info["pid"], *pids] if alive(p)] != []
     finally:
         _kill_leftovers([info["pid"], *pids])
 
@@ -173,10 +167,10 @@ def test_a_program_launched_from_a_thread_that_ends_keeps_running():
     prog = box[0]
     try:
         assert prog.wait(1.0) == "timeout"
-        assert _alive(prog.pid)
+        assert alive(prog.pid)
     finally:
         prog.stop()
-    assert not _alive(prog.pid)
+    assert not alive(prog.pid)
     assert prog.result().outcome == "timeout"
 
 
@@ -192,7 +186,7 @@ def test_the_pid_is_the_program_not_the_guard(tmp_path):
         assert runner.TOKEN_VAR in p.environ()
         assert runner.TOKEN_VAR not in guard.environ()  # the runner's token scan never hits it
         assert os.getsid(prog.pid) == prog.pid  # still a session of its own
-    assert not _alive(prog.pid) and not _alive(guard.pid)
+    assert not alive(prog.pid) and not alive(guard.pid)
 
 
 @pytest.mark.parametrize("guarded", GUARD_PARAMS, ids=["guarded", "direct"])
@@ -224,7 +218,7 @@ def test_a_timeout_stops_a_program_that_ignores_sigterm(monkeypatch, guarded):
         assert prog.wait(0.3) == "timeout"
     res = prog.result()
     assert (res.outcome, res.returncode) == ("timeout", -signal.SIGKILL)
-    assert res.pid in res.stopped_pids and not _alive(res.pid)
+    assert res.pid in res.stopped_pids and not alive(res.pid)
 
 
 @linux_only
@@ -267,7 +261,7 @@ def test_a_killed_guard_takes_its_program_with_it():
     with Launched([sys.executable, "-c", "import time; time.sleep(60)"]) as prog:
         os.kill(prog.guard_pid, signal.SIGKILL)
         assert prog.wait(30) == "exited"
-        assert not _alive(prog.pid)
+        assert not alive(prog.pid)
     assert prog.result().returncode is None  # the status died with the guard
 
 

@@ -24,6 +24,7 @@ from nodes.collect.profile import collect_profile
 from nodes.collect.rundir import open_run_dir
 from nodes.collect.target import parse_target
 from nodes.framework.context import NodeContext
+from tests.helpers.processes import alive
 
 REPO = Path(__file__).resolve().parents[1]
 PYSPY = Path(sys.executable).parent / "py-spy"
@@ -31,16 +32,6 @@ needs_pyspy = pytest.mark.skipif(not PYSPY.exists(), reason="py-spy is not insta
 needs_setpriv = pytest.mark.skipif(
     shutil.which("setpriv") is None or os.geteuid() != 0, reason="simulating a ptrace refusal needs root and setpriv"
 )
-
-
-def _formats_ready(*names: str) -> bool:
-    try:
-        from nodes.perf.formats import available_formats
-
-        avail = available_formats()
-        return all(avail.get(n, "missing") is None for n in names)
-    except ImportError:
-        return False
 
 
 def ctx(tmp_path: Path, **extra) -> NodeContext:
@@ -61,18 +52,11 @@ def write(tmp_path: Path, name: str, code: str) -> Path:
     return p
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
 def _no_survivors(pids: list[int], timeout: float = 5.0) -> bool:
     end = time.monotonic() + timeout
-    while time.monotonic() < end and any(_alive(p) for p in pids):
+    while time.monotonic() < end and any(alive(p) for p in pids):
         time.sleep(0.05)
-    return not any(_alive(p) for p in pids)
+    return not any(alive(p) for p in pids)
 
 
 def _speedscope_frames(path: str) -> list[dict]:

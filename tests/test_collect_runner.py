@@ -9,12 +9,12 @@ import textwrap
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
 from graph.enums import ErrorKind
 from nodes.collect.runner import BoundedCapture, Launched, run_bounded
 from nodes.framework.errors import ToolFailure
+from tests.helpers.processes import alive
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -63,18 +63,11 @@ def _wait_for(path: Path, timeout: float = 20.0) -> list[int]:
     raise AssertionError(f"{path} never written")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
 def _assert_all_gone(pids: list[int], timeout: float = 5.0) -> None:
     end = time.monotonic() + timeout
-    while time.monotonic() < end and any(_alive(p) for p in pids):
+    while time.monotonic() < end and any(alive(p) for p in pids):
         time.sleep(0.05)
-    assert [p for p in pids if _alive(p)] == []
+    assert [p for p in pids if alive(p)] == []
 
 
 def test_hang_stopped_at_limit_with_every_descendant(tmp_path):
@@ -83,7 +76,7 @@ def test_hang_stopped_at_limit_with_every_descendant(tmp_path):
     pids_file = tmp_path / "pids"
     with Launched([sys.executable, str(script), str(pids_file)]) as prog:
         pids = _wait_for(pids_file)
-        assert all(_alive(p) for p in pids)
+        assert all(alive(p) for p in pids)
         assert prog.wait(0.5) == "timeout"
     res = prog.result()
     assert res.outcome == "timeout"

@@ -11,7 +11,7 @@ import compare_gen as gen
 from nodes.compare.diff import compare_sides
 from nodes.compare.render import write_comparison
 from nodes.compare.sides import load_side
-from test_report_browser import CHROMIUM, Browser, inspect_page
+from tests.helpers.browser import CHROMIUM, Browser, inspect_page
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed and cannot be installed here")
 

@@ -19,10 +19,7 @@ CHROME65 = DATA / "perf" / "chrome65-devtools-timeline.json"
 
 
 @pytest.fixture
-def ps(tmp_path, monkeypatch):
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PERFSCOUT_CHECKPOINT_URL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("PERFSCOUT_HOME", str(tmp_path / "home"))
+def ps(tmp_path, perfscout_home):
     with PerfScout(Settings.from_env(offline=True), workspace=tmp_path) as p:
         yield p
 

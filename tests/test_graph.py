@@ -53,7 +53,7 @@ ROUTE_FIRST_NODE = {
     "startup": Node.STARTUP,
     "explorer": Node.EXPLORER,
     "android": Node.ANDROID_EXPERT,
-    "analyze": Node.PERF_ANALYZER,
+    "analyze": Node.DATA_LOCATOR,
     "end": Node.FALLBACK,
 }
 
@@ -71,7 +71,7 @@ def test_each_route_reaches_its_node(label, first):
 
 def test_real_router_sends_examples_to_their_routes():
     g = build_graph(checkpointer=InMemorySaver())
-    for text, node in [("你好", "fallback"), ("分析一下这份数据", "perf_analyzer")]:
+    for text, node in [("你好", "fallback"), ("分析一下这份数据", "data_locator")]:
         cfg = _cfg()
         g.invoke({"messages": [HumanMessage(text)], "workspace": "."}, cfg)
         assert g.get_state(cfg).values["route_history"][1] == node
@@ -226,7 +226,7 @@ def test_a_reporter_that_fails_is_retried_then_explained():
 
     g = build_graph(checkpointer=InMemorySaver(), nodes={
         Node.ORCHESTRATOR: _route_as("analyze"),
-        Node.PERF_ANALYZER: lambda s: stamp(s, "perf_analyzer") | {"collected": {"paths": {"d": "x"}}},
+        Node.DATA_LOCATOR: lambda s: stamp(s, "data_locator") | {"collected": {"paths": {"d": "x"}}},
         Node.ANALYZER: lambda s: stamp(s, "analyzer") | {"analysis": {"format": "x"}},
         Node.ATTRIBUTOR: _recording(Node.ATTRIBUTOR, []),
         Node.REPORTER: reporter,

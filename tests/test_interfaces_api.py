@@ -21,10 +21,7 @@ from interfaces_util import Recorder
 
 
 @pytest.fixture
-def ps(tmp_path, monkeypatch):
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PERFSCOUT_CHECKPOINT_URL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("PERFSCOUT_HOME", str(tmp_path / "home"))
+def ps(tmp_path, perfscout_home):
     with PerfScout(Settings.from_env(), workspace=tmp_path) as p:
         yield p
 
@@ -48,7 +45,7 @@ def test_ask_returns_a_typed_result(ps):
 def test_question_then_resume(ps, tmp_path):
     r = ps.ask("分析一下这份数据")
     assert r.status == "needs_input" and r.answer is None
-    assert r.question["field"] == "data_path" and r.question["for_node"] == "perf_analyzer"
+    assert r.question["field"] == "data_path" and r.question["for_node"] == "data_locator"
     again = ps.result(r.thread_id)
     assert again.status == "needs_input"  # the question survives in the checkpoint
     done = ps.resume(r.thread_id, "missing.json")
@@ -138,7 +135,7 @@ def test_stream_reports_the_interrupt_and_stream_resume_finishes(ps):
     assert events[-1].result.status == "needs_input"
     tid = events[-1].result.thread_id
     tail = list(ps.stream_resume(tid, "missing.json"))
-    assert [e.node for e in tail if e.kind == "node_start"][:2] == ["ask_user", "perf_analyzer"]
+    assert [e.node for e in tail if e.kind == "node_start"][:2] == ["ask_user", "data_locator"]
     assert tail[-1].result.status == "failed"
 
 

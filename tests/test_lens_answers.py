@@ -21,10 +21,7 @@ DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture
-def ps(tmp_path, monkeypatch):
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PERFSCOUT_CHECKPOINT_URL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("PERFSCOUT_HOME", str(tmp_path / "home"))
+def ps(tmp_path, perfscout_home):
     for rel in ("perfetto/api32_startup_warm.perfetto-trace", "perfetto/ms_android12_emulator_sched_cpusampling.pftrace",
                 "perfetto/chrome_fcp_lcp_navigations.pftrace", "web/webvitals.trace.json.gz",
                 "perf/chrome-android-thread-time.json.gz"):

@@ -144,7 +144,7 @@ def test_rule_8_on_a_thread(text, info, kw, expected):
 def test_an_analyze_turn_on_the_threads_data_goes_straight_to_the_reporter():
     guard = GuardView(1, 24, ("orchestrator:analyze",))
     assert choose_next_after_orchestrator(RouteView("analyze", guard, thread_data=True)).step is Node.REPORTER
-    assert choose_next_after_orchestrator(RouteView("analyze", guard)).step is Node.PERF_ANALYZER
+    assert choose_next_after_orchestrator(RouteView("analyze", guard)).step is Node.DATA_LOCATOR
     assert choose_next_after_orchestrator(RouteView("android", guard, thread_data=True)).step is Node.ANDROID_EXPERT
 
 

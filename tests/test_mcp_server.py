@@ -8,7 +8,6 @@ agent's client would: list the tools, call them, send malformed arguments, cance
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -24,6 +23,7 @@ mcp = pytest.importorskip("mcp", reason="the mcp SDK is a dependency of `perfsco
 import mcp_types as types  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from tests.helpers.env import scrubbed_environ  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACE = ROOT / "tests" / "data" / "perfetto" / "api32_startup_warm.perfetto-trace"
@@ -61,10 +61,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PERFSCOUT_"))}
-    env.update({"PYTHONPATH": str(ROOT), "PERFSCOUT_HOME": str(tmp_path / "home"), "PERFSCOUT_OFFLINE": "1"})
-    env.update(extra)
-    return env
+    return scrubbed_environ(PYTHONPATH=str(ROOT), PERFSCOUT_HOME=str(tmp_path / "home"), PERFSCOUT_OFFLINE="1", **extra)
 
 
 def params(workspace: Path, *flags: str, env: dict[str, str]) -> StdioServerParameters:

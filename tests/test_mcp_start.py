@@ -10,7 +10,6 @@ is closed once it has replied."""
 from __future__ import annotations
 
 import json
-import os
 import queue
 import re
 import subprocess
@@ -19,6 +18,8 @@ import threading
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.env import scrubbed_environ
 
 pytest.importorskip("mcp", reason="the mcp SDK is a dependency of `perfscout mcp`")
 
@@ -37,8 +38,7 @@ HANDSHAKE = [
 def test_starting_and_listing_the_tools_imports_no_framework_and_no_graph(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PERFSCOUT_"))}
-    env.update({"PYTHONPATH": str(ROOT), "PERFSCOUT_HOME": str(tmp_path / "home"), "PERFSCOUT_OFFLINE": "1"})
+    env = scrubbed_environ(PYTHONPATH=str(ROOT), PERFSCOUT_HOME=str(tmp_path / "home"), PERFSCOUT_OFFLINE="1")
     log = tmp_path / "stderr.txt"  # a file, not a pipe: thousands of import lines never block the server
     with log.open("w") as err_file:
         proc = subprocess.Popen(

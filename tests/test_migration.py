@@ -75,11 +75,11 @@ def _relocate_store(store: Path, moves: dict[str, str]) -> int:
     return changed
 
 
-def _ps(tmp_path: Path) -> PerfScout:
+def _ps(tmp_path: Path, store_file: str = "checkpoints.sqlite") -> PerfScout:
     home = tmp_path / "home"
     home.mkdir()
     store = home / "checkpoints.sqlite"
-    shutil.copy(DATA / "checkpoints.sqlite", store)
+    shutil.copy(DATA / store_file, store)
     ws = tmp_path / "ws"
     ws.mkdir()
     # the old threads ran in OLD_WORKSPACE: move them to this test's own folders
@@ -93,6 +93,7 @@ def test_old_threads_read_as_they_ended(tmp_path):
         assert ps.result("old-refused").status == "failed"
         q = ps.result("old-question")
         assert q.status == "needs_input" and q.question["field"] == "data_path"
+        assert q.question["for_node"] == "perf_analyzer"  # the node's name before the rename
         assert ps.result("old-done").status == "done"
         assert {t.thread_id for t in ps.threads()} >= {"old-refused", "old-question", "old-done"}
 
@@ -105,6 +106,8 @@ def test_an_old_pending_question_is_answered_and_the_turn_goes_on(tmp_path):
         r = ps.resume("old-question", "trace.json")
         assert "ask_user:data_path" in r.route_history and "analyzer" in r.route_history, r.route_history
         assert r.route_history.index("ask_user:data_path") < r.route_history.index("analyzer")
+        # perf_analyzer asked; it is data_locator now (graph/enums.py RENAMED_NODES)
+        assert r.route_history[r.route_history.index("ask_user:data_path") + 1] == "data_locator"
         assert r.status == "done" and r.report_paths.get("markdown"), r.answer
         assert Path(r.report_paths["markdown"]).is_relative_to(tmp_path)
         # …and the thread goes on: the next turn analyses the file again.
@@ -121,3 +124,43 @@ def test_an_old_thread_takes_a_new_turn(tmp_path):
 def test_an_old_decision_log_replays_without_differences():
     rep = replay_file(str(DATA / "decisions.jsonl"))
     assert rep.checked >= 5 and rep.unreadable == 0 and rep.diffs == []
+
+
+def test_a_thread_stopped_before_a_renamed_node_continues(tmp_path):
+    """Stopped before ``perf_analyzer`` by the version before the rename: it reads incomplete
+    before the node that name became, and continuing it runs that node (a node under the old
+    name, graph/builder.py ``_add_renamed``) — without it the thread would read "done" and
+    continuing would do nothing."""
+    with _ps(tmp_path, "before-rename.sqlite") as ps:
+        r = ps.result("old-stopped")
+        assert (r.status, r.stopped_before) == ("incomplete", "data_locator")
+        r = ps.continue_run("old-stopped")
+        assert r.status == "done" and r.report_paths.get("markdown"), r.answer
+        assert r.route_history == ["orchestrator:analyze", "data_locator", "analyzer", "attributor", "reporter"]
+
+
+def test_a_decision_naming_a_renamed_node_replays_without_differences():
+    rep = replay_file(str(DATA / "before-rename.decisions.jsonl"))
+    assert rep.checked == 1 and rep.unreadable == 0 and rep.diffs == []
+
+
+def test_old_node_names_read_as_the_nodes_they_became():
+    from graph.enums import RENAMED_NODES, Node
+    from graph.policy import GuardView, AnswerView, choose_next_after_answer
+
+    assert Node("perf_analyzer") is Node.DATA_LOCATOR
+    assert set(RENAMED_NODES).isdisjoint(n.value for n in Node)
+    guard = GuardView(steps=3, step_budget=24, history=("orchestrator:analyze", "perf_analyzer"), retry_budget=1)
+    d = choose_next_after_answer(AnswerView(for_node="perf_analyzer", answered=True, guard=guard))
+    assert d.step is Node.DATA_LOCATOR
+
+
+def test_an_old_node_name_is_written_only_in_its_translation():
+    root = Path(__file__).resolve().parents[1]
+    offenders = [
+        str(p.relative_to(root))
+        for d in ("app", "graph", "nodes")
+        for p in sorted((root / d).rglob("*.py"))
+        if "perf_analyzer" in p.read_text() and p.relative_to(root).as_posix() != "graph/enums.py"
+    ]
+    assert offenders == []

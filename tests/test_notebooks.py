@@ -7,7 +7,6 @@ no model is configured, so the run is offline and leaves nothing in the reposito
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
@@ -15,16 +14,14 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from tests.helpers.env import scrub
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-#: The quick start analyses a trace end to end: it needs the analyzer's entry point.
-HAS_ANALYZER = importlib.util.find_spec("nodes.perf.analysis") is not None
 
 
 def execute(name: str, tmp_path: Path, monkeypatch) -> nbformat.NotebookNode:
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PERFSCOUT_CHECKPOINT_URL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("PERFSCOUT_HOME", str(tmp_path / "home"))
+    scrub(monkeypatch, tmp_path / "home")
     monkeypatch.setenv("PERFSCOUT_OFFLINE", "1")
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     client = NotebookClient(

@@ -99,12 +99,8 @@ def test_gzip_bomb_stops_at_the_cap(tmp_path, monkeypatch):
     p.write_bytes(gzip.compress(body, 9))
     assert os.path.getsize(p) < 100_000
     monkeypatch.setenv("PERFSCOUT_MAX_DECOMPRESSED", str(1 << 20))
-    Settings.from_env().install_read_limits()  # the setting reaches the readers this way
-    try:
-        with pytest.raises(PerfDataError) as e:
-            formats.load(str(p))
-    finally:
-        limits.configure(None)
+    with pytest.raises(PerfDataError) as e:  # the setting reaches the readers this way
+        formats.load(str(p), limits=Settings.from_env().read_limits())
     assert "refusing" in str(e.value) and "gzip bomb" in str(e.value)
     assert "PERFSCOUT_MAX_DECOMPRESSED" in str(e.value) and "1 MiB" in str(e.value)
 

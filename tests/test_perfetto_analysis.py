@@ -4,7 +4,6 @@ metrics (issue 4) — with no Perfetto-specific code on that side."""
 from __future__ import annotations
 
 import gzip
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,6 @@ from nodes.perf.metrics import compute
 DATA = Path(__file__).parent / "data" / "perfetto"
 WARM = DATA / "api32_startup_warm.perfetto-trace"
 PACKAGE = "androidx.benchmark.integration.macrobenchmark.target"
-HAS_ANALYSIS = importlib.util.find_spec("nodes.perf.analysis") is not None
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in DATA.iterdir() if p.suffix != ".md"))

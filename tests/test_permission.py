@@ -26,6 +26,7 @@ from nodes.collect.permission import (
     workspace_shape,
 )
 from nodes.routing.extract import extract
+from tests.helpers.env import scrubbed_environ
 
 PERFSCOUT = Path(sys.executable).with_name("perfscout")
 TINY = "total = sum(i * i for i in range(20000))\nprint(total)\n"
@@ -48,11 +49,7 @@ def victim(tmp_path):
 
 
 def _env(tmp_path, **extra):
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PERFSCOUT_"))}
-    e["PERFSCOUT_HOME"] = str(tmp_path / "home")
-    e["PERFSCOUT_RUN_TIMEOUT"] = "20"
-    e.update(extra)
-    return e
+    return scrubbed_environ(PERFSCOUT_HOME=str(tmp_path / "home"), PERFSCOUT_RUN_TIMEOUT="20", **extra)
 
 
 def cli(tmp_path, cwd, *args, **env):

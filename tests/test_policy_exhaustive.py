@@ -80,7 +80,7 @@ SPEC_ROUTE = {
     "startup": "startup",
     "explorer": "explorer",
     "android": "android_expert",
-    "analyze": "perf_analyzer",
+    "analyze": "data_locator",
     "end": "fallback",
 }
 
@@ -219,7 +219,7 @@ def test_route_policy_over_whole_space(capsys):
 
 def test_answer_policy_over_whole_space():
     targets = [n.value for n in Node] + [None, "bogus"]
-    asking = {"collector", "startup", "explorer", "android_expert", "perf_analyzer"}
+    asking = {"collector", "startup", "explorer", "android_expert", "data_locator"}
     for for_node, answered, (steps, budget), hist, rb in itertools.product(
         targets, [False, True], STEP_CASES, HISTORIES, RETRY_BUDGETS
     ):
@@ -232,7 +232,7 @@ def test_answer_policy_over_whole_space():
 
 
 def test_every_stage_map_is_total():
-    for stage in (Node.COLLECTOR, Node.STARTUP, Node.PERF_ANALYZER, Node.ANDROID_EXPERT, Node.ANALYZER,
+    for stage in (Node.COLLECTOR, Node.STARTUP, Node.DATA_LOCATOR, Node.ANDROID_EXPERT, Node.ANALYZER,
                   Node.ATTRIBUTOR, Node.EXPLORER, Node.REPORTER):
         assert set(stage_path_map(stage)) == {s.value for s in NextStep}
         assert "__end__" in stage_path_map(stage).values()
@@ -253,7 +253,7 @@ STATES = [
     {"_route": "startup", "package": "com.demo.shop", "steps": 2, "route_history": ["startup"],
      "collected": {"paths": {"runs": "r.json"}}},
     {"_route": "analyze", "steps": 2, "missing": ["data_path"],
-     "question": {"field": "data_path", "for_node": "perf_analyzer"}, "answer_to_question": "x.json"},
+     "question": {"field": "data_path", "for_node": "data_locator"}, "answer_to_question": "x.json"},
     {"_route": "android", "skipped": {"node": "android_expert", "reason": "no device"}, "steps": 2},
 ]
 
@@ -261,7 +261,7 @@ STATES = [
 @pytest.mark.parametrize("state", STATES)
 def test_views_and_policies_are_pure_and_deterministic(state):
     before = copy.deepcopy(state)
-    for node in (Node.COLLECTOR, Node.STARTUP, Node.PERF_ANALYZER, Node.ANDROID_EXPERT, Node.ANALYZER,
+    for node in (Node.COLLECTOR, Node.STARTUP, Node.DATA_LOCATOR, Node.ANDROID_EXPERT, Node.ANALYZER,
                  Node.ATTRIBUTOR, Node.EXPLORER):
         a = choose_next_after_stage(stage_view(state, node))
         b = choose_next_after_stage(stage_view(state, node))

@@ -38,7 +38,7 @@ def test_a_question_asked_in_one_process_is_answered_from_another_instance(tmp_p
     with PerfScout(_settings(tmp_path, store_url), llm=None, workspace=tmp_path) as ps2:
         r2 = ps2.resume(tid, "t.json")
         assert r2.route == "analyze"
-        assert r2.route_history[:3] == ["orchestrator:analyze", "perf_analyzer", "ask_user:data_path"]
+        assert r2.route_history[:3] == ["orchestrator:analyze", "data_locator", "ask_user:data_path"]
         assert r2.status in ("done", "failed")
         assert tid in {t.thread_id for t in ps2.threads()}
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import orjson
 
 from app.decision_log import DecisionLog
+from tests.helpers.env import scrubbed_environ
 
 ROOT = Path(__file__).resolve().parents[1]
 PERFSCOUT = ROOT / ".venv" / "bin" / "perfscout"
@@ -25,9 +26,7 @@ CLI = [str(PERFSCOUT)] if PERFSCOUT.exists() else [sys.executable, "-c", "from a
 
 
 def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PERFSCOUT_"))}
-    env.update(PERFSCOUT_HOME=str(home), PERFSCOUT_OFFLINE="1", PYTHONPATH=str(ROOT))
-    return env
+    return scrubbed_environ(PERFSCOUT_HOME=str(home), PERFSCOUT_OFFLINE="1", PYTHONPATH=str(ROOT))
 
 
 def _turns(home: str, who: int, n: int) -> None:

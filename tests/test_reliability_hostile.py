@@ -25,6 +25,7 @@ import pytest
 from app.api import PerfScout
 from app.settings import Settings
 from graph.enums import ROUTE_LABELS, Node
+from tests.helpers.env import scrubbed_environ
 
 ROOT = Path(__file__).resolve().parents[1]
 PERFSCOUT = ROOT / ".venv" / "bin" / "perfscout"
@@ -103,8 +104,7 @@ def test_a_target_with_shell_metacharacters_never_reaches_a_shell(tmp_path, suff
 def test_the_cli_target_string_from_the_issue_never_reaches_a_shell(tmp_path):
     (tmp_path / "x.py").write_text("print('hello')\n")
     canary = tmp_path / "CANARY"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PERFSCOUT_"))}
-    env.update(PERFSCOUT_HOME=str(tmp_path / "home"), PERFSCOUT_OFFLINE="1", PERFSCOUT_RUN_TIMEOUT="20")
+    env = scrubbed_environ(PERFSCOUT_HOME=str(tmp_path / "home"), PERFSCOUT_OFFLINE="1", PERFSCOUT_RUN_TIMEOUT="20")
     out = subprocess.run(
         [str(PERFSCOUT), "ask", "帮我全面分析一下这个程序的性能", "--target", f"python x.py; touch {canary}",
          "--allow-run", "--json"],
@@ -189,12 +189,12 @@ CHILD_LOAD = textwrap.dedent(
                 pass
             return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     from app.settings import Settings
-    Settings.from_env().install_read_limits()  # the reader bounds, as the CLI installs them
+    bounds = Settings.from_env().read_limits()  # the reader bounds, as the CLI passes them
     from nodes.perf.errors import PerfDataError
     from nodes.perf.analysis import analyze_file
     t0 = time.monotonic()
     try:
-        res = analyze_file(sys.argv[1])
+        res = analyze_file(sys.argv[1], limits=bounds)
         outcome = {"ok": True, "format": res.format, "partial": res.partial}
     except PerfDataError as e:
         outcome = {"ok": False, "error": str(e)}

@@ -2,7 +2,7 @@
 
 Each hostile input is read in a child process that reports its own peak RSS (``VmHWM``, as in
 tests/test_reliability_hostile.py) with the *default* limits, installed from the environment
-the way the CLI does (``Settings.from_env().install_read_limits()``):
+the way the CLI passes them (``Settings.from_env().read_limits()``):
 
 * the issue's case: a few MB of gzip that inflate to 1 GiB of valid tiny Trace Event events
   (before: 6.5 GB peak, exit 0 with no word of it) — now the reader stops at the event cap
@@ -41,12 +41,12 @@ CHILD = textwrap.dedent(
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
     from app.settings import Settings
-    Settings.from_env().install_read_limits()
+    bounds = Settings.from_env().read_limits()
     from nodes.perf.errors import PerfDataError
     from nodes.perf.analysis import analyze_file
     t0 = time.monotonic()
     try:
-        res = analyze_file(sys.argv[1])
+        res = analyze_file(sys.argv[1], limits=bounds)
         out = {"ok": True, "partial": res.partial, "warnings": res.warnings}
     except PerfDataError as e:
         out = {"ok": False, "error": str(e)}

@@ -23,7 +23,7 @@ from graph.enums import ROUTE_LABELS, ErrorKind, Node
 from nodes.framework.common import ToolFailure, failure, say, skip, stamp
 from nodes.framework.stage import attempt
 
-STAGES = [Node.COLLECTOR, Node.STARTUP, Node.EXPLORER, Node.ANDROID_EXPERT, Node.PERF_ANALYZER,
+STAGES = [Node.COLLECTOR, Node.STARTUP, Node.EXPLORER, Node.ANDROID_EXPERT, Node.DATA_LOCATOR,
           Node.ANALYZER, Node.ATTRIBUTOR, Node.REPORTER]
 OUTCOMES = ["ok", "ask", "skip", "nothing", *[k.value for k in ErrorKind]]
 #: Nodes after which a turn may end (END edges), besides a skip.
@@ -34,7 +34,7 @@ SLACK = 2
 
 
 def _success(node: Node, state: dict) -> dict:
-    if node in (Node.COLLECTOR, Node.STARTUP, Node.PERF_ANALYZER):
+    if node in (Node.COLLECTOR, Node.STARTUP, Node.DATA_LOCATOR):
         return {"collected": {"kind": "profile", "paths": {"data": "/tmp/x.json"}}}
     if node is Node.ANDROID_EXPERT:
         return {"collected": {"kind": "android", "paths": {"trace": "/tmp/t.pftrace"}}}

@@ -35,6 +35,7 @@ from app.errors import RequestError, ThreadBusy
 from app.settings import Settings
 from app.threads import FileThreadLocks, PostgresThreadLocks
 from fault_server import FaultServer
+from tests.helpers.env import scrubbed_environ
 
 ROOT = Path(__file__).resolve().parent.parent
 PERFSCOUT = Path(sys.executable).with_name("perfscout")
@@ -57,10 +58,8 @@ def store(request, tmp_path) -> str:
 
 
 def _env(tmp_path: Path, store: str, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PERFSCOUT_"))}
-    env.update(PERFSCOUT_HOME=str(tmp_path / "home"), PERFSCOUT_CHECKPOINT_URL=store, PYTHONPATH=str(ROOT))
-    env.update(extra)
-    return env
+    return scrubbed_environ(PERFSCOUT_HOME=str(tmp_path / "home"), PERFSCOUT_CHECKPOINT_URL=store,
+                            PYTHONPATH=str(ROOT), **extra)
 
 
 def _model_env(model: FaultServer, mode: str) -> dict[str, str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -13,12 +12,7 @@ from app.report_cmd import run_report
 from nodes.report.render import write_report
 from nodes.report.view import ReportInputError, build_view
 
-try:  # tests/ is not a package today; stay importable if it becomes one
-    from test_report_sample import SAMPLE_ATTRIBUTION, sample_analysis
-except ImportError:  # pragma: no cover
-    from tests.test_report_sample import SAMPLE_ATTRIBUTION, sample_analysis
-
-HAS_ANALYSIS = importlib.util.find_spec("nodes.perf.analysis") is not None
+from tests.helpers.report_sample import SAMPLE_ATTRIBUTION, sample_analysis
 
 
 @pytest.fixture()

@@ -11,10 +11,7 @@ from nodes.report.exports import speedscope, trace_events
 from nodes.report.render import write_report
 from nodes.report.view import build_view
 
-try:  # tests/ is not a package today; stay importable if it becomes one
-    from test_report_sample import SAMPLE_ATTRIBUTION, sample_analysis
-except ImportError:  # pragma: no cover
-    from tests.test_report_sample import SAMPLE_ATTRIBUTION, sample_analysis
+from tests.helpers.report_sample import SAMPLE_ATTRIBUTION, sample_analysis
 
 
 def test_report_json_holds_the_full_result(tmp_path):
@@ -55,7 +52,8 @@ def test_no_stacks_no_speedscope_and_nothing_timed_no_trace():
 
 
 def test_trace_event_export_is_read_back_by_the_trace_reader(tmp_path):
-    formats = pytest.importorskip("nodes.perf.formats")
+    from nodes.perf import formats
+
     a = sample_analysis()
     out = write_report(build_view(a), tmp_path)
     data = formats.load(out["trace_events"])

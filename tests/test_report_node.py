@@ -20,10 +20,7 @@ from nodes.framework.context import NodeContext
 from nodes.report import output
 from nodes.report.narrative import unverified_numbers
 
-try:  # tests/ is not a package today; stay importable if it becomes one
-    from test_report_sample import SAMPLE_ATTRIBUTION, sample_analysis
-except ImportError:  # pragma: no cover
-    from tests.test_report_sample import SAMPLE_ATTRIBUTION, sample_analysis
+from tests.helpers.report_sample import SAMPLE_ATTRIBUTION, sample_analysis
 
 
 def _state(**kw):
@@ -214,7 +211,7 @@ def test_unverified_numbers(narrative, bad):
 
 
 def test_the_analyze_route_ends_in_a_report_through_the_real_graph(tmp_path):
-    """Orchestrator → perf_analyzer → analyzer → attributor → reporter, the last two stages stubbed."""
+    """Orchestrator → data_locator → analyzer → attributor → reporter, the last two stages stubbed."""
     import shutil
 
     from graph.builder import build_graph

@@ -5,7 +5,6 @@ Skipped, with that reason, only while ``nodes.perf.analysis`` is not in the tree
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -16,7 +15,6 @@ from nodes.report.render import write_report
 from nodes.report.view import build_view
 
 DATA = Path(__file__).parent / "data" / "report"
-HAS_ANALYSIS = importlib.util.find_spec("nodes.perf.analysis") is not None
 
 CAPTURES = ["chrome116-devtools-trace.json", "gfxinfo-reactnativefeed-flashlight.txt"]
 

@@ -15,10 +15,7 @@ from nodes.report.sections import build_charts
 from nodes.report.svg import WIDTH
 from nodes.report.view import ReportInputError, build_view
 
-try:  # tests/ is not a package today; stay importable if it becomes one
-    from test_report_sample import SAMPLE_ATTRIBUTION, SOURCE, sample_analysis
-except ImportError:  # pragma: no cover
-    from tests.test_report_sample import SAMPLE_ATTRIBUTION, SOURCE, sample_analysis
+from tests.helpers.report_sample import SAMPLE_ATTRIBUTION, SOURCE, sample_analysis
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 

@@ -89,7 +89,7 @@ def _view():
 def test_headline_says_what_ran_how_long_and_where_the_time_went():
     v = _view()
     assert v.subject == APP
-    assert v.headline() == (f"{APP} ran 2.91 s (wall time); 94.6 % of the 2.84 s sampled in unique_customers "
+    assert v.headline() == (f"{APP} ran 2.91 s (wall time); 94.6 % of the samples in unique_customers "
                             f"({APP}:{HOT}: `if order.customer not in seen:`).")
     s = v.summary_sentences()
     assert s[1] == 'Needs attention: 1 serious finding; look first at "Hot spot: unique_customers".'

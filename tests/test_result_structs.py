@@ -16,7 +16,7 @@ from nodes.perf.analysis import analyze_file
 from nodes.perf.model import (AnalysisResult, CounterSummary, Finding, FrameCause, FrameStats, Hotspot, StartupStats,
                               WorstFrame)
 from nodes.perf.result import error_location
-from tests.test_report_sample import sample_analysis
+from tests.helpers.report_sample import sample_analysis
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -147,18 +147,18 @@ def _once(monkeypatch, module, attr, kind=ErrorKind.RETRYABLE):
     return calls
 
 
-@pytest.mark.parametrize("stage", [Node.PERF_ANALYZER, Node.ANALYZER, Node.REPORTER])
+@pytest.mark.parametrize("stage", [Node.DATA_LOCATOR, Node.ANALYZER, Node.REPORTER])
 def test_other_stages_with_an_injected_retryable_error_end_done(tmp_path, monkeypatch, stage):
     import nodes.perf.analysis as analysis
     import nodes.report.render as render
     import nodes.code.sandbox as sandbox
-    import nodes.perf_analyzer as perf_analyzer
+    import nodes.data_locator as data_locator
 
     ws = tmp_path / "ws"
     ws.mkdir()
     shutil.copy(DATA / "perf" / "viztracer-multithread.json", ws / "trace.json")
-    if stage is Node.PERF_ANALYZER:
-        _once(monkeypatch, perf_analyzer, "regular_file_inside")
+    if stage is Node.DATA_LOCATOR:
+        _once(monkeypatch, data_locator, "regular_file_inside")
     elif stage is Node.ANALYZER:
         _once(monkeypatch, analysis, "analyze_paths")
     else:
@@ -166,7 +166,7 @@ def test_other_stages_with_an_injected_retryable_error_end_done(tmp_path, monkey
     out = _run("解读一下 trace.json", NodeContext(runs_dir=str(tmp_path / "runs")), ws)
     _done_after_one_retry(out, stage)
     assert out["report"]
-    assert sandbox  # the perf_analyzer stand-in patches the name the node imported
+    assert sandbox  # the data_locator stand-in patches the name the node imported
 
 
 def test_a_failure_that_stays_is_still_a_failure(tmp_path):

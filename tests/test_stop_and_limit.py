@@ -24,6 +24,9 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.helpers.env import scrubbed_environ
+from tests.helpers.processes import alive
+
 ROOT = Path(__file__).resolve().parent.parent
 PERFSCOUT = Path(sys.executable).with_name("perfscout")
 PYSPY = Path(sys.executable).with_name("py-spy")
@@ -37,24 +40,14 @@ LONG = ROOT / "examples" / "long_app.py"
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PERFSCOUT_"))}
-    env.update(PERFSCOUT_HOME=str(tmp_path / "home"), PERFSCOUT_OFFLINE="1", PYTHONPATH=str(ROOT),
-               LONG_APP_PIDS=str(tmp_path / "ws" / "pids"))
-    env.update(extra)
-    return env
+    return scrubbed_environ(PERFSCOUT_HOME=str(tmp_path / "home"), PERFSCOUT_OFFLINE="1", PYTHONPATH=str(ROOT),
+                            LONG_APP_PIDS=str(tmp_path / "ws" / "pids"), **extra)
 
 
 def _run(env: dict[str, str], *args: str, cwd: Path) -> tuple[int, str, str]:
     p = subprocess.run([str(PERFSCOUT), *args], env=env, cwd=cwd, stdin=subprocess.DEVNULL,
                        capture_output=True, timeout=300)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 def _tree(root: int) -> set[int]:
@@ -100,7 +93,7 @@ def test_ctrl_c_stops_the_turn_and_the_programs_tree_and_the_thread_resumes(tmp_
     assert p.returncode == 130, err.decode()
     assert took < 30, f"exited {took:.1f} s after Ctrl-C: it waited for the run limit"
     assert "perfscout resume long" in err.decode()
-    assert not [pid for pid in seen if _alive(pid)], "a process of the run outlived Ctrl-C"
+    assert not [pid for pid in seen if alive(pid)], "a process of the run outlived Ctrl-C"
 
     code, out, _ = _run(env, "threads", "show", "long", "--json", cwd=work)
     shown = json.loads(out)
@@ -132,7 +125,7 @@ def test_a_program_that_outlives_the_run_limit_is_profiled_for_the_limit(tmp_pat
     run_dir = Path(r["report_paths"]["markdown"]).parent
     record = json.loads((run_dir / "run.json").read_text())
     assert record["outcome"] == "timeout" and record["tools"]["py-spy"]["samples"] > 0
-    assert not [pid for pid in map(int, pids_file.read_text().split()) if _alive(pid)]
+    assert not [pid for pid in map(int, pids_file.read_text().split()) if alive(pid)]
 
 
 def test_the_apis_cancel_stops_a_turn_from_another_thread_and_continue_run_goes_on(tmp_path, work, monkeypatch):
@@ -173,7 +166,7 @@ def test_the_apis_cancel_stops_a_turn_from_another_thread_and_continue_run_goes_
         took = time.monotonic() - t0
         helper.join()
         assert e.value.thread_id == "api" and seen["asked"] == ["api"] and took < 60
-        assert not [pid for pid in seen["pids"] if _alive(pid)]
+        assert not [pid for pid in seen["pids"] if alive(pid)]
         assert ps.result("api").status == "incomplete" and ps.turns.active() == []
 
         pids_file.unlink()
@@ -186,7 +179,7 @@ def test_the_apis_cancel_stops_a_turn_from_another_thread_and_continue_run_goes_
                 await task
 
         asyncio.run(cancel_the_task())
-        assert not [pid for pid in map(int, pids_file.read_text().split()) if _alive(pid)]
+        assert not [pid for pid in map(int, pids_file.read_text().split()) if alive(pid)]
         assert ps.result("api").status == "incomplete"
 
 

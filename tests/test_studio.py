@@ -20,6 +20,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.helpers.env import scrubbed_environ
+
 ROOT = Path(__file__).resolve().parent.parent
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
 
@@ -46,7 +48,7 @@ def absolute_config(dst: Path) -> Path:
 @pytest.fixture
 def server(tmp_path):
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PERFSCOUT_", "LANGSMITH_", "LANGCHAIN_"))}
+    env = scrubbed_environ()
     env |= {
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGGRAPH_NO_VERSION_CHECK": "1",
@@ -105,13 +107,13 @@ def test_studio_thread_with_interrupt_and_resume(server):
     tid = thread["thread_id"]
     first = client.runs.wait(tid, "perfscout", input={"messages": [{"role": "user", "content": "分析一下这份数据"}]})
     (question,) = first["__interrupt__"]
-    assert question["value"]["field"] == "data_path" and question["value"]["for_node"] == "perf_analyzer"
+    assert question["value"]["field"] == "data_path" and question["value"]["for_node"] == "data_locator"
     state = client.threads.get_state(tid)
     assert state["next"] == ["ask_user"]
 
     done = client.runs.wait(tid, "perfscout", command={"resume": "missing.json"})
     assert "__interrupt__" not in done or not done["__interrupt__"]
-    assert done["route_history"] == ["orchestrator:analyze", "perf_analyzer", "ask_user:data_path", "perf_analyzer", "fail"]
+    assert done["route_history"] == ["orchestrator:analyze", "data_locator", "ask_user:data_path", "data_locator", "fail"]
     assert "missing.json" in done["answer"]  # the answer reached the node that asked
     assert client.threads.get_state(tid)["next"] == []
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import pytest
 from nodes.perf.analysis import analyze_file
 from nodes.perf.findings import web as web_rules
 from nodes.perf.metrics import web
+from tests.helpers.env import scrubbed_environ
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data" / "web"
@@ -110,8 +110,7 @@ def test_recorded_fcp_lcp_from_the_marks_read_plainly(ours):
 
 
 def test_cli_json_has_the_page_keys(tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PERFSCOUT_"))}
-    env["PERFSCOUT_HOME"] = str(tmp_path / "home")
+    env = scrubbed_environ(PERFSCOUT_HOME=str(tmp_path / "home"))
     p = subprocess.run([sys.executable, "-m", "app.cli", "analyze", str(TRACE), "--json"], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert p.returncode == 0, p.stderr

@@ -34,7 +34,7 @@ _GONE = re.compile(
 INSTALL_HINT = (
     "adb (Android Debug Bridge) is not installed or not on PATH: install the Debian/Ubuntu "
     "package `adb` (sudo apt install adb) or Google's Android SDK platform-tools, then check "
-    "`adb version`"
+    "`adb version` (or name one with --adb PATH / PERFSCOUT_ADB)"
 )
 
 
@@ -76,7 +76,8 @@ class Adb:
         if adb_path:
             if os.path.isfile(adb_path) and os.access(adb_path, os.X_OK):
                 return cls(adb_path, timeout_s=timeout_s)
-            raise AdbMissing(f"the configured adb {adb_path!r} is not an executable file; " + INSTALL_HINT)
+            raise AdbMissing(f"the adb named by --adb / PERFSCOUT_ADB ({adb_path!r}) is not an executable file; "
+                             + INSTALL_HINT.split(": ", 1)[1])
         found = shutil.which("adb")
         if not found:
             raise AdbMissing(INSTALL_HINT)

@@ -26,8 +26,11 @@ import os
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any, Callable, Sequence
+
+from nodes.perf.limits import ReadLimits, current as current_limits
 
 #: A JSON file bigger than this is a trace, not an analysis (same bound as app/report_cmd.py).
 MAX_RESULT_JSON = 64 * 1024 * 1024
@@ -104,13 +107,14 @@ def slim(a: dict[str, Any]) -> dict[str, Any]:
     return a
 
 
-def _analyse_one(paths: tuple[str, ...]) -> tuple[bool, Any]:
-    """Worker: (True, analysis JSON) or (False, the one-line error). Runs in a child process."""
+def _analyse_one(paths: tuple[str, ...], limits: ReadLimits | None = None) -> tuple[bool, Any]:
+    """Worker: (True, analysis JSON) or (False, the one-line error). Runs in a child process,
+    which is handed the caller's reader bounds (a forkserver child inherits none)."""
     from nodes.perf.analysis import analyze_paths
     from nodes.perf.errors import PerfDataError
 
     try:
-        return True, slim(analyze_paths(list(paths)).model_dump(mode="json"))
+        return True, slim(analyze_paths(list(paths), limits=limits).model_dump(mode="json"))
     except PerfDataError as e:
         return False, str(e).splitlines()[0] if str(e) else f"{paths[0]}: unreadable data"
     except MemoryError:
@@ -130,14 +134,15 @@ def analyse_groups(groups: Sequence[tuple[str, ...]]) -> list[dict[str, Any]]:
     if not groups:
         return []
     n = min(workers(), len(groups))
+    bounds = current_limits()
     if n <= 1:
-        results = [_analyse_one(g) for g in groups]
+        results = [_analyse_one(g, bounds) for g in groups]
     else:
         # fork is the cheapest start, but forking a process that runs other threads (a graph node
         # inside LangGraph's executor) can copy a held lock: start from a clean server there.
         ctx = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
         with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
-            results = list(pool.map(_analyse_one, groups))
+            results = list(pool.map(_analyse_one, groups, repeat(bounds)))
     out = []
     for ok, value in results:
         if not ok:

@@ -16,6 +16,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from nodes.perf.limits import ReadLimits
+
 
 @dataclass(frozen=True)
 class NodeContext:
@@ -33,6 +35,9 @@ class NodeContext:
     startup_runs: int = 5
     #: Programs the user allowed in settings, matched exactly (nodes/collect/permission.py).
     allowlist: tuple[str, ...] = field(default_factory=tuple)
+    #: The reader bounds (inflate cap, whole-file cap, event cap; nodes/perf/limits.py): the
+    #: stage runner reads every node's data within them (nodes/framework/stage.py).
+    read_limits: ReadLimits = field(default_factory=ReadLimits)
     # --- code search ---------------------------------------------------------------------
     #: The ripgrep binary (None: the one from the ripgrep wheel, then PATH).
     rg_path: str | None = None

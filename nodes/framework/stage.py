@@ -16,6 +16,7 @@ from graph.enums import Node
 from nodes.framework.common import ask, failure, skip, stamp
 from nodes.framework.context import NodeContext
 from nodes.framework.errors import NeedsAnswer, StageSkipped, ToolFailure
+from nodes.perf.limits import applied
 
 #: A stage's body: the state and this invocation's context in, its result (a partial update) out.
 StageBody = Callable[[Mapping[str, Any], NodeContext], dict[str, Any]]
@@ -48,7 +49,8 @@ def run_stage(node: Node | str, body: StageBody, default: NodeContext) -> Callab
         ctx = node_context(runtime, default)
         update: dict[str, Any] = {**stamp(state, name), "attempts": attempt(state, name), **_CLEARED_ON_ENTRY}
         try:
-            update.update(body(state, ctx) or {})
+            with applied(ctx.read_limits):  # the invocation's reader bounds (nodes/perf/limits.py)
+                update.update(body(state, ctx) or {})
         except ToolFailure as e:
             update.update(e.partial)
             update.update(failure(name, e))

@@ -25,6 +25,7 @@ from typing import Sequence
 
 from nodes.perf.errors import PerfDataError
 from nodes.perf.formats import load
+from nodes.perf.limits import ReadLimits, applied
 from nodes.perf.metrics import MAX_THREADS, compute
 from nodes.perf.model import MAX_RESULT_STACKS, AnalysisResult, Evidence, Finding, StartupStats, ThreadStat
 
@@ -40,19 +41,29 @@ def module_search_path(root: str | None) -> list[str]:
 
 
 def analyze_file(path: str, process: str | None = None, root: str | None = None,
-                 search_path: Sequence[str] | None = None, sections: Sequence[str] = ()) -> AnalysisResult:
+                 search_path: Sequence[str] | None = None, limits: ReadLimits | None = None,
+                 sections: Sequence[str] = ()) -> AnalysisResult:
     """Read one file and compute its analysis. Raises PerfDataError on bad input.
     ``process`` (a name or pid) names the app the analysis is about (metrics/scope.py);
     ``root`` (the workspace) is what findings show paths relative to; ``search_path`` is where
-    an importtime log's modules are looked up (:func:`module_search_path`); ``sections`` are
-    slice names the power and CPU lenses measure as windows of their own."""
-    return compute(load(os.fspath(path), search_path=search_path), process=process, root=root, sections=sections)
+    an importtime log's modules are looked up (:func:`module_search_path`); ``limits`` bound
+    the read (``Settings.read_limits()``; None: the ones in force); ``sections`` are slice
+    names the power and CPU lenses measure as windows of their own."""
+    with applied(limits):
+        return compute(load(os.fspath(path), search_path=search_path), process=process, root=root, sections=sections)
 
 
 def analyze_paths(paths: Sequence[str], process: str | None = None, root: str | None = None,
-                  search_path: Sequence[str] | None = None, sections: Sequence[str] = ()) -> AnalysisResult:
+                  search_path: Sequence[str] | None = None, limits: ReadLimits | None = None,
+                  sections: Sequence[str] = ()) -> AnalysisResult:
     """Analyse the files of one collection and merge them into one result; ``process``,
-    ``root``, ``search_path`` and ``sections`` as for :func:`analyze_file`."""
+    ``root``, ``search_path``, ``limits`` and ``sections`` as for :func:`analyze_file`."""
+    with applied(limits):
+        return _analyze_paths(paths, process, root, search_path, sections)
+
+
+def _analyze_paths(paths: Sequence[str], process: str | None, root: str | None,
+                   search_path: Sequence[str] | None, sections: Sequence[str] = ()) -> AnalysisResult:
     paths = [os.fspath(p) for p in paths if p]
     if not paths:
         raise PerfDataError(None, "no data files given")

@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import IO, Callable, Sequence
 
 from nodes.perf import limits
+from nodes.perf.limits import ReadLimits, applied
 from nodes.perf.errors import PerfDataError
 from nodes.perf.model import CapacityReached, PerfData
 
@@ -61,7 +62,7 @@ REGISTRY: tuple[tuple[str, str], ...] = (
 
 
 def max_decompressed() -> int:
-    """The inflate cap in force (``PERFSCOUT_MAX_DECOMPRESSED``, installed by the app)."""
+    """The inflate cap in force (``PERFSCOUT_MAX_DECOMPRESSED``; nodes/perf/limits.py ``applied``)."""
     return limits.current().max_inflated_bytes
 
 
@@ -349,11 +350,17 @@ def detect(path: str, head: bytes | None = None) -> tuple[str, ModuleType]:
     raise PerfDataError(path, f"unrecognised format ({kind}); readable formats: {known}")
 
 
-def load(path: str, format: str | None = None, search_path: Sequence[str] | None = None) -> PerfData:
+def load(path: str, format: str | None = None, search_path: Sequence[str] | None = None,
+         limits: ReadLimits | None = None) -> PerfData:
     """Read ``path`` into PerfData with the reader its content calls for (or ``format``).
     ``search_path`` goes to a reader that looks modules up (``-X importtime``: where the
-    imported modules' files are); the others do not use it."""
-    path = os.fspath(path)
+    imported modules' files are); the others do not use it. ``limits`` bound the read (None:
+    the ones in force — the node's, inside the graph)."""
+    with applied(limits):
+        return _load(os.fspath(path), format, search_path)
+
+
+def _load(path: str, format: str | None, search_path: Sequence[str] | None) -> PerfData:
     head = read_head(path)
     if format:
         mod = None

@@ -86,18 +86,15 @@ _FULLY_DRAWN = "reportFullyDrawn"
 
 
 def startup(a) -> Reading:
-    from nodes.perf.findings.startup import STATE_WORDS
+    from nodes.perf.findings.startup import biggest_part, display_times
 
     st = a.startup
     run = next((r for r in (st.runs if st else []) if r.package), None)
     if run is not None:
-        ttid = f"TTID {ms(run.ttid_ms)}" if run.ttid_ms is not None else "TTID unknown"
-        ttfd = f"TTFD {ms(run.ttfd_ms)}" if run.ttfd_ms is not None else "TTFD unknown (no reportFullyDrawn)"
-        s = f"{run.package} {run.kind} start: {ttid}, {ttfd}"
-        if run.breakdown:
-            top = run.breakdown[0]
-            share = 100.0 * top.dur_ms / run.total_ms if run.total_ms else 0.0
-            s += f"; the biggest part is {STATE_WORDS.get(top.reason, top.reason)} ({ms(top.dur_ms)}, {pct(share)})"
+        s = f"{run.package} {run.kind} start: {', '.join(display_times(run))}"
+        if (part := biggest_part(run)) is not None:
+            label, dur_ms, share = part
+            s += f"; the biggest part is {label} ({ms(dur_ms)}, {pct(share)})"
         return Reading("startup", s + ".", fine=not _serious(a, ["startup"]),
                        numbers={"ttid_ms": run.ttid_ms, "ttfd_ms": run.ttfd_ms, "total_ms": run.total_ms})
     if st is not None and st.median_ms is not None and st.runs:

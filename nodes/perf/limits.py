@@ -2,8 +2,14 @@
 
 Hostile input must not decide how much memory PerfScout uses (issue 14: a 3 MB gzip of 1 GiB
 of valid tiny events peaked at 6.5 GB). Three numbers bound it, each a setting read by
-``app.settings.Settings`` (nothing here reads the environment) and installed once per process
-with :func:`configure` by the app's entry points (``app.api.PerfScout``, the CLI):
+``app.settings.Settings`` (nothing here reads the environment). They are passed, never
+installed for a process: ``Settings.read_limits()`` → the runtime context's ``read_limits``
+(nodes/framework/context.py) → the stage runner applies them around each node
+(nodes/framework/stage.py); code outside the graph passes them to ``analyze_file`` /
+``analyze_paths`` / ``formats.load`` (``limits=``). ``applied`` scopes them to one call in a
+context variable, so two ``PerfScout`` objects with different settings — or two threads —
+each read with their own, and the readers keep their plain ``parse(path)`` signature. Outside
+any ``applied`` call the defaults hold.
 
 * ``max_inflated_bytes`` — what a compressed input may expand to (``PERFSCOUT_MAX_DECOMPRESSED``);
   beyond it the read stops with an error naming the cap and the setting;
@@ -20,6 +26,7 @@ with :func:`configure` by the app's entry points (``app.api.PerfScout``, the CLI
 from __future__ import annotations
 
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Iterator
 
@@ -40,30 +47,32 @@ class ReadLimits:
 
 
 DEFAULT = ReadLimits()
-_current = DEFAULT
+_current: ContextVar[ReadLimits] = ContextVar("perfscout_read_limits", default=DEFAULT)
 
 
 def current() -> ReadLimits:
-    """The limits in force in this process."""
-    return _current
+    """The limits of the read in progress (the defaults outside ``applied``)."""
+    return _current.get()
 
 
-def configure(limits: ReadLimits | None) -> None:
-    """Install ``limits`` for this process (None restores the defaults)."""
-    global _current
-    _current = limits or DEFAULT
+@contextmanager
+def applied(limits: ReadLimits | None) -> Iterator[ReadLimits]:
+    """Read with ``limits`` inside the block (None: keep the ones in force)."""
+    if limits is None:
+        yield _current.get()
+        return
+    token = _current.set(limits)
+    try:
+        yield limits
+    finally:
+        _current.reset(token)
 
 
 @contextmanager
 def using(**changes: int) -> Iterator[ReadLimits]:
-    """Temporarily change some limits (tests): ``with using(max_events=1000): …``."""
-    global _current
-    before = _current
-    _current = replace(before, **changes)
-    try:
-        yield _current
-    finally:
-        _current = before
+    """Change some of the limits in force inside the block (tests): ``with using(max_events=1000): …``."""
+    with applied(replace(_current.get(), **changes)) as lim:
+        yield lim
 
 
 def size_text(n: int) -> str:
@@ -74,4 +83,4 @@ def size_text(n: int) -> str:
     return f"{n} bytes"
 
 
-__all__ = ["ReadLimits", "DEFAULT", "current", "configure", "using", "size_text"]
+__all__ = ["ReadLimits", "DEFAULT", "current", "applied", "using", "size_text"]

@@ -430,6 +430,38 @@ class PerfData:
             self.locations[nid] = (file, line)
         self._seen(ts_us, ts_us + max(0.0, dur_us))
 
+    def add_slices(self, pid: int, tid: int, ts_us: Sequence[float], dur_us: Sequence[float],
+                   names: Sequence[str]) -> None:
+        """Complete slices of one thread, in order: what ``add_slice`` does for each (no
+        locations), the event cap included — the slices up to the cap are kept, then it raises."""
+        n = len(ts_us)
+        if not n:
+            return
+        room = self.max_events - self.stored
+        if room <= 0:
+            self._stop()
+        k = min(n, room)
+        key = (pid, tid)
+        cols = self.slices.get(key)
+        if cols is None:
+            cols = self.slices[key] = SliceColumns()
+            self.thread(pid, tid)
+        ts = list(ts_us[:k])
+        dur = [d if d > 0.0 else 0.0 for d in dur_us[:k]]
+        intern = self.intern
+        cols.ts.extend(ts)
+        cols.dur.extend(dur)
+        cols.name.extend([intern(x) for x in names[:k]])
+        self.stored += k
+        lo = min(ts)
+        hi = max([t + d for t, d in zip(ts, dur)])
+        if self.start_us is None or lo < self.start_us:
+            self.start_us = lo
+        if self.end_us is None or hi > self.end_us:
+            self.end_us = hi
+        if k < n:
+            self._stop()
+
     def add_async_slice(self, pid: int, track: str, ts_us: float, dur_us: float, name: str) -> None:
         """A span that is not on a thread stack (async b/e, S/F): kept apart from thread slices."""
         self._count()

@@ -3,18 +3,21 @@
 A Content-Security-Policy of ``default-src 'none'`` is set in the page itself, so a browser
 refuses any network or file fetch the page might attempt; the browser test watches the console
 for the violation report that would cause. Light and dark follow ``prefers-color-scheme``;
-wide tables and charts scroll inside their own box so the page fits a phone's width.
+wide tables and charts scroll inside their own box so the page fits a phone's width. The tables
+both reports show, and their caps, are built once in nodes/report/tables.py; this file lays them
+out and escapes them.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 from graph.enums import AttributionStatus
 from nodes.perf.model import Evidence
-from nodes.report import charts, excerpt, fmt
+from nodes.report import charts, excerpt, fmt, tables
 from nodes.report.charts import Chart
+from nodes.report.tables import Code, CodeList, Link, MainThread, Table
 from nodes.report.sections import ChartSet
 from nodes.report.svg import esc
 from nodes.report.view import ReportView
@@ -95,6 +98,23 @@ def _table(head: list[tuple[str, bool]], rows: list[list[str]]) -> str:
     return f'<div class="tbl"><table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
+def _cell(c: tables.Cell) -> str:
+    if isinstance(c, Code):
+        return f"<code>{esc(c.text)}</code>"
+    if isinstance(c, Link):
+        return f'<a href="{esc(c.href)}">{esc(c.text)}</a>'
+    if isinstance(c, MainThread):
+        return esc(c.name) + " <b>(main)</b>"
+    if isinstance(c, CodeList):
+        return ", ".join(f"<code>{esc(x)}</code>" for x in c.items) or "–"
+    return esc(c)
+
+
+def lay_out(t: Table) -> str:
+    """A table of nodes/report/tables.py as HTML, every cell escaped."""
+    return _table([(c.name, c.numeric) for c in t.columns], [[_cell(x) for x in r] for r in t.rows])
+
+
 def _inline_code(s: str) -> str:
     """Escaped text with its `backtick` spans (the quoted hot line) set as <code>."""
     return re.sub(r"(?<!`)(`+) ?(.+?) ?(?<!`)\1(?!`)", r"<code>\2</code>", esc(s))
@@ -131,13 +151,11 @@ def _lens_section(v: ReportView, s) -> str:
     return "".join(parts) + _src(v, None, *s.sources) + "</section>"
 
 
-def render_html(v: ReportView, cs: ChartSet) -> str:
+def _summary(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """The verdict, the answer's sentences, their source, the key figures as tiles."""
     a = v.analysis
     sev = v.worst_severity or "info"
-    nav: list[tuple[str, str]] = [("summary", "Summary")]
-    body: list[str] = []
-
-    # --- summary ------------------------------------------------------------------------
+    nav.append(("summary", "Summary"))
     tiles = []
     src_tip = v.prov.text()
     if v.wall_ms is not None:  # one duration on the page; the others are labelled in Sources
@@ -169,8 +187,12 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         + (f'<div class="tiles">{"".join(tiles)}</div>' if tiles else "")
         + "</section>"
     )
+
+
+def _lens(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """A lens question's own section: it opens the report, right after the summary."""
     lens = v.lens_section()
-    if lens is not None:  # a lens question: its section opens the report, before every other one
+    if lens is not None:
         nav.append(("lens", lens["title"]))
         parts = [f'<section id="lens"><h2>{esc(lens["title"])}</h2>']
         parts += [f"<p>{_inline_code(s)}</p>" for s in lens["lines"]]
@@ -188,6 +210,9 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
             nav.append((sec.id, sec.title))
             body.append(_lens_section(v, sec))
 
+
+def _narrative(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """A model's narrative, labelled, or why there is none."""
     if v.narrative:
         unverified = (
             f'<p class="src">Numbers not found in the computed findings: {esc(", ".join(v.narrative_unverified))}</p>'
@@ -205,8 +230,9 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         body.append(f'<p class="src">{esc(v.narrative_note)}</p>')
 
 
-    # --- what to look at first ----------------------------------------------------------
-    ranked = v.ranked_findings()
+def _first(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """The findings to look at first, and what their severities mean."""
+    ranked = v.findings_to_act_on()
     if ranked:
         nav.append(("first", "Look at first"))
         items = []
@@ -221,13 +247,18 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
                 + _src(v, f.evidence)
                 + "</li>"
             )
-        body.append(f'<section id="first"><h2>What to look at first</h2><ol class="findings">{"".join(items)}</ol></section>')
+        legend = "".join(f'<p class="src">{esc(line)}</p>' for line in v.legend())
+        body.append(f'<section id="first"><h2>What to look at first</h2><ol class="findings">{"".join(items)}</ol>'
+                    f"{legend}</section>")
 
-    # --- hot spots ------------------------------------------------------------------------
+
+def _hotspots(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """Hot spots: the chart, the table, the source excerpts."""
+    a = v.analysis
     if a.hotspots:
         nav.append(("hotspots", "Hot spots"))
         rows = []
-        for i, h in enumerate(a.hotspots[:30], 1):
+        for i, h in enumerate(a.hotspots[:tables.HOTSPOT_ROWS], 1):
             where = f"{h.file}:{h.line}" if h.file and h.line else (h.file or "")
             att = v.attribution_for(h)
             if att and att.get("status") == AttributionStatus.FOUND.value:
@@ -263,73 +294,50 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
             f'<section id="hotspots"><h2>Hot spots</h2>{_figure(v, cs.hotspots, "hot spots")}{table}'
             f"{_src(v, None, 'hot spots')}{excerpts}</section>"
         )
+
+
+def _stacks(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """The hottest stacks as an icicle."""
     if cs.icicle:
         nav.append(("stacks", "Stacks"))
         body.append(f'<section id="stacks"><h2>Hottest stacks</h2>{_figure(v, cs.icicle, "stacks")}</section>')
 
-    # --- frames ---------------------------------------------------------------------------
+
+def _frames(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """Frames: the statistics, the histogram, the worst frames."""
+    a = v.analysis
     fr = a.frames
     if fr and fr.count:
         nav.append(("frames", "Frames"))
-        stats = [
-            ["frames", esc(fmt.num(fr.count))],
-            ["FPS", esc(fmt.num(fr.fps))],
-            ["janky", f"{esc(fmt.num(fr.jank_count))} ({esc(fmt.ratio_pct(fr.jank_ratio))})"],
-            ["budget", f"{esc(fmt.ms(fr.budget_ms))} — {esc(fr.budget_source)}"],
-            ["p50 / p90 / p99", " / ".join(esc(fmt.ms(x)) for x in (fr.p50_ms, fr.p90_ms, fr.p99_ms))],
-            ["worst", esc(fmt.ms(fr.max_ms))],
-        ]
-        for k, x in fr.reported.items():
-            stats.append([f"reported by the tool: {esc(k)}", esc(fmt.num(x) if isinstance(x, (int, float)) else x)])
-        worst = ""
-        if fr.worst:
-            worst = "<h3>Worst frames</h3>" + _table(
-                [("start", True), ("duration", True), ("jank type", False), ("what ran", False)],
-                [
-                    [esc(fmt.ms(w.start_ms)), esc(fmt.ms(w.dur_ms)), esc(w.jank_type or "–"),
-                     ", ".join(f"<code>{esc(r)}</code>" for r in w.ran[:6]) or "–"]
-                    for w in fr.worst[:15]
-                ],
-            )
+        worst = "<h3>Worst frames</h3>" + lay_out(tables.worst_frames(fr)) if fr.worst else ""
         body.append(
-            f'<section id="frames"><h2>Frames</h2>{_table([("metric", False), ("value", False)], stats)}'
+            f'<section id="frames"><h2>Frames</h2>{lay_out(tables.frame_stats(fr))}'
             f"{_src(v, None, 'frames')}{_figure(v, cs.histogram, 'frames')}{worst}</section>"
         )
+
+
+def _timeline(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """Frames and long tasks on one time axis."""
     if cs.timeline:
         nav.append(("timeline", "Timeline"))
         body.append(f'<section id="timeline"><h2>Timeline</h2>{_figure(v, cs.timeline, "frames", "long tasks")}</section>')
 
-    # --- startup --------------------------------------------------------------------------
+
+def _startup(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """Startup: runs, each app launch, the charts."""
+    a = v.analysis
     st = a.startup
     if st and (st.runs or st.phases or st.imports or st.median_ms is not None):
         nav.append(("startup", "Startup"))
         parts = ['<section id="startup"><h2>Startup</h2>']
-        summary = [
-            ["kind", esc(st.kind)],
-            ["median", esc(fmt.ms(st.median_ms))],
-            ["min / max", f"{esc(fmt.ms(st.min_ms))} / {esc(fmt.ms(st.max_ms))}"],
-            ["spread", esc(fmt.ms(st.spread_ms))],
-            ["first run (coldest)", esc(fmt.ms(st.first_ms))],
-        ]
-        parts.append(_table([("metric", False), ("value", False)], summary))
+        parts.append(lay_out(tables.startup_summary(st)))
         if st.runs:
-            parts.append(
-                _table(
-                    [("run", True), ("total", True), ("wait", True), ("kind", False), ("ready by", False), ("exit", True), ("command", False)],
-                    [
-                        [str(r.index), esc(fmt.ms(r.total_ms)), esc(fmt.ms(r.wait_ms)), esc(r.kind), esc(r.ready_by or "–"),
-                         esc("–" if r.exit_code is None else str(r.exit_code)), f"<code>{esc(r.command)}</code>" if r.command else "–"]
-                        for r in st.runs
-                    ],
-                )
-            )
+            parts.append(lay_out(tables.startup_runs(st)))
         for r in [x for x in st.runs if x.package]:
             parts.append(f"<h3>{esc(r.package)} ({esc(r.kind)} start): TTID {esc(fmt.ms(r.ttid_ms))}, "
                          f"TTFD {esc(fmt.ms(r.ttfd_ms))}</h3>")
             if r.breakdown:
-                parts.append(_table([("reason", False), ("time", True), ("share", True)],
-                                    [[esc(b.reason), esc(fmt.ms(b.dur_ms)),
-                                      esc(fmt.pct(100.0 * b.dur_ms / r.total_ms if r.total_ms else 0.0))] for b in r.breakdown]))
+                parts.append(lay_out(tables.breakdown(r)))
             for x in r.slow_reasons:
                 link = f' (<a href="{esc(x.link)}">docs</a>)' if x.link else ""
                 parts.append(f"<p><b>{esc(x.id)}</b>: {esc(x.suggestion)}{link}</p>")
@@ -339,40 +347,35 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         parts += [_figure(v, c, "startup") for c in (cs.runs, cs.waterfall, cs.imports)] + ["</section>"]
         body.append("".join(parts))
 
-    # --- threads and long tasks -------------------------------------------------------------
+
+def _threads(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """Threads and long tasks."""
+    a = v.analysis
     if a.threads or a.long_tasks:
         nav.append(("threads", "Threads"))
         parts = ['<section id="threads"><h2>Threads and long tasks</h2>']
         if a.threads:
-            parts.append(
-                _table(
-                    [("thread", False), ("process", False), ("busy", True), ("slices", True), ("running", True), ("runnable", True), ("sleeping", True)],
-                    [
-                        [esc(t.name) + (" <b>(main)</b>" if t.is_main and "main" not in t.name.lower() else ""), esc(t.process or str(t.pid)), esc(fmt.ms(t.busy_ms)),
-                         esc(fmt.num(t.slice_count)), esc(fmt.ms(t.running_ms)), esc(fmt.ms(t.runnable_ms)), esc(fmt.ms(t.sleeping_ms))]
-                        for t in sorted(a.threads, key=lambda t: (not t.is_main, -t.busy_ms))[:25]
-                    ],
-                )
-            )
+            parts.append(lay_out(tables.threads(a.threads)))
         if a.long_tasks:
             parts.append("<h3>Long tasks</h3>")
-            parts.append(
-                _table(
-                    [("task", False), ("thread", False), ("start", True), ("duration", True)],
-                    [[f"<code>{esc(t.name)}</code>", esc(t.thread), esc(fmt.ms(t.start_ms)), esc(fmt.ms(t.dur_ms))]
-                     for t in sorted(a.long_tasks, key=lambda t: -t.dur_ms)[:25]],
-                )
-            )
+            parts.append(lay_out(tables.long_tasks(a.long_tasks)))
         parts.append(_src(v, None, *(["threads"] if a.threads else []), *(["long tasks"] if a.long_tasks else []))
                      + "</section>")
         body.append("".join(parts))
 
+
+
+def _other_lenses(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """The sections of the lenses the question did not ask about."""
     for sec in v.lens_sections():
-        if sec.lens != asked:
+        if sec.lens != v.lens:
             nav.append((sec.id, sec.title))
             body.append(_lens_section(v, sec))
 
-    # --- counters ---------------------------------------------------------------------------
+
+def _counters(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """CPU and memory series, and the ones constant over the capture."""
+    a = v.analysis
     flat = charts.constant_counters(a.counters)
     if cs.counters or flat:
         nav.append(("counters", "CPU / memory"))
@@ -385,28 +388,49 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
             + const + "</section>"
         )
 
+
+def _stats(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """Counters the tool reported."""
+    a = v.analysis
     if a.stats:
         nav.append(("stats", "Counters"))
         body.append(
             '<section id="stats"><h2>Reported counters</h2>'
-            + _table([("name", False), ("value", True)], [[f"<code>{esc(k)}</code>", esc(fmt.num(x, 3))] for k, x in a.stats.items()])
+            + lay_out(tables.stats(a.stats))
             + _src(v, None, "stats")
             + "</section>"
         )
 
-    # --- sources ----------------------------------------------------------------------------
+
+def _sources(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
+    """Files and commands, then warnings."""
+    a = v.analysis
     nav.append(("sources", "Sources"))
-    rows = []
-    for label, value, style in v.source_rows():
-        shown_value = (f"<code>{esc(value)}</code>" if style == "code" else
-                       f'<a href="{esc(value)}">{esc(value)}</a>' if style == "link" else esc(value))
-        rows.append([esc(label), shown_value])
     warn = ""
     if a.warnings or a.partial:
-        warn = "<h3>Warnings</h3><ul>" + "".join(f"<li>{esc(w)}</li>" for w in a.warnings[:50]) + (
+        warn = "<h3>Warnings</h3><ul>" + "".join(f"<li>{esc(w)}</li>" for w in a.warnings[:tables.WARNING_ROWS]) + (
             "<li>The result is partial: part of the input was skipped.</li>" if a.partial else ""
         ) + "</ul>"
-    body.append(f'<section id="sources"><h2>Sources</h2>{_table([("item", False), ("value", False)], rows)}{warn}</section>')
+    body.append(f'<section id="sources"><h2>Sources</h2>{lay_out(tables.sources(v.source_rows()))}{warn}</section>')
+
+
+#: Each section of nodes/report/view.py SECTIONS, written as HTML: it appends its part of the
+#: page to ``body`` and its link to ``nav``.
+_SECTIONS: dict[str, Callable[[ReportView, ChartSet, list[tuple[str, str]], list[str]], None]] = {
+    "summary": _summary, "lens": _lens, "narrative": _narrative, "first": _first, "hotspots": _hotspots, "stacks": _stacks,
+    "frames": _frames, "timeline": _timeline, "startup": _startup, "threads": _threads, "other_lenses": _other_lenses, "counters": _counters,
+    "stats": _stats, "sources": _sources,
+}
+
+
+def render_html(v: ReportView, cs: ChartSet) -> str:
+    """The sections in the order the view gives (``ReportView.sections()``), under a header
+    that links to each."""
+    a = v.analysis
+    nav: list[tuple[str, str]] = []
+    body: list[str] = []
+    for section in v.sections():
+        _SECTIONS[section](v, cs, nav, body)
 
     navhtml = "".join(f'<a href="#{k}">{esc(t)}</a>' for k, t in nav)
     title = f"PerfScout report — {v.subject}"

@@ -23,6 +23,13 @@ from nodes.report.fmt import Provenance
 
 
 #: Verdict headline for the worst severity found.
+#: How PerfScout's own janky share was judged, by ``FrameStats.jank_source`` (nodes/perf/metrics/frames.py).
+_JUDGED_BY = {
+    "frame timeline": "their FrameTimeline jank type",
+    "reported": "the jank flag of each frame's row",
+    "over budget": "their duration against the frame budget",
+}
+
 VERDICTS = {
     "high": "Needs attention",
     "medium": "Worth a look",
@@ -34,6 +41,14 @@ VERDICTS = {
 
 class ReportInputError(ValueError):
     """The state or file handed to the reporter is not an analysis it can render (one line)."""
+
+
+#: The report's sections, in the order both renderers write them (each renderer has one function
+#: per id and writes nothing for a section the data lacks). A new section — a lens, a legend —
+#: is one more id here and a function in nodes/report/markdown.py and nodes/report/html.py;
+#: ``ReportView.sections()`` may reorder them for a report (tests/test_report_tables.py).
+SECTIONS: tuple[str, ...] = ("summary", "lens", "narrative", "first", "hotspots", "stacks", "frames", "timeline", "startup",
+                             "threads", "other_lenses", "counters", "stats", "sources")
 
 
 @dataclass
@@ -106,6 +121,10 @@ class ReportView:
         sev = [f.severity for f in fs]
         return min(sev, key=lambda s: SEVERITY_ORDER.get(s, 9)) if sev else None
 
+    def sections(self) -> list[str]:
+        """The ids of this report's sections, in order (``SECTIONS``)."""
+        return list(SECTIONS)
+
     @property
     def verdict(self) -> str:
         return VERDICTS.get(self.worst_severity, VERDICTS[None])
@@ -129,6 +148,34 @@ class ReportView:
             return (outside, SEVERITY_ORDER.get(f.severity, 9), -size, i)
 
         return [f for _, f in sorted(enumerate(self.analysis.findings), key=key)]
+
+    def findings_to_act_on(self) -> list[Finding]:
+        """The "What to look at first" order: by severity, info last (nodes/perf/findings, to_act_on)."""
+        from nodes.perf.findings import lead_family, to_act_on
+
+        return to_act_on(list(self.analysis.findings), lead_family(self.analysis))
+
+    def legend(self) -> list[str]:
+        """How to read the findings: the severities, what the verdict counts as serious, and —
+        when the data carries both — why the tool's own jank figure and PerfScout's differ."""
+        out = [
+            "Severity: high — users notice it (janky frames, a slow start, a dominant hot spot); "
+            "medium — worth fixing, a smaller cost; low — minor; info — a measured fact or data the "
+            "capture lacks, nothing to fix. The verdict counts high and medium findings as serious "
+            "and names the most severe one to look at first: Needs attention (a high one), Worth a look "
+            "(medium at worst), Mostly fine (low at worst), No problems found (facts only).",
+        ]
+        fs = self.analysis.frames
+        reported = (fs.reported or {}) if fs is not None else {}
+        if fs is not None and fs.count and any(k in reported for k in ("janky_pct", "janky_frames")):
+            out.append(
+                f"Two jank figures: \u201cthe tool reports\u201d is the capture tool's own count (gfxinfo: "
+                f"all frames since its statistics were last reset, by its own rules — missed vsync, slow UI "
+                f"thread, …); PerfScout's janky share is over the {fs.count:,} frames it has rows for, "
+                f"judged by {_JUDGED_BY.get(fs.jank_source or '', _JUDGED_BY['over budget'])}. "
+                "Different frames and different rules: the two can differ."
+            )
+        return out
 
     def untraced_sentence(self) -> str:
         """Task runners' self time, said as what it is (nodes/perf/containers.py), not ranked."""
@@ -321,7 +368,11 @@ class ReportView:
                 out.append(("hotspot", f"slowest import {h.name}{where}: {fmt.dur(h.self_ms)} by itself, "
                                        f"{fmt.pct(h.self_pct)} {of}"))
             else:
-                if self.ran_program and base:
+                if self.ran_program and base and base[1] == "sampled":
+                    # not "of the 1.11 s sampled" beside "ran 996 ms": a sampler's time is its
+                    # sample count × its nominal interval, which a loaded machine moves either way
+                    share = "of the samples"
+                elif self.ran_program and base:
                     share = f"of the {fmt.dur(base[0])} {base[1]}"
                 else:
                     share = "of the profiled time" if self.ran_program else "of self time"
@@ -389,19 +440,16 @@ class ReportView:
     def _app_startup_lead(self, run, facts: list[tuple[str, str]]) -> tuple[str, list[tuple[str, str]]]:
         """"<package> cold start: TTID …, TTFD …", then the biggest part of the breakdown and
         the first suggestion before the other facts."""
-        from nodes.perf.findings.startup import STATE_WORDS
+        from nodes.perf.findings.startup import biggest_part, display_times
 
-        shown = [f"TTID {fmt.ms(run.ttid_ms)}" if run.ttid_ms is not None else "TTID unknown",
-                 f"TTFD {fmt.ms(run.ttfd_ms)}" if run.ttfd_ms is not None else "TTFD unknown (no reportFullyDrawn)"]
+        shown = display_times(run)
         n = len(self.analysis.startup.runs) if self.analysis.startup else 1
         more = f" (first of {n} launches)" if n > 1 else ""
         what = f"{run.package} {run.kind} start{more}: {', '.join(shown)}; the launch took {fmt.ms(run.total_ms)}"
         lead: list[tuple[str, str]] = []
-        if run.breakdown:
-            top = run.breakdown[0]
-            share = 100.0 * top.dur_ms / run.total_ms if run.total_ms else 0.0
-            lead.append(("startup", f"the biggest part is {STATE_WORDS.get(top.reason, top.reason)} "
-                                    f"({fmt.ms(top.dur_ms)}, {fmt.pct(share)})"))
+        if (part := biggest_part(run)) is not None:
+            label, dur_ms, share = part
+            lead.append(("startup", f"the biggest part is {label} ({fmt.ms(dur_ms)}, {fmt.pct(share)})"))
         first = next((f for f in self.ranked_findings() if f.family == "startup" and f.suggestion), None)
         if first is not None:
             lead.append(("suggestion", f"first suggestion: {first.suggestion}"
@@ -427,13 +475,17 @@ class ReportView:
             return self._lens_sentences()
         out = [self.headline()]
         ranked = self.ranked_findings()
-        serious = [f for f in ranked if f.severity in ("high", "medium")]
-        if serious:
+        from nodes.perf.findings import SERIOUS, lead_family, look_first
+
+        serious = [f for f in ranked if f.severity in SERIOUS]
+        first = look_first(ranked, lead_family(a))
+        if serious and first is not None:
             n = len(serious)
-            verdict = f'{self.verdict}: {n} serious finding{"s" if n != 1 else ""}; look first at "{ranked[0].title}"'
+            verdict = f'{self.verdict}: {n} serious finding{"s" if n != 1 else ""}; look first at "{first.title}"'
         elif ranked and self.worst_severity == "low":
-            n = sum(1 for f in ranked if f.severity == "low")
-            verdict = f'{self.verdict}: {n} minor finding{"s" if n != 1 else ""}; the first is "{ranked[0].title}"'
+            low = [f for f in self.findings_to_act_on() if f.severity == "low"]
+            n = len(low)
+            verdict = f'{self.verdict}: {n} minor finding{"s" if n != 1 else ""}; the first is "{low[0].title}"'
         else:
             verdict = self.verdict
         if a.partial or a.warnings:
@@ -522,8 +574,12 @@ class ReportView:
             + (" — the data's span (the longest data file)" if self.wall_ms is not None else ""))
         share_of = self.hotspot_base()
         if share_of:
-            add("sampled for" if share_of[1] == "sampled" else share_of[1],
-                f"{fmt.dur(share_of[0])} — what the hot spot shares are shares of")
+            if share_of[1] == "sampled":
+                add("sampled for", f"{fmt.dur(share_of[0])} — the samples × the sampling interval, what the hot "
+                                   "spot shares are shares of; a sampler that falls behind on a busy machine takes "
+                                   "fewer samples (or catches up with more), so this differs from the wall time")
+            else:
+                add(share_of[1], f"{fmt.dur(share_of[0])} — what the hot spot shares are shares of")
         if self.prov.command:
             add("command", self.prov.command, "code")
         for k, x in self.collection_summary():

@@ -34,8 +34,8 @@ def refused(request: RunRequest | None) -> ToolFailure:
     what = "it" if request else "a program (name it with --target)"
     return ToolFailure(
         ErrorKind.PERMISSION,
-        f"to run {what}, pass --allow-run (CLI) or allow_run=True (API), or add the program to the "
-        "allowlist in the settings",
+        f"to run {what}, pass --allow-run (CLI) or allow_run=True (API), or allow the program by name "
+        "in PERFSCOUT_ALLOWLIST (comma-separated, e.g. PERFSCOUT_ALLOWLIST=examples/slow_app.py)",
         partial={"run_request": request} if request else None,
     )
 

@@ -39,7 +39,7 @@ def analysis_payload(ws: Workspace, real: Path, path: str, focus: str, named: Se
     settings = ws.settings()
     try:
         a = analyze_paths([str(real)], root=str(ws.root), search_path=module_search_path(str(ws.root)),
-                          sections=named)
+                          limits=settings.read_limits(), sections=named)
         collected = {"kind": "file", "paths": {"data": str(real)}, "source": str(real)}
         lens = lens_named(focus).value
         view = build_view(a, collected=collected, route="analyze", question=f"analyze {path}", root=str(ws.root),
@@ -105,7 +105,7 @@ def report_markdown(ws: Workspace, target: str) -> tuple[str, dict[str, str]]:
     if real.name == "report.md":
         return real.read_text(encoding="utf-8", errors="replace"), {"markdown": str(real)}
     try:
-        written = run_report(str(real), runs_dir=str(settings.runs_dir))
+        written = run_report(str(real), runs_dir=str(settings.runs_dir), limits=settings.read_limits())
     except (ReportInputError, PerfDataError) as e:
         raise fail(str(e).splitlines()[0]) from None
     md = Path(written["markdown"])

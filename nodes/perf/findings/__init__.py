@@ -18,7 +18,7 @@ from nodes.perf.model import Finding
 if TYPE_CHECKING:
     from nodes.perf.metrics.common import Context
 
-__all__ = ["evaluate", "incomplete_data", "lead_family", "ordered", "SEVERITY_ORDER"]
+__all__ = ["evaluate", "incomplete_data", "lead_family", "look_first", "ordered", "SERIOUS", "SEVERITY_ORDER", "to_act_on"]
 
 
 def lead_family(res) -> str | None:
@@ -34,8 +34,35 @@ def lead_family(res) -> str | None:
 
 
 def ordered(findings: list[Finding], lead: str | None) -> list[Finding]:
-    """The lead family's findings first, then by severity; stable otherwise."""
+    """The answer's order: the lead family's findings first, then by severity; stable otherwise.
+    (The lead family's first finding may be an ``info`` fact — "Cold startup: TTID 265 ms" — the
+    answer to the question a startup trace is about; what to *act on* is :func:`to_act_on`.)"""
     return sorted(findings, key=lambda f: (lead is not None and f.family != lead, SEVERITY_ORDER.get(f.severity, 9)))
+
+
+#: The severities that call for action and count as "serious" in a report's verdict.
+SERIOUS = ("high", "medium")
+
+
+def _size(f: Finding) -> float:
+    """The largest number of a finding's metric: the tie-break among equally severe ones."""
+    return max((float(v) for v in f.metric.values() if isinstance(v, (int, float)) and not isinstance(v, bool)),
+               default=0.0)
+
+
+def to_act_on(findings: list[Finding], lead: str | None = None) -> list[Finding]:
+    """What to look at first: by severity (high, medium, low, then info — facts and missing data
+    last, never above a problem), the lead family first among equally severe ones, then the
+    larger metric; stable otherwise. The one order the report's "What to look at first", its
+    verdict and ``perfscout analyze``'s findings table use."""
+    return [f for _, f in sorted(enumerate(findings), key=lambda item: (
+        SEVERITY_ORDER.get(item[1].severity, 9), lead is not None and item[1].family != lead, -_size(item[1]), item[0]))]
+
+
+def look_first(findings: list[Finding], lead: str | None = None) -> Finding | None:
+    """The finding a verdict names as the one to look at first: the first serious one of
+    :func:`to_act_on`, or None when none is serious (an ``info`` item is never announced)."""
+    return next((f for f in to_act_on(findings, lead) if f.severity in SERIOUS), None)
 
 
 def incomplete_data(pd, source: str | None) -> list[Finding]:

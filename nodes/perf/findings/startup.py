@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from nodes.perf import suggestions
 from nodes.perf.findings.common import finding
-from nodes.perf.metrics.common import _fms
-from nodes.perf.model import Finding, ImportEntry, StartupStats
+from nodes.perf.metrics.common import _fms, _fpct
+from nodes.perf.model import Finding, ImportEntry, StartupRun, StartupStats
 
 #: Median startup from which it is slow, by kind (other kinds: the last value); 2× is "high".
 SLOW_STARTUP_MS = {"cold": 5000.0, "warm": 2000.0, "hot": 1500.0}
@@ -94,6 +94,21 @@ STATE_WORDS = {"Running": "running on a CPU", "R": "runnable (waiting for a CPU)
                "client_transaction_executed": "clientTransactionExecuted"}
 
 
+def display_times(r: StartupRun) -> list[str]:
+    """A launch's time to initial / full display, or that it is unknown and why: the words the
+    startup finding and the report's first sentence (nodes/report/view.py) both use."""
+    return [f"TTID {_fms(r.ttid_ms)}" if r.ttid_ms is not None else "TTID unknown",
+            f"TTFD {_fms(r.ttfd_ms)}" if r.ttfd_ms is not None else "TTFD unknown (no reportFullyDrawn)"]
+
+
+def biggest_part(r: StartupRun) -> tuple[str, float, float] | None:
+    """The largest part of a launch's breakdown: (its name for a reader, ms, % of the launch)."""
+    if not r.breakdown:
+        return None
+    top = r.breakdown[0]
+    return _label(top.reason), top.dur_ms, 100.0 * top.dur_ms / r.total_ms if r.total_ms else 0.0
+
+
 def _android_runs(st: StartupStats | None):
     return [r for r in (st.runs if st else []) if r.package]
 
@@ -108,16 +123,10 @@ def android_startup(st: StartupStats | None, source: str | None) -> list[Finding
     for r in _android_runs(st):
         limit = VITALS_SLOW_MS.get(r.kind, SLOW_STARTUP_OTHER_MS)
         sev = "high" if r.total_ms >= 2 * limit else "medium" if (r.total_ms >= limit or r.slow_reasons) else "info"
-        parts = [f"{r.kind} start of {r.package}: {_fms(r.total_ms)} (android_startups)"]
-        disp = []
-        if r.ttid_ms is not None:
-            disp.append(f"TTID {_fms(r.ttid_ms)}")
-        disp.append(f"TTFD {_fms(r.ttfd_ms)}" if r.ttfd_ms is not None else "TTFD unknown (no reportFullyDrawn)")
-        parts.append(", ".join(disp))
-        if r.breakdown:
-            top = r.breakdown[0]
-            share = 100.0 * top.dur_ms / r.total_ms if r.total_ms else 0.0
-            parts.append(f"biggest part of the breakdown: {_label(top.reason)} {_fms(top.dur_ms)} ({share:.1f} %)")
+        parts = [f"{r.kind} start of {r.package}: {_fms(r.total_ms)} (android_startups)", ", ".join(display_times(r))]
+        if (part := biggest_part(r)) is not None:
+            label, dur_ms, share = part
+            parts.append(f"biggest part of the breakdown: {label} {_fms(dur_ms)} ({_fpct(share)})")
         if r.main_thread:
             m = r.main_thread
             parts.append(f"main thread running {_fms(m.running_ms)}, runnable {_fms(m.runnable_ms)}, "

@@ -84,21 +84,54 @@ class _Slices:
     ts: np.ndarray
     dur: np.ndarray
     name: np.ndarray  # string ids
+    #: The distinct name ids of the thread, ascending (set once, by the index).
+    present: list[int] | None = None
+
+    def names(self) -> list[int]:
+        if self.present is None:
+            self.present = np.unique(self.name).tolist() if len(self.name) else []
+        return self.present
 
     def where(self, pd: PerfData, test) -> list[tuple[float, float, str]]:
-        present = np.flatnonzero(np.bincount(self.name)).tolist() if len(self.name) else []
-        ids = {i for i in present if test(pd.strings[i])}
+        return self.rows(pd, {i for i in self.names() if test(pd.strings[i])})
+
+    def rows(self, pd: PerfData, ids: set[int]) -> list[tuple[float, float, str]]:
+        """The slices whose name id is in ``ids``, in start order."""
         if not ids:
             return []
         m = np.isin(self.name, list(ids))
         return [(t, d, pd.strings[n]) for t, d, n in zip(self.ts[m].tolist(), self.dur[m].tolist(), self.name[m].tolist())]
 
 
+class _SliceIndex:
+    """Each thread's slices with the names it holds, the threads of each name and of each pid:
+    built once per analysis. A trace with many launches asks the same questions once a launch;
+    the index answers each from the threads concerned, not from every thread of the trace."""
+
+    def __init__(self, ctx):
+        self.slices: dict[tuple[int, int], _Slices] = {}
+        self.by_name: dict[int, list[tuple[int, int]]] = {}
+        self.by_pid: dict[int, list[tuple[int, int]]] = {}
+        for key, th in ctx.threads.items():
+            self.by_pid.setdefault(key[0], []).append(key)
+            if not len(th.ts):
+                continue
+            s = self.slices[key] = _Slices(th.ts, th.dur, th.name)
+            for i in s.names():
+                self.by_name.setdefault(i, []).append(key)
+        #: _all_thread_slices answers asked for by a name (``cache=``), kept for the analysis.
+        self.answers: dict[str, list] = {}
+
+
+def _index(ctx) -> _SliceIndex:
+    idx = ctx.__dict__.get("_slice_index")
+    if idx is None:
+        idx = ctx.__dict__["_slice_index"] = _SliceIndex(ctx)
+    return idx
+
+
 def _thread_slices(ctx, key: tuple[int, int]) -> _Slices | None:
-    th = ctx.threads.get(key)
-    if th is None or not len(th.ts):
-        return None
-    return _Slices(th.ts, th.dur, th.name)
+    return _index(ctx).slices.get(key)
 
 
 @dataclass
@@ -118,13 +151,21 @@ def _sdk(pd: PerfData) -> int | None:
         return None
 
 
-def _all_thread_slices(ctx, test) -> list[tuple[float, float, str, tuple[int, int]]]:
+def _all_thread_slices(ctx, test, cache: str | None = None) -> list[tuple[float, float, str, tuple[int, int]]]:
+    """Every thread slice whose name passes ``test``, sorted; ``cache`` names a question asked
+    once a launch, answered once an analysis."""
+    idx = _index(ctx)
+    if cache is not None and cache in idx.answers:
+        return idx.answers[cache]
+    strings = ctx.pd.strings
+    ids = {i for i in idx.by_name if test(strings[i])}
+    keys = {key for i in ids for key in idx.by_name[i]}
     out = []
-    for key in ctx.threads:
-        s = _thread_slices(ctx, key)
-        if s is not None:
-            out += [(t, d, n, key) for t, d, n in s.where(ctx.pd, test)]
+    for key in keys:
+        out += [(t, d, n, key) for t, d, n in idx.slices[key].rows(ctx.pd, ids)]
     out.sort()
+    if cache is not None:
+        idx.answers[cache] = out
     return out
 
 
@@ -238,15 +279,14 @@ def _first_frame_after_maxsdk28(ctx, ts: float) -> float | None:
 
 
 def _process_slices(ctx, pid: int, test, thread_name: str | None = None) -> list[tuple[float, float, str]]:
+    idx = _index(ctx)
     out = []
-    for key in ctx.threads:
-        if key[0] != pid:
-            continue
+    for key in idx.by_pid.get(pid, ()):
         if thread_name is not None:
             info = ctx.pd.threads.get(key)
             if not info or (info.name or "") != thread_name:
                 continue
-        s = _thread_slices(ctx, key)
+        s = idx.slices.get(key)
         if s is not None:
             out += s.where(ctx.pd, test)
     out.sort()

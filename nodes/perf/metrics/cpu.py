@@ -116,7 +116,11 @@ def section(ctx, name: str, start: float, end: float) -> CpuSection:
     ncpu = pd.cpu_count
     per_thread = []
     per_proc: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    spans = _spans(ctx)
     for (pid, tid), iv in pd.sched_intervals.items():
+        first, last = spans[(pid, tid)]
+        if last <= start or first >= end:
+            continue  # nothing of this thread inside: every clipped length would be 0
         ts = np.frombuffer(iv.ts, dtype=np.float64)
         du = np.frombuffer(iv.dur, dtype=np.float64)
         st = np.frombuffer(iv.state, dtype=np.int8)
@@ -144,6 +148,22 @@ def section(ctx, name: str, start: float, end: float) -> CpuSection:
         threads=[use(r, w, p, t) for r, w, p, t in per_thread[:SECTION_TOP]],
         processes=[use(r, w, p, None) for p, (r, w) in procs[:SECTION_TOP]],
     )
+
+
+def _spans(ctx) -> dict[tuple[int, int], tuple[float, float]]:
+    """Each thread's first interval start and last interval end (its intervals follow one
+    another in time), found once per analysis: a trace with many launches asks per launch."""
+    spans = ctx.__dict__.get("_sched_spans")
+    if spans is None:
+        spans = ctx.__dict__["_sched_spans"] = {}
+        for key, iv in ctx.pd.sched_intervals.items():
+            if len(iv):
+                ts = np.frombuffer(iv.ts, dtype=np.float64)
+                end = ts + np.frombuffer(iv.dur, dtype=np.float64)
+                spans[key] = (float(ts.min()), float(end.max()))
+            else:
+                spans[key] = (float("inf"), float("-inf"))
+    return spans
 
 
 def _main_thread_name(pd: PerfData, pid: int) -> str:

@@ -48,15 +48,25 @@ def walk(ctx, key: tuple[int, int]) -> None:
     track_paths = ctx.path_count() < MAX_PATHS
     tree = slice_tree.build(ts, dur)
     post = tree.post_order()
+    # Per-name sums are bincounts: over the trace's name ids they would cost the size of the
+    # whole string table for every thread (a trace of many threads grew quadratically), so a
+    # thread whose ids run far beyond its slice count works on its own dense ids (same order).
+    if int(name.max()) >= 4 * n + 64:
+        ids, local = np.unique(name, return_inverse=True)
+        local = local.reshape(-1)
+        lut: list[int] | None = ids.tolist()
+    else:
+        local, lut = name, None
     own = np.where(tree.own > 0.0, tree.own, 0.0)[post]
-    _fill(th.self_by, name[post], own)
+    _fill(th.self_by, local[post], own, lut)
     del own
-    outer = tree.outermost(name)
-    _fill(th.total_by, name[outer], tree.dur[outer])
+    outer = tree.outermost(local)
+    _fill(th.total_by, local[outer], tree.dur[outer], lut)
     del outer
-    counts = np.bincount(name)
+    counts = np.bincount(local)
     for nid in np.flatnonzero(counts).tolist():
-        th.count_by[nid] = int(counts[nid])
+        th.count_by[nid if lut is None else lut[nid]] = int(counts[nid])
+    del local
     roots = np.flatnonzero(tree.parent < 0)
     th.busy_us = _sequential_sum(dur[roots])
     if track_paths:
@@ -93,14 +103,15 @@ def _first_seen(keys: np.ndarray) -> np.ndarray:
     return present[np.argsort(first[present])]
 
 
-def _fill(out: dict, keys: np.ndarray, weights: np.ndarray) -> None:
+def _fill(out: dict, keys: np.ndarray, weights: np.ndarray, lut: list[int] | None = None) -> None:
     """``out[k] += w`` for each pair in order, without the loop: per-key sums (bincount adds
-    left to right) written in the order of each key's first appearance."""
+    left to right) written in the order of each key's first appearance; ``lut`` maps dense
+    keys back to name ids."""
     if not len(keys):
         return
     sums = np.bincount(keys, weights=weights)
     for k in _first_seen(keys).tolist():
-        out[k] += float(sums[k])
+        out[k if lut is None else lut[k]] += float(sums[k])
 
 
 #: Names a path keeps: deeper slices add their time to the path of their 64th ancestor.

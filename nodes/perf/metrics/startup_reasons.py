@@ -163,8 +163,13 @@ def cpu_contention(ctx, launch: Launch, _all) -> SlowReason | None:
 
 
 def jit_activity(ctx, launch: Launch, _all) -> SlowReason | None:
-    keys = [k for k in ctx.pd.sched_intervals if k[0] == launch.pid
-            and (ctx.pd.threads.get(k) and (ctx.pd.threads[k].name or "") == JIT_THREAD)]
+    by_pid = ctx.__dict__.get("_jit_threads")
+    if by_pid is None:  # once per analysis: each launch asks for its own process's
+        by_pid = ctx.__dict__["_jit_threads"] = {}
+        for k in ctx.pd.sched_intervals:
+            if ctx.pd.threads.get(k) and (ctx.pd.threads[k].name or "") == JIT_THREAD:
+                by_pid.setdefault(k[0], []).append(k)
+    keys = by_pid.get(launch.pid, [])
     if not keys:
         return None
     v = sum(_state_ms(ctx, k, launch, {"Running"}) for k in keys)
@@ -234,13 +239,22 @@ def gc_activity(ctx, launch: Launch, _all) -> SlowReason | None:
     return _reason("GC_ACTIVITY", "no GC during the startup", sum(hits) / 1000.0, len(hits)) if hits else None
 
 
+def _sched_keys_of(ctx, suffix: str) -> list[tuple[int, int]]:
+    """The threads with scheduler data whose process name ends with ``suffix``, in their stored
+    order: found once per analysis (a trace with many launches asks once a launch)."""
+    cache = ctx.__dict__.setdefault("_sched_keys_by_suffix", {})
+    if suffix not in cache:
+        cache[suffix] = [key for key in ctx.pd.sched_intervals
+                         if (ctx.pd.processes.get(key[0]) or "").endswith(suffix)]
+    return cache[suffix]
+
+
 def _process_running(rid: str, suffix: str):
     def rule(ctx, launch: Launch, _all) -> SlowReason | None:
         st = launch.startup
         v = 0.0
-        for key, _iv in ctx.pd.sched_intervals.items():
-            if (ctx.pd.processes.get(key[0]) or "").endswith(suffix):
-                v += sum(b - a for a, b, s, _ in _states_in(ctx.pd, key, st.ts, st.ts_end) if s == 0)
+        for key in _sched_keys_of(ctx, suffix):
+            v += sum(b - a for a, b, s, _ in _states_in(ctx.pd, key, st.ts, st.ts_end) if s == 0)
         return _reason(rid, f"{suffix} not running during the startup", v / 1000.0) if v > 0 else None
     rule.__name__ = rid.lower()
     return rule
@@ -254,7 +268,8 @@ def missing_baseline_profile(ctx, launch: Launch, _all) -> SlowReason | None:
     """An ART odex-status slice ``location=… status=… filter=… reason=install[-dm]`` for the
     package's odex during the startup: installed without a baseline or cloud profile."""
     st = launch.startup
-    for t, _d, name, key in _all_thread_slices(ctx, lambda s: s.startswith("location=") and " reason=" in s):
+    odex = _all_thread_slices(ctx, lambda s: s.startswith("location=") and " reason=" in s, cache="odex status")
+    for t, _d, name, key in odex:
         if key[0] != launch.pid or not (st.ts <= t <= st.ts_end):
             continue
         location = name.split(" status=", 1)[0][len("location="):]
@@ -282,7 +297,8 @@ def binder_transactions_blocked(ctx, launch: Launch, _all) -> SlowReason | None:
              if st.ts <= t <= st.ts_end and d > limit]
     if not calls:
         return None
-    replies = [(t, d) for t, d, _n, key in _all_thread_slices(ctx, lambda n: n == "binder reply") if key != (pid, pid)]
+    replies = [(t, d) for t, d, _n, key in _all_thread_slices(ctx, lambda n: n == "binder reply", cache="binder reply")
+               if key != (pid, pid)]
     slow = []
     for t, d in calls:
         served = [rd for rt, rd in replies if rt >= t and rt + rd <= t + d]

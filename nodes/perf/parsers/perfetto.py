@@ -36,7 +36,7 @@ from nodes.perf.formats import is_gzip, max_decompressed, open_input
 from nodes.perf.model import CapacityReached, PerfData
 from nodes.perf.parsers.perfetto_clock import BOOTTIME, ClockConverter
 from nodes.perf.parsers.perfetto_frames import FRAME_TIMELINE_FIELD, FrameTimelineState
-from nodes.perf.parsers.perfetto_ftrace import FtraceState
+from nodes.perf.parsers.perfetto_ftrace import FtraceState, identity
 from nodes.perf.parsers.perfetto_power import PowerState
 from nodes.perf.parsers.perfetto_samples import SampleState
 from nodes.perf.parsers.perfetto_startup import launched_pids
@@ -93,7 +93,7 @@ class _TraceReader:
         """Events buffered before :meth:`finish` stores them (the event cap counts them too)."""
         ft, te = self.ftrace, self.track_events
         return (
-            sum(len(c.ts) for c in ft.atrace.values())
+            len(ft.atrace)
             + sum(len(c.ts) for c in ft.sched.values())
             + len(ft.async_slices)
             + sum(len(v) for v in ft.counters.values())
@@ -146,7 +146,7 @@ class _TraceReader:
                 self.ftrace.unknown_clock = True
                 clock_id = BOOTTIME
             if self.clock.key(0, clock_id) == self.clock.primary:
-                self.ftrace.bundle(bundle, _identity)
+                self.ftrace.bundle(bundle, identity)
             else:
                 conv = self.clock.to_ns
                 self.ftrace.bundle(bundle, lambda t: conv(0, clock_id, t))
@@ -308,10 +308,6 @@ class _TraceReader:
             data.warn(problem)
         if report.truncated or report.oversized:
             data.partial = True
-
-
-def _identity(t: int) -> int:
-    return t
 
 
 def parse(path: str, packet_limit: int = DEFAULT_PACKET_LIMIT) -> PerfData:

@@ -17,7 +17,7 @@ from nodes.framework.errors import ToolFailure
 from nodes.code.sandbox import PathNotFound, SandboxError, regular_file_inside, resolve_inside
 from nodes.framework.stage import run_stage
 
-NAME = Node.PERF_ANALYZER.value
+NAME = Node.DATA_LOCATOR.value
 DATA_PROMPT = (
     "Which file should I analyse? Give the path of a trace or profile "
     "(Perfetto, Chrome JSON, speedscope, pstats, atrace, gfxinfo …)."
@@ -35,7 +35,7 @@ def _side_inside(workspace: str, path: str) -> str:
 
 
 def make(ctx: NodeContext) -> Callable[[dict], dict]:
-    def perf_analyzer(state: Mapping[str, Any], ctx: NodeContext) -> dict[str, Any]:
+    def data_locator(state: Mapping[str, Any], ctx: NodeContext) -> dict[str, Any]:
         sides = [p for p in (state.get("data_paths") or []) if p]
         if len(sides) >= 2:
             # two sides named: the analyzer compares B (the second) against A (the first)
@@ -59,4 +59,4 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
             return {}  # the thread's earlier collection is the data
         return ask(NAME, "data_path", DATA_PROMPT)
 
-    return run_stage(Node.PERF_ANALYZER, perf_analyzer, ctx)
+    return run_stage(Node.DATA_LOCATOR, data_locator, ctx)
