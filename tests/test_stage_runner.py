@@ -86,19 +86,22 @@ def test_attributor_with_rg_failing_once_ends_done(tmp_path):
 
 @pytest.mark.skipif(not PYSPY.exists() or shutil.which("setpriv") is None, reason="needs py-spy and setpriv")
 def test_collector_with_py_spy_refused_once_ends_done(tmp_path):
-    """The first py-spy runs as nobody (ptrace refused: retryable); the second is the real one.
-    The refused one starts 2 s after the launch, past ATTACH_GRACE_S: refused with
-    --subprocesses, py-spy says "no python processes found", which just after the launch
-    means the interpreter is not up yet (then the collector attaches again, no retry)."""
+    """Every py-spy of the first attempt runs as nobody (ptrace refused: retryable); the second
+    attempt's is the real one. Refused with --subprocesses, py-spy says "no python processes
+    found" — the words it also says when it looked before Python was up — but the program had
+    Python loaded, so it is a refusal: the stage retries (docs/collector.md). The stand-in tells
+    the attempts apart by the program's pid, so the test does not lean on the clock."""
     ws = tmp_path / "ws"
     ws.mkdir()
-    (ws / "tiny.py").write_text("import time\nt = time.time()\nwhile time.time() - t < 4.0:\n    sum(range(1000))\n")
-    mark = tmp_path / "py-spy.refused-once"
+    (ws / "tiny.py").write_text("import time\nt = time.time()\nwhile time.time() - t < 10.0:\n    sum(range(1000))\n")
+    first = tmp_path / "py-spy.first-pid"
     wrapper = tmp_path / "bin" / "py-spy"
     wrapper.parent.mkdir()
     wrapper.write_text(
         "#!/bin/sh\n"
-        f'if [ ! -e "{mark}" ]; then touch "{mark}"; sleep 2; exec setpriv --reuid=65534 --regid=65534 --clear-groups "{PYSPY}" "$@"; fi\n'
+        'pid=""; prev=""; for a in "$@"; do [ "$prev" = "--pid" ] && pid="$a"; prev="$a"; done\n'
+        f'[ -e "{first}" ] || echo "$pid" > "{first}"\n'
+        f'if [ "$pid" = "$(cat "{first}")" ]; then exec setpriv --reuid=65534 --regid=65534 --clear-groups "{PYSPY}" "$@"; fi\n'
         f'exec "{PYSPY}" "$@"\n'
     )
     wrapper.chmod(0o755)

@@ -24,7 +24,6 @@ from nodes.collect.handoff import split_analysable
 from nodes.collect.options import CollectOptions
 from nodes.collect.perfstat import PerfStatAttached, perf_status
 from nodes.collect.pyspy import (
-    ATTACH_GRACE_S,
     ATTACH_RESTART_DELAY_S,
     ATTACH_RESTARTS,
     PySpyOutcome,
@@ -32,6 +31,8 @@ from nodes.collect.pyspy import (
     attach_hint,
     find_pyspy,
     interpreter_not_up,
+    looked_too_early,
+    python_loaded,
 )
 from nodes.collect.rundir import write_json, write_text
 from nodes.collect.run_limit import raise_limit_hint
@@ -96,7 +97,11 @@ def collect_profile(target: Target, run_dir: Path, opts: CollectOptions) -> dict
     try:
         launched_at = time.monotonic()
         sampler = TreeSampler(prog.tree, opts.sample_interval_s).start()
+        loaded_at_start: bool | None = None  # whether the program had Python loaded when py-spy started
+
         def start_spy() -> PySpyRecorder:
+            nonlocal loaded_at_start
+            loaded_at_start = python_loaded(prog.pid)
             return PySpyRecorder(
                 pyspy_exe, prog.pid, profile_path, rate=opts.pyspy_rate, native=opts.pyspy_native, idle=opts.pyspy_idle
             )
@@ -118,10 +123,11 @@ def collect_profile(target: Target, run_dir: Path, opts: CollectOptions) -> dict
                 failed = spy.proc.returncode not in (0, None)
                 if prog.wait(0.2) == "exited":
                     break
-                early = time.monotonic() - launched_at < ATTACH_GRACE_S
+                early = looked_too_early(loaded_at_start, time.monotonic() - launched_at)
                 if failed and early and attach_restarts < ATTACH_RESTARTS and interpreter_not_up(spy.finish(1.0).message):
-                    # Attached before the program's interpreter was up (a loaded machine still
-                    # between fork and exec): not a refusal, so attach again shortly.
+                    # Looked before the program's interpreter was up (a launcher still starting
+                    # it, or a loaded machine between fork and exec): not a refusal, so attach
+                    # again shortly.
                     attach_restarts += 1
                     record["notes"].append(f"py-spy attached before Python was up; attached again ({attach_restarts})")
                     time.sleep(ATTACH_RESTART_DELAY_S)

@@ -106,11 +106,15 @@ def outcome_of(path: str, returncode: int | None, out: BoundedCapture, err: Boun
     return PySpyOutcome(False, path, 0, 0, returncode, message[:500], log[-4000:])
 
 
-#: How often a py-spy that attached before the program's interpreter was up is started again,
-#: how long to wait first, and until when after the launch. A program is launched by fork +
-#: exec; on a loaded machine py-spy can look at it before Python has loaded and give up ("No
-#: python processes found in process N"). Later the same words mean a refusal (py-spy with
-#: --subprocesses cannot read a process it may not ptrace), which must stay an attach failure
+#: How often a py-spy that looked before the program's interpreter was up is started again,
+#: how long to wait first, and the time after the launch within which such a failure is always
+#: taken as "too early". A program is launched by fork + exec, often through a launcher that
+#: reaches Python only later (pyenv's bash shim, a wrapper script); py-spy that looks before
+#: Python is loaded gives up ("No python processes found in process N", after waiting ~2.5 s
+#: with --subprocesses). The same words also mean a refusal (py-spy with --subprocesses cannot
+#: read a process it may not ptrace), which must stay an attach failure. The two are told apart
+#: by whether the process had Python loaded when that py-spy started looking (``python_loaded``),
+#: not by the clock: on a loaded machine a launcher can take seconds to reach Python
 #: (tests/test_collect_nodes.py, tests/test_stage_runner.py).
 ATTACH_RESTARTS = 5
 ATTACH_RESTART_DELAY_S = 0.2
@@ -118,8 +122,25 @@ ATTACH_GRACE_S = 1.5
 
 
 def interpreter_not_up(message: str) -> bool:
-    """Whether py-spy's error says it found no Python yet (not that it was refused)."""
+    """Whether py-spy's error says it found no Python (yet, or because it was refused)."""
     return "no python processes found" in message.lower()
+
+
+def python_loaded(pid: int) -> bool | None:
+    """Whether process ``pid`` has a Python interpreter loaded: its executable or a library
+    whose path names python (``/proc/PID/maps``). ``None`` where that cannot be read (not Linux,
+    the process is gone): then only the clock can tell."""
+    try:
+        with open(f"/proc/{pid}/maps", "rb") as maps:
+            return any(b"python" in line.lower() for line in maps if b"/" in line)
+    except OSError:
+        return None
+
+
+def looked_too_early(loaded_at_start: bool | None, since_launch_s: float) -> bool:
+    """Whether a py-spy that found no Python looked before the program's interpreter was up:
+    the process had no Python loaded when it started, or it started just after the launch."""
+    return loaded_at_start is False or since_launch_s < ATTACH_GRACE_S
 
 
 def attach_hint(message: str) -> str:
