@@ -202,3 +202,21 @@ def test_no_task_runner_leads_the_hot_spots_and_scrolling_is_answered_from_frame
     assert "Untraced time inside tasks:" in md
     html = Path(r.report["html"]).read_text()
     assert html.index('id="lens"') < html.index('id="first"')
+
+
+def test_a_startup_question_is_not_answered_with_another_topics_verdict(tmp_path, perfscout_home):
+    """The cold start's janky frames are a serious finding, but the question asked about the
+    launch: the answer leads with the launch, and the frames follow only as "also, outside this
+    question" — never as the thing to look at first. Asked as an overview, the same data keeps
+    today's verdict (the frames are the serious finding to look at first)."""
+    shutil.copy(DATA / "perfetto" / "api24_startup_cold.perfetto-trace", tmp_path / "cold.perfetto-trace")
+    with PerfScout(Settings.from_env(), workspace=tmp_path) as p:
+        lensed = _lines(p.ask("分析一下这份启动 trace cold.perfetto-trace，启动为什么慢"))
+        overview = _lines(p.ask("解读一下 cold.perfetto-trace"))
+    # trace_processor's android_startups: TTID 264.87 ms, TTFD 715.41 ms (../shared/traces/REFERENCE.md)
+    assert lensed[0].startswith("androidx.benchmark.integration.macrobenchmark.target cold start: TTID 265 ms, TTFD 715 ms")
+    assert not any("look first at" in x and "Janky frames" in x for x in lensed), lensed
+    also = next(x for x in lensed if x.startswith("Also, outside this question:"))
+    assert '"Janky frames: 66.7 %' in also
+    assert overview[0] == lensed[0]
+    assert overview[1].startswith('Needs attention: 4 serious findings; look first at "Janky frames: 66.7 %'), overview

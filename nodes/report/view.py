@@ -86,6 +86,12 @@ class ReportView:
                              else spec(self.lens).read(self.analysis))
         return self._reading
 
+    @property
+    def lensed(self) -> bool:
+        """Whether the question asked about one aspect (any lens but ``overview``): then only that
+        lens's findings make the verdict, and the others follow as "also"."""
+        return bool(self.lens) and self.lens != "overview"
+
     def in_lens(self, f: Finding) -> bool:
         from nodes.perf.lenses import in_lens
 
@@ -116,7 +122,7 @@ class ReportView:
         """The worst severity of the findings the verdict is about: a lens question's own
         findings only (a finding outside the lens cannot make a fast page "need attention")."""
         fs = self.analysis.findings
-        if self.lens_reading() is not None:
+        if self.lensed:
             fs = [f for f in fs if self.in_lens(f)]
         sev = [f.severity for f in fs]
         return min(sev, key=lambda s: SEVERITY_ORDER.get(s, 9)) if sev else None
@@ -477,11 +483,16 @@ class ReportView:
         ranked = self.ranked_findings()
         from nodes.perf.findings import SERIOUS, lead_family, look_first
 
-        serious = [f for f in ranked if f.severity in SERIOUS]
-        first = look_first(ranked, lead_family(a))
+        mine = [f for f in ranked if self.in_lens(f)] if self.lensed else ranked
+        serious = [f for f in mine if f.severity in SERIOUS]
+        first = look_first(mine, lead_family(a))
         if serious and first is not None:
             n = len(serious)
             verdict = f'{self.verdict}: {n} serious finding{"s" if n != 1 else ""}; look first at "{first.title}"'
+        elif self.lensed:
+            # A lens question whose own findings are under every threshold: its numbers (the
+            # headline) are the answer, with no verdict word (docs/analyzer.md, "Lenses").
+            verdict = ""
         elif ranked and self.worst_severity == "low":
             low = [f for f in self.findings_to_act_on() if f.severity == "low"]
             n = len(low)
@@ -490,8 +501,14 @@ class ReportView:
             verdict = self.verdict
         if a.partial or a.warnings:
             w = len(a.warnings)
-            verdict += " (some input was skipped or incomplete" + (f", {w} warning{'s' if w != 1 else ''}" if w else "") + ": see Warnings)"
-        out.append(verdict + ".")
+            note = "some input was skipped or incomplete" + (f", {w} warning{'s' if w != 1 else ''}" if w else "") + ": see Warnings"
+            verdict = f"{verdict} ({note})" if verdict else note[0].upper() + note[1:]
+        if verdict:
+            out.append(verdict + ".")
+        if self.lensed:
+            others = [f for f in ranked if not self.in_lens(f) and f.severity in SERIOUS]
+            if others:
+                out.append("Also, outside this question: " + "; ".join(f'"{f.title}"' for f in others[:3]) + ".")
         rest = [clause for _, clause in self._lead()[1][1:3]]
         if rest:
             out.append("Also: " + "; ".join(rest) + ".")
