@@ -182,6 +182,9 @@ def test_load_raises_only_perfdataerror_on_any_input(data):
 PERFETTO_HUGE_LENGTH = b"\r\x00\x00\x00\x00*\x80\x80\x80\x80_\x00\x00\x00\x00\x00"
 PSTATS_RAW_ERROR = b'\xfb)\x03\xfa;/root/.pyenv/versions/3.11.7/lib/python3.11/re/_compiler.pyi\xb4\x01\x00\x00\xda\x13_get_literal_prefix)\x05\xe9\x05\x00\x00\x00\xe9\x08\x00\x00\x00g\x80t\x84\xe8\x1db\xf4>g\x9c\x9d\xc3\xb7\xdb\xee\xf8>{\xa9\x03r\x01\x00\x00\x00i\xb4\x01\x00\x00r\x02\x00\x00\x00)\x04\xe9\x03\x00\x00\x00r\x06\x00\x00\x00g\xc8\xb3.\xe2\xf9\x14\xc9>g\x9a\xdf\xdd\x88\xf6\xca\xcf>\xa9\x03r\x01\x00\x00\x00i\xff\x01\x00\x00\xda\r_compile_info)\x04r\x03\x00\x00\x00r\x03\x00\x00\x00g\x07\x9e>\xac~?\xf1>g\x9c\x9d\xc3\xb7\xdb\xee\xf8>0)\x03\xfa;/root/.pyenv/versions/3.11.7/lib/python3.11/json/encoder.py\xe9\x01\x00\x00\x00\xfa\x08<module>)\x05r\n\x00\x00\x00gu\x81\xe4\x00n\xd4\x02?g\x96\xba\x10\x1d\x95\xaaC?{\xa9\x03\xfa\x01~\xe9\x00\x00\x00\x00\xfa\x1f-1-1<built-in method builtins.exec>)\x04r\n\x00\x00\x00r\n\x00\x00\x00gu\x81\xe4\x00n\xd4\x02?g\x96\xba\x10\x1d\x95\xaaC?0)\x03\xfa8/root/.pyenv/versions/3.11.7/lib/python3.11/functools.pyiT\x03\x00\x00\xda\x08r'
 PERFETTO_LONG_VARINT = b"\xff" * 13 + b"\n"
+CPUINFO_CRASH = Path(__file__).resolve().parent / "data" / "fuzz" / "cpuinfo-lone-dot.txt"
+#: Found by this fuzzer in CI: a TOTAL line whose parts hold a lone "." before "%".
+CPUINFO_LONE_DOT = b"Load: 7.41 / 7.3 / 7.1\n25% TOTAL: 15% user + 0.% kernel + .% softirq\n 4.2% 712/surfaceflinger: 2.5% user + .% kernel\n"
 
 
 def test_perfetto_packet_longer_than_the_file_is_a_perfdataerror():
@@ -190,6 +193,11 @@ def test_perfetto_packet_longer_than_the_file_is_a_perfdataerror():
 
 def test_perfetto_overlong_varint_is_a_perfdataerror():
     _check(importlib.import_module(PARSERS["perfetto"][0]).parse, PERFETTO_LONG_VARINT)
+
+
+def test_cpuinfo_lone_dot_is_no_number():
+    _check(importlib.import_module(PARSERS["cpuinfo"][0]).parse, CPUINFO_LONE_DOT)
+    _check(importlib.import_module(PARSERS["cpuinfo"][0]).parse, open(CPUINFO_CRASH, "rb").read())
 
 
 def test_pstats_error_on_garbage_is_one_line():

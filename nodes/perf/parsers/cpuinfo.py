@@ -23,10 +23,13 @@ FORMAT = "cpuinfo"
 _MAX_BYTES = 16 * 1024 * 1024
 _TOP_PROCESSES = 15
 
-_LOAD = re.compile(r"^\s*Load:\s*([\d.]+)\s*/\s*([\d.]+)\s*/\s*([\d.]+)")
-_PROC = re.compile(r"^\s*[+-]?([\d.]+)%\s+(\d+)/([^:]+):\s*(.*)$")
-_TOTAL = re.compile(r"^\s*([\d.]+)%\s+TOTAL:\s*(.*)$")
-_PART = re.compile(r"([\d.]+)%\s+([a-z]+)")
+#: A decimal number as dumpsys prints it ("7.41", "15", ".5"); never a lone "." (the fuzzer's
+#: find: ``[\d.]+`` took "." for a number and float() raised).
+_NUM = r"(\d+(?:\.\d+)?|\.\d+)"
+_LOAD = re.compile(rf"^\s*Load:\s*{_NUM}\s*/\s*{_NUM}\s*/\s*{_NUM}")
+_PROC = re.compile(rf"^\s*[+-]?{_NUM}%\s+(\d+)/([^:]+):\s*(.*)$")
+_TOTAL = re.compile(rf"^\s*{_NUM}%\s+TOTAL:\s*(.*)$")
+_PART = re.compile(rf"{_NUM}%\s+([a-z]+)")
 _WINDOW = re.compile(r"CPU usage from (\d+)ms to (\d+)ms ago")
 _TOYBOX_CPU = re.compile(r"^\s*(\d+)%cpu\s+(.*)$")
 _OLD_TOP_CPU = re.compile(r"^\s*User (\d+)%, System (\d+)%, IOW (\d+)%, IRQ (\d+)%")
