@@ -81,7 +81,7 @@ _PROCESS_STATS = _source(
 def _config(buffer_kb: int, *sources: str, duration_ms: int) -> str:
     """A whole TraceConfig: one ring buffer of ``buffer_kb``, the sources, the duration."""
     buffer = f"buffers {{ size_kb: {buffer_kb} fill_policy: RING_BUFFER }}"
-    return "\n" + "\n".join((buffer, *sources, f"duration_ms: {duration_ms}")) + "\n"
+    return "\n".join((buffer, *sources, f"duration_ms: {duration_ms}"))
 
 
 RECIPES: dict[str, Recipe] = {r.key: r for r in (
