@@ -1,10 +1,11 @@
 """How to record the data a lens needs: one table of copy-pasteable recipes.
 
 When a trace cannot answer a question (no launch events, no power rails …) the answer says what
-is missing and gives one of these. Each ``config`` is a Perfetto TraceConfig in text format
-(tests/test_lens_recipes.py parses every one with the TraceConfig proto of the ``perfetto``
-package), recorded with ``command``; the data source and field names are Perfetto's
-(perfetto.dev/docs/reference/trace-config-proto). Pure data: nothing here runs anything.
+is missing and gives one of these. Each ``config`` is a Perfetto TraceConfig in text format,
+written by the small builder below from the data sources the lens adds (tests/test_lenses.py
+parses every one with the TraceConfig proto of the ``perfetto`` package), recorded with
+``command``; the data source and field names are Perfetto's
+(perfetto.dev/docs/reference/trace-config-proto). Pure data and text: nothing here runs anything.
 """
 
 from __future__ import annotations
