@@ -174,6 +174,23 @@ def test_reported_jank_count_and_share_come_from_the_same_gfxinfo_line():
     assert rep.title == f"The tool reports {float(pct):.1f} % janky frames"
 
 
+def test_gfxinfo_rows_are_judged_by_their_own_verdict_or_duration_not_as_frame_timeline():
+    """gfxinfo rows name their window (``Frame.layer``) but are not FrameTimeline frames: the
+    legacy table once read "0.0 % carry a user-visible jank type" with p50 27 ms over a 16.7 ms
+    budget. The legacy rows are judged by duration; framestats rows by their FrameDeadline flag."""
+    import re
+    android = Path(__file__).parent / "data" / "android"
+    legacy = android / "gfxinfo-reactnativefeed-flashlight.txt"
+    table = legacy.read_text().split("\tDraw\tPrepare\tProcess\tExecute\n", 1)[1]
+    rows = [sum(map(float, ln.split())) for ln in table.splitlines()
+            if re.fullmatch(r"\s*[\d.]+(\s+[\d.]+){3}\s*", ln)]
+    fs = compute(load(legacy)).frames
+    assert fs.count == len(rows) == 120 and fs.jank_source == "over budget"
+    assert fs.jank_count == sum(1 for r in rows if r > fs.budget_ms) > 0
+    fs13 = compute(load(android / "gfxinfo-framestats-android13.txt")).frames
+    assert fs13.jank_source == "reported" and fs13.jank_count > 0
+
+
 def test_startup_runs_phases_imports_and_findings():
     pd = _pd("startup_runs")
     for i, t in enumerate([2400.0, 1200.0, 1100.0, 1300.0, 1000.0]):
