@@ -431,7 +431,9 @@ def blocking(a) -> Reading:
 def page(a) -> Reading:
     p = a.page
     if p is None or (p.fcp_ms is None and p.lcp_ms is None):
-        missing = "no page load: the data has no navigation with paint timings (firstContentfulPaint, LCP candidates)"
+        # the reader's own reason where it has one (a file:// navigation Lighthouse does not measure)
+        why = (p.missing.get("fcp_ms") or p.missing.get("lcp_ms")) if p is not None else None
+        missing = why or "no page load: the data has no navigation with paint timings (firstContentfulPaint, LCP candidates)"
         return Reading("page", f"This data cannot tell the page load: {missing}.", missing=missing, recipe="page")
     shown = []
     if p.fcp_ms is not None:
