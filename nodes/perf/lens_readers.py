@@ -102,6 +102,19 @@ def startup(a) -> Reading:
         first = f"; first run {ms(st.first_ms)}" if st.first_ms is not None and n > 1 else ""
         s = f"The launch takes {ms(st.median_ms)} (median of {n} run{'s' if n != 1 else ''}{first})."
         return Reading("startup", s, fine=not _serious(a, ["startup"]), numbers={"median_ms": st.median_ms})
+    if st is not None and st.imports:
+        # `python -X importtime`: a Python program's start is its import tree. The analysis keeps the
+        # 25 largest entries (nodes/perf/metrics/startup.py); an importtime log's duration is the whole tree.
+        from nodes.perf.findings.startup import IMPORTS_MS
+
+        total = (a.duration_ms if a.format == "importtime" and a.duration_ms
+                 else sum(i.cumulative_us for i in st.imports if i.depth == 0) / 1000.0)
+        heavy = sorted(st.imports, key=lambda i: -i.self_us)[:3]
+        verdict = f"fast, under {ms(IMPORTS_MS)}" if total < IMPORTS_MS else "slow"
+        s = (f"Imports take {ms(total)} (-X importtime: {verdict}); heaviest by own time: "
+             + ", ".join(f"{i.module} {ms(i.self_us / 1000.0)}" for i in heavy) + ".")
+        return Reading("startup", s, fine=total < IMPORTS_MS and not _serious(a, ["startup"]),
+                       numbers={"import_ms": round(total, 3)})
     # No launch: say so, how to record one, and what the app's own sections show.
     android = a.format in ("perfetto", "atrace") or (a.meta or {}).get("android_sdk")
     if android:
