@@ -86,7 +86,7 @@ _FULLY_DRAWN = "reportFullyDrawn"
 
 
 def startup(a) -> Reading:
-    from nodes.perf.findings.startup import biggest_part, display_times
+    from nodes.perf.findings.startup import biggest_part, display_times, vitals_verdict
 
     st = a.startup
     run = next((r for r in (st.runs if st else []) if r.package), None)
@@ -95,6 +95,7 @@ def startup(a) -> Reading:
         if (part := biggest_part(run)) is not None:
             label, dur_ms, share = part
             s += f"; the biggest part is {label} ({ms(dur_ms)}, {pct(share)})"
+        s += f"; {vitals_verdict(run)}"  # "is it slow?" heard no verdict
         return Reading("startup", s + ".", fine=not _serious(a, ["startup"]),
                        numbers={"ttid_ms": run.ttid_ms, "ttfd_ms": run.ttfd_ms, "total_ms": run.total_ms})
     if st is not None and st.median_ms is not None and st.runs:
