@@ -270,3 +270,15 @@ def test_perf_stat_findings_name_the_command():
     res = compute(load(str(DATA / "perf-stat-two_sum.txt")))
     be = [f for f in res.findings if f.title.startswith("Backend bound")]
     assert len(be) == 1 and "two_sum 300 m" in be[0].title and be[0].evidence.command.endswith("300 m")
+
+
+def test_long_task_finding_counts_in_words():
+    """"1 long task(s) on the main thread" / "1 tasks of ≥ 50.0 ms" read as a template."""
+    from nodes.perf.findings.threads import long_tasks
+    from nodes.perf.model import LongTask
+
+    one = [LongTask(name="activityStart", thread="main (app 1)", start_ms=10.0, dur_ms=82.0)]
+    [f] = long_tasks(one, 1, "t")
+    assert f.title == "1 long task on the main thread" and f.detail.startswith("1 task of ≥ 50.0 ms on main (app 1)")
+    [g] = long_tasks(one * 2, 33, "t")
+    assert g.title == "33 long tasks on the main thread" and g.detail.startswith("33 tasks of ≥")
