@@ -99,7 +99,7 @@ def _hotspots(out: Samples, a: Mapping[str, Any]) -> None:
     numbered occurrences) add up."""
     acc: dict[str, dict[str, float]] = {}
     for h in a.get("hotspots") or []:
-        if not isinstance(h, Mapping) or h.get("thread") is not None or not h.get("name"):
+        if not isinstance(h, Mapping) or h.get("thread") is not None or h.get("process") is not None or not h.get("name"):
             continue
         d = acc.setdefault(hotspot_name(str(h["name"])), {})
         for field in ("self_ms", "self_pct", "total_ms", "total_pct", "count"):
@@ -223,7 +223,7 @@ def hotspot_places(a: Mapping[str, Any]) -> dict[str, str]:
     """Hot-spot name → "file:line" of its first overall row (the comparison shows where it is)."""
     out: dict[str, str] = {}
     for h in a.get("hotspots") or []:
-        if isinstance(h, Mapping) and h.get("thread") is None and h.get("name") and h.get("file"):
+        if isinstance(h, Mapping) and h.get("thread") is None and h.get("process") is None and h.get("name") and h.get("file"):
             out.setdefault(hotspot_name(str(h["name"])), f"{h['file']}:{h['line']}" if h.get("line") else str(h["file"]))
     return out
 

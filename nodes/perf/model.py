@@ -561,6 +561,10 @@ class PerfData:
         proc = self.processes.get(pid)
         return f"{name} ({proc} {pid})" if proc else f"{name} ({pid})"
 
+    def process_label(self, pid: int) -> str:
+        proc = self.processes.get(pid)
+        return f"{proc} (pid {pid})" if proc else f"pid {pid}"
+
     def iter_samples(self) -> Iterable[tuple[tuple[int, int], list[FrameRef], float]]:
         for (track, ids), w in self.stacks.items():
             yield track, [self.frame_refs[i] for i in ids], w
@@ -594,11 +598,19 @@ class Hotspot(Result, kw_only=True):
     count: int = 0
     #: The thread it ran on, or None when aggregated over all threads.
     thread: str | None = None
+    #: A sampled row aggregated over one process's threads (thread None): "name (pid N)".
+    #: None on the overall rows and the per-thread rows (:attr:`overall`).
+    process: str | None = None
     #: "slice" (trace), "sample" (sampling profiler), "call" (pstats), "import" (-X importtime).
     kind: str = "slice"
     #: Which processes the row covers when an app is identified (``AnalysisResult.app``):
     #: "app", "harness" or "system"; None when the row covers the whole trace.
     scope: str | None = None
+
+    @property
+    def overall(self) -> bool:
+        """A row over the whole data: neither one thread's nor one process's."""
+        return self.thread is None and self.process is None
 
 
 class ThreadStat(Result, kw_only=True):
@@ -829,6 +841,10 @@ class StackWeight(Result, kw_only=True):
     frames: list[str]
     weight_ms: float
     thread: str | None = None
+    #: The thread's process ("name (pid N)", or "pid N"); None when the data names no process.
+    process: str | None = None
+    #: A stack of CPU samples (a sampling profiler, perf_sample), not of traced slices.
+    sampled: bool = False
 
 
 #: At most this many of the heaviest stacks are kept in an AnalysisResult (bounded state size).
