@@ -967,15 +967,45 @@ class MemorySeries(Result, kw_only=True):
     samples: list[tuple[float, float]] = msgspec.field(default_factory=list)
 
 
+class GcKind(Result, kw_only=True):
+    """The GCs of one gc_type in one process (nodes/perf/metrics/gc.py)."""
+
+    count: int
+    total_ms: float
+    max_ms: float
+    #: Mutator threads stopped (ART's SuspendAll … ResumeAll, or concurrent copying's flip).
+    pause_ms: float = 0.0
+    #: Sum of the stdlib's reclaimed_mb over the GCs that have one; None when none has.
+    reclaimed_mb: float | None = None
+
+
 class GcSummary(Result, kw_only=True):
     """ART garbage collections of one process, as trace_processor's
-    ``android_garbage_collection_events`` finds them (nodes/perf/metrics/memory.py)."""
+    ``android_garbage_collection_events`` finds them, with their pauses and the main thread's
+    waits for them (nodes/perf/metrics/gc.py says where each number is defined)."""
 
     count: int
     total_ms: float
     max_ms: float
     #: gc_type (young, full, alloc, native_alloc, collector_transition, explicit) → count.
     types: dict[str, int] = msgspec.field(default_factory=dict)
+    #: gc_type → count, durations, pause and reclaimed of that type, the longest in total first.
+    by_type: dict[str, GcKind] = msgspec.field(default_factory=dict)
+    #: Time the GCs stopped every mutator thread, in total and the longest one GC's.
+    pause_ms: float = 0.0
+    pause_max_ms: float = 0.0
+    #: The GC thread's states during its GCs (gc_running_dur, gc_runnable_dur, gc_unint_io_dur,
+    #: gc_unint_non_io_dur, gc_int_dur summed); None without scheduler data.
+    running_ms: float | None = None
+    runnable_ms: float | None = None
+    unint_io_ms: float | None = None
+    unint_non_io_ms: float | None = None
+    int_ms: float | None = None
+    #: Heap reclaimed (stdlib reclaimed_mb, summed over the GCs that have one); None when none has.
+    reclaimed_mb: float | None = None
+    #: The main thread (tid = pid) blocked waiting for a GC: how often, and for how long.
+    main_thread_waits: int = 0
+    main_thread_wait_ms: float = 0.0
     #: The thread that ran most of them (HeapTaskDaemon, usually).
     thread: str | None = None
     #: When the first MAX_GC_MARKS of them started (ms from the capture start): the report marks
