@@ -92,11 +92,13 @@ def reference_stacks(ctx) -> list:
     out = []
     for (track, path), w in items:
         if path and path[0] == "s":
-            # CPU samples: marked sampled, with their process as "name (pid N)" or "pid N"
+            # CPU samples: marked sampled, with their process as "name (pid N)" or "pid N" (none
+            # for an unnamed pid 0: the profile named no process)
             frames = [f"{n} ({os.path.basename(f)})" if f else n for n, f in path[1:]]
-            proc = pd.processes.get(track[0])
+            pid, proc = track[0], pd.processes.get(track[0])
+            label = f"{proc} (pid {pid})" if proc else f"pid {pid}" if pid else None
             out.append(StackWeight(frames=frames, weight_ms=_ms(w), thread=pd.thread_label(*track),
-                                   process=f"{proc} (pid {track[0]})" if proc else f"pid {track[0]}", sampled=True))
+                                   process=label, sampled=True))
         else:
             frames = [pd.strings[n] for n in path]
             out.append(StackWeight(frames=frames, weight_ms=_ms(w), thread=pd.thread_label(*track)))

@@ -294,3 +294,16 @@ def test_traced_stacks_name_no_process_and_are_not_sampled():
     warm = analyze_file(WARM)
     assert warm.stacks and all(not s.sampled and s.process is None for s in warm.stacks)
     assert all(h.process is None for h in warm.hotspots)
+
+
+def test_a_profile_that_names_no_process_gets_no_process_rows_or_profiles():
+    """py-spy's speedscope names threads but no process (pid read as 0): its stacks are sampled,
+    name no process, and neither the hot spots nor the speedscope export invent a "pid 0"."""
+    from nodes.report.exports import speedscope
+    from nodes.report.view import build_view
+
+    a = analyze_file(os.path.join(os.path.dirname(__file__), "data", "perf", "pyspy-slowapp.speedscope.json"))
+    assert a.stacks and all(s.sampled and s.process is None for s in a.stacks)
+    assert all(h.process is None for h in a.hotspots)
+    names = [p["name"] for p in speedscope(build_view(a))["profiles"]]
+    assert len(names) > 1 and all(n.endswith(" (sampled)") and "all threads" not in n and "pid 0" not in n for n in names)

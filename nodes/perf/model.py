@@ -561,9 +561,13 @@ class PerfData:
         proc = self.processes.get(pid)
         return f"{name} ({proc} {pid})" if proc else f"{name} ({pid})"
 
-    def process_label(self, pid: int) -> str:
+    def process_label(self, pid: int) -> str | None:
+        """"name (pid N)", "pid N" without a name; None for pid 0 without one — a profile that
+        names no process (py-spy's speedscope without ``Process N``) reads it as 0."""
         proc = self.processes.get(pid)
-        return f"{proc} (pid {pid})" if proc else f"pid {pid}"
+        if proc:
+            return f"{proc} (pid {pid})"
+        return f"pid {pid}" if pid else None
 
     def iter_samples(self) -> Iterable[tuple[tuple[int, int], list[FrameRef], float]]:
         for (track, ids), w in self.stacks.items():

@@ -432,7 +432,8 @@ def sample_hotspots(ctx) -> list[Hotspot]:
     for tr in pts:
         threads_of[tr[0]].append(tr)
     if len(threads_of) > 1:
-        weight = {pid: sum(ctx.sampled_busy[tr] for tr in trs) for pid, trs in threads_of.items() if len(trs) > 1}
+        weight = {pid: sum(ctx.sampled_busy[tr] for tr in trs) for pid, trs in threads_of.items()
+                  if len(trs) > 1 and ctx.pd.process_label(pid) is not None}
         for pid in sorted(weight, key=lambda p: (-weight[p], p))[:8]:
             whole = weight[pid]
             label = ctx.pd.process_label(pid)
