@@ -89,6 +89,7 @@ MEMORY_FIELD = re.compile(r"^(?:[a-z0-9_]+_(?:pss|rss|swap_pss)|[a-z0-9_]+_heap_
 #: series of it: memory."<process>"."<counter>".<start|peak|end|growth> (its own unit).
 PROCESS_MEMORY_FIELDS: dict[str, tuple[str, str]] = {
     "rss_max_mb": ("MB", "peak RSS"), "gc_count": ("", "GC count"), "gc_ms": ("ms", "GC time"),
+    "gc_pause_ms": ("ms", "GC pauses (threads stopped)"), "gc_wait_ms": ("ms", "main thread waiting for GC"),
 }
 SERIES_FIELDS = ("start", "peak", "end", "growth")
 

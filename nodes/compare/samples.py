@@ -143,6 +143,14 @@ def _lens_rows(rows: Any, app: Any) -> list[tuple[str, Mapping[str, Any]]]:
     return mine + [x for x in named if x not in mine][:LENS_PROCESSES]
 
 
+def _gc(out: Samples, name: str, gc: Any) -> None:
+    """memory."<process>".gc_count / gc_ms / gc_pause_ms / gc_wait_ms of one process's GcSummary."""
+    if isinstance(gc, Mapping):
+        for key, field in (("gc_count", "count"), ("gc_ms", "total_ms"), ("gc_pause_ms", "pause_ms"),
+                           ("gc_wait_ms", "main_thread_wait_ms")):
+            _put(out, ("memory", name, key), gc.get(field))
+
+
 def _lenses(out: Samples, a: Mapping[str, Any]) -> None:
     """The lens fields (issue 24): cpu and memory per process (the app and the busiest others),
     power per window, the app main thread's blocking; the app's memory series one by one."""
@@ -165,16 +173,21 @@ def _lenses(out: Samples, a: Mapping[str, Any]) -> None:
                 _put(out, ("power", name, "categories", str(cat)), v)
     mem = a.get("memory")
     if isinstance(mem, Mapping):
-        for name, r in _lens_rows(mem.get("processes"), app):
+        listed = _lens_rows(mem.get("processes"), app)
+        for name, r in listed:
             _put(out, ("memory", name, "rss_max_mb"), r.get("rss_max_mb"))
-            gc = r.get("gc")
-            if isinstance(gc, Mapping):
-                _put(out, ("memory", name, "gc_count"), gc.get("count"))
-                _put(out, ("memory", name, "gc_ms"), gc.get("total_ms"))
+            _gc(out, name, r.get("gc"))
             for sr in (r.get("series") or []) if r.get("pid") == app else []:
                 if isinstance(sr, Mapping) and sr.get("name") in KEYED_SERIES:
                     for field in SERIES_FIELDS:
                         _put(out, ("memory", name, str(sr["name"]), field), sr.get(field))
+        # the GCs of the other processes that had one too (at most the metric's MAX_PROCESSES
+        # rows): the GC-heavy process is often not one of the largest by RSS
+        rows = [r for r in mem.get("processes") or [] if isinstance(r, Mapping)]
+        shown = {id(r) for _n, r in listed}
+        for name, r in zip(process_names(rows), rows):
+            if id(r) not in shown:
+                _gc(out, name, r.get("gc"))
     blocking = a.get("blocking")
     if isinstance(blocking, Mapping):
         for field in BLOCKING_FIELDS:
