@@ -220,3 +220,21 @@ def test_a_startup_question_is_not_answered_with_another_topics_verdict(tmp_path
     assert '"Janky frames: 66.7 %' in also
     assert overview[0] == lensed[0]
     assert overview[1].startswith('Needs attention: 4 serious findings; look first at "Janky frames: 66.7 %'), overview
+
+
+def test_the_api_lens_argument_leads_the_answer_in_ask_and_in_stream(ps):
+    """``lens=`` (docs/api.md) answers that aspect whatever the message says, in ``ask`` and in
+    ``stream`` alike; a name that is no lens is refused before a thread is touched."""
+    from app.api import RequestError
+
+    asked = ps.ask("analyze api32_startup_warm.perfetto-trace", lens="memory")
+    assert asked.route_info["lens"] == "memory"
+    assert _lines(asked)[0].startswith("Memory: androidx.benchmark.integration.macrobenchmark.target RSS peak 119.0 MB")
+    events = list(ps.stream("analyze api32_startup_warm.perfetto-trace", lens="memory"))
+    streamed = events[-1].result
+    assert streamed.route_info["lens"] == "memory" and _lines(streamed)[0] == _lines(asked)[0]
+    threads_before = {t.thread_id for t in ps.threads()}
+    for call in (lambda: ps.ask("analyze x", lens="battery-ish"), lambda: list(ps.stream("analyze x", lens="nope"))):
+        with pytest.raises(RequestError, match="unknown lens"):
+            call()
+    assert {t.thread_id for t in ps.threads()} == threads_before
