@@ -12,11 +12,26 @@ Fed from the Trace Event reader's async-span path (``trace_event/phases.py``), o
 
 from __future__ import annotations
 
+import re
+
 from nodes.perf.model import PerfData
 
 SPAN_NAMES = frozenset({"EventLatency", "ScrollJankV4", "PipelineReporter"})
+#: EventLatency's stages are its child spans (same async id, inside it): Chrome names them
+#: "<from>To<to>" (GenerationToBrowserMain, RendererCompositorQueueingDelay is the exception
+#: below, SubmitCompositorFrameToPresentationCompositorFrame …); Perfetto's
+#: ``chrome/event_latency_description.sql`` lists the stages it knows.
+STAGE_WORDS = frozenset({"RendererCompositorQueueingDelay", "RendererCompositorProcessing",
+                         "RendererMainProcessing", "Commit", "Activation"})
+_STAGE = re.compile(r"[A-Z][A-Za-z]*To[A-Z][A-Za-z]*\Z")
 #: At most this many span ends are kept (a minute of scrolling at 120 Hz is a few 10 000).
 MAX_SCROLL_EVENTS = 400_000
+
+
+def is_stage(name: str) -> bool:
+    """A span name that is an EventLatency stage (or a PipelineReporter stage: the metric keeps
+    only those inside an EventLatency)."""
+    return name in STAGE_WORDS or _STAGE.match(name) is not None
 
 
 def record(pd: PerfData, name: str, begin: bool, key: object, ts: float, pid: int, args: object) -> None:
