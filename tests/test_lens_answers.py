@@ -135,6 +135,23 @@ def test_a_chrome_scroll_is_answered_with_chromes_own_verdicts(ps, tmp_path):
             f"p99 {sc['latency_p99_ms']:.1f} ms" in first)
     assert f"{sc['dropped_frames']} frame(s) dropped, {sc['partial_frames']} presented partially" in first
     assert sc["janky_frames"] and sc["jank_reasons"] and next(iter(sc["jank_reasons"])) in first
+    top = sc["janky_stages"][0]
+    assert (f"the janky updates' time went mostly to {sc['dominant_stage']} ({100 * top['share']:.0f}%; "
+            f"p50 {top['p50_ms']:.1f} ms, p90 {top['p90_ms']:.1f} ms" in first)
+
+
+def test_a_chrome_protobuf_scroll_is_answered_like_the_json_one(ps, tmp_path):
+    """The same scroll page recorded as a Perfetto protobuf trace (tests/data/web/SOURCES.md)."""
+    shutil.copy(DATA / "web" / "scroll.pftrace.gz", tmp_path / "scroll.pftrace.gz")
+    r = ps.ask("为什么滑动卡顿？scroll.pftrace.gz")
+    assert r.route_info["lens"] == "scroll"
+    first = _lines(r)[0]
+    sc = json.loads(Path(r.report["json"]).read_text())["analysis"]["scroll"]
+    # Chrome's own v3 verdicts in the EventLatency extension (tests/test_lens_scroll_proto.py decodes them)
+    assert first.startswith("5 of 135 scroll frames janky by Chrome's scroll jank v3 (3.7%), "
+                            f"{sc['v4_janky_frames']} of {sc['v4_frames']} by v4, over 246 scroll updates in 3 scroll(s)")
+    assert f"the janky updates' time went mostly to {sc['dominant_stage']}" in first
+    assert "Chrome's jank reasons: " in first
 
 
 def _meminfo_kb(text: str) -> tuple[dict[str, int], dict[str, int]]:

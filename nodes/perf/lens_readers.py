@@ -180,7 +180,8 @@ def scroll(a) -> Reading:
         return Reading("scroll", summarize_scroll(sc), fine=fine, numbers={
             k: getattr(sc, k) for k in ("update_count", "presented_frames", "janky_frames", "janky_ratio", "v4_frames",
                                         "v4_janky_frames", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms",
-                                        "dropped_frames", "partial_frames", "jank_reasons")})
+                                        "dropped_frames", "partial_frames", "jank_reasons", "dominant_stage",
+                                        "jank_causes")})
     chrome = a.format in ("trace_event", "chrome-json") or "Renderer" in str(getattr(a.frames, "process", "") or "")
     what = ("Chrome's scroll updates (EventLatency) and input-to-frame latency" if chrome
             else "input events and their latency to the frame")

@@ -232,7 +232,8 @@ def scroll(ctx) -> ScrollStats | None:
 
 def summarize_scroll(s: ScrollStats | None) -> str:
     """One sentence with Chrome's numbers: janky scroll frames (v3, v4), input-to-frame latency
-    p50 / p90 / p99, dropped and partial frames, and Chrome's top reasons where it wrote them."""
+    p50 / p90 / p99, dropped and partial frames, the EventLatency stage the janky updates spent
+    the most in, and Chrome's top reasons where it wrote them."""
     if s is None or not s.update_count:
         return "No scrolling in the trace: no EventLatency scroll updates."
     ratio = f" ({s.janky_ratio:.1%})" if s.janky_ratio is not None else ""
@@ -240,10 +241,16 @@ def summarize_scroll(s: ScrollStats | None) -> str:
     if s.latency_p50_ms is not None:
         lat = (f"; input-to-frame latency p50 {s.latency_p50_ms:.1f} ms, p90 {s.latency_p90_ms:.1f} ms, "
                f"p99 {s.latency_p99_ms:.1f} ms")
+    stage = ""
+    if s.janky_stages:
+        st = s.janky_stages[0]
+        usual = f", {st.all_p50_ms:.1f} ms over all updates" if st.all_p50_ms is not None else ""
+        stage = (f"; the janky updates' time went mostly to {st.name} ({st.share:.0%}; p50 {st.p50_ms:.1f} ms, "
+                 f"p90 {st.p90_ms:.1f} ms{usual})")
     why = ""
     if s.jank_reasons:
         top = list(s.jank_reasons.items())[:2]
         why = "; Chrome's jank reasons: " + ", ".join(f"{r} ({n} frame{'s' if n != 1 else ''})" for r, n in top)
     return (f"{s.janky_frames} of {s.presented_frames} scroll frames janky by Chrome's scroll jank v3{ratio}, "
             f"{s.v4_janky_frames} of {s.v4_frames} by v4, over {s.update_count} scroll updates in {s.scrolls} scroll(s)"
-            f"{lat}; {s.dropped_frames} frame(s) dropped, {s.partial_frames} presented partially{why}.")
+            f"{lat}; {s.dropped_frames} frame(s) dropped, {s.partial_frames} presented partially{stage}{why}.")
