@@ -237,3 +237,23 @@ def test_a_startup_question_is_not_answered_with_another_topics_verdict(tmp_path
     assert '"Janky frames: 66.7 %' in also
     assert overview[0] == lensed[0]
     assert overview[1].startswith('Needs attention: 4 serious findings; look first at "Janky frames: 66.7 %'), overview
+
+
+def test_a_section_named_in_the_question_leads_the_power_answer(ps):
+    """The quoted slice is measured as its own window (nodes/routing/section.py → the analyzer's
+    sections=), and the energy answer speaks of it first: here it is too short for the rails."""
+    r = ps.ask('how much energy did the "startActivityAndWait" section use in api32_startup_warm.perfetto-trace?')
+    assert r.route_info["lens"] == "power"
+    first = _lines(r)[0]
+    assert first.startswith("Energy: startActivityAndWait: no energy — its 536.2 ms at 252.8 ms hold fewer than two "
+                            "readings of any rail")
+    # then the window the answer led with before: Macrobenchmark's measureBlock (1,197,946 µWs)
+    assert "; measureBlock (1.84 s): 1.198 J" in first
+    power = json.loads(Path(r.report["json"]).read_text())["analysis"]["power"]
+    assert power["named"] == {"startActivityAndWait": power["named"]["startActivityAndWait"]}
+    assert [w["name"] for w in power["windows"]] == ["trace", "measureBlock"]
+
+    zh = ps.ask("measureBlock 这段的耗电是多少？api32_startup_warm.perfetto-trace")
+    assert zh.route_info["lens"] == "power"
+    assert _lines(zh)[0].startswith("Energy: measureBlock (1.84 s): 1.198 J, 745.8 mW on average")
+    assert "; trace (2.20 s): 1.198 J" in _lines(zh)[0]  # then the others

@@ -359,9 +359,9 @@ def power(a) -> Reading:
     plug = _family_of_plug(a, "power")
     windows = _get(plug, "windows") if plug is not None else None
     if windows:
-        from nodes.perf.metrics.power import summarize_power
+        from nodes.perf.metrics.power import lead_window, summarize_power
 
-        w = next((x for x in windows if x.name != "trace"), windows[0])
+        w = lead_window(plug)
         return Reading("power", "Energy: " + summarize_power(plug),
                        numbers={"window": w.name, "energy_uws": w.energy_uws, "categories": dict(w.categories)})
     skipped = [x for x in _not_read(a) if "power" in x or "battery" in x]

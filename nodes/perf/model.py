@@ -1179,6 +1179,10 @@ class PowerStats(Result, kw_only=True):
     rails: dict[str, list[str]] = msgspec.field(default_factory=dict)
     #: Rails whose counter went backwards (reset): readings across a reset add nothing.
     resets: dict[str, int] = msgspec.field(default_factory=dict)
+    #: The sections the user named (``--section``, ``sections=``, a quoted name in the question),
+    #: in their order → None when windows of that name are measured, else why none is. The
+    #: answer leads with the first of them (metrics/power.py summarize_power).
+    named: dict[str, str | None] = msgspec.field(default_factory=dict)
     missing: list[MissingData] = msgspec.field(default_factory=list)
 
 
