@@ -262,3 +262,68 @@ def _json_updates(path):
                     "janky": el.get("is_janky_scrolled_frame")})
     out.sort(key=lambda n: n["ts"])
     return out
+
+
+# --- bad input in a protobuf trace ----------------------------------------------------------------
+
+
+def _ext(te, field: int, payload: bytes):
+    """``te`` with a ChromeTrackEvent extension appended as raw bytes (protobuf keeps it unknown)."""
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+    def varint(v):
+        out = bytearray()
+        while True:
+            b, v = v & 0x7F, v >> 7
+            out.append(b | (0x80 if v else 0))
+            if not v:
+                return bytes(out)
+
+    return pb.TrackEvent.FromString(te.SerializeToString() + varint(field << 3 | 2) + varint(len(payload)) + payload)
+
+
+def test_a_broken_extension_an_unended_update_and_stages_in_a_built_trace(tmp_path):
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+    from perfetto.trace_builder.proto_builder import TraceProtoBuilder
+
+    b = TraceProtoBuilder()
+    p = b.add_packet()
+    p.track_descriptor.uuid, p.track_descriptor.process.pid = 1, 10
+    p = b.add_packet()
+    p.track_descriptor.uuid, p.track_descriptor.parent_uuid, p.track_descriptor.name = 2, 1, "EventLatency"
+    p = b.add_packet()
+    p.track_descriptor.uuid, p.track_descriptor.parent_uuid = 3, 1
+
+    def ev(ts_ms, kind, track, name=None, ext=None):
+        pk = b.add_packet()
+        pk.timestamp, pk.trusted_packet_sequence_id = int(ts_ms * 1e6), 7
+        te = pb.TrackEvent(type=kind, track_uuid=track)
+        if name:
+            te.name = name
+        for field, payload in ext or ():
+            te = _ext(te, field, payload)
+        pk.track_event.CopyFrom(te)
+
+    B, E = pb.TrackEvent.TYPE_SLICE_BEGIN, pb.TrackEvent.TYPE_SLICE_END
+    janky_update = bytes([0x08, 10, 0x28, 1])  # event_type GESTURE_SCROLL_UPDATE, is_janky_scrolled_frame
+    ev(100, B, 2, "EventLatency", [(1032, janky_update)])
+    ev(100, B, 2, "GenerationToBrowserMain"); ev(101, E, 2)
+    ev(101, B, 2, "SubmitCompositorFrameToPresentationCompositorFrame")
+    ev(101, B, 2, "SubmitToReceiveCompositorFrame"); ev(130, E, 2)  # a sub-stage: not a stage of its own
+    ev(130, E, 2)
+    ev(130, E, 2)
+    ev(200, B, 2, "EventLatency", [(1032, b"\x08")])  # truncated: no event type read, no crash
+    ev(210, E, 2)
+    ev(300, B, 3, "EventLatency", [(1032, bytes([0x08, 26]))])  # an inertial update that never ends
+    path = tmp_path / "built.pftrace"
+    path.write_bytes(b.serialize())
+
+    res = analyze_file(str(path))
+    s = res.scroll
+    assert s.update_count == 2 and (s.presented_frames, s.janky_frames) == (1, 1)
+    assert [st.name for st in s.janky_stages] == ["SubmitCompositorFrameToPresentationCompositorFrame",
+                                                  "GenerationToBrowserMain"]
+    assert (s.janky_stages[0].p50_ms, s.janky_stages[0].share) == (29.0, pytest.approx(29 / 30, abs=1e-4))
+    assert s.dominant_stage == "SubmitCompositorFrameToPresentationCompositorFrame" == s.updates[0].jank_cause
+    assert s.updates[1].latency_ms is None
+    assert any("1 scroll update(s) had no end" in w for w in res.warnings)

@@ -42,15 +42,9 @@ JANK_REASONS = dict(enumerate((
 #: ChromeFrameReporter2.State has the numbers and names of the package's ChromeFrameReporter.State.
 FRAME_STATES = {v.number: v.name for v in ChromeFrameReporter.State.DESCRIPTOR.values}
 
-_wanted: dict[str, bool] = {}
-
-
 def wanted(name: str) -> bool:
     """A span the scroll lens reads: EventLatency, ScrollJankV4, PipelineReporter or a stage."""
-    w = _wanted.get(name)
-    if w is None:
-        w = _wanted[name] = name in chrome_scroll.SPAN_NAMES or chrome_scroll.is_stage(name)
-    return w
+    return name in chrome_scroll.SPAN_NAMES or chrome_scroll.is_stage(name)
 
 
 def _fields(data: bytes) -> list[tuple[int, int, object]]:
