@@ -42,9 +42,21 @@ JANK_REASONS = dict(enumerate((
 #: ChromeFrameReporter2.State has the numbers and names of the package's ChromeFrameReporter.State.
 FRAME_STATES = {v.number: v.name for v in ChromeFrameReporter.State.DESCRIPTOR.values}
 
-def wanted(name: str) -> bool:
-    """A span the scroll lens reads: EventLatency, ScrollJankV4, PipelineReporter or a stage."""
-    return name in chrome_scroll.SPAN_NAMES or chrome_scroll.is_stage(name)
+class _Wanted(dict):
+    """name → whether the scroll lens reads that span: EventLatency, ScrollJankV4,
+    PipelineReporter or a stage. A dict so that the TrackEvent reader's test per async slice is
+    one C-level lookup; at most :data:`MAX_NAMES` names are remembered."""
+
+    MAX_NAMES = 50_000
+
+    def __missing__(self, name: str) -> bool:
+        w = name in chrome_scroll.SPAN_NAMES or chrome_scroll.is_stage(name)
+        if len(self) < self.MAX_NAMES:
+            self[name] = w
+        return w
+
+
+wanted = _Wanted().__getitem__
 
 
 def _fields(data: bytes) -> list[tuple[int, int, object]]:
