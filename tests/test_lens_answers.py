@@ -257,3 +257,13 @@ def test_a_section_named_in_the_question_leads_the_power_answer(ps):
     assert zh.route_info["lens"] == "power"
     assert _lines(zh)[0].startswith("Energy: measureBlock (1.84 s): 1.198 J, 745.8 mW on average")
     assert "; trace (2.20 s): 1.198 J" in _lines(zh)[0]  # then the others
+
+
+def test_a_chrome_protobuf_trace_without_scrolling_names_chromes_events(ps):
+    """A Perfetto protobuf trace from Chrome (its track event categories say so) with no
+    EventLatency: the answer names Chrome's events to record, not Android's input events."""
+    r = ps.ask("why is scrolling janky in chrome_fcp_lcp_navigations.pftrace?")
+    assert r.route_info["lens"] == "scroll"
+    assert _lines(r)[0] == ("This data cannot tell the scrolling: no Chrome's scroll updates (EventLatency) and "
+                            "input-to-frame latency and no frames in this data.")
+    assert any("EventLatency" in x or "input.scrolling" in x for x in _lines(r)[1:])  # the recipe

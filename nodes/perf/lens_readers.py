@@ -171,6 +171,10 @@ def frames(a) -> Reading:
                    partial=tuple(partial))
 
 
+#: Track event categories only Chrome writes: a Perfetto protobuf trace with them is Chrome's.
+_CHROME_CATEGORIES = re.compile(r"(?:^|[ ,])(?:latencyInfo|input\.scrolling|cc|viz|blink|toplevel)(?=[ ,])")
+
+
 def scroll(a) -> Reading:
     sc = a.scroll
     if sc is not None and sc.update_count:
@@ -182,7 +186,8 @@ def scroll(a) -> Reading:
                                         "v4_janky_frames", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms",
                                         "dropped_frames", "partial_frames", "jank_reasons", "dominant_stage",
                                         "jank_causes")})
-    chrome = a.format in ("trace_event", "chrome-json") or "Renderer" in str(getattr(a.frames, "process", "") or "")
+    chrome = (a.format in ("trace_event", "chrome-json") or "Renderer" in str(getattr(a.frames, "process", "") or "")
+              or _CHROME_CATEGORIES.search((a.meta or {}).get("perfetto.track_event_categories", "")) is not None)
     what = ("Chrome's scroll updates (EventLatency) and input-to-frame latency" if chrome
             else "input events and their latency to the frame")
     fr = a.frames
