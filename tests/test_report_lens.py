@@ -114,6 +114,15 @@ def test_power_section_on_the_warm_start_capture(reports):
         [e for _, e in top[:LENS_CHART_ROWS]], rel=1e-5)
 
 
+def test_the_power_section_leads_with_the_section_the_user_named(tmp_path):
+    a = analyze_paths([str(DATA / "perfetto/api32_startup_warm.perfetto-trace")], sections=["measureBlock"])
+    md = Path(write_report(build_view(a), tmp_path)["markdown"]).read_text()
+    sec = md.split(f"\n## {TITLES['power']}\n", 1)[1]
+    assert sec.lstrip().startswith("measureBlock (1.84 s): 1.198 J")  # summarize_power, named first
+    heads = [t for t in sec.split("**") if t.startswith("Energy by category — ")]
+    assert heads[0].startswith("Energy by category — measureBlock:") and "the whole trace" in heads[1]
+
+
 def test_memory_section_draws_each_process_over_time(reports):
     a, js, md, html = reports["api32"]
     assert all("samples" not in s for p in js["memory"]["processes"] for s in p["series"])  # --json stays lean

@@ -125,7 +125,9 @@ def power_section(p: PowerStats | None) -> LensSection | None:
     if p is None or not p.windows:
         return None
     s = LensSection("power", "lens-power", "Energy by category and rail", summarize_power(p), missing=_missing(p.missing), sources=("counters",))
-    for i, w in enumerate(p.windows[:LENS_TABLE_ROWS]):
+    asked = [n for n, why in p.named.items() if why is None]  # the sections the user named come first
+    windows = sorted(p.windows, key=lambda w: asked.index(w.name) if w.name in asked else len(asked))
+    for i, w in enumerate(windows[:LENS_TABLE_ROWS]):
         drawn = i < lens_charts.LENS_CHART_WINDOWS
         what = "the whole trace" if w.name == "trace" else w.name
         head = f"{what}: {_ms(w.dur_ms)} from {_ms(w.start_ms)}, {_uws(w.energy_uws)}, {fmt.num(w.power_uw, 0)} µW"
