@@ -21,7 +21,5 @@ MAX_SCROLL_EVENTS = 400_000
 
 def record(pd: PerfData, name: str, begin: bool, key: object, ts: float, pid: int, args: object) -> None:
     """One ``b`` (with its args) or ``e`` of a span in :data:`SPAN_NAMES`."""
-    if len(pd.scroll_spans) >= MAX_SCROLL_EVENTS:
-        pd.scroll_spans_dropped += 1
-        return
-    pd.scroll_spans.append((ts, begin, name, key, pid, args if begin and isinstance(args, dict) else None))
+    pd.add_scroll_span(ts, begin, name, key, pid, args if begin and isinstance(args, dict) else None,
+                       limit=MAX_SCROLL_EVENTS)

@@ -144,9 +144,9 @@ class SampleState:
                 data.thread(pid, tid)
             stack = [data.frame_id(name) for name in names]
             data.add_sample(stack, weight_us * n, pid, tid, samples=n)
-        data.meta["perfetto.cpu_samples"] = str(self.samples)
+        data.meta.note("perfetto.cpu_samples", str(self.samples))
         if self.frequency_hz:
-            data.meta["perfetto.cpu_sampling_hz"] = f"{self.frequency_hz:g}"
+            data.meta.note("perfetto.cpu_sampling_hz", f"{self.frequency_hz:g}")
         else:
             data.warn("CPU samples: the trace does not give the sampling frequency; each sample is counted as "
                       "1 µs, so compare sampled hot spots by their sample counts, not their times")
