@@ -208,3 +208,49 @@ def test_the_check_catches_each_kind_of_write(source):
 ])
 def test_the_check_allows_the_methods(source):
     assert problems_in(source) == []
+
+
+#: Float fields of the result types that are no time and carry no unit suffix, and why.
+UNITLESS = {
+    ("FrameStats", "fps"): "frames per second: the name is the unit",
+    ("PageVitals", "lcp_size"): "px², as Chrome reports the LCP candidate's size",
+    ("PageVitals", "cls"): "a layout-shift score (Lighthouse): no unit",
+    ("PageVitals", "cls_main_frame"): "a layout-shift score (Lighthouse): no unit",
+    ("SlowReason", "observed"): "a count or a share, as its ``expected`` text says",
+}
+UNIT_SUFFIXES = ("_ms", "_us", "_uws", "_uw", "_mhz", "_mb", "_mah", "_pct", "_ratio", "_share")
+
+
+def _float_fields(tp, seen: set) -> list[tuple[type, str]]:
+    import typing
+
+    import msgspec
+
+    if tp in seen:
+        return []
+    seen.add(tp)
+    out = []
+    for name, hint in typing.get_type_hints(tp).items():
+        stack = [hint]
+        while stack:
+            t = stack.pop()
+            if typing.get_args(t):
+                stack += typing.get_args(t)
+            elif isinstance(t, type) and issubclass(t, msgspec.Struct):
+                out += _float_fields(t, seen)
+        if hint in (float, float | None):
+            out.append((tp, name))
+    return out
+
+
+def test_every_result_number_is_ms_or_names_its_unit():
+    """The module docstring's unit rule, for every float of an AnalysisResult."""
+    from nodes.perf.model import AnalysisResult
+
+    fields = _float_fields(AnalysisResult, set())
+    assert len(fields) > 60
+    wrong = [f"{tp.__name__}.{name}" for tp, name in fields
+             if not name.endswith(UNIT_SUFFIXES) and not name.startswith("share_of_")
+             and "unit" not in tp.__struct_fields__ and (tp.__name__, name) not in UNITLESS]
+    assert not wrong, f"name the unit of these (or convert them to ms): {wrong}"
+    assert all(any(t.__name__ == k[0] and n == k[1] for t, n in fields) for k in UNITLESS)

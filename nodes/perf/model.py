@@ -14,7 +14,11 @@ Two layers, on purpose:
   attributor and the reporter.
 
 Units: timestamps and durations in a ``PerfData`` are microseconds (the Trace Event Format's
-unit); everything in an ``AnalysisResult`` is milliseconds, as people read them.
+unit), and in an ``AnalysisResult`` milliseconds, as people read them — unless the field's name
+says another unit (``StartupRun.total_ms`` on the reader side; ``ImportEntry.self_us`` /
+``cumulative_us`` as ``-X importtime`` prints them, ``energy_uws``, ``power_uw``, ``*_mhz``,
+``*_mb``, ``*_mah``) or a ``unit`` field does (``MemorySeries``, ``CounterSummary``).
+``tests/test_perf_model_api.py`` checks every float field of the result types for it.
 """
 
 from __future__ import annotations
