@@ -807,6 +807,13 @@ class PerfData:
         if len(self.warnings) < 100:
             self.warnings.append(message)
 
+    def warn_counts(self, *counts: tuple[int, str]) -> None:
+        """A warning for each count of events left out that is not 0, so a drop is never silent:
+        ``(count, text)``, the count put into the text at ``{n}`` (``{n:,}`` with separators)."""
+        for n, text in counts:
+            if n:
+                self.warn(text.format(n=n))
+
     # --- summaries --------------------------------------------------------------------
     @property
     def slice_count(self) -> int:

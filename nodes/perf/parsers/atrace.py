@@ -314,15 +314,12 @@ class _Reader:
                     pd.set_process_name(pid, comm, replace=False)
         if self.min_ts is not None:
             pd.extend_bounds(self.min_ts, end)
-        if unclosed:
-            pd.warn(f"{unclosed} slices never ended: closed at the end of the trace")
-        if self.unmatched_e:
-            pd.warn(f"{self.unmatched_e} × E without a matching B (the trace started inside them)")
-        if open_async:
-            pd.warn(f"{open_async} async spans never ended: closed at the end of the trace")
-        if self.unmatched_f:
-            pd.warn(f"{self.unmatched_f} async ends without their begin")
-        if self.bad_payload:
-            pd.warn(f"{self.bad_payload} tracing_mark_write payloads could not be read")
+        pd.warn_counts(
+            (unclosed, "{n} slices never ended: closed at the end of the trace"),
+            (self.unmatched_e, "{n} × E without a matching B (the trace started inside them)"),
+            (open_async, "{n} async spans never ended: closed at the end of the trace"),
+            (self.unmatched_f, "{n} async ends without their begin"),
+            (self.bad_payload, "{n} tracing_mark_write payloads could not be read"),
+        )
         pd.meta.note("ftrace lines", str(self.matched), replace=False)
 

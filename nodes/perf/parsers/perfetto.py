@@ -280,22 +280,17 @@ class _TraceReader:
             data.warn(f"{unfinished} slices were still open at the end of the trace and are left out")
         if te.unknown_iids:
             data.warn(f"{te.unknown_iids} interned ids were not defined on their sequence")
-        # every count of events left out becomes a warning (a drop is never silent)
-        if ft.print_failures:
-            data.warn(f"{ft.print_failures} atrace print lines could not be read and were skipped")
-        if self.frames.decode_errors:
-            data.warn(f"{self.frames.decode_errors} frame timeline events could not be decoded and were skipped")
-        if self.frames.unmatched:
-            data.warn(f"{self.frames.unmatched} frame timeline events had no partner (an end without its start, "
-                      "or an expected frame that never ended) and were left out")
-        if te.legacy_ignored:
-            data.warn(f"{te.legacy_ignored} legacy track events were not on a thread's track (or of a phase "
-                      "not read) and were left out")
-        if te.unknown_tracks:
-            data.warn(f"{te.unknown_tracks} track events named a track with no descriptor: kept as async spans")
-        if ft.binder.unfinished:
-            data.warn(f"{ft.binder.unfinished} binder transactions or replies were still open at the end of the "
-                      "trace and are left out")
+        data.warn_counts(
+            (ft.print_failures, "{n} atrace print lines could not be read and were skipped"),
+            (self.frames.decode_errors, "{n} frame timeline events could not be decoded and were skipped"),
+            (self.frames.unmatched, "{n} frame timeline events had no partner (an end without its start, "
+                                    "or an expected frame that never ended) and were left out"),
+            (te.legacy_ignored, "{n} legacy track events were not on a thread's track (or of a phase "
+                                "not read) and were left out"),
+            (te.unknown_tracks, "{n} track events named a track with no descriptor: kept as async spans"),
+            (ft.binder.unfinished, "{n} binder transactions or replies were still open at the end of the "
+                                   "trace and are left out"),
+        )
         if ft.compact_wakings_skipped:
             note("perfetto.compact_sched_wakings_skipped", str(ft.compact_wakings_skipped))
         if self.clock.unconverted:

@@ -91,9 +91,8 @@ class MemoryState:
         for (pid, name), pts in self.series.items():
             data.add_memory_series(pid, name, [(ts / 1000.0, v) for ts, v in sorted(pts)])
         data.add_lmk_kills(kills)
-        if self.rss_unowned:
-            data.warn(f"rss_stat: {self.rss_unowned:,} events of another process's mm_id never tied to a process, dropped")
-        if skipped_names:
-            data.warn(f"{skipped_names} atrace counter(s) named like log lines, not memory counters, were left out")
-        if self.dropped:
-            data.warn(f"memory counters: {self.dropped:,} points beyond {MAX_POINTS:,} per series were not kept")
+        data.warn_counts(
+            (self.rss_unowned, "rss_stat: {n:,} events of another process's mm_id never tied to a process, dropped"),
+            (skipped_names, "{n} atrace counter(s) named like log lines, not memory counters, were left out"),
+            (self.dropped, f"memory counters: {{n:,}} points beyond {MAX_POINTS:,} per series were not kept"),
+        )
