@@ -254,3 +254,22 @@ def test_every_result_number_is_ms_or_names_its_unit():
              and "unit" not in tp.__struct_fields__ and (tp.__name__, name) not in UNITLESS]
     assert not wrong, f"name the unit of these (or convert them to ms): {wrong}"
     assert all(any(t.__name__ == k[0] and n == k[1] for t, n in fields) for k in UNITLESS)
+
+
+def test_facts_are_shown_with_the_notes_in_the_order_the_reader_gave_them():
+    from nodes.perf.model import PerfStatTarget
+
+    pd = PerfData("x", "x", max_events=10)
+    pd.meta.note("android_build", "google/x")
+    pd.facts.android_sdk = 33
+    pd.facts.kernel = "Linux 5.10"
+    pd.meta.note("perfetto_version", "v25")
+    pd.meta.note("package", "from the header")
+    pd.facts.package = "com.demo.shop"  # a fact under a note's name: its text, the note's place
+    pd.facts.perf_stat = [PerfStatTarget("pid", "7708"), PerfStatTarget("command", "./a.out", repeats=5)]
+    assert list(pd.shown_meta().items()) == [
+        ("android_build", "google/x"), ("android_sdk", "33"), ("kernel", "Linux 5.10"),
+        ("perfetto_version", "v25"), ("package", "com.demo.shop"), ("runs", "2"), ("run 1 pid", "7708"),
+        ("run 2 command", "./a.out"), ("run 2 repeats", "5"),
+    ]
+    assert "android_sdk" not in pd.meta and pd.facts.android_sdk == 33

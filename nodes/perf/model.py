@@ -215,21 +215,38 @@ class TraceFacts:
     #: What each ``perf stat`` run of the file counted, in file order.
     perf_stat: list[PerfStatTarget] = field(default_factory=list)
 
-    def shown(self) -> dict[str, str]:
-        """The facts as display text, under the names the analysis has always shown them by."""
-        out: dict[str, str] = {}
-        for name, key in FACT_NAMES.items():
+    def __post_init__(self) -> None:
+        #: field → how many notes there were when it was first set (where it is shown).
+        object.__setattr__(self, "_set_at", {})
+        object.__setattr__(self, "_notes", None)
+
+    def __setattr__(self, name: str, value) -> None:
+        object.__setattr__(self, name, value)
+        set_at = self.__dict__.get("_set_at")
+        if set_at is not None and name not in set_at:
+            notes = self.__dict__.get("_notes")
+            set_at[name] = len(notes) if notes is not None else 0
+
+    def shown_items(self) -> list[tuple[str, str, str]]:
+        """(field, name, text) of each fact given, under the names the analysis has always shown
+        them by, in the order they were set."""
+        out: list[tuple[str, str, str]] = []
+        for name in self.__dict__["_set_at"]:
             v = getattr(self, name)
-            if v is not None:
-                out[key] = str(v)
-        if self.perf_stat:
-            out["runs"] = str(len(self.perf_stat))
-            for i, r in enumerate(self.perf_stat, 1):
-                prefix = f"run {i} " if len(self.perf_stat) > 1 else ""
-                out[prefix + r.kind] = r.what
-                if r.repeats:
-                    out[prefix + "repeats"] = str(r.repeats)
+            if name in FACT_NAMES and v is not None:
+                out.append((name, FACT_NAMES[name], str(v)))
+            elif name == "perf_stat" and v:
+                out.append((name, "runs", str(len(v))))
+                for i, r in enumerate(v, 1):
+                    prefix = f"run {i} " if len(v) > 1 else ""
+                    out.append((name, prefix + r.kind, r.what))
+                    if r.repeats:
+                        out.append((name, prefix + "repeats", str(r.repeats)))
         return out
+
+    def shown(self) -> dict[str, str]:
+        """The facts as display text (:meth:`shown_items`)."""
+        return {key: text for _f, key, text in self.shown_items()}
 
 
 #: The name each scalar fact of :class:`TraceFacts` is shown by (``AnalysisResult.meta``).
@@ -536,6 +553,7 @@ class PerfData:
         self.meta = Notes()
         #: The facts metrics and findings read, typed.
         self.facts = TraceFacts()
+        object.__setattr__(self.facts, "_notes", self.meta)
         self.start_us: float | None = None
         self.end_us: float | None = None
         self.warnings: list[str] = []
@@ -604,8 +622,20 @@ class PerfData:
         self.partial = True
 
     def shown_meta(self) -> dict[str, str]:
-        """What the analysis shows about the capture: the notes, then the typed facts as text."""
-        return {**self.meta, **self.facts.shown()}
+        """What the analysis shows about the capture: the notes and the typed facts as text, in
+        the order the reader gave them (``AnalysisResult.meta``)."""
+        notes = list(self.meta.items())
+        set_at = self.facts.__dict__["_set_at"]
+        facts = self.facts.shown_items()
+        out: dict[str, str] = {}
+        k = 0
+        for i in range(len(notes) + 1):
+            while k < len(facts) and set_at[facts[k][0]] <= i:
+                out[facts[k][1]] = facts[k][2]
+                k += 1
+            if i < len(notes):
+                out[notes[i][0]] = notes[i][1]
+        return out
 
     # --- timeline ---------------------------------------------------------------------
     def add_slice(
