@@ -27,6 +27,8 @@ from nodes.perf.model import PerfData
 
 ROOT = Path(__file__).resolve().parent.parent
 PARSERS = ROOT / "nodes" / "perf" / "parsers"
+#: The model's readers, which never write it at all (this check finds the writes it knows).
+READERS_OF_THE_MODEL = (ROOT / "nodes" / "perf" / "metrics", ROOT / "nodes" / "perf" / "findings")
 
 #: Methods that change a list, dict, set or array in place.
 MUTATORS = frozenset({
@@ -177,6 +179,14 @@ def test_no_reader_writes_the_model_behind_its_methods():
     for path in files:
         found += problems_in(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
     assert not found, "readers must fill PerfData through its methods:\n" + "\n".join(found)
+
+
+def test_metrics_and_findings_do_not_write_the_model():
+    found: list[str] = []
+    for folder in READERS_OF_THE_MODEL:
+        for path in sorted(folder.rglob("*.py")):
+            found += problems_in(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    assert not found, "metrics read PerfData, they do not change it:\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize("source", [
