@@ -40,6 +40,8 @@ class EventSink:
         self.async_events: list[tuple] = []
         self.counter_pid: dict[str, int] = {}
         self.str_ids: dict[str, int] = pd.strings.ids
+        #: (pid, tid) → (columns, their appenders): a thread's fill kit, made once per thread.
+        self.fill: dict[tuple[int, int], tuple] = {}
         self.profiles: dict[tuple[int, str], V8Profile] = {}
         self.min_ts = math.inf
         self.max_ts = -math.inf
@@ -74,6 +76,8 @@ class EventSink:
     def _consume_fast(self, events: list[Ev], start: int) -> int:
         pd = self.pd
         slice_columns = pd.slice_columns
+        fill = self.fill
+        fill_get = fill.get
         stacks = self.stacks
         sid_get = self.str_ids.get
         intern = pd.strings.intern
@@ -93,8 +97,11 @@ class EventSink:
                     if pid != last_pid or tid != last_tid:
                         if pid.__class__ is not int_ or tid.__class__ is not int_:
                             return self._index(events, e, start)
-                        cols = slice_columns(pid, tid)
-                        ts_add, dur_add, name_add = cols.appenders()
+                        kit = fill_get((pid, tid))
+                        if kit is None:
+                            cols = slice_columns(pid, tid)
+                            kit = fill[(pid, tid)] = (cols, *cols.appenders())
+                        cols, ts_add, dur_add, name_add = kit
                         last_pid = pid
                         last_tid = tid
                     name = e.name
