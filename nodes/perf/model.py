@@ -1400,7 +1400,7 @@ class ScrollStage(Result, kw_only=True):
     p90_ms: float
     total_ms: float
     #: total_ms over the summed latency of the janky updates (0–1).
-    share: float
+    share_of_janky_latency: float
     #: The same stage's p50 over every scroll update that has it, to compare against.
     all_p50_ms: float | None = None
 
