@@ -172,9 +172,9 @@ def summarize_gcs(pd: PerfData, events: list[GcEvent], rel) -> dict[int, GcSumma
     for key, ts, dur, _n in find_slices(pd, pause_ids, keys=gc_threads):
         pauses[key].append((ts, ts + dur))
     waits: dict[int, list[tuple[float, float]]] = defaultdict(list)
-    for (pid, tid), ts, dur, _n in find_slices(pd, wait_ids):
-        if pid == tid:
-            waits[pid].append((ts, ts + dur))
+    mains = [k for k in pd.slices if k[0] == k[1]] if wait_ids else []  # only main threads are read
+    for (pid, _tid), ts, dur, _n in find_slices(pd, wait_ids, keys=mains):
+        waits[pid].append((ts, ts + dur))
     trace_end = pd.end_us if pd.end_us is not None else 0.0
     out: dict[int, GcSummary] = {}
     for pid in set(by_pid) | set(waits):
