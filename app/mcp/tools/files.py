@@ -41,6 +41,8 @@ def analysis_payload(ws: Workspace, real: Path, path: str, focus: str, named: Se
                           limits=settings.read_limits(), sections=named)
         collected = {"kind": "file", "paths": {"data": str(real)}, "source": str(real)}
         lens = lens_named(focus).value
+        if named and lens == "overview":  # as perfscout analyze --section: the power answer leads
+            lens = "power"
         view = build_view(a, collected=collected, route="analyze", question=f"analyze {path}", root=str(ws.root),
                           lens=lens)
         written = write_report(view, report_dir(None, str(settings.runs_dir), "mcp"))
