@@ -38,6 +38,18 @@ def _write(tmp_path, obj_or_bytes, name="t.json") -> str:
     return str(p)
 
 
+def _unended_b(events: list[dict]) -> list[tuple[int, int, float, str]]:
+    """B events with no E, paired plainly: per thread, in time order, each E closes the last B."""
+    open_: dict[tuple, list[dict]] = defaultdict(list)
+    for e in sorted((e for e in events if e.get("ph") in ("B", "E")), key=lambda e: e["ts"]):
+        stack = open_[(e["pid"], e["tid"])]
+        if e["ph"] == "B":
+            stack.append(e)
+        elif stack:
+            stack.pop()
+    return [(e["pid"], e["tid"], float(e["ts"]), e.get("name", "")) for st in open_.values() for e in st]
+
+
 def _x(name, ts, dur, pid=1, tid=1, **kw):
     return {"ph": "X", "name": name, "ts": ts, "dur": dur, "pid": pid, "tid": tid, **kw}
 
@@ -49,8 +61,10 @@ def test_real_capture_counts_match_an_independent_reading(name):
     assert len(events) == n_events  # the file is the one SOURCES.md describes
     pd = te.parse(str(DATA / name))
     ph = Counter(e.get("ph") for e in events)
-    # every X is a slice, every B becomes one (matched, or closed at the end)
-    assert pd.slice_count == ph["X"] + ph["B"]
+    # every X is a slice, every matched B/E pair one; a B never ended is kept apart, no duration
+    unended = _unended_b(events)
+    assert pd.slice_count == ph["X"] + ph["B"] - len(unended)
+    assert sorted((p, t, ts, n) for p, t, ts, n in pd.open_slices) == sorted(unended)
     assert int(pd.meta["events"]) == n_events
     timed = [e for e in events if e.get("ph") != "M" and "ts" in e]
     start = min(e["ts"] for e in timed)
@@ -218,8 +232,10 @@ def test_begin_end_pairs_are_matched_in_time_order_per_thread(tmp_path):
     pd = te.parse(_write(tmp_path, body))
     got = {pd.strings[n]: (t, d) for cols in pd.slices.values() for t, d, n in zip(cols.ts, cols.dur, cols.name)}
     assert got["outer"] == (10, 20) and got["inner"] == (12, 8)
-    assert got["never-ends"] == (40, 20) and got["other-thread"] == (11, 49)  # closed at the trace end
-    assert any("never ended" in w for w in pd.warnings)
+    # no E: no duration (trace_processor's dur = -1), so not a slice; kept by name
+    assert "never-ends" not in got and "other-thread" not in got
+    assert sorted(pd.open_slices) == [(1, 1, 40.0, "never-ends"), (1, 2, 11.0, "other-thread")]
+    assert any(w.startswith("2 B events never ended: left out of durations") for w in pd.warnings)
 
 
 def test_pairing_matches_a_stack_on_random_sequences():

@@ -40,6 +40,8 @@ from nodes.perf.result import Result
 #: every reader (bounded memory).
 MAX_INSTANTS = 50_000
 MAX_COUNTER_POINTS = 20_000
+#: At most this many slices still open at the end are kept by name (``PerfData.open_slices``).
+MAX_OPEN_SLICES = 1000
 #: A frame's budget when the data gives none: one 60 Hz vsync.
 DEFAULT_BUDGET_MS = 1000.0 / 60.0
 #: Thread names that make a thread its process's main thread where pid == tid does not say it:

@@ -111,7 +111,7 @@ def _finish(sink: EventSink, framer: Framer, path: str) -> None:
     if sink.min_ts <= sink.max_ts:
         pd.extend_bounds(sink.min_ts, sink.max_ts)
     end = pd.end_us or 0.0
-    match_begin_end(sink, end)
+    match_begin_end(sink)
     match_async(sink, end)
     for prof in sink.profiles.values():
         prof.emit(pd)

@@ -2,7 +2,12 @@
 
 Files are not always in time order, so both are matched once everything is read, in time
 order. B/E of one thread: vectorised (:func:`pair_nested`) when well nested, else with a stack
-as Chrome does. Async: by (scope, category, id), the innermost open span of the same name."""
+as Chrome does. Async: by (scope, category, id), the innermost open span of the same name.
+
+A ``B`` still open at the end has no duration: trace_processor keeps it with ``dur = -1``, and
+so it goes to ``PerfData.open_slices``, as the Perfetto reader's do, not into ``slices`` —
+closed at the trace end it was a made-up duration that topped the hot spots, slice stats and
+long tasks (a page load's one unended ``PrefetchMatchResolver::UnblockInternal``: 92 % "self")."""
 
 from __future__ import annotations
 
@@ -11,11 +16,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 
+from nodes.perf.model import MAX_OPEN_SLICES
+
+
 if TYPE_CHECKING:
     from nodes.perf.parsers.trace_event.phases import EventSink
 
 
-def match_begin_end(sink: EventSink, end: float) -> None:
+def match_begin_end(sink: EventSink) -> None:
     unclosed = unmatched = 0
     for (pid, tid), (ts_col, code_col) in sink.stacks.items():
         if not len(ts_col):
@@ -33,7 +41,7 @@ def match_begin_end(sink: EventSink, end: float) -> None:
             cols.extend_raw(starts.tobytes(), np.maximum(durs, 0.0).tobytes(),
                             names.astype(np.dtype(cols.name.typecode)).tobytes())
             for b_ts, nid in zip(open_starts.tolist(), open_names.tolist()):
-                sink._slice(pid, tid, b_ts, max(0.0, end - b_ts), sink.pd.strings[nid])
+                _open(sink, pid, tid, b_ts, nid)
                 unclosed += 1
             continue
         # an E without its B somewhere: match with a stack, as Chrome does
@@ -47,13 +55,21 @@ def match_begin_end(sink: EventSink, end: float) -> None:
             else:
                 unmatched += 1
         for b_ts, nid in stack:
-            sink._slice(pid, tid, b_ts, max(0.0, end - b_ts), sink.pd.strings[nid])
+            _open(sink, pid, tid, b_ts, nid)
             unclosed += 1
     sink.stacks.clear()
     if unmatched:
         sink.problem("E without a matching B", unmatched)
     if unclosed:
-        sink.pd.warn(f"{unclosed} B events never ended: closed at the end of the trace")
+        sink.pd.warn(f"{unclosed} B event{'s' if unclosed != 1 else ''} never ended: left out of durations, "
+                     "hot spots and long tasks (no duration, as trace_processor's dur = -1)")
+
+
+def _open(sink: EventSink, pid: int, tid: int, ts: float, nid: int) -> None:
+    """A B with no E: kept by name (the first :data:`MAX_OPEN_SLICES`), without a duration."""
+    sink.pd.thread(pid, tid)
+    if len(sink.pd.open_slices) < MAX_OPEN_SLICES:
+        sink.pd.add_open_slice(pid, tid, ts, sink.pd.strings[nid])
 
 def match_async(sink: EventSink, end: float) -> None:
     sink.async_events.sort(key=lambda a: (a[0], a[1]))
