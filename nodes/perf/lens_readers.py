@@ -86,15 +86,14 @@ _FULLY_DRAWN = "reportFullyDrawn"
 
 
 def startup(a) -> Reading:
-    from nodes.perf.findings.startup import biggest_part, display_times, vitals_verdict
+    from nodes.perf.findings.startup import biggest_part_words, display_times, vitals_verdict
 
     st = a.startup
     run = next((r for r in (st.runs if st else []) if r.package), None)
     if run is not None:
         s = f"{run.package} {run.kind} start: {', '.join(display_times(run))}"
-        if (part := biggest_part(run)) is not None:
-            label, dur_ms, share = part
-            s += f"; the biggest part is {label} ({ms(dur_ms)}, {pct(share)})"
+        if (part := biggest_part_words(run)) is not None:
+            s += f"; {part}"
         s += f"; {vitals_verdict(run)}"  # "is it slow?" heard no verdict
         return Reading("startup", s + ".", fine=not _serious(a, ["startup"]),
                        numbers={"ttid_ms": run.ttid_ms, "ttfd_ms": run.ttfd_ms, "total_ms": run.total_ms})
@@ -403,6 +402,23 @@ _BLOCKING_SLICE = re.compile(r"^(?:binder transaction|binder reply|Lock contenti
                              r"Contending for|.*\block\b.*contention)", re.I)
 
 
+def _launch_sleep(a) -> tuple[str, float] | None:
+    """"during the launch it slept 140 ms of 157 ms, 100 ms of that in sleep (inside
+    activityResume)", and the ms slept: sleeping is no binder call, lock or D wait, so the waits above miss a
+    main thread that sleeps through its launch (a warm start's 100 ms ``sleep`` slice)."""
+    from nodes.perf.findings.startup import biggest_part
+
+    run = next((r for r in (a.startup.runs if a.startup else []) if r.main_thread is not None), None)
+    if run is None or not run.main_thread.sleeping_ms:
+        return None
+    s = f"during the launch it slept {ms(run.main_thread.sleeping_ms)} of {ms(run.total_ms)}"
+    inside = run.inside_biggest
+    if inside is not None and inside.states is not None and inside.states.sleeping_ms and len(inside.path) > 1:
+        part = biggest_part(run)
+        s += f", {ms(inside.states.sleeping_ms)} of that in {inside.path[-1]} (inside {part[0] if part else inside.path[0]})"
+    return s, run.main_thread.sleeping_ms
+
+
 def blocking(a) -> Reading:
     plug = _family_of_plug(a, "blocking")
     if plug is not None and plug.thread:
@@ -412,9 +428,13 @@ def blocking(a) -> Reading:
                        + [("lock", x.dur_ms, f"{x.lock} held by {x.owner}" if x.owner else x.lock) for x in plug.locks]
                        + [("D", x.dur_ms, "IO" if x.io_wait else "uninterruptible sleep") for x in plug.d_state],
                        key=lambda w: -w[1])[:3]
-        s = "Main thread: " + summarize_blocking(plug).rstrip(".")
+        s = summarize_blocking(plug).rstrip(".")
         if waits:
             s += "; longest waits: " + ", ".join(f"{ms(d)} on {what}" for _, d, what in waits)
+        if (slept := _launch_sleep(a)) is not None:
+            # the longer of the two first: a launch slept through is the answer, not its binder calls
+            s = f"{slept[0]}; {s}" if slept[1] > plug.binder_ms + plug.lock_ms + plug.d_ms else f"{s}; {slept[0]}"
+        s = "Main thread: " + s
         return Reading("blocking", s + ".", fine=not _serious(a, ["blocking"]),
                        numbers={"binder_ms": plug.binder_ms, "lock_ms": plug.lock_ms, "d_ms": plug.d_ms})
     parts: list[str] = []

@@ -425,6 +425,21 @@ class SlowReason(Result, kw_only=True):
     link: str | None = None
 
 
+class PartInside(Result, kw_only=True):
+    """What the largest slice part of a launch's breakdown did on the app's main thread
+    (nodes/perf/metrics/android_startup.py ``inside_part``): the longest instance of the part's
+    slice, its longest child, and on down while a child is at least half of its parent; and
+    the main thread's scheduler states over the span of the slice it ends at."""
+
+    reason: str
+    #: Names from the part's own slice (first) down to the slice it ends at (last).
+    path: list[str] = msgspec.field(default_factory=list)
+    #: Duration of each slice of ``path``, ms.
+    path_ms: list[float] = msgspec.field(default_factory=list)
+    #: The main thread over the span of ``path[-1]``; None without scheduler data.
+    states: MainThreadState | None = None
+
+
 class StartupRun(Result, kw_only=True):
     """One launch of the target: a local run, one ``am start -W``, or one launch in a trace."""
 
@@ -446,6 +461,9 @@ class StartupRun(Result, kw_only=True):
     phases: list[StartupPhase] = msgspec.field(default_factory=list)
     breakdown: list[BreakdownItem] = msgspec.field(default_factory=list)
     main_thread: MainThreadState | None = None
+    #: Inside the largest part of ``breakdown`` when it is a slice (activityResume …): None
+    #: when that part is a scheduler state, launch delay or IO, or has no slice to descend.
+    inside_biggest: PartInside | None = None
     art: ArtStats | None = None
     slow_reasons: list[SlowReason] = msgspec.field(default_factory=list)
     #: What the trace lacks for a number here, and the Perfetto config that would capture it.

@@ -446,7 +446,7 @@ class ReportView:
     def _app_startup_lead(self, run, facts: list[tuple[str, str]]) -> tuple[str, list[tuple[str, str]]]:
         """"<package> cold start: TTID …, TTFD …", then the biggest part of the breakdown and
         the first suggestion before the other facts."""
-        from nodes.perf.findings.startup import biggest_part, display_times, vitals_verdict
+        from nodes.perf.findings.startup import biggest_part_words, display_times, vitals_verdict
 
         shown = display_times(run)
         n = len(self.analysis.startup.runs) if self.analysis.startup else 1
@@ -454,9 +454,8 @@ class ReportView:
         what = (f"{run.package} {run.kind} start{more}: {', '.join(shown)}; the launch took {fmt.ms(run.total_ms)} "
                 f"({vitals_verdict(run)})")
         lead: list[tuple[str, str]] = []
-        if (part := biggest_part(run)) is not None:
-            label, dur_ms, share = part
-            lead.append(("startup", f"the biggest part is {label} ({fmt.ms(dur_ms)}, {fmt.pct(share)})"))
+        if (part := biggest_part_words(run)) is not None:
+            lead.append(("startup", part))
         first = next((f for f in self.ranked_findings() if f.family == "startup" and f.suggestion), None)
         if first is not None:
             lead.append(("suggestion", f"first suggestion: {first.suggestion}"

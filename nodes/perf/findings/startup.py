@@ -6,7 +6,8 @@ from nodes.perf import suggestions
 from nodes.perf.findings.common import finding
 from nodes.perf.metrics.common import _fms, _fpct
 from nodes.perf.metrics.startup import PAGE_LOAD_KIND
-from nodes.perf.model import Finding, ImportEntry, StartupRun, StartupStats
+from nodes.perf.metrics.android_startup import DOMINANT_CHILD
+from nodes.perf.model import Finding, ImportEntry, MainThreadState, StartupRun, StartupStats
 
 #: Median startup from which it is slow, by kind (other kinds: the last value); 2× is "high".
 SLOW_STARTUP_MS = {"cold": 5000.0, "warm": 2000.0, "hot": 1500.0}
@@ -123,6 +124,39 @@ def biggest_part(r: StartupRun) -> tuple[str, float, float] | None:
     return _label(top.reason), top.dur_ms, 100.0 * top.dur_ms / r.total_ms if r.total_ms else 0.0
 
 
+def biggest_part_words(r: StartupRun) -> str | None:
+    """"the biggest part is activityResume (103 ms, 65.7 %); inside it sleep takes 100 ms, the
+    main thread sleeping for 100 ms of that": the part, and what it was made of
+    (``StartupRun.inside_biggest``) — the words the startup answer and the report's first
+    sentence (nodes/report/view.py) share."""
+    if (part := biggest_part(r)) is None:
+        return None
+    label, dur_ms, share = part
+    s = f"the biggest part is {label} ({_fms(dur_ms)}, {_fpct(share)})"
+    inside = r.inside_biggest
+    if inside is None:
+        return s
+    bits = []
+    if len(inside.path) > 1:
+        name, d = inside.path[-1], inside.path_ms[-1]
+        dominant = d >= DOMINANT_CHILD * inside.path_ms[-2]
+        bits.append(f"{name} takes {_fms(d)}" if dominant else f"its longest slice is {name} ({_fms(d)})")
+    if (state := main_state(inside.states)) is not None:
+        word, v = state
+        bits.append(f"the main thread {word} for {_fms(v)} of {'that' if bits else 'it'}")
+    return s + ("; inside it " + ", ".join(bits) if bits else "")
+
+
+def main_state(m: MainThreadState | None) -> tuple[str, float] | None:
+    """The scheduler state the main thread spent most of a span in, as a verb phrase."""
+    if m is None:
+        return None
+    states = [("was running", m.running_ms), ("was runnable (waiting for a CPU)", m.runnable_ms),
+              ("was sleeping", m.sleeping_ms), ("was in uninterruptible sleep (D)", m.uninterruptible_ms)]
+    word, v = max(states, key=lambda x: x[1])
+    return (word, v) if v > 0 else None
+
+
 def _android_runs(st: StartupStats | None):
     return [r for r in (st.runs if st else []) if r.package]
 
@@ -141,6 +175,8 @@ def android_startup(st: StartupStats | None, source: str | None) -> list[Finding
         if (part := biggest_part(r)) is not None:
             label, dur_ms, share = part
             parts.append(f"biggest part of the breakdown: {label} {_fms(dur_ms)} ({_fpct(share)})")
+            if (inside := r.inside_biggest) is not None and len(inside.path) > 1:
+                parts.append("inside it: " + " > ".join(f"{n} {_fms(d)}" for n, d in zip(inside.path, inside.path_ms)))
         if r.main_thread:
             m = r.main_thread
             parts.append(f"main thread running {_fms(m.running_ms)}, runnable {_fms(m.runnable_ms)}, "

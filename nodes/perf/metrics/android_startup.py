@@ -52,6 +52,7 @@ from nodes.perf.model import (
     ArtStats,
     BreakdownItem,
     MainThreadState,
+    PartInside,
     PerfData,
     StartupPhase,
     StartupRun,
@@ -577,6 +578,62 @@ def main_thread_state(pd: PerfData, key, start: float, end: float, has_blocked: 
     )
 
 
+#: A child slice at least this share of its parent is what the parent spent its time on: the
+#: descent into the largest part of the breakdown goes on into it.
+DOMINANT_CHILD = 0.5
+
+
+def inside_part(ctx, key, start: float, end: float, reason: str, has_blocked: bool) -> PartInside | None:
+    """What the largest part of a launch did, when the part is a slice (activityResume,
+    bindApplication, inflate …): the breakdown blames the whole part on that slice, but a
+    warm start's activityResume of 103 ms can be a 100 ms ``sleep`` under performResume — the
+    answer to "why is it slow" is that, not "activityResume". From the part's longest slice
+    in the launch (clipped to it), the longest direct child on the main thread, then its longest
+    child while each is at least :data:`DOMINANT_CHILD` of its parent; and the main thread's
+    scheduler states over the span of the slice the descent ends at."""
+    s = _thread_slices(ctx, key)
+    if s is None or not len(s.ts):
+        return None
+    ids = [i for i in s.names() if normalize(ctx.pd.strings[i]) == reason]
+    if not ids:
+        return None  # a scheduler state, the launch delay, IO: no slice to look inside
+    ts, du = s.ts, s.dur
+    cand = np.flatnonzero(np.isin(s.name, ids) & (ts < end) & (ts + du > start))
+    if not len(cand):
+        return None
+    clipped = np.minimum(ts[cand] + du[cand], end) - np.maximum(ts[cand], start)
+    cur = int(cand[int(np.argmax(clipped))])
+    path, path_ms = [cur], [float(clipped.max())]
+    while (kid := _longest_child(ts, du, cur)) is not None:
+        dominant = du[kid] >= DOMINANT_CHILD * du[cur]
+        if not dominant and len(path) > 1:
+            break
+        path.append(kid)  # the part's own longest child is named even when it does not dominate
+        path_ms.append(float(du[kid]))
+        if not dominant:
+            break
+        cur = kid
+    last = path[-1]
+    a, b = max(float(ts[last]), start), min(float(ts[last] + du[last]), end)
+    return PartInside(reason=reason, path=[ctx.pd.strings[int(s.name[i])] for i in path],
+                      path_ms=[_ms(v) for v in path_ms], states=main_thread_state(ctx.pd, key, a, b, has_blocked))
+
+
+def _longest_child(ts: np.ndarray, du: np.ndarray, i: int) -> int | None:
+    """The longest direct child of slice ``i`` of a thread sorted by start, longer first (the
+    first of equals): the slices inside it that start after the previous child ended."""
+    end = ts[i] + du[i]
+    j, stop = i + 1, int(np.searchsorted(ts, end, side="left"))
+    best, covered = None, -np.inf
+    while j < stop:
+        if ts[j] >= covered and ts[j] + du[j] <= end:
+            if best is None or du[j] > du[best]:
+                best = j
+            covered = ts[j] + du[j]
+        j += 1
+    return best
+
+
 def _like(pattern: str):
     """SQL LIKE (``%`` any run, ASCII case-insensitive) as a predicate on a name."""
     rx = re.compile("^" + ".*".join(re.escape(p) for p in pattern.split("%")) + "$", re.IGNORECASE | re.DOTALL)
@@ -647,6 +704,8 @@ def launches(ctx) -> list[Launch]:
         has_main_sched = has_sched and key in pd.sched_intervals
         run.breakdown, missing = breakdown(ctx, key, st.ts, st.ts_end, has_main_sched)
         run.missing += missing
+        if run.breakdown:
+            run.inside_biggest = inside_part(ctx, key, st.ts, st.ts_end, run.breakdown[0].reason, has_blocked)
         if has_main_sched:
             run.main_thread = main_thread_state(pd, key, st.ts, st.ts_end, has_blocked)
             if not has_blocked:
