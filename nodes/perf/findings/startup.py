@@ -176,7 +176,7 @@ def android_startup(st: StartupStats | None, source: str | None) -> list[Finding
             label, dur_ms, share = part
             parts.append(f"biggest part of the breakdown: {label} {_fms(dur_ms)} ({_fpct(share)})")
             if (inside := r.inside_biggest) is not None and len(inside.path) > 1:
-                parts.append("inside it: " + " > ".join(f"{n} {_fms(d)}" for n, d in zip(inside.path, inside.path_ms)))
+                parts.append("its slice: " + " > ".join(f"{n} {_fms(d)}" for n, d in zip(inside.path, inside.path_ms)))
         if r.main_thread:
             m = r.main_thread
             parts.append(f"main thread running {_fms(m.running_ms)}, runnable {_fms(m.runnable_ms)}, "

@@ -590,7 +590,9 @@ def inside_part(ctx, key, start: float, end: float, reason: str, has_blocked: bo
     answer to "why is it slow" is that, not "activityResume". From the part's longest slice
     in the launch (clipped to it), the longest direct child on the main thread, then its longest
     child while each is at least :data:`DOMINANT_CHILD` of its parent; and the main thread's
-    scheduler states over the span of the slice the descent ends at."""
+    scheduler states over the span of the slice the descent ends at. None when the part is
+    several slices none of which has a child (56 binder transactions: the longest of them is
+    not what the part was made of)."""
     s = _thread_slices(ctx, key)
     if s is None or not len(s.ts):
         return None
@@ -613,6 +615,8 @@ def inside_part(ctx, key, start: float, end: float, reason: str, has_blocked: bo
         if not dominant:
             break
         cur = kid
+    if len(path) == 1 and len(cand) > 1:
+        return None  # many slices, none with a child: one of them says nothing of the part
     last = path[-1]
     a, b = max(float(ts[last]), start), min(float(ts[last] + du[last]), end)
     return PartInside(reason=reason, path=[ctx.pd.strings[int(s.name[i])] for i in path],
