@@ -94,7 +94,7 @@ def test_the_blocking_lens_says_the_main_thread_slept_through_the_launch(warm):
     in_sleep = time_in_states(rows, sleep[0], sleep[1])["S"]
     lead = blocking(warm).lead
     # sleeping outweighs the binder waits, so it comes first
-    assert lead.startswith(f"Main thread: during the launch it slept {ms(slept / 1e6)} of {ms((b - a) / 1e6)}, "
+    assert lead.startswith(f"Main thread ({PACKAGE} {tid}): during the launch it slept {ms(slept / 1e6)} of {ms((b - a) / 1e6)}, "
                            f"{ms(in_sleep / 1e6)} of that in sleep (inside activityResume); ")
     assert "binder call" in lead
 

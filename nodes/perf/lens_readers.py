@@ -429,12 +429,16 @@ def blocking(a) -> Reading:
                        + [("D", x.dur_ms, "IO" if x.io_wait else "uninterruptible sleep") for x in plug.d_state],
                        key=lambda w: -w[1])[:3]
         s = summarize_blocking(plug).rstrip(".")
+        label = plug.thread
+        if s.startswith(label):  # "main thread (com.demo 7694) waited …" → "Main thread (com.demo 7694): waited …"
+            s = s[len(label):].lstrip(": ")
+        head = label[0].upper() + label[1:] if label.startswith("main thread") else f"Main thread {label}"
         if waits:
             s += "; longest waits: " + ", ".join(f"{ms(d)} on {what}" for _, d, what in waits)
         if (slept := _launch_sleep(a)) is not None:
             # the longer of the two first: a launch slept through is the answer, not its binder calls
             s = f"{slept[0]}; {s}" if slept[1] > plug.binder_ms + plug.lock_ms + plug.d_ms else f"{s}; {slept[0]}"
-        s = "Main thread: " + s
+        s = f"{head}: {s}"
         return Reading("blocking", s + ".", fine=not _serious(a, ["blocking"]),
                        numbers={"binder_ms": plug.binder_ms, "lock_ms": plug.lock_ms, "d_ms": plug.d_ms})
     parts: list[str] = []

@@ -310,6 +310,18 @@ class BinderCall:
     replied: bool = False
 
 
+#: Linux keeps a task's name (comm) in 16 bytes: 15 characters and the NUL (TASK_COMM_LEN).
+COMM_CHARS = 15
+
+
+def is_comm_of(thread: str | None, process: str) -> bool:
+    """Whether a thread's name says no more than its process's: none, the same, or the
+    process name cut to :data:`COMM_CHARS` at either end."""
+    if not thread or thread == process:
+        return True
+    return len(thread) == COMM_CHARS and (process.endswith(thread) or process.startswith(thread))
+
+
 @dataclass
 class ThreadInfo:
     pid: int
@@ -876,9 +888,15 @@ class PerfData:
         return self.end_us - self.start_us
 
     def thread_label(self, pid: int, tid: int) -> str:
+        """"RenderThread (com.demo.shop 7694)"; a process's main thread (tid == pid) whose name
+        is only the process's cut to Linux's 15-character comm ("enchmark.target": Android
+        keeps a package's last 15 characters, exec the first 15), the same or none is "main
+        thread (com.demo.shop 7694)" — a name of its own (CrBrowserMain, MainThread) stays."""
         t = self.threads.get((pid, tid))
-        name = t.name if t and t.name else f"tid {tid}"
         proc = self.processes.get(pid)
+        if proc and tid == pid and is_comm_of(t.name if t else None, proc):
+            return f"main thread ({proc} {pid})"
+        name = t.name if t and t.name else f"tid {tid}"
         return f"{name} ({proc} {pid})" if proc else f"{name} ({pid})"
 
     def process_label(self, pid: int) -> str | None:
