@@ -23,6 +23,7 @@ from nodes.perf.parsers.trace_event.events import DEC_LIST, DEC_ONE, MAX_EVENT_B
 
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+_NOT_WS = re.compile(rb"[^ \t\r\n]")
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 
 
@@ -223,6 +224,16 @@ class Framer:
             if r is None:
                 return
             if r < 0:  # nothing could be cut: one event larger than the buffer
+                # Blanks before the next event mean nothing (buf[1] is never inside a string):
+                # drop them instead of growing, so a gzip of whitespace between events stays
+                # one block in memory and ends at the inflate cap (before: the buffer doubled
+                # to 256 MB, ~590 MB peak).
+                m = _NOT_WS.search(buf, 1, n)
+                lead = (m.start() if m else n) - 1
+                if lead > 0:
+                    buf[1 : n - lead] = buf[1 + lead : n]
+                    n -= lead
+                    continue
                 if cap >= MAX_EVENT_BYTES:
                     raise PerfDataError(self.path, "an event larger than 256 MB, or not an array of events")
                 bigger = bytearray(2 * cap + 1)
@@ -281,6 +292,15 @@ class Framer:
             buf[1 : 1 + rem] = buf[nxt:n]
             return 1 + rem
         if not cands:
+            # No boundary between events: the array may have closed (its last event, then
+            # blanks); decode it rather than growing the buffer over what follows.
+            for k in self._array_ends(buf, n):
+                try:
+                    end = self._decode(memoryview(buf)[:k])
+                except _Fail:
+                    continue
+                self._after_array(bytes(buf[k if end is None else end : n]))
+                return None
             return -1
         # No cut decoded: the bytes are bad somewhere. Split exactly and salvage.
         data = bytes(buf[1:n])
@@ -476,7 +496,7 @@ class Framer:
                 self.pd.warn("bytes after the event array were ignored")
             return
         while not self.eof and len(rest) <= MAX_SIDE_BYTES:
-            rest = rest + self._read()
+            rest = (rest + self._read()).lstrip()  # leading blanks are outside any string
         if not self.eof:
             self.pd.warn("top-level keys after traceEvents too large; ignored")
             return
