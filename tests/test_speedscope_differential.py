@@ -15,6 +15,9 @@ samples, and tests/data/speedscope/pyspy-subprocesses.speedscope.json):
 * ``gzip`` — the same bytes gzipped;
 * ``malformed`` — an out-of-range frame index, a non-list sample, a negative and a ``true``
   weight, a stack deeper than the reader's depth cap, an empty stack;
+* ``bad_frames`` — out-of-range frame indexes, a stack deeper than the depth cap, empty stacks
+  and a zero weight, in samples that are otherwise well-formed (the vectorised path's own
+  handling, where ``malformed`` sends the file to the per-sample reader);
 * ``no_weights`` / ``short_weights`` — weights absent, and one too few (each sample counted as 1);
 * ``two_profiles_one_thread`` — the profile twice under the same thread name (sums continue);
 * ``duplicate_frames`` — shared.frames holding each frame twice, samples using both copies;
@@ -69,6 +72,14 @@ def _variant(name: str, tmp: Path) -> tuple[Path, int | None]:
         s[40] = (s[40] * 300)[:1500]
         s[50] = []
         s[60] = [1, "x"]
+    elif name == "bad_frames":
+        s, w = prof["samples"], prof["weights"]
+        s[3] = s[3] + [len(doc["shared"]["frames"])]
+        s[5] = [-1] + s[5]
+        s[40] = (s[40] * 300)[:1500]
+        s[50] = []
+        s[51] = []
+        w[52] = 0
     elif name == "no_weights":
         del prof["weights"]
     elif name == "short_weights":
@@ -94,7 +105,7 @@ def _variant(name: str, tmp: Path) -> tuple[Path, int | None]:
     return _write(doc, path), None
 
 
-VARIANTS = ("gzip", "malformed", "no_weights", "short_weights", "two_profiles_one_thread", "duplicate_frames",
+VARIANTS = ("gzip", "malformed", "bad_frames", "no_weights", "short_weights", "two_profiles_one_thread", "duplicate_frames",
             "capped", "no_pid_subprocesses", "milliseconds")
 
 
@@ -148,6 +159,8 @@ def test_every_case_has_expected_outputs_and_the_variants_take_their_branches(tm
     assert capped["stopped_at_cap"] and capped["partial"]
     assert json.loads((EXPECTED / "malformed.perfdata.json").read_text())["skipped_events"] == 5
     assert any("malformed" in w for w in malformed["warnings"])
+    bad_frames = json.loads((EXPECTED / "bad_frames.perfdata.json").read_text())
+    assert bad_frames["skipped_events"] == 2 and bad_frames["meta"].get("empty samples 14650") == "5"  # 3 in the capture
     short = json.loads((EXPECTED / "short_weights.perfdata.json").read_text())
     assert any("weights do not match" in w for w in short["warnings"])
 
