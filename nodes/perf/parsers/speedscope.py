@@ -259,12 +259,12 @@ def _sampled_fast(pd: PerfData, samples: msgspec.Raw, weights: msgspec.Raw, idx:
     if wraw == b"n":
         w = 1.0 * mult
     elif wraw == b"[":
-        w = vec.weights_of(weights)
-        if len(w) != len(gids):
+        given, _count = vec.weights_of(weights, len(gids), mult)
+        if given is None:
             pd.warn(f"profile {idx}: weights do not match samples; each sample counted as 1")
             w = 1.0 * mult
         else:
-            w = w * mult
+            w = given
     else:
         raise vec.Fallback()
     state = {"pid": pid}

@@ -36,7 +36,9 @@ import numpy as np
 from nodes.perf.model import CapacityReached, PerfData
 
 #: Bytes of the samples (or weights) array decoded at a time.
-BLOCK_BYTES = 4 << 20
+BLOCK_BYTES = 1 << 20
+#: Samples summed at a time (bounds the temporary arrays).
+SLICE = 1 << 20
 #: A single sample longer than this goes to the per-sample reader.
 MAX_SAMPLE_BYTES = 64 << 20
 
@@ -95,9 +97,11 @@ def _stack_blocks(mv: memoryview):
             raise Fallback() from None
 
 
-def weights_of(raw: msgspec.Raw) -> np.ndarray:
-    """The weights array as float64; Fallback unless every one is a finite number ≥ 0."""
-    parts = []
+def weights_of(raw: msgspec.Raw, n: int, mult: float) -> tuple[np.ndarray | None, int]:
+    """(the weights times ``mult`` as float64 when there are ``n`` of them, else None; how many
+    there are). Fallback unless every one is a finite number ≥ 0."""
+    out = np.empty(n, np.float64)
+    count = 0
     for piece in _blocks(memoryview(raw), b","):
         try:
             a = np.array(_WEIGHTS.decode(piece), dtype=np.float64)
@@ -105,8 +109,13 @@ def weights_of(raw: msgspec.Raw) -> np.ndarray:
             raise Fallback() from None
         if not (np.isfinite(a).all() and (a >= 0).all()):
             raise Fallback()
-        parts.append(a)
-    return np.concatenate(parts) if parts else np.empty(0, np.float64)
+        if count + len(a) <= n:
+            out[count : count + len(a)] = a
+        count += len(a)
+    if count != n:
+        return None, count
+    out *= mult  # the same product per sample as the per-sample reader's ``wv * mult``
+    return out, count
 
 
 def distinct_stacks(raw: msgspec.Raw) -> tuple[np.ndarray, list[tuple[int, ...]], list[int]]:
@@ -176,7 +185,7 @@ def add_profile(
     with no frames, None for a malformed one. ``weights_us``: per sample, or one value for all."""
     keys: list[tuple[tuple[int, int], tuple[int, ...]]] = []
     slot: dict[tuple[tuple[int, int], tuple[int, ...]], int] = {}
-    key_of = np.empty(len(reps), np.int64)
+    key_of = np.full(len(reps), -1, np.int32 if len(reps) < 2**31 else np.int64)
     stop: CapacityReached | None = None
     limit = len(gids)
     for g, stack in enumerate(reps):
@@ -206,17 +215,24 @@ def add_profile(
             if k == 0:
                 pd.thread(*track)
         key_of[g] = k
-    kk = key_of[gids[:limit]] if limit else np.empty(0, np.int64)
-    ok = kk >= 0
-    sums = np.array([pd.stacks.get(key, 0.0) for key in keys], np.float64)
-    counts = np.array([pd.stack_samples.get(key, 0) for key in keys], np.int64)
-    if keys:
-        w = weights_us[:limit][ok] if isinstance(weights_us, np.ndarray) else np.full(int(ok.sum()), weights_us)
-        np.add.at(sums, kk[ok], w)
-        counts += np.bincount(kk[ok], minlength=len(keys))
-    for key, s, c in zip(keys, sums.tolist(), counts.tolist()):
+    # Two more slots collect the malformed and the empty samples, so no per-sample array is
+    # masked; the samples are summed a slice at a time (np.add.at adds in order, in place).
+    nkeys = len(keys)
+    key_of[key_of == -1] = nkeys
+    key_of[key_of == -2] = nkeys + 1
+    sums = np.array([pd.stacks.get(key, 0.0) for key in keys] + [0.0, 0.0], np.float64)
+    counts = np.zeros(nkeys + 2, np.int64)
+    per_sample = isinstance(weights_us, np.ndarray)
+    for i in range(0, limit, SLICE):
+        j = min(i + SLICE, limit)
+        kk = key_of[gids[i:j]].astype(np.intp)
+        np.add.at(sums, kk, weights_us[i:j] if per_sample else np.full(j - i, weights_us))
+        counts += np.bincount(kk, minlength=nkeys + 2)
+    bad, empty = int(counts[nkeys]), int(counts[nkeys + 1])
+    counts[:nkeys] += np.array([pd.stack_samples.get(key, 0) for key in keys], np.int64)
+    for key, s, c in zip(keys, sums[:nkeys].tolist(), counts[:nkeys].tolist()):
         pd.stacks[key] = s
         pd.stack_samples[key] = c
     if stop is not None:
         raise stop
-    return int((kk == -1).sum()), int((kk == -2).sum()), bool(ok.any())
+    return bad, empty, nkeys > 0  # every stored stack has a sample before ``limit``
