@@ -38,7 +38,7 @@ def startup(ctx) -> StartupStats | None:
     pd = ctx.pd
     runs = sorted(pd.startup_runs, key=lambda r: r.index)
     phases = list(pd.startup_phases)
-    kind = pd.meta.get("startup kind", "unknown")
+    kind = pd.facts.startup_kind if pd.facts.startup_kind is not None else "unknown"
     # launches are marked by async spans (launching:, launchingActivity#); hot starts before
     # API 29 only by an activityResume slice
     system = android_runs(ctx) if (pd.async_slices or "activityResume" in pd.strings) else []
@@ -62,6 +62,10 @@ def startup(ctx) -> StartupStats | None:
     return st
 
 
+#: The startup kind of a web page's navigation (its marks from navigationStart to the load event).
+PAGE_LOAD_KIND = "page load"
+
+
 def page_load(ctx):
     pd = ctx.pd
     marks: dict[str, float] = {}
@@ -82,4 +86,4 @@ def page_load(ctx):
         return None
     last = max(p.dur_ms for p in phases)
     runs = [StartupRun(index=0, total_ms=last, kind="unknown", ready_by=phases[-1].name, command="navigation")]
-    return runs, phases, "page load"
+    return runs, phases, PAGE_LOAD_KIND
