@@ -170,7 +170,7 @@ def _parse(path: str, raw: bytes, doc: Any) -> PerfData:
             bad += skipped
             read_any = read_any or got
             if empty:
-                pd.meta[f"empty samples {tid}"] = str(empty)
+                pd.meta.note(f"empty samples {tid}", str(empty))
         elif ptype == "sampled":
             samples = prof.get("samples")
             weights = prof.get("weights")

@@ -203,13 +203,11 @@ def add_profile(
         key = (track, ids)
         k = slot.get(key)
         if k is None:
-            if key not in pd.stacks:
-                try:
-                    pd.check_capacity(pd.stored)
-                except CapacityReached as full:
-                    stop, limit = full, first_at[g]
-                    break
-                pd.stored += 1
+            try:
+                pd.reserve_stack(key)
+            except CapacityReached as full:
+                stop, limit = full, first_at[g]
+                break
             k = slot[key] = len(keys)
             keys.append(key)
             if k == 0:
@@ -231,8 +229,7 @@ def add_profile(
     bad, empty = int(counts[nkeys]), int(counts[nkeys + 1])
     counts[:nkeys] += np.array([pd.stack_samples.get(key, 0) for key in keys], np.int64)
     for key, s, c in zip(keys, sums[:nkeys].tolist(), counts[:nkeys].tolist()):
-        pd.stacks[key] = s
-        pd.stack_samples[key] = c
+        pd.set_stack_totals(key, s, c)
     if stop is not None:
         raise stop
     return bad, empty, nkeys > 0  # every stored stack has a sample before ``limit``
