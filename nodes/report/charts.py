@@ -103,6 +103,27 @@ def frame_histogram(fr: FrameStats | None) -> Chart | None:
     return Chart("frame-histogram", "Frame times", "".join(parts), note, marks)
 
 
+def text_histogram(durs: Sequence[float], budget: float, width: int = 40) -> str:
+    """Frame times in bins of the budget as a fenced text block (report.md's frame chart)."""
+    if not durs:
+        return ""
+    edges = [budget * f for f in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)]
+    labels, counts, lo = [], [], 0.0
+    for e in edges:
+        counts.append(sum(1 for d in durs if lo <= d < e))
+        labels.append(f"{lo:6.1f}–{e:6.1f} ms")
+        lo = e
+    counts.append(sum(1 for d in durs if d >= lo))
+    labels.append(f"  ≥ {lo:6.1f} ms   ")
+    top = max(counts) or 1
+    lines = []
+    for i, (lab, c) in enumerate(zip(labels, counts)):
+        mark = "#" if i < 4 else "!"
+        lines.append(f"{lab} {mark * max(1 if c else 0, round(width * c / top))} {c}")
+    lines.append(f"(# within the {budget:.2f} ms budget, ! over it)")
+    return "```text\n" + "\n".join(lines) + "\n```"
+
+
 def timeline(fr: FrameStats | None, long_tasks: Sequence[LongTask], duration_ms: float) -> Chart | None:
     """Frames and long tasks on one time axis: where in the capture the bad moments cluster."""
     lanes: list[tuple[str, list[tuple[float, float, str, str]]]] = []

@@ -20,6 +20,7 @@ from nodes.perf.model import FRAME_CAUSE_LABELS, AnalysisResult, Finding, FrameC
 from nodes.perf.result import error_location
 from nodes.report import excerpt, fmt
 from nodes.report.fmt import Provenance
+from nodes.report.tables import Cell, Code, Muted
 
 
 #: Verdict headline for the worst severity found.
@@ -43,12 +44,15 @@ class ReportInputError(ValueError):
     """The state or file handed to the reporter is not an analysis it can render (one line)."""
 
 
-#: The report's sections, in the order both renderers write them (each renderer has one function
-#: per id and writes nothing for a section the data lacks). A new section — a lens, a legend —
-#: is one more id here and a function in nodes/report/markdown.py and nodes/report/html.py;
-#: ``ReportView.sections()`` may reorder them for a report (tests/test_report_tables.py).
+#: The report's sections, in the order both renderers write them. The data sections are built
+#: once, as blocks, by nodes/report/content.py (``ReportView.section``) and only laid out by the
+#: renderers; the text sections (``TEXT_SECTIONS``) have one writer in each renderer. A new data
+#: section is one more id here and a function in content.py; ``ReportView.sections()`` may
+#: reorder them for a report (tests/test_report_tables.py).
 SECTIONS: tuple[str, ...] = ("summary", "lens", "narrative", "first", "hotspots", "stacks", "frames", "timeline", "startup",
                              "threads", "other_lenses", "counters", "stats", "sources")
+#: The sections whose sentences each renderer writes itself (from this view's methods).
+TEXT_SECTIONS: tuple[str, ...] = ("summary", "lens", "narrative", "first", "other_lenses")
 
 
 @dataclass
@@ -313,6 +317,98 @@ class ReportView:
             f = _relative(h.file, self.root)
             return (f"{f}:{h.line}" if h.line else f), None
         return None, None
+
+    def hotspot_source(self, h: Hotspot) -> tuple[Cell, str | None]:
+        """A hot-spot row's source cell, and the profile's own location when that cell names no
+        file: where the attributor found it, else why not (system code, not in the workspace),
+        else the profile's ``file:line``."""
+        att = self.attribution_for(h)
+        own = (f"{h.file}:{h.line}" if h.line else h.file) if h.file else None
+        if att and att.get("status") == AttributionStatus.FOUND.value:
+            return Code(f"{att.get('file')}:{att.get('line')}" if att.get("line") else str(att.get("file"))), None
+        if att:
+            label = ("system / library code" if att.get("status") == AttributionStatus.SYSTEM.value
+                     else "not found in the workspace")
+            return Muted(label + (f" ({att['reason']})" if att.get("reason") else "")), own
+        return (Code(own) if own else "–"), None
+
+    def excerpt_rows(self) -> list[tuple[Hotspot, dict[str, Any], excerpt.Excerpt, str, str]]:
+        """``excerpts()`` with each one's ``file:line`` and its share ("12.5 % self")."""
+        out = []
+        for h, att, ex in self.excerpts():
+            loc = f"{att.get('file')}:{att.get('line')}" if att.get("line") else str(att.get("file"))
+            share = f"{fmt.pct(h.self_pct)} self" if h.self_ms > 0 else f"{fmt.pct(h.total_pct)} with callees"
+            out.append((h, att, ex, loc, share))
+        return out
+
+    def section(self, sid: str):
+        """A data section of ``SECTIONS`` (nodes/report/content.py), built once for every
+        renderer; None when the data has nothing for it."""
+        from nodes.report.content import DATA_SECTIONS
+
+        cache = self.__dict__.setdefault("_sections", {})
+        if sid not in cache:
+            cache[sid] = DATA_SECTIONS[sid](self)
+        return cache[sid]
+
+    def lens_answer(self):
+        """The lens answer's section (``lens_section``) as blocks, or None for the overview."""
+        from nodes.report.content import CodeBlock, Items, Note, Section
+
+        lens = self.lens_section()
+        if lens is None:
+            return None
+        blocks: list[Any] = [Note(line) for line in lens["lines"]]
+        if lens["missing"]:
+            blocks.append(Note(f"{lens['missing']}.", label="Missing"))
+        if lens["partial"]:
+            blocks += [Note("What this data can say:"), Items(tuple(lens["partial"]))]
+        if lens["recipe"]:
+            blocks += [Note(f"To record {lens['recipe_what']}:"), CodeBlock(lens["recipe"])]
+        blocks.append(Note(f"This lens reads: {lens['metrics']}; it needs {lens['needs']}.", quiet=True))
+        return Section("lens", lens["title"], blocks)
+
+    def lens_blocks(self, asked: bool):
+        """The lens data sections (``lens_sections``) as blocks: the question's lens's own one
+        (``asked``, shown under its answer) or the others, in their order."""
+        from nodes.report.content import lens_section
+
+        mine = None if self.lens in (None, "overview") else self.lens
+        return [lens_section(s, mine) for s in self.lens_sections() if (s.lens == mine) == asked]
+
+    def tiles(self) -> list[tuple[str, str, str]]:
+        """The key figures the page shows as tiles under the verdict: (value, label, source)."""
+        a = self.analysis
+        out: list[tuple[str, str, str]] = []
+        src = self.prov.text()
+        if self.wall_ms is not None:  # one duration on the page; the others are labelled in Sources
+            out.append((fmt.dur(self.wall_ms), "wall time of the run", f"{src} · the collector's clock, launch to exit"))
+        elif a.duration_ms:
+            out.append((fmt.ms(a.duration_ms), "capture length", src))
+        fr = a.frames
+        if fr and fr.count:
+            tip = self.prov.text(sections=("frames",))
+            if fr.fps:
+                out.append((f"{fr.fps:.1f}", "frames per second", tip))
+            if fr.jank_ratio is not None:
+                out.append((fmt.ratio_pct(fr.jank_ratio), f"janky (> {fr.budget_ms:.2f} ms)", tip))
+            if fr.p90_ms is not None:
+                out.append((fmt.ms(fr.p90_ms), "frame time p90", tip))
+        if a.startup and a.startup.median_ms is not None:
+            out.append((fmt.ms(a.startup.median_ms), f"launch median ({len(a.startup.runs)} runs)",
+                        self.prov.text(sections=("startup",))))
+        if a.hotspots:
+            h = max(a.hotspots, key=lambda h: h.self_pct)
+            of = {"sample": "sampled time", "import": "import time"}.get(h.kind, "self time")
+            out.append((fmt.pct(h.self_pct), f"{of} in {h.name}", self.prov.text(sections=("hot spots",))))
+        if a.long_tasks:
+            out.append((str(len(a.long_tasks)), "long tasks (≥ 50 ms)", self.prov.text(sections=("long tasks",))))
+        return out
+
+    @staticmethod
+    def finding_metrics(f: Finding) -> str:
+        """A finding's metric values on one line: ``median_ms = 812.5, runs = 5``."""
+        return ", ".join(f"{k} = {fmt.metric(x)}" for k, x in f.metric.items())
 
     def excerpts(self, limit: int = 5) -> list[tuple[Hotspot, dict[str, Any], excerpt.Excerpt]]:
         """The source excerpts worth showing: hot spots with self time, one per location."""
