@@ -21,7 +21,8 @@ MAX_TIMELINE_FRAMES = 3000
 MAX_TIMELINE_LANES = 7
 ICICLE_ROW = 18
 ICICLE_MAX_DEPTH = 18
-IMPORT_ROWS = 30
+#: Most imports the import tree draws (the Slowest imports table shows tables.IMPORT_ROWS).
+IMPORT_CHART_ROWS = 30
 MAX_COUNTER_CHARTS = 6
 
 
@@ -361,7 +362,7 @@ def import_tree(st: StartupStats | None) -> Chart | None:
     total_us = sum(e.cumulative_us for e in imps if e.depth == min(x.depth for x in imps)) or 1.0
     thresh = 0.01 * total_us
     # -X importtime prints children before their parent; reversed, each parent precedes its subtree.
-    rows = [e for e in reversed(imps) if e.cumulative_us >= thresh][:IMPORT_ROWS]
+    rows = [e for e in reversed(imps) if e.cumulative_us >= thresh][:IMPORT_CHART_ROWS]
     if not rows:
         return None
     min_depth = min(e.depth for e in rows)

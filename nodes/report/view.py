@@ -20,7 +20,7 @@ from nodes.perf.model import FRAME_CAUSE_LABELS, AnalysisResult, Finding, FrameC
 from nodes.perf.result import error_location
 from nodes.report import excerpt, fmt
 from nodes.report.fmt import Provenance
-from nodes.report.tables import Cell, Code, Muted
+from nodes.report.tables import HOTSPOT_ROWS, Cell, Code, Muted
 
 
 #: Verdict headline for the worst severity found.
@@ -411,8 +411,8 @@ class ReportView:
         return ", ".join(f"{k} = {fmt.metric(x)}" for k, x in f.metric.items())
 
     def excerpts(self, limit: int = 5) -> list[tuple[Hotspot, dict[str, Any], excerpt.Excerpt]]:
-        """The source excerpts worth showing: hot spots with self time, one per location."""
-        hs = list(self.analysis.hotspots[:30])
+        """The source excerpts worth showing: hot spots of the table with self time, one per location."""
+        hs = list(self.analysis.hotspots[:HOTSPOT_ROWS])
         # callers with no self time (main, <module>) only when nothing has self time
         ordered = [h for h in hs if h.self_ms > 0] or hs
         out: list[tuple[Hotspot, dict[str, Any], excerpt.Excerpt]] = []
@@ -533,11 +533,15 @@ class ReportView:
 
         if lead_family(self.analysis) != "frames":
             return facts
-        first = next((f for f in self.ranked_findings() if f.family == "frames" and f.suggestion), None)
-        lead = [f for f in facts if f[0] == "frames"]
-        if first is not None:
-            lead.append(("suggestion", f"first suggestion: {first.suggestion}" + (f" ({first.link})" if first.link else "")))
+        lead = [f for f in facts if f[0] == "frames"] + self._first_suggestion("frames")
         return lead + [f for f in facts if f[0] != "frames"]
+
+    def _first_suggestion(self, family: str) -> list[tuple[str, str]]:
+        """("suggestion", "first suggestion: …") of the family's first ranked finding that has one."""
+        first = next((f for f in self.ranked_findings() if f.family == family and f.suggestion), None)
+        if first is None:
+            return []
+        return [("suggestion", f"first suggestion: {first.suggestion}" + (f" ({first.link})" if first.link else ""))]
 
     def _app_startup_lead(self, run, facts: list[tuple[str, str]]) -> tuple[str, list[tuple[str, str]]]:
         """"<package> cold start: TTID …, TTFD …", then the biggest part of the breakdown and
@@ -552,11 +556,7 @@ class ReportView:
         if (part := biggest_part(run)) is not None:
             label, dur_ms, share = part
             lead.append(("startup", f"the biggest part is {label} ({fmt.ms(dur_ms)}, {fmt.pct(share)})"))
-        first = next((f for f in self.ranked_findings() if f.family == "startup" and f.suggestion), None)
-        if first is not None:
-            lead.append(("suggestion", f"first suggestion: {first.suggestion}"
-                         + (f" ({first.link})" if first.link else "")))
-        return what, lead + facts
+        return what, lead + self._first_suggestion("startup") + facts
 
     def headline(self) -> str:
         """One sentence: what was measured, for how long, and where the time went (with the
