@@ -217,3 +217,25 @@ def test_the_view_decides_the_order_of_the_sections_in_both(monkeypatch):
     assert md_heads == ["## Sources", f"# PerfScout report — {v.subject}", "## Frames", "## What to look at first"]
     assert re.findall(r'<section id="(\w+)"', page) == order
     assert re.findall(r'<nav>(.*?)</nav>', page)[0].count("<a ") == len(order)
+
+
+def test_the_terminal_summary_lays_out_the_same_tables(monkeypatch):
+    """``perfscout inspect`` (app/analyze_cmd.py ``render``) prints the report's tables: each
+    table it prints is one of nodes/report/tables.py, and it builds no rows of its own (one
+    ``add_row`` in its table layout, one for the findings list)."""
+    import io
+
+    from app import analyze_cmd
+
+    a = analyze_paths([str(ROOT / "tests" / "data" / "perfetto" / "api24_startup_cold.perfetto-trace")])
+    seen = []
+    real = analyze_cmd._rich
+    monkeypatch.setattr(analyze_cmd, "_rich", lambda t, title: seen.append(_key(t)) or real(t, title))
+    analyze_cmd.render(a, io.StringIO())
+    v = build_view(a)
+    want = [tables.hotspots([h for h in a.hotspots if h.thread is None], v.hotspot_source), tables.threads(a.threads),
+            tables.long_tasks(a.long_tasks), tables.phases(a.startup.phases), tables.counters(a.counters)]
+    assert seen == [_key(t) for t in want if t.rows]
+    tree = ast.parse((ROOT / "app" / "analyze_cmd.py").read_text())
+    rows = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "add_row"]
+    assert len(rows) == 2
