@@ -8,9 +8,9 @@ only lay each one out in their own syntax and escape it: which rows, in what ord
 caps, labels and number formats, is decided here or in the table builders, so report.md and
 report.html cannot say different things (issue 26, item 6; tests/test_report_tables.py).
 
-The summary, the lens answer, the narrative and the findings list are text sections: their
-sentences come from the view (``summary_sentences``, ``lens_section``, ``findings_to_act_on``)
-and each renderer writes them in its own way.
+The summary, the lens answer and the narrative are text sections: their sentences come from the
+view (``summary_sentences``, ``lens_answer``, ``NARRATIVE_LABEL``) and each renderer writes them
+in its own way.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Union
 
+from nodes.perf.model import Evidence
 from nodes.report import charts, excerpt, fmt, tables
 from nodes.report.charts import Chart
 from nodes.report.tables import Table
@@ -89,13 +90,34 @@ class Excerpts:
 
 
 @dataclass(frozen=True)
+class FindingItem:
+    """One finding of the list to look at first: its words, its metric line, its evidence."""
+
+    severity: str
+    title: str
+    detail: str
+    suggestion: str | None
+    link: str | None
+    #: ``ReportView.finding_metrics``: "median_ms = 812.5, runs = 5", or "".
+    metrics: str
+    evidence: Evidence | None
+
+
+@dataclass(frozen=True)
+class Findings:
+    """A numbered list of findings."""
+
+    items: tuple[FindingItem, ...]
+
+
+@dataclass(frozen=True)
 class Source:
     """The Source line: the files (and time range, command) the numbers above came from."""
 
     sections: tuple[str, ...] = ()
 
 
-Block = Union[Table, Heading, Note, Items, CodeBlock, Figure, Excerpts, Source]
+Block = Union[Table, Heading, Note, Items, CodeBlock, Figure, Excerpts, Findings, Source]
 
 
 @dataclass
@@ -115,6 +137,17 @@ class Section:
 
 
 # --- the data sections, one function per id of view.SECTIONS --------------------------------
+
+
+def _first(v: ReportView) -> Section | None:
+    """The findings to look at first (``findings_to_act_on``), then what their severities mean."""
+    ranked = v.findings_to_act_on()
+    if not ranked:
+        return None
+    items = tuple(FindingItem(f.severity, f.title, f.detail, f.suggestion, f.link, v.finding_metrics(f), f.evidence)
+                  for f in ranked)
+    return Section("first", "What to look at first", [Findings(items), *(Note(line, quiet=True) for line in v.legend())],
+                   nav="Look at first")
 
 
 def _hotspots(v: ReportView) -> Section | None:
@@ -221,7 +254,7 @@ def _sources(v: ReportView) -> Section:
 
 #: The data sections of view.SECTIONS (the others are the text sections the renderers write).
 DATA_SECTIONS: dict[str, Callable[[ReportView], Section | None]] = {
-    "hotspots": _hotspots, "stacks": _stacks, "frames": _frames, "timeline": _timeline, "startup": _startup,
+    "first": _first, "hotspots": _hotspots, "stacks": _stacks, "frames": _frames, "timeline": _timeline, "startup": _startup,
     "threads": _threads, "counters": _counters, "stats": _stats, "sources": _sources,
 }
 

@@ -19,7 +19,7 @@ from nodes.report.charts import Chart
 from nodes.report.tables import Code, CodeList, Link, MainThread, Muted, Table
 from nodes.report.sections import ChartSet
 from nodes.report.svg import esc
-from nodes.report.view import ReportView
+from nodes.report.view import NARRATIVE_LABEL, NARRATIVE_UNVERIFIED, ReportView
 
 CSS = """
 :root{--bg:#fbfbfc;--fg:#1d2127;--muted:#5d6673;--card:#fff;--line:#d9dde3;--accent:#2f6fd6;--soft:#b9cff2;
@@ -150,6 +150,14 @@ def _block(v: ReportView, cs: ChartSet, b: content.Block, sources: tuple[str, ..
         return f"<pre><code>{esc(b.text)}</code></pre>"
     if isinstance(b, content.Source):
         return _src(v, None, *b.sections)
+    if isinstance(b, content.Findings):
+        return '<ol class="findings">' + "".join(
+            f'<li><span class="badge sev-{esc(f.severity)}">{esc(f.severity)}</span> <b>{esc(f.title)}</b>'
+            f"<div>{esc(f.detail)}</div>"
+            + (f"<div>Suggestion: {esc(f.suggestion)}" + (f' (<a href="{esc(f.link)}">docs</a>)' if f.link else "")
+               + "</div>" if f.suggestion else "")
+            + (f'<div class="src">{esc(f.metrics)}</div>' if f.metrics else "")
+            + _src(v, f.evidence) + "</li>" for f in b.items) + "</ol>"
     if isinstance(b, content.Excerpts):
         return f'<h3 id="excerpts">{esc(b.title)}</h3>' + "".join(
             f'<div class="excerpt-head"><b>{esc(x.name)}</b> — <code>{esc(x.loc)}</code> '
@@ -202,13 +210,12 @@ def _narrative(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: li
     """A model's narrative, labelled, or why there is none."""
     if v.narrative:
         unverified = (
-            f'<p class="src">Numbers not found in the computed findings: {esc(", ".join(v.narrative_unverified))}</p>'
+            f'<p class="src">{esc(NARRATIVE_UNVERIFIED)}{esc(", ".join(v.narrative_unverified))}</p>'
             if v.narrative_unverified
             else ""
         )
         body.append(
-            '<section id="narrative" class="card narrative"><p class="label">Narrative written by a language model '
-            "from the computed findings below. It adds no measurement; where it disagrees with them, the findings are right.</p>"
+            f'<section id="narrative" class="card narrative"><p class="label">{esc(" ".join(NARRATIVE_LABEL))}</p>'
             + "".join(f"<p>{esc(p)}</p>" for p in v.narrative.split("\n\n") if p.strip())
             + unverified
             + "</section>"
@@ -217,33 +224,11 @@ def _narrative(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: li
         body.append(f'<p class="src">{esc(v.narrative_note)}</p>')
 
 
-def _first(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: list[str]) -> None:
-    """The findings to look at first, and what their severities mean."""
-    ranked = v.findings_to_act_on()
-    if ranked:
-        nav.append(("first", "Look at first"))
-        items = []
-        for f in ranked:
-            metric = v.finding_metrics(f)
-            items.append(
-                f'<li><span class="badge sev-{esc(f.severity)}">{esc(f.severity)}</span> <b>{esc(f.title)}</b>'
-                f"<div>{esc(f.detail)}</div>"
-                + (f"<div>Suggestion: {esc(f.suggestion)}" + (f' (<a href="{esc(f.link)}">docs</a>)' if f.link else "")
-                   + "</div>" if f.suggestion else "")
-                + (f'<div class="src">{esc(metric)}</div>' if metric else "")
-                + _src(v, f.evidence)
-                + "</li>"
-            )
-        legend = "".join(f'<p class="src">{esc(line)}</p>' for line in v.legend())
-        body.append(f'<section id="first"><h2>What to look at first</h2><ol class="findings">{"".join(items)}</ol>'
-                    f"{legend}</section>")
-
-
 #: The text sections of nodes/report/view.py (TEXT_SECTIONS), written as HTML: each appends its
 #: part of the page to ``body`` and its link to ``nav``; the data sections are laid out from
 #: their blocks (``_section``).
 _SECTIONS: dict[str, Callable[[ReportView, ChartSet, list[tuple[str, str]], list[str]], None]] = {
-    "summary": _summary, "lens": _lens, "narrative": _narrative, "first": _first, "other_lenses": _other_lenses,
+    "summary": _summary, "lens": _lens, "narrative": _narrative, "other_lenses": _other_lenses,
 }
 
 
@@ -260,7 +245,7 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
             _section(v, cs, v.section(sid), nav, body)
 
     navhtml = "".join(f'<a href="#{k}">{esc(t)}</a>' for k, t in nav)
-    title = f"PerfScout report — {v.subject}"
+    title = v.title
     return (
         "<!doctype html>\n"
         f'<html lang="en"><head><meta charset="utf-8">'
@@ -268,7 +253,7 @@ def render_html(v: ReportView, cs: ChartSet) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         f'<meta name="color-scheme" content="light dark">'
         f"<title>{esc(title)}</title><style>{CSS}</style></head>"
-        f'<body><main><header><h1>PerfScout report — {esc(v.subject)}</h1><div class="meta">{esc(a.format)}'
+        f'<body><main><header><h1>{esc(title)}</h1><div class="meta">{esc(a.format)}'
         f" · {esc(v.generated_at)} · files and commands under <a href=\"#sources\">Sources</a></div><nav>{navhtml}</nav></header>"
         + "".join(body)
         + "</main></body></html>\n"

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from nodes.perf.model import Evidence
 from nodes.report import charts, content, excerpt, tables
 from nodes.report.tables import Code, CodeList, Link, MainThread, Muted, Table
-from nodes.report.view import ReportView
+from nodes.report.view import NARRATIVE_LABEL, NARRATIVE_UNVERIFIED, ReportView
 
 _LANG = {".py": "python", ".js": "javascript", ".ts": "typescript", ".java": "java", ".kt": "kotlin",
          ".c": "c", ".cc": "cpp", ".cpp": "cpp", ".h": "c", ".rs": "rust", ".go": "go", ".ets": "typescript"}
@@ -96,6 +96,16 @@ def _block(v: ReportView, b: content.Block) -> list[str]:
         return ["```text", b.text, "```", ""]
     if isinstance(b, content.Source):
         return [_src(v, None, *b.sections), ""]
+    if isinstance(b, content.Findings):
+        out = []
+        for i, f in enumerate(b.items, 1):
+            out.append(f"{i}. **[{f.severity}] {f.title}** — {f.detail}")
+            if f.suggestion:
+                out.append(f"   Suggestion: {cell(f.suggestion)}" + (f" ([docs]({f.link}))" if f.link else ""))
+            if f.metrics:
+                out.append("   " + f.metrics)
+            out.append("   " + _src(v, f.evidence))
+        return out + [""]
     if isinstance(b, content.Excerpts):
         out = [f"### {cell(b.title)}", ""]
         for x in b.items:
@@ -117,7 +127,7 @@ def _section(v: ReportView, sec: content.Section | None) -> list[str]:
 
 def _summary(v: ReportView) -> list[str]:
     """The title, the answer's sentences and their source."""
-    out: list[str] = [f"# PerfScout report — {cell(v.subject)}", ""]
+    out: list[str] = [f"# {cell(v.title)}", ""]
     first, *rest = v.summary_sentences()
     out.append(" ".join([f"**{first}**", *rest]))
     out += ["", _src(v), ""]
@@ -141,39 +151,20 @@ def _narrative(v: ReportView) -> list[str]:
     """A model's narrative, labelled, or why there is none."""
     out: list[str] = []
     if v.narrative:
-        out += ["> **Narrative written by a language model** from the computed findings below. It adds no",
-                "> measurement; where it disagrees with them, the findings are right.", ">"]
+        out += [f"> **{NARRATIVE_LABEL[0]}** {NARRATIVE_LABEL[1]}", ">"]
         out += ["> " + line if line.strip() else ">" for line in v.narrative.splitlines()]
         if v.narrative_unverified:
-            out += [">", "> _Numbers not found in the computed findings: " + cell(", ".join(v.narrative_unverified)) + "_"]
+            out += [">", f"> _{NARRATIVE_UNVERIFIED}" + cell(", ".join(v.narrative_unverified)) + "_"]
         out.append("")
     elif v.narrative_note:
         out += [f"_{v.narrative_note}_", ""]
     return out
 
 
-def _first(v: ReportView) -> list[str]:
-    """The findings to look at first, and what their severities mean."""
-    out: list[str] = []
-    ranked = v.findings_to_act_on()
-    if ranked:
-        out += ["## What to look at first", ""]
-        for i, f in enumerate(ranked, 1):
-            out.append(f"{i}. **[{f.severity}] {f.title}** — {f.detail}")
-            if f.suggestion:
-                out.append(f"   Suggestion: {cell(f.suggestion)}" + (f" ([docs]({f.link}))" if f.link else ""))
-            if f.metric:
-                out.append("   " + v.finding_metrics(f))
-            out.append("   " + _src(v, f.evidence))
-        out.append("")
-        out += [f"_{cell(line)}_" for line in v.legend()] + [""]
-    return out
-
-
 #: The text sections of nodes/report/view.py (TEXT_SECTIONS), written in Markdown; the data
 #: sections are laid out from their blocks (``_section``).
 _SECTIONS: dict[str, Callable[[ReportView], list[str]]] = {
-    "summary": _summary, "lens": _lens, "narrative": _narrative, "first": _first, "other_lenses": _other_lenses,
+    "summary": _summary, "lens": _lens, "narrative": _narrative, "other_lenses": _other_lenses,
 }
 
 

@@ -52,7 +52,14 @@ class ReportInputError(ValueError):
 SECTIONS: tuple[str, ...] = ("summary", "lens", "narrative", "first", "hotspots", "stacks", "frames", "timeline", "startup",
                              "threads", "other_lenses", "counters", "stats", "sources")
 #: The sections whose sentences each renderer writes itself (from this view's methods).
-TEXT_SECTIONS: tuple[str, ...] = ("summary", "lens", "narrative", "first", "other_lenses")
+TEXT_SECTIONS: tuple[str, ...] = ("summary", "lens", "narrative", "other_lenses")
+
+#: How a model's narrative is labelled (bold part, the rest), and the line under it that lists
+#: the numbers it cites that the computed facts do not hold.
+NARRATIVE_LABEL = ("Narrative written by a language model",
+                   "from the computed findings below. It adds no measurement; where it disagrees with them, the "
+                   "findings are right.")
+NARRATIVE_UNVERIFIED = "Numbers not found in the computed findings: "
 
 
 @dataclass
@@ -224,6 +231,11 @@ class ReportView:
         return out[:20]
 
     # --- the verdict ----------------------------------------------------------------------
+    @property
+    def title(self) -> str:
+        """The report's title: ``PerfScout report — <what was measured>``."""
+        return f"PerfScout report — {self.subject}"
+
     @property
     def subject(self) -> str:
         """What was measured, short: the script or command that ran, else the data file(s).
