@@ -150,7 +150,7 @@ def render(result: AnalysisResult, out: TextIO | None = None) -> None:
             t.add_row(f"[{colors.get(f.severity, '')}]{f.severity}[/]", e(f.title), e(f.detail))
         con.print(t)
 
-    overall = [h for h in r.hotspots if h.thread is None]
+    overall = [h for h in r.hotspots if h.overall]
     if overall:
         from nodes.report.view import build_view
 

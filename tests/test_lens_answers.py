@@ -285,3 +285,15 @@ def test_a_chrome_protobuf_trace_without_scrolling_names_chromes_events(ps):
     assert _lines(r)[0] == ("This data cannot tell the scrolling: no Chrome's scroll updates (EventLatency) and "
                             "input-to-frame latency and no frames in this data.")
     assert any("EventLatency" in x or "input.scrolling" in x for x in _lines(r)[1:])  # the recipe
+
+
+def test_the_memory_answer_names_gc_pauses_and_the_main_threads_wait(tmp_path, perfscout_home):
+    """api24's one GC (tests/test_lens_memory.py computes its numbers from the decoded capture)
+    is in the memory answer's first line: its pause and the main thread's wait for it."""
+    shutil.copy(DATA / "perfetto/api24_startup_cold.perfetto-trace", tmp_path / "api24_startup_cold.perfetto-trace")
+    with PerfScout(Settings.from_env(), workspace=tmp_path) as p:
+        r = p.ask("看看这份 trace 的内存和 GC api24_startup_cold.perfetto-trace")
+    first = _lines(r)[0]
+    assert r.route_info["lens"] == "memory" and first.startswith("Memory: ")
+    assert ("GC: com.google.android.gms.persistent 1 GC (24.8 ms; its threads paused 0.62 ms; "
+            "main thread waited 0.03 ms for GC, 2 time(s))") in first

@@ -247,7 +247,7 @@ def cpu(a) -> Reading:
         nr = [x for x in _not_read(a) if "sample" in x.lower()]
         return Reading("cpu", s + ".", fine=fine, not_read=nr[0] if nr else None,
                        numbers={"processes": procs[:10], "threads": threads[:10]})
-    sampled = [h for h in a.hotspots if h.thread is None and h.kind in ("sample", "call") and h.self_ms > 0]
+    sampled = [h for h in a.hotspots if h.overall and h.kind in ("sample", "call") and h.self_ms > 0]
     if sampled:
         h = sampled[0]
         where = f" ({h.file}:{h.line})" if h.file and h.line else ""

@@ -109,9 +109,14 @@ def hotspots(hs: Sequence[Hotspot], source: Callable[[Hotspot], tuple[Cell, str 
     for i, h in enumerate(hs[:HOTSPOT_ROWS], 1):
         where, note = source(h)
         rows.append([str(i), Code(h.name, note), fmt.ms(h.self_ms), fmt.pct(h.self_pct), fmt.ms(h.total_ms),
-                     fmt.pct(h.total_pct), fmt.num(h.count), h.thread or "all", where])
+                     fmt.pct(h.total_pct), fmt.num(h.count), hotspot_scope(h), where])
     return Table(_cols(("#", True), ("function / slice", False), ("self", True), ("self %", True), ("total", True),
                        ("total %", True), ("count", True), ("thread", False), ("source", False)), rows)
+
+
+def hotspot_scope(h: Hotspot) -> str:
+    """What a hot-spot row covers: its thread, a process's threads, or all the data."""
+    return h.thread or (f"{h.process}, all threads" if h.process else "all")
 
 
 def stack_text(frames: Sequence[str]) -> str:
@@ -126,7 +131,8 @@ def stacks(ss: Sequence[StackWeight]) -> Table:
     total = sum(s.weight_ms for s in ss) or 1.0
     return Table(
         _cols(("time", True), ("share", True), ("thread", False), ("stack (leaf last)", False)),
-        [[fmt.ms(s.weight_ms), fmt.pct(100 * s.weight_ms / total), s.thread or "–", Code(stack_text(s.frames))]
+        [[fmt.ms(s.weight_ms), fmt.pct(100 * s.weight_ms / total), (s.thread or "–") + (" (sampled)" if s.sampled else ""),
+          Code(stack_text(s.frames))]
          for s in sorted(ss, key=lambda s: -s.weight_ms)[:STACK_ROWS]],
         drawn_as="icicle",
     )

@@ -314,7 +314,7 @@ class ReportView:
     def top_hotspot(self) -> Hotspot | None:
         """The hot spot with the largest self share over all threads (per-thread rows only if
         the data has no overall ones)."""
-        hs = [h for h in self.analysis.hotspots if h.thread is None] or list(self.analysis.hotspots)
+        hs = [h for h in self.analysis.hotspots if h.overall] or list(self.analysis.hotspots)
         hs = [h for h in hs if h.self_ms > 0] or hs
         return max(hs, key=lambda h: h.self_pct) if hs else None
 
