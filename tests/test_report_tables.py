@@ -68,10 +68,11 @@ def test_every_section_is_built_once_or_has_a_writer_in_both_renderers():
 
 #: Real captures (tests/data, see SOURCES.md) that fill every data section between them: a
 #: Chrome trace (hot spots, untraced task time, long tasks, threads), gfxinfo (frames), two
-#: Perfetto startups (launch, breakdown, ART, counters, the lens sections), a Chrome scroll.
+#: Perfetto startups (launch, breakdown, ART, counters, the lens sections), a Chrome scroll, CPU
+#: samples of several processes (per-process hot-spot rows, sampled stacks).
 CAPTURES = ["report/chrome116-devtools-trace.json", "report/gfxinfo-reactnativefeed-flashlight.txt",
             "perfetto/api24_startup_cold.perfetto-trace", "perfetto/api32_startup_warm.perfetto-trace",
-            "web/scroll.trace.json.gz"]
+            "web/scroll.trace.json.gz", "perfetto/ms_android12_emulator_sched_cpusampling.pftrace"]
 
 
 def _key(t: tables.Table) -> tuple:
