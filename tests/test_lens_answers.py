@@ -200,6 +200,23 @@ def test_a_device_meminfo_leads_with_its_ram_and_largest_processes():
     assert f"largest by PSS: {first_proc.group(2)} {int(first_proc.group(1).replace(',', '')) / 1024:,.1f} MB" in lead
 
 
+def test_a_startup_question_on_an_importtime_log_is_answered_with_the_import_tree():
+    """-X importtime is a Python program's start: "why is startup slow" once heard "no launch of
+    a program or an Android app" and a Perfetto recipe."""
+    import re
+
+    from nodes.perf.analysis import analyze_file
+    from nodes.perf.lens_readers import startup
+
+    src = DATA / "perf" / "importtime-json-csv-argparse.log"
+    rows = [m.groups() for m in re.finditer(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)$", src.read_text(), re.M)]
+    total_ms = sum(int(c) for _s, c, ind, _m in rows if len(ind) == 1) / 1000.0
+    heaviest = max(rows, key=lambda r: int(r[0]))[3]
+    got = startup(analyze_file(str(src)))
+    assert got.missing is None and got.numbers["import_ms"] == pytest.approx(total_ms, rel=0.01)
+    assert got.lead.startswith("Imports take ") and f"heaviest by own time: {heaviest} " in got.lead
+
+
 def test_no_task_runner_leads_the_hot_spots_and_scrolling_is_answered_from_frames(ps):
     r = ps.ask("why is scrolling janky in chrome-android-thread-time.json.gz?")
     first = _lines(r)[0]

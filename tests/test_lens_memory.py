@@ -78,6 +78,19 @@ def test_app_rss_parts_and_heap_max_and_last_equal_an_independent_decode():
     assert app.rss_max_mb == pytest.approx(118.996, rel=0.01)  # process_stats vm_rss_kb / 1024
     text = summarize_memory(res.memory)
     assert text.startswith(f"{APP} RSS peak 119.0 MB, mem.rss")
+    # growth is said from a series with two readings: process_stats gave mem.rss once, rss_stat
+    # followed mem.rss.anon ("mem.rss 119.0 → 119.0 MB (+0.0)" once claimed no growth)
+    anon = got["mem.rss.anon"]
+    assert got["mem.rss"].points == 1 and anon.points >= 2
+    assert f"{APP} RSS peak 119.0 MB, mem.rss.anon {anon.start:.1f} → {anon.end:.1f} MB ({anon.growth:+.1f} MB)" in text
+
+
+def test_a_lone_reading_says_growth_is_unknown():
+    res = analyze_file(COLD)
+    lone = [p for p in res.memory.processes[:3] if all(s.points < 2 for s in p.series)]
+    assert lone  # the cold trace scanned its processes once, at the start
+    text = summarize_memory(res.memory)
+    assert "+0.0" not in text and text.count("one reading: growth unknown") == len(lone)
 
 
 def test_gc_events_follow_the_stdlib_rule():

@@ -558,12 +558,13 @@ class ReportView:
     def _app_startup_lead(self, run, facts: list[tuple[str, str]]) -> tuple[str, list[tuple[str, str]]]:
         """"<package> cold start: TTID …, TTFD …", then the biggest part of the breakdown and
         the first suggestion before the other facts."""
-        from nodes.perf.findings.startup import biggest_part, display_times
+        from nodes.perf.findings.startup import biggest_part, display_times, vitals_verdict
 
         shown = display_times(run)
         n = len(self.analysis.startup.runs) if self.analysis.startup else 1
         more = f" (first of {n} launches)" if n > 1 else ""
-        what = f"{run.package} {run.kind} start{more}: {', '.join(shown)}; the launch took {fmt.ms(run.total_ms)}"
+        what = (f"{run.package} {run.kind} start{more}: {', '.join(shown)}; the launch took {fmt.ms(run.total_ms)} "
+                f"({vitals_verdict(run)})")
         lead: list[tuple[str, str]] = []
         if (part := biggest_part(run)) is not None:
             label, dur_ms, share = part

@@ -149,13 +149,18 @@ def summarize_memory(m: MemoryStats | None, top: int = 3) -> str:
         return "No memory data: the trace has no process_stats, rss_stat or heap counters."
     parts = []
     for p in m.processes[:top]:
-        main = next((s for s in p.series if s.name == "mem.rss"), None) or next(
-            (s for s in p.series if s.name == "mem.rss.anon"), None) or (p.series[0] if p.series else None)
+        # growth needs two readings: a lone process_stats scan of mem.rss says nothing about it,
+        # while rss_stat may have followed mem.rss.anon all along (api32_startup_warm: 1 vs 43 points)
+        ordered = ([s for s in p.series if s.name == "mem.rss"] + [s for s in p.series if s.name == "mem.rss.anon"]
+                   + list(p.series))
+        main = next((s for s in ordered if s.points >= 2), None) or (ordered[0] if ordered else None)
         bit = f"{p.name}"
         if p.rss_max_mb is not None:
             bit += f" RSS peak {p.rss_max_mb:.1f} MB"
-        if main is not None:
-            bit += f", {main.name} {main.start:.1f} → {main.end:.1f} {main.unit} ({main.growth:+.1f})"
+        if main is not None and main.points >= 2:
+            bit += f", {main.name} {main.start:.1f} → {main.end:.1f} {main.unit} ({main.growth:+.1f} {main.unit})"
+        elif main is not None:
+            bit += f", {main.name} {main.start:.1f} {main.unit} (one reading: growth unknown)"
         if p.gc and p.gc.count:
             bit += ", " + gc_words(p.gc)
         parts.append(bit)
