@@ -253,3 +253,19 @@ def test_an_actual_surface_frame_whose_frame_end_never_arrives_still_counts(tmp_
     assert fs.pid == app and fs.count == per_pid[app]
     assert fs.max_ms is not None and len(fs.durations_ms) <= per_pid[app] - 3
     assert data.frame_summary["frame_timeline_surface_frames"] == float(len(starts))
+
+
+def test_a_frame_rate_needs_ten_frames_over_the_span_they_cover(cold):
+    """api24's cold start drew 3 frames: no "5.7 FPS" (a launch's first frames are no rate;
+    Macrobenchmark's FrameTimingMetric states none). The emulator's 70 SystemUI frames: their
+    count over first start → last end, read back from the per-frame starts and durations."""
+    from nodes.perf.metrics.frames import FPS_MIN_FRAMES
+    from nodes.report.view import build_view
+
+    fs = cold.frames
+    assert fs.count == 3 < FPS_MIN_FRAMES and fs.fps is None
+    assert "FPS" not in " ".join(build_view(cold.model_dump()).summary_sentences())
+    emu = analyze_file(str(EMU)).frames
+    assert len(emu.starts_ms) == len(emu.durations_ms) == 70  # every frame kept (no sub-sampling)
+    span_s = (emu.starts_ms[-1] + emu.durations_ms[-1] - emu.starts_ms[0]) / 1000.0
+    assert emu.fps == pytest.approx(70 / span_s, rel=1e-3)

@@ -138,15 +138,15 @@ def test_chrome_frames_from_begin_draw_and_main_thread_requests():
 
 def test_reader_frames_with_expected_durations_and_producer_verdict():
     pd = _pd("perfetto")
-    for i in range(8):
+    for i in range(12):  # a rate from FPS_MIN_FRAMES (10) frames (nodes/perf/metrics/frames.py)
         pd.add_frame(Frame(ts_us=i * 8333.0, dur_us=9000.0 if i == 3 else 5000.0, budget_us=8333.0,
                            janky=(i == 3), jank_type="App Deadline Missed" if i == 3 else None, pid=9))
-    pd.frame_summary["total_frames"] = 8
+    pd.frame_summary["total_frames"] = 12
     res = compute(pd)
     fs = res.frames
     assert fs.budget_source == "expected frames" and fs.budget_ms == pytest.approx(8.333)
     assert fs.jank_count == 1 and fs.worst[0].jank_type == "App Deadline Missed"
-    assert fs.fps == pytest.approx(8 / ((7 * 8333 + 5000) / 1e6), rel=1e-3)
+    assert fs.fps == pytest.approx(12 / ((11 * 8333 + 5000) / 1e6), rel=1e-3)
 
 
 def test_summary_only_frames_from_a_tool():

@@ -29,6 +29,10 @@ from nodes.perf.parsers.perfetto_frames import jank_components
 NO_APP_CHOSEN_BY = "most frames (no app identified)"
 #: At most this many janky frames of the app get a cause (the worst first): bounded work.
 MAX_CAUSE_FRAMES = 200
+#: A frame rate needs this many frames: a launch's first 2 or 3 frames over the half second
+#: they span are no rate (api24's cold start read "5.7 FPS"). Macrobenchmark's
+#: FrameTimingMetric states no rate at all (frame count, frameDurationCpuMs, frameOverrunMs).
+FPS_MIN_FRAMES = 10
 #: How many worst frames the result lists.
 WORST_FRAMES = 5
 #: How many other processes' frame summaries the result lists.
@@ -138,7 +142,7 @@ def frames(ctx) -> FrameStats | None:
     fs.p50_ms, fs.p90_ms, fs.p99_ms = (round(_q(sd, q), 3) for q in (50, 90, 99))  # type: ignore[misc]
     fs.max_ms = round(sd[-1], 3)
     span_us = (frames[-1].ts_us + frames[-1].dur_us) - frames[0].ts_us
-    if span_us > 0 and len(frames) > 1:
+    if span_us > 0 and len(frames) >= FPS_MIN_FRAMES:
         fs.fps = round(len(frames) / (span_us / 1e6), 2)
     step = max(1, math.ceil(len(frames) / MAX_FRAME_POINTS))
     fs.durations_ms = [round(d, 3) for d in durs[::step]]
