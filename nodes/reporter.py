@@ -32,7 +32,9 @@ def _answer(view: Any, report: Mapping[str, str], lead: str | None = None) -> st
     lens question the lens's numbers — then the verdict and the first findings, then where the
     full report is; no paths in the sentences. ``lead``: a follow-up's own answer, first."""
     lines = ([lead] if lead else []) + view.answer_lines()
-    ranked = view.ranked_findings()
+    # the verdict's order (nodes/perf/findings to_act_on): its "look first at X" is item 1 here,
+    # not a startup's info fact the first sentence already said (api24: "1. [info] Cold startup")
+    ranked = view.findings_to_act_on()
     if view.lens_reading() is not None:
         ranked = [f for f in ranked if view.in_lens(f)]  # the others are the "also" sentence
     ranked = ranked[:3]

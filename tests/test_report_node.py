@@ -239,3 +239,22 @@ def test_the_analyze_route_ends_in_a_report_through_the_real_graph(tmp_path):
     md = Path(out["report"]["markdown"]).read_text()
     assert "| request | 解读一下 trace.json |" in md and "| route | analyze" in md
     assert out["answer"].endswith(out["report"]["markdown"] + " (also json, speedscope, trace_events)")
+
+
+def test_the_verdict_names_item_one_of_the_listed_findings_on_a_cold_start(tmp_path):
+    """api24's cold start: the verdict said 'look first at "Janky frames …"' while the list began
+    '1. [info] Cold startup' (the startup's fact, which the first sentence already says). The
+    list now has the verdict's order (nodes/perf/findings to_act_on)."""
+    import re
+
+    from nodes.perf.analysis import analyze_file
+
+    a = analyze_file(str(Path(__file__).parent / "data" / "perfetto" / "api24_startup_cold.perfetto-trace"))
+    state = _state(analysis=a.model_dump(mode="json"), attribution=None, collected=None,
+                   messages=[HumanMessage(content="analyze api24_startup_cold.perfetto-trace")],
+                   _route="analyze", route_info={"route": "analyze", "tier": "rule", "reason": "a trace"})
+    ans = reporter.make(NodeContext(runs_dir=str(tmp_path)))(state)["answer"]
+    named = re.search(r'look first at "([^"]+)"', ans).group(1)
+    listed = re.findall(r"^  \d+\. \[(\w+)\] (.+)$", ans, re.M)
+    assert listed[0] == ("high", named)
+    assert [s for s, _ in listed] == sorted((s for s, _ in listed), key=["high", "medium", "low", "info"].index)
