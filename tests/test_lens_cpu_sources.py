@@ -1,0 +1,83 @@
+"""The CPU lens on data that measures CPU without a scheduler trace: ``dumpsys cpuinfo``, ``top``
+(toybox and Android 7's), ``perf stat``, Chrome's thread time. Each expected value is read here
+from the capture's own text (regexes / json), never from PerfScout's readers."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.api import PerfScout
+from app.settings import Settings
+from nodes.perf import formats
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture
+def ps(tmp_path, perfscout_home):
+    with PerfScout(Settings.from_env(), workspace=tmp_path) as p:
+        yield p
+
+
+def _ask(ps, tmp_path, rel: str, question: str):
+    src = DATA / rel
+    shutil.copy(src, tmp_path / src.name)
+    r = ps.ask(f"{question} {src.name}")
+    assert r.route == "analyze" and r.route_info["lens"] == "cpu", (r.route, r.route_info, r.answer)
+    return src.read_text(), (r.answer or "").splitlines()[0]
+
+
+def _p(v: float) -> str:
+    return f"{v:.1f} %"
+
+
+def test_the_dumps_are_read_by_the_registered_cpuinfo_reader():
+    for name in ("top.txt", "cpuinfo.txt", "top-android7.txt"):
+        assert formats.detect(str(DATA / "android" / name))[0] == "cpuinfo"
+
+
+def test_dumpsys_cpuinfo_answers_with_its_shares_of_all_cores_over_its_window(ps, tmp_path):
+    text, first = _ask(ps, tmp_path, "android/cpuinfo.txt", "哪个进程最耗 CPU")
+    a, b = map(int, re.search(r"CPU usage from (\d+)ms to (\d+)ms ago", text).groups())
+    procs = [(n, float(v)) for v, n in re.findall(r"^\s*\+?([\d.]+)% \d+/([^:]+):", text, re.M)][:3]
+    total = float(re.search(r"^([\d.]+)% TOTAL", text, re.M).group(1))
+    assert first == (f"CPU by process (dumpsys cpuinfo, % of all cores over the {(a - b) / 1000:.1f} s window): "
+                     + ", ".join(f"{n} {_p(v)}" for n, v in procs) + f"; {_p(total)} of all cores busy in all.")
+
+
+def test_toybox_top_answers_with_its_shares_of_one_core(ps, tmp_path):
+    text, first = _ask(ps, tmp_path, "android/top.txt", "哪个进程最耗 CPU")
+    cap, idle = map(int, re.search(r"^(\d+)%cpu.*?(\d+)%idle", text, re.M).groups())
+    rows = [(line.split()[-1], float(line.split()[8])) for line in text.splitlines() if re.match(r"^\s*\d+ ", line)]
+    rows.sort(key=lambda r: -r[1])
+    assert first == ("CPU by process (top, % of one core in one snapshot): "
+                     + ", ".join(f"{n} {_p(v)}" for n, v in rows[:3]) + f"; {_p(100 * (cap - idle) / cap)} of all cores busy in all.")
+
+
+def test_android7_top_answers_with_its_cpu_column(ps, tmp_path):
+    text, first = _ask(ps, tmp_path, "android/top-android7.txt", "哪个进程最耗 CPU")
+    total = sum(map(int, re.search(r"User (\d+)%, System (\d+)%, IOW (\d+)%, IRQ (\d+)%", text).groups()))
+    rows = [(line.split()[-1], float(re.search(r"(\d+)%", line).group(1))) for line in text.splitlines()
+            if re.match(r"^\s*\d+\s+\d+\s+\d+%", line)]
+    assert first == ("CPU by process (top, % of one core in one snapshot): "
+                     + ", ".join(f"{n} {_p(v)}" for n, v in rows[:3]) + f"; {_p(total)} of all cores busy in all.")
+
+
+def test_perf_stat_answers_with_task_clock_user_and_sys(ps, tmp_path):
+    text, first = _ask(ps, tmp_path, "perf/perf-stat-two_sum.txt", "how much CPU time did it use")
+    runs = []
+    for i, block in enumerate(text.split("---"), 1):
+        cmd = re.search(r"counter stats for '([^']+)'", block).group(1)
+        clock = float(re.search(r"([\d,.]+) msec task-clock", block).group(1).replace(",", ""))
+        util = float(re.search(r"#\s+([\d.]+) CPUs utilized", block).group(1))
+        user = float(re.search(r"([\d.]+) seconds user", block).group(1))
+        runs.append((clock, f"run {i}: {cmd}", util, user))
+    runs.sort(key=lambda r: -r[0])
+    clock, name, util, user = runs[0]
+    assert first.startswith(f"CPU time (perf stat): {name} {clock / 1000:.1f} s task-clock ({util:.2f} CPUs utilized, "
+                            f"user {user:.1f} s, sys ")
+    assert "no CPU time" not in first
