@@ -81,3 +81,52 @@ def test_perf_stat_answers_with_task_clock_user_and_sys(ps, tmp_path):
     assert first.startswith(f"CPU time (perf stat): {name} {clock / 1000:.1f} s task-clock ({util:.2f} CPUs utilized, "
                             f"user {user:.1f} s, sys ")
     assert "no CPU time" not in first
+
+
+def _self_ms_by_name(events: list[dict]) -> dict[str, float]:
+    """Self time of complete ('X') events per name: duration minus the children's, per thread."""
+    out: dict[str, float] = {}
+    by_thread: dict[tuple, list[dict]] = {}
+    for e in events:
+        if e.get("ph") == "X" and "dur" in e:
+            by_thread.setdefault((e.get("pid"), e.get("tid")), []).append(e)
+    for evs in by_thread.values():
+        evs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack: list[list] = []  # [end, name, child time]
+        def close(until: float) -> None:
+            while stack and stack[-1][0] <= until:
+                end, name, child, dur = stack.pop()
+                out[name] = out.get(name, 0.0) + (dur - child) / 1000.0
+                if stack:
+                    stack[-1][2] += dur
+        for e in evs:
+            close(e["ts"])
+            stack.append([e["ts"] + e["dur"], e["name"], 0.0, e["dur"]])
+        close(float("inf"))
+    return out
+
+
+def test_a_cpu_question_on_a_tracing_profile_answers_with_its_wall_time_hot_spots(ps, tmp_path):
+    import json
+
+    text, first = _ask(ps, tmp_path, "perf/viztracer-multithread.json", "哪里最耗时")
+    selfs = _self_ms_by_name(json.loads(text)["traceEvents"])
+    name, ms = max(selfs.items(), key=lambda kv: kv[1])
+    assert first.startswith(f"{_p(100 * ms / sum(selfs.values()))} of the traced wall time is in {name} by itself")
+    assert "wall time, not CPU time" in first
+
+
+def test_a_cpu_question_on_py_spy_says_what_its_samples_are(ps, tmp_path):
+    import json
+    from collections import Counter
+
+    text, first = _ask(ps, tmp_path, "perf/pyspy-slowapp.speedscope.json", "哪里最耗时")
+    doc = json.loads(text)
+    frames = doc["shared"]["frames"]
+    leaf = Counter()
+    for prof in doc["profiles"]:
+        for stack, w in zip(prof["samples"], prof["weights"]):
+            leaf[frames[stack[-1]]["name"]] += w
+    name, w = leaf.most_common(1)[0]
+    assert first.startswith(f"{_p(100 * w / sum(leaf.values()))} of py-spy's samples are in {name} (")
+    assert "--idle" in first

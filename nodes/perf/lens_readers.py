@@ -324,11 +324,28 @@ def cpu(a) -> Reading:
         h = sampled[0]
         where = f" ({h.file}:{h.line})" if h.file and h.line else ""
         what = "sampled" if h.kind == "sample" else "profiled"
-        s = f"{pct(h.self_pct)} of the {what} CPU time is in {h.name}{where} by itself"
+        producer = str((a.meta or {}).get("producer") or "")
+        # py-spy samples wall-clock stacks and drops idle ones unless run with --idle; the file
+        # does not record which, so the sentence says it.
+        if producer.startswith("py-spy"):
+            s = (f"{pct(h.self_pct)} of py-spy's samples are in {h.name}{where} by itself"
+                 " (on-CPU stacks unless it ran with --idle, which the file does not record)")
+        else:
+            s = f"{pct(h.self_pct)} of the {what} CPU time is in {h.name}{where} by itself"
         if len(sampled) > 1:
             s += "; then " + ", ".join(f"{x.name} {pct(x.self_pct)}" for x in sampled[1:3])
         return Reading("cpu", s + ".", fine=fine, numbers={"top": h.name, "self_pct": h.self_pct})
     missing = "no CPU time: the data has no scheduler events (sched_switch) and no CPU samples"
+    traced = [h for h in a.hotspots if h.overall and h.kind == "slice" and h.self_ms > 0]
+    if traced:
+        # A tracing profile (viztracer, a Chrome trace without samples): "where does the time go"
+        # is answered by its hot spots, named as wall time — a sleep or a lock wait is in it.
+        h = traced[0]
+        s = (f"{pct(h.self_pct)} of the traced wall time is in {h.name} by itself"
+             + ("; then " + ", ".join(f"{x.name} {pct(x.self_pct)}" for x in traced[1:3]) if len(traced) > 1 else "")
+             + " (wall time, not CPU time: this data has no scheduler events and no CPU samples)")
+        return Reading("cpu", s + ".", fine=fine, missing=missing, recipe="cpu",
+                       numbers={"top": h.name, "self_pct": h.self_pct, "measure": "wall"})
     partial = []
     busy = sorted((t for t in a.threads if t.busy_ms > 0), key=lambda t: -t.busy_ms)[:3]
     if busy:
