@@ -130,3 +130,57 @@ def test_a_cpu_question_on_py_spy_says_what_its_samples_are(ps, tmp_path):
     name, w = leaf.most_common(1)[0]
     assert first.startswith(f"{_p(100 * w / sum(leaf.values()))} of py-spy's samples are in {name} (")
     assert "--idle" in first
+
+
+def test_chrome_thread_time_is_the_tdur_of_top_level_slices_per_process(ps, tmp_path):
+    import gzip
+    import json
+
+    src = DATA / "perf" / "chrome-android-thread-time.json.gz"
+    shutil.copy(src, tmp_path / src.name)
+    doc = json.loads(gzip.decompress(src.read_bytes()))
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    names = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"}
+    per_thread: dict[tuple, list] = {}
+    for e in events:
+        if e.get("ph") == "X" and "tdur" in e and "dur" in e:
+            per_thread.setdefault((e["pid"], e["tid"]), []).append((e["ts"], -e["dur"], e["tdur"]))
+    per_proc: dict[int, float] = {}
+    for (pid, _tid), evs in per_thread.items():
+        end = float("-inf")
+        for ts, neg_dur, tdur in sorted(evs):
+            if ts >= end:  # top level: inside no earlier slice of the thread
+                per_proc[pid] = per_proc.get(pid, 0.0) + tdur
+                end = ts - neg_dur
+    top = sorted(per_proc.items(), key=lambda kv: -kv[1])[:2]
+    r = ps.ask(f"哪个进程最耗 CPU {src.name}")
+    first = (r.answer or "").splitlines()[0]
+    from nodes.perf.units import dur
+
+    assert first.startswith("CPU time by process (Chrome thread time, tdur of top-level slices): "
+                            + ", ".join(f"{names.get(pid, f'pid {pid}')} {dur(us / 1000)}" for pid, us in top))
+
+
+def test_which_process_on_a_multi_process_profile_is_answered_per_process(ps, tmp_path):
+    import json
+
+    src = DATA / "speedscope" / "pyspy-subprocesses.speedscope.json"
+    shutil.copy(src, tmp_path / src.name)
+    doc = json.loads(src.read_text())
+    per_pid: dict[int, float] = {}
+    for prof in doc["profiles"]:
+        pid = int(re.match(r"Process (\d+) ", prof["name"]).group(1))
+        # py-spy --subprocesses roots each stack in a "process N:…" frame; a sample with only that
+        # frame stands for no code (the reader counts it apart, meta "empty samples")
+        names = [f["name"] for f in doc["shared"]["frames"]]
+        per_pid[pid] = per_pid.get(pid, 0.0) + sum(
+            w for s, w in zip(prof["samples"], prof["weights"]) if [i for i in s if not names[i].startswith("process ")])
+    total = sum(per_pid.values())
+    r = ps.ask(f"which process uses the most CPU {src.name}")
+    first = (r.answer or "").splitlines()[0]
+    from nodes.perf.units import dur
+
+    order = sorted(per_pid.items(), key=lambda kv: -kv[1])
+    assert first.startswith("Sampled time by process: ")
+    shown = re.findall(r"\(pid (\d+)\) ([\d.]+ ms) \(([\d.]+ %) of the samples\)", first)
+    assert shown == [(str(pid), dur(w * 1000), _p(100 * w / total)) for pid, w in order]

@@ -247,7 +247,7 @@ _MEASURED = {
     "cpuinfo": "dumpsys cpuinfo, % of all cores",
     "top": "top, % of one core",
     "perf_stat": "perf stat task-clock",
-    "thread_time": "Chrome thread time (tdur of top-level slices)",
+    "thread_time": "Chrome thread time, tdur of top-level slices",
 }
 
 
@@ -285,6 +285,12 @@ def _cpu_other(a, plug) -> Reading | None:
                 extra.append(f"sys {dur(_get(p, 'sys_ms'))}")
             parts.append(t + (f" ({', '.join(extra)})" if extra else ""))
         s = "CPU time (perf stat): " + "; ".join(parts)
+        return Reading("cpu", s + ".", fine=fine, numbers=numbers)
+    if measure == "samples":
+        parts = [f"{_get(p, 'name')} (pid {_get(p, 'pid')}) {dur(_get(p, 'running_ms'))}"
+                 + (f" ({pct(_get(p, 'cpu_pct'))} of the samples)" if _get(p, "cpu_pct") is not None else "")
+                 for p in top]
+        s = "Sampled time by process: " + ", ".join(parts)
         return Reading("cpu", s + ".", fine=fine, numbers=numbers)
     parts = [f"{_get(p, 'name')} {dur(_get(p, 'running_ms'))}" for p in top]
     s = f"CPU time by process ({_MEASURED.get(measure, measure)}): " + ", ".join(parts)

@@ -519,6 +519,9 @@ class PerfData:
         self.frame_summary = ReportedTotals()
         #: Time spent per thread in each scheduler state, in µs (from sched data).
         self.thread_states: dict[tuple[int, int], dict[str, float]] = {}
+        #: Thread (CPU) time per thread, µs, with the number of slices it is summed over: Chrome's
+        #: ``tdur`` of top-level slices (parsers/trace_event/phases.py ``thread_cpu_us``).
+        self.thread_cpu_us: dict[tuple[int, int], tuple[float, int]] = {}
         #: The same scheduler data as intervals per thread (Perfetto sched), for the startup
         #: breakdown and main-thread states over a window; empty when the trace has no sched.
         self.sched_intervals: dict[tuple[int, int], SchedIntervals] = {}
@@ -757,6 +760,11 @@ class PerfData:
         self.thread(pid, tid)
         d = self.thread_states.setdefault((pid, tid), {})
         d[state] = d.get(state, 0.0) + max(0.0, dur_us)
+
+    def add_thread_cpu_time(self, pid: int, tid: int, cpu_us: float, slices: int) -> None:
+        """A thread's CPU time as the trace's own thread clock measured it (Chrome ``tdur``)."""
+        self.thread(pid, tid)
+        self.thread_cpu_us[(pid, tid)] = (max(0.0, cpu_us), slices)
 
     def add_sched_intervals(self, pid: int, tid: int, intervals: SchedIntervals) -> None:
         self.sched_intervals[(pid, tid)] = intervals

@@ -13,6 +13,9 @@ one a result holds:
   capacity, ``800%cpu`` = eight cores): ``share_of_window`` = the percentage / 100 (a share of
   one core, as running / window is), ``share_of_cpus`` = the percentage / the capacity. The
   interval top measured over is not in its output: no window, no time.
+* ``thread_time`` — Chrome's ``tdur`` of top-level slices per thread (``from_thread_time``);
+* ``samples`` — the sampled stacks' weight per process when more than one process was sampled
+  (``from_samples``): CPU time for a CPU sampler, wall time for one that samples idle threads;
 * ``perf_stat`` — ``task-clock`` (msec of CPU the counted task used) per run, the command as
   the process; ``share_of_window`` = task-clock / elapsed (perf's "CPUs utilized").
 """
@@ -100,8 +103,62 @@ def from_perf_stat(pd: PerfData) -> CpuStats | None:
     return out
 
 
+def from_thread_time(pd: PerfData, top: int = 64) -> CpuStats | None:
+    """Per thread and process, Chrome's thread time: the ``tdur`` of the thread's top-level
+    slices (parsers/trace_event/phases.py), as catapult's thread-time view sums them. Work
+    outside any traced slice is not in it, so it is at most the thread's CPU time."""
+    if not pd.thread_cpu_us:
+        return None
+    window_us = pd.duration_us
+    out = CpuStats(window="trace", window_ms=round(window_us / 1000.0, 3), measure="thread_time")
+    per_proc: dict[int, float] = {}
+    rows = sorted(pd.thread_cpu_us.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    for (pid, tid), (us, _n) in rows:
+        per_proc[pid] = per_proc.get(pid, 0.0) + us
+    for (pid, tid), (us, _n) in rows[:top]:
+        info = pd.threads.get((pid, tid))
+        out.threads.append(CpuUse(pid=pid, tid=tid, name=(info.name if info and info.name else f"tid {tid}"),
+                                  process=pd.processes.get(pid), running_ms=round(us / 1000.0, 3),
+                                  share_of_window=_r(us / window_us) if window_us > 0 else None))
+    for pid, us in sorted(per_proc.items(), key=lambda kv: (-kv[1], kv[0]))[:top]:
+        out.processes.append(CpuUse(pid=pid, name=pd.processes.get(pid) or f"pid {pid}", running_ms=round(us / 1000.0, 3),
+                                    share_of_window=_r(us / window_us) if window_us > 0 else None))
+    return out
+
+
+def from_samples(pd: PerfData, top: int = 32) -> CpuStats | None:
+    """Per process, the time its sampled stacks stand for (each sample's weight: the sampling
+    interval), when the samples come from more than one process (py-spy --subprocesses, a
+    Perfetto callstack sampler): "which process" is then answered per process, not per function.
+    A sampler that also samples idle threads (py-spy --idle) counts wall time, not CPU time."""
+    per_proc: dict[int, float] = {}
+    per_thread: dict[tuple[int, int], float] = {}
+    for ((pid, tid), _stack), w in pd.stacks.items():
+        per_proc[pid] = per_proc.get(pid, 0.0) + w
+        per_thread[(pid, tid)] = per_thread.get((pid, tid), 0.0) + w
+    if len(per_proc) < 2:
+        return None
+    total = sum(per_proc.values())
+    window_us = pd.duration_us
+    out = CpuStats(window="trace", window_ms=round(window_us / 1000.0, 3), measure="samples")
+    for pid, w in sorted(per_proc.items(), key=lambda kv: (-kv[1], kv[0]))[:top]:
+        out.processes.append(CpuUse(pid=pid, name=pd.processes.get(pid) or f"pid {pid}", running_ms=round(w / 1000.0, 3),
+                                    cpu_pct=_r(100.0 * w / total, 2) if total else None,
+                                    share_of_window=_r(w / window_us) if window_us > 0 else None))
+    for (pid, tid), w in sorted(per_thread.items(), key=lambda kv: (-kv[1], kv[0]))[:top]:
+        info = pd.threads.get((pid, tid))
+        out.threads.append(CpuUse(pid=pid, tid=tid, name=(info.name if info and info.name else f"tid {tid}"),
+                                  process=pd.processes.get(pid), running_ms=round(w / 1000.0, 3),
+                                  cpu_pct=_r(100.0 * w / total, 2) if total else None))
+    return out
+
+
 def other_sources(pd: PerfData) -> CpuStats | None:
     """The CPU family of a file with no scheduler data, from the source it has (None: none)."""
+    if pd.thread_cpu_us:
+        return from_thread_time(pd)
+    if pd.stacks:
+        return from_samples(pd)
     if pd.format == "cpuinfo":
         return from_dump(pd)
     if pd.format == "perfstat":
