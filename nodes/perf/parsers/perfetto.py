@@ -94,7 +94,7 @@ class _TraceReader:
         ft, te = self.ftrace, self.track_events
         return (
             len(ft.atrace)
-            + sum(len(c.ts) for c in ft.sched.values())
+            + ft.sched.rows
             + len(ft.async_slices)
             + sum(len(v) for v in ft.counters.values())
             + len(te.async_slices)

@@ -11,34 +11,27 @@ per event.
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass, field
-from functools import cache
 
-from nodes.perf.model import MAX_COUNTER_POINTS, PerfData, SchedIntervals
+from nodes.perf.model import MAX_COUNTER_POINTS, PerfData
 from nodes.perf.parsers.perfetto_binder import BinderState
 from nodes.perf.parsers.perfetto_binder_calls import pair_calls
 from nodes.perf.parsers.perfetto_cpu import CpuState
 from nodes.perf.parsers.perfetto_memory import MemoryState
 from nodes.perf.parsers.perfetto_slices import AtraceLog, pair
-from nodes.perf.sched_state import SchedState, classify, from_raw, kernel_version
+from nodes.perf.parsers.perfetto_sched import BLOCKED as _BLOCKED
+from nodes.perf.parsers.perfetto_sched import COARSE, SchedLog, thread_states
+from nodes.perf.parsers.perfetto_sched import IN as _IN
+from nodes.perf.parsers.perfetto_sched import NEW as _NEW
+from nodes.perf.parsers.perfetto_sched import OUT as _OUT
+from nodes.perf.parsers.perfetto_sched import WAKE as _WAKE
+from nodes.perf.sched_state import kernel_version
 
 #: At most this many slices still open at the end are kept by name (PerfData.open_slices).
 MAX_OPEN_SLICES = 1000
 
 # Event codes in the per-thread atrace columns.
 _B, _E = 1, 2
-# Event codes in the per-thread sched columns.
-# (a switch-out's arg is its raw prev_state, decoded by nodes/perf/sched_state.py at the end)
-_IN, _OUT, _WAKE, _BLOCKED, _NEW = 0, 1, 4, 5, 6
-_NONE = -1  # no state known yet
-
-
-@cache
-def _decoded(raw: int, kernel: tuple[int, int] | None) -> tuple[str | None, int]:
-    """(coarse state, interval code) of a raw prev_state: a trace holds a handful of values."""
-    coarse, code = classify(from_raw(raw, kernel))
-    return coarse, int(code)
 _CLONE_THREAD = 0x00010000
 
 MAX_ASYNC = 100_000
@@ -47,13 +40,6 @@ MAX_ASYNC = 100_000
 MAX_SCHED_INTERVALS = 4_000_000
 #: atrace instants ("I|pid|name") kept: Android marks launch completion with one.
 MAX_ATRACE_INSTANTS = 50_000
-
-
-@dataclass
-class _Columns:
-    ts: array = field(default_factory=lambda: array("q"))
-    code: array = field(default_factory=lambda: array("b"))
-    arg: array = field(default_factory=lambda: array("q"))
 
 
 @dataclass
@@ -78,7 +64,7 @@ class FtraceState:
         self.async_slices: list[AsyncSlice] = []
         #: (tgid, counter name) → [(ts_ns, value)]
         self.counters: dict[tuple[int, str], list[tuple[int, float]]] = {}
-        self.sched: dict[int, _Columns] = {}  # tid → sched columns
+        self.sched = SchedLog()  # every scheduler event, arrival order (perfetto_sched.py)
         self._cpu_current: dict[int, int] = {}  # cpu → tid running on it (compact sched)
         self._cpu_first_switch: dict[int, int] = {}  # cpu → time of its first compact switch
         self.compact_wakings_skipped = 0
@@ -112,14 +98,6 @@ class FtraceState:
             i = self.names[name] = len(self.name_list)
             self.name_list.append(name)
         return i
-
-    def _push(self, table: dict[int, _Columns], tid: int, ts: int, code: int, arg: int = 0) -> None:
-        cols = table.get(tid)
-        if cols is None:
-            cols = table[tid] = _Columns()
-        cols.ts.append(ts)
-        cols.code.append(code)
-        cols.arg.append(arg)
 
     def _sched_seen(self, ts: int) -> None:
         if self.sched_first_ns is None or ts < self.sched_first_ns:
@@ -166,7 +144,7 @@ class FtraceState:
                 br = e.sched_blocked_reason
                 if br.pid and br.HasField("io_wait"):
                     self.blocked_reasons += 1
-                    self._push(self.sched, br.pid, to_ns(e.timestamp), _BLOCKED, 1 if br.io_wait else 0)
+                    self.sched.push(br.pid, to_ns(e.timestamp), _BLOCKED, 1 if br.io_wait else 0)
             elif kind == "binder_transaction":
                 self.binder.transaction(to_ns(e.timestamp), tid, e.binder_transaction)
             elif kind == "binder_transaction_received":
@@ -183,7 +161,7 @@ class FtraceState:
                     self.comm[nt.pid] = nt.comm
                 if nt.pid:  # a new task starts runnable (ThreadStateTracker::PushNewTaskEvent)
                     self._sched_seen(to_ns(e.timestamp))
-                    self._push(self.sched, nt.pid, to_ns(e.timestamp), _NEW)
+                    self.sched.push(nt.pid, to_ns(e.timestamp), _NEW)
                 if nt.clone_flags & _CLONE_THREAD:
                     self.tgid_of.setdefault(nt.pid, self.tgid_of.get(tid, tid))
                 else:
@@ -244,9 +222,9 @@ class FtraceState:
         self._sched_seen(ts)
         if prev:  # tid 0 is the idle task: not a thread anyone asks about
             # prev_state is decoded once, at the end, with the kernel's bit layout
-            self._push(self.sched, prev, ts, _OUT, prev_state)
+            self.sched.push(prev, ts, _OUT, prev_state)
         if nxt:
-            self._push(self.sched, nxt, ts, _IN)
+            self.sched.push(nxt, ts, _IN)
         self._cpu_current[cpu] = nxt
         self._cpu_first_switch.setdefault(cpu, ts)
 
@@ -257,7 +235,7 @@ class FtraceState:
         self._sched_seen(ts)
         if comm:
             self.comm.setdefault(tid, comm)
-        self._push(self.sched, tid, ts, _WAKE)
+        self.sched.push(tid, ts, _WAKE)
 
     def _zero(self, ts: int, tid: int, z) -> None:
         """Kernel ``systrace/0`` events: atrace in a kernel tracepoint (flag bits B=1, E=2, C=4)."""
@@ -367,12 +345,10 @@ class FtraceState:
             data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
         for tgid, tid, ts, name in self.instants:
             data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
-        end = self.sched_last_ns
         kept = 0
-        for tid, cols in self.sched.items():
+        for tid, totals, iv in thread_states(self.sched, kernel, self.sched_last_ns):
             pid = self.pid_for(tid, known_tgid)
-            totals, iv = self._thread_states(cols, kernel, end)
-            for k, v in totals.items():
+            for k, v in zip(COARSE, totals):
                 if v:
                     data.add_thread_state(pid, tid, k, v / 1000.0)
             if len(iv):
@@ -385,88 +361,6 @@ class FtraceState:
         if self.sched_intervals_dropped:
             data.warn(f"{self.sched_intervals_dropped:,} scheduler intervals beyond {MAX_SCHED_INTERVALS:,} were "
                       "not kept; per-thread totals still cover them")
-
-    @staticmethod
-    def _thread_states(cols: _Columns, kernel: tuple[int, int] | None, end: int | None):
-        """One thread's events in time order → (totals ns by coarse state, SchedIntervals).
-
-        The state machine of trace_processor's ThreadStateTracker
-        (src/trace_processor/importers/common/thread_state_tracker.cc), one thread at a time:
-
-        * a switch-in closes whatever was open and opens Running;
-        * a switch-out opens the state ``prev_state`` names (R+ — preempted — is runnable).
-          If the thread was not Running (an event was lost), the open state is left without
-          an end and is not counted, as trace_processor leaves its ``dur`` at -1;
-        * a ``sched_waking`` (compact sched's waking records included) closes a blocked state
-          — anything but Running and R, so R+ too — and opens R; one for a thread with no
-          state yet opens R; one for a thread Running or in R changes nothing;
-        * ``task_newtask`` opens R for the new thread (trace_processor gives it a new thread
-          id, so whatever was open for the old one is not counted);
-        * ``sched_blocked_reason`` says whether the last blocked interval waited on IO, as long
-          as the thread has not run since.
-
-        An interval is [since, ts). The last state runs to the end of the scheduler data
-        (trace_processor leaves it open); time before a thread's first event is not counted.
-        """
-        totals = {"running": 0, "runnable": 0, "sleeping": 0}
-        starts: list[int] = []
-        ends: list[int] = []
-        codes: list[int] = []
-        ios: list[int] = []
-        state: str | None = None
-        detail = _NONE
-        since = 0
-        open_io = -1  # IO verdict for the open interval
-        last_blocked = -1  # index of the last closed blocked interval, -1 once it ran again
-        open_blocked = False
-        ts_col, code_col, arg_col = cols.ts, cols.code, cols.arg
-        running, runnable = int(SchedState.RUNNING), int(SchedState.R)  # plain ints in the loop
-        decode = _decoded
-        for i in sorted(range(len(ts_col)), key=ts_col.__getitem__):
-            ts, code = ts_col[i], code_col[i]
-            if code == _BLOCKED:
-                if open_blocked:
-                    open_io = arg_col[i]
-                elif last_blocked >= 0:
-                    ios[last_blocked] = arg_col[i]
-                continue
-            if code == _WAKE and (detail == running or detail == runnable):
-                continue
-            lost = code == _OUT and detail != _NONE and detail != running
-            if detail != _NONE and code != _NEW and not lost:
-                if state is not None:
-                    totals[state] += ts - since
-                if ts > since:
-                    starts.append(since)
-                    ends.append(ts)
-                    codes.append(detail)
-                    ios.append(open_io)
-                    if open_blocked:
-                        last_blocked = len(codes) - 1
-            open_io = -1
-            since = ts
-            if code == _WAKE or code == _NEW:
-                state, detail = "runnable", runnable
-            elif code == _IN:
-                state, detail = "running", running
-                last_blocked = -1
-            else:  # switched out: what it left as, read with this kernel's bit layout
-                state, detail = decode(arg_col[i], kernel)
-            open_blocked = detail != running and detail != runnable
-        if detail != _NONE and end is not None:
-            if state is not None:
-                totals[state] += end - since
-            if end > since:
-                starts.append(since)
-                ends.append(end)
-                codes.append(detail)
-                ios.append(open_io)
-        iv = SchedIntervals(
-            ts=array("d", [t / 1000.0 for t in starts]),
-            dur=array("d", [(e - t) / 1000.0 for t, e in zip(starts, ends)]),
-            state=array("b", codes), io_wait=array("b", ios),
-        )
-        return totals, iv
 
 
 def identity(t: int) -> int:
