@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from nodes.perf.model import MAX_COUNTER_POINTS, PerfData
 from nodes.perf.parsers.perfetto_binder import BinderState
 from nodes.perf.parsers.perfetto_binder_calls import pair_calls
 from nodes.perf.parsers.perfetto_cpu import CpuState
+from nodes.perf.parsers.perfetto_ftrace_batch import read_batch
 from nodes.perf.parsers.perfetto_memory import MemoryState
 from nodes.perf.parsers.perfetto_slices import AtraceLog, pair
 from nodes.perf.parsers.perfetto_sched import BLOCKED as _BLOCKED
@@ -90,6 +93,8 @@ class FtraceState:
         #: rss_stat (perfetto_memory.py).
         self.memory = MemoryState()
         self.sched_intervals_dropped = 0
+        self._batch: list = []  # bundles queued for the batch reader
+        self._batch_events = 0
 
     # --- helpers -----------------------------------------------------------------------
     def _name_id(self, name: str) -> int:
@@ -106,8 +111,30 @@ class FtraceState:
             self.sched_last_ns = ts
 
     # --- input -------------------------------------------------------------------------
+    def queue(self, b, raw: bytes) -> None:
+        """A bundle on the trace clock, read with the next batch (perfetto_ftrace_batch.py)."""
+        self._batch.append((b, raw))
+        self._batch_events += len(b.event)
+
+    def flush(self) -> int:
+        """Read the queued bundles; returns how many were dropped as malformed."""
+        if not self._batch:
+            return 0
+        items, self._batch, self._batch_events = self._batch, [], 0
+        return read_batch(self, items)
+
+    def bundle_checked(self, b) -> int:
+        """:meth:`bundle` on the trace clock; 1 when the bundle held nonsense and was dropped
+        (what the reader does with such a packet), else 0."""
+        try:
+            self.bundle(b, identity)
+        except (TypeError, ValueError, KeyError, IndexError, OverflowError):
+            return 1
+        return 0
+
     def bundle(self, b, to_ns) -> None:
-        """One ``FtraceEventBundle``; ``to_ns(ts)`` maps the ftrace clock onto the trace clock."""
+        """One ``FtraceEventBundle``, event by event; ``to_ns(ts)`` maps the ftrace clock onto
+        the trace clock."""
         cpu = b.cpu
         self.cpu.cpus.add(cpu)
         if b.HasField("compact_sched"):
@@ -177,38 +204,67 @@ class FtraceState:
         says who runs next (its previous task is unknown, so no state is written), and a
         waking record before the CPU's first switch is dropped (``compact_sched_waking_skipped``).
         Every other waking record opens a runnable interval like a ``sched_waking`` event.
+        The columns are read whole (upb's repeated fields into numpy), never record by record.
         """
         table = list(cs.intern_table)
-        ts = 0
-        prev_states = cs.switch_prev_state
-        next_pids = cs.switch_next_pid
-        comm_idx = cs.switch_next_comm_index
-        for i, delta in enumerate(cs.switch_timestamp):
-            ts += delta
-            t = to_ns(ts)
-            nxt = next_pids[i]
-            if i < len(comm_idx) and comm_idx[i] < len(table) and nxt:
-                self.comm[nxt] = table[comm_idx[i]]
-            self.compact_switches += 1
-            if cpu not in self._cpu_current:
-                self._cpu_first_switch[cpu] = t
-                self._cpu_current[cpu] = nxt
-                self._sched_seen(t)
-                continue
-            prev = self._cpu_current[cpu]
-            self._switch_pair(cpu, t, prev, prev_states[i] if i < len(prev_states) else 1, nxt)
-        ts = 0
-        wake_pids = cs.waking_pid
-        wake_comm = cs.waking_comm_index
-        first = self._cpu_first_switch.get(cpu)
-        for i, delta in enumerate(cs.waking_timestamp):
-            ts += delta
-            t = to_ns(ts)
-            if first is None or t < first:
-                self.compact_wakings_skipped += 1
-                continue
-            comm = table[wake_comm[i]] if i < len(wake_comm) and wake_comm[i] < len(table) else ""
-            self._wake(t, wake_pids[i], comm)
+        n = len(cs.switch_timestamp)
+        if n:
+            t = _times(cs.switch_timestamp, to_ns)
+            nxt = np.array(cs.switch_next_pid, np.int64)[:n]
+            if len(nxt) < n:  # a short column: the reader's IndexError drops the packet
+                raise IndexError("compact sched: switch_next_pid shorter than switch_timestamp")
+            prev_state = np.ones(n, np.int64)
+            ps = np.array(cs.switch_prev_state, np.int64)[:n]
+            prev_state[:len(ps)] = ps
+            idx = np.array(cs.switch_next_comm_index, np.int64)[:n]
+            named = np.flatnonzero((idx < len(table)) & (nxt[:len(idx)] != 0))
+            if len(named):
+                self.comm.update(zip(nxt[named].tolist(), [table[i] for i in idx[named].tolist()]))
+            self.compact_switches += n
+            self._sched_seen(int(t.min()))
+            self._sched_seen(int(t.max()))
+            prev = np.empty(n, np.int64)
+            prev[1:] = nxt[:-1]
+            if cpu in self._cpu_current:
+                prev[0] = self._cpu_current[cpu]
+                first = 0
+            else:
+                self._cpu_first_switch[cpu] = int(t[0])
+                first = 1
+            self._cpu_current[cpu] = int(nxt[-1])
+            self._cpu_first_switch.setdefault(cpu, int(t[0]))
+            if n > first:
+                # each switch: the task leaving (its raw prev_state), then the one coming in
+                tid = np.stack([prev[first:], nxt[first:]], 1).ravel()
+                keep = tid != 0  # tid 0 is the idle task: not a thread anyone asks about
+                m = n - first
+                codes = np.tile(np.array([_OUT, _IN], np.int8), m)
+                args = np.stack([prev_state[first:], np.zeros(m, np.int64)], 1).ravel()
+                self.sched.extend(tid[keep], np.repeat(t[first:], 2)[keep], codes[keep], args[keep])
+        nw = len(cs.waking_timestamp)
+        if nw:
+            t = _times(cs.waking_timestamp, to_ns)
+            pids = np.array(cs.waking_pid, np.int64)[:nw]
+            if len(pids) < nw:
+                raise IndexError("compact sched: waking_pid shorter than waking_timestamp")
+            first_t = self._cpu_first_switch.get(cpu)
+            ok = np.zeros(nw, bool) if first_t is None else t >= first_t
+            self.compact_wakings_skipped += int(nw - ok.sum())
+            ok &= pids != 0
+            sel = np.flatnonzero(ok)
+            if len(sel):
+                self.wakings += len(sel)
+                self._sched_seen(int(t[sel].min()))
+                self._sched_seen(int(t[sel].max()))
+                widx = np.array(cs.waking_comm_index, np.int64)[:nw]
+                named = sel[sel < len(widx)]
+                named = named[widx[named] < len(table)]
+                if len(named):
+                    comm = self.comm
+                    for p, c in zip(pids[named].tolist(), [table[i] for i in widx[named].tolist()]):
+                        if c and p not in comm:
+                            comm[p] = c
+                self.sched.extend(pids[sel], t[sel], np.full(len(sel), _WAKE, np.int8), np.zeros(len(sel), np.int64))
 
     def _switch(self, cpu: int, ts: int, sw) -> None:
         self.switches += 1
@@ -238,15 +294,18 @@ class FtraceState:
         self.sched.push(tid, ts, _WAKE)
 
     def _zero(self, ts: int, tid: int, z) -> None:
+        self._zero_values(ts, tid, z.flag, z.name, z.pid, z.value)
+
+    def _zero_values(self, ts: int, tid: int, flag: int, name: str, pid: int, value: int) -> None:
         """Kernel ``systrace/0`` events: atrace in a kernel tracepoint (flag bits B=1, E=2, C=4)."""
-        tgid = z.pid or tid
-        if z.flag & 1:
+        tgid = pid or tid
+        if flag & 1:
             self.tgid_of.setdefault(tid, tgid)
-            self.atrace.push(tid, ts, _B, self._name_id(z.name or "[empty slice name]"))
-        elif z.flag & 2:
+            self.atrace.push(tid, ts, _B, self._name_id(name or "[empty slice name]"))
+        elif flag & 2:
             self.atrace.push(tid, ts, _E)
-        elif z.flag & 4:
-            self._counter(tgid, z.name, ts, float(z.value))
+        elif flag & 4:
+            self._counter(tgid, name, ts, float(value))
 
     def _counter(self, tgid: int, name: str, ts: int, value: float) -> None:
         pts = self.counters.setdefault((tgid, name), [])
@@ -361,6 +420,16 @@ class FtraceState:
         if self.sched_intervals_dropped:
             data.warn(f"{self.sched_intervals_dropped:,} scheduler intervals beyond {MAX_SCHED_INTERVALS:,} were "
                       "not kept; per-thread totals still cover them")
+
+
+def _times(deltas, to_ns) -> np.ndarray:
+    """A delta-encoded compact-sched time column → trace-clock ns (int64)."""
+    if sum(deltas) >= 1 << 63:
+        raise OverflowError("compact sched timestamps beyond 64 bits")
+    t = np.cumsum(np.array(deltas, np.uint64)).astype(np.int64)
+    if to_ns is identity:
+        return t
+    return np.array([to_ns(x) for x in t.tolist()], np.int64)
 
 
 def identity(t: int) -> int:
