@@ -46,7 +46,8 @@ def run(paths: str | Sequence[str], as_json: bool = False, out: TextIO | None = 
     """Analyse ``paths`` (one file, or the files of one collection) and print the result;
     ``process`` (NAME or PID) is the app the frames and hot spots are about; ``lens`` (a
     graph.enums.Lens value) the aspect the answer leads with (nodes/perf/lenses.py); ``sections``
-    slice names the power and CPU lenses measure as windows of their own."""
+    slice names the power and CPU lenses measure as windows of their own (without ``lens``, the
+    power answer leads, with the first of them)."""
     from nodes.perf.analysis import analyze_paths, module_search_path
 
     out = out or sys.stdout
@@ -60,6 +61,8 @@ def run(paths: str | Sequence[str], as_json: bool = False, out: TextIO | None = 
     except PerfDataError as e:
         err.write(f"perfscout: {str(e).splitlines()[0] if str(e) else 'unreadable data'}\n")
         return ExitCode.USAGE
+    if sections and not lens:  # a named section is a question about its energy: that answer leads
+        lens = "power"
     answer = lens_answer(result, lens) if lens and lens != "overview" else None
     if as_json:
         import orjson  # ~25 ms to load: only --json pays it

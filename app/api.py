@@ -228,16 +228,7 @@ class PerfScout:
     ) -> AskResult:
         """Run one turn. A pending question comes back as ``status="needs_input"``. ``lens``: the
         aspect to answer (graph.enums.Lens, or an old focus name), instead of the message's."""
-        tid, inp = self._prepare(text, thread_id, allow_run, target, data_path, package, serial)
-        if lens:
-            from graph.enums import lens_named
-
-            try:
-                named = lens_named(lens).value
-            except ValueError:
-                raise RequestError(f"unknown lens {lens!r}: one of {', '.join(x.value for x in Lens)}") from None
-            base = inp
-            inp = lambda: {**base(), "explicit_lens": named}  # noqa: E731
+        tid, inp = self._prepare(text, thread_id, allow_run, target, data_path, package, serial, lens)
         return self._run(inp, tid, on_progress, on_event)
 
     def resume(
@@ -284,9 +275,11 @@ class PerfScout:
         data_path: str | None = None,
         package: str | None = None,
         serial: str | None = None,
+        lens: str | None = None,
     ) -> Iterator[StreamEvent]:
-        """Run one turn, yielding node-by-node progress; the last event carries the result."""
-        tid, inp = self._prepare(text, thread_id, allow_run, target, data_path, package, serial)
+        """Run one turn, yielding node-by-node progress; the last event carries the result.
+        ``lens`` as for ``ask``."""
+        tid, inp = self._prepare(text, thread_id, allow_run, target, data_path, package, serial, lens)
         yield from self._events(inp, tid)
 
     def stream_resume(self, thread_id: str, answer: str, *, allow_run: bool = False) -> Iterator[StreamEvent]:
@@ -363,15 +356,30 @@ class PerfScout:
         data_path: str | None,
         package: str | None,
         serial: str | None,
-    ) -> tuple[str, dict[str, Any]]:
+        lens: str | None = None,
+    ) -> tuple[str, Any]:
+        """The turn's thread id and its input (a callable, built once the thread is held). A bad
+        request is refused here, before any thread is touched: an empty message, a malformed
+        thread id, a ``lens`` that is not one (graph.enums.Lens, or an old focus name)."""
         if not isinstance(text, str) or not text.strip():
             raise RequestError("the request is empty: say what to analyse, e.g. 解读一下 trace.json")
         tid = thread_store.check_thread_id(thread_id) if thread_id is not None else new_thread_id()
+        named = None
+        if lens:
+            from graph.enums import lens_named
+
+            try:
+                named = lens_named(lens).value
+            except ValueError:
+                raise RequestError(f"unknown lens {lens!r}: one of {', '.join(x.value for x in Lens)}") from None
 
         def inp() -> dict[str, Any]:  # built once the thread is held (its run folder is unique)
-            return self.turn_input(
+            out = self.turn_input(
                 text, tid, allow_run=allow_run, target=target, data_path=data_path, package=package, serial=serial
             )
+            if named:
+                out["explicit_lens"] = named
+            return out
 
         return tid, inp
 

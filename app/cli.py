@@ -209,7 +209,8 @@ def analyze(
     section: Optional[list[str]] = typer.Option(
         None, "--section", metavar="NAME",
         help="A slice to measure as its own window: energy (power.windows[]) and CPU time (cpu.sections[]) "
-             "over each slice of that name, beside the whole trace and measureBlock. Repeatable.",
+             "over each slice of that name, beside the whole trace and measureBlock; without --focus the "
+             "power answer leads, with the first section named. Repeatable.",
     ),
 ) -> None:
     """Analyse existing data. FILE…: the analyzer alone (summary or JSON). --thread: the graph's

@@ -47,6 +47,9 @@ class PerfScoutState(TypedDict, total=False):
     explicit_lens: str | None
     #: This turn answers from the thread's last analysis (docs/ROUTING.md rule 8): no new read.
     thread_data: bool
+    #: Slices this turn's message names as sections (nodes/routing/section.py): the analyzer
+    #: measures power and CPU over each, and the power answer leads with the first.
+    sections: list[str]
 
     # --- budgets and counters (checkpointed: a resume never refunds them) -----------------
     steps: int

@@ -44,7 +44,8 @@ def make(ctx: NodeContext) -> Callable[[dict], dict]:
             raise ToolFailure(ErrorKind.VALIDATION, "no data to analyse")
         try:
             root = state.get("workspace") or "."
-            result = analyze_paths(paths, root=root, search_path=module_search_path(root))
+            result = analyze_paths(paths, root=root, search_path=module_search_path(root),
+                                   sections=state.get("sections") or ())  # named in the message
         except PerfDataError as e:
             raise ToolFailure(ErrorKind.VALIDATION, str(e)) from None
         update: dict[str, Any] = {"analysis": result.model_dump(mode="json"), "attribution": None, "comparison": None}

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from graph.enums import Lens, Node, Route, TargetOrigin, Tier, lens_named
+from nodes.routing.section import sections_of
 from nodes.collect.permission import target_from_message
 from nodes.framework.common import last_user_text
 from nodes.compare.intent import programs_to_race, sides_in
@@ -111,6 +112,7 @@ def make(default: NodeContext) -> Callable[..., dict]:
                 "lens": info.get("lens") or Lens.OVERVIEW.value,
                 "explicit_lens": None,
                 "thread_data": thread_data,
+                "sections": sections_of(text, facts.quoted, facts.paths + facts.data_paths),
                 "steps": 1,
                 "llm_time_s": round(float(info.get("model_s") or 0.0), 3),
                 "route_history": [f"{Node.ORCHESTRATOR.value}:{info['route']}"],

@@ -47,6 +47,22 @@ def state(tmp_path: Path, target: str | None, **kw) -> dict:
     return s
 
 
+def test_the_context_s_collection_knobs_reach_the_options_as_they_are():
+    """CollectKnobs (nodes/framework/context.py) is declared once: neither NodeContext nor
+    CollectOptions restates a knob, and every knob the context sets is the collection's."""
+    import dataclasses
+
+    from nodes.framework.context import CollectKnobs
+
+    knobs = {f.name for f in dataclasses.fields(CollectKnobs)}
+    assert knobs and not knobs & (set(vars(NodeContext)["__annotations__"]) | set(vars(CollectOptions)["__annotations__"]))
+    given = dict(pyspy_path="/opt/py-spy", pyspy_rate=250, pyspy_native=True, pyspy_idle=False, use_perf=False,
+                 perf_path="/opt/perf", ready_regex="listening", ready_port=8080, ready_host="::1", importtime=False)
+    assert set(given) == knobs
+    opts = CollectOptions.from_context(NodeContext(**given))
+    assert {k: getattr(opts, k) for k in knobs} == given
+
+
 def write(tmp_path: Path, name: str, code: str) -> Path:
     p = tmp_path / name
     p.write_text(textwrap.dedent(code))

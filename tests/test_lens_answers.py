@@ -135,6 +135,23 @@ def test_a_chrome_scroll_is_answered_with_chromes_own_verdicts(ps, tmp_path):
             f"p99 {sc['latency_p99_ms']:.1f} ms" in first)
     assert f"{sc['dropped_frames']} frame(s) dropped, {sc['partial_frames']} presented partially" in first
     assert sc["janky_frames"] and sc["jank_reasons"] and next(iter(sc["jank_reasons"])) in first
+    top = sc["janky_stages"][0]
+    assert (f"the janky updates' time went mostly to {sc['dominant_stage']} ({100 * top['share']:.0f}%; "
+            f"p50 {top['p50_ms']:.1f} ms, p90 {top['p90_ms']:.1f} ms" in first)
+
+
+def test_a_chrome_protobuf_scroll_is_answered_like_the_json_one(ps, tmp_path):
+    """The same scroll page recorded as a Perfetto protobuf trace (tests/data/web/SOURCES.md)."""
+    shutil.copy(DATA / "web" / "scroll.pftrace.gz", tmp_path / "scroll.pftrace.gz")
+    r = ps.ask("为什么滑动卡顿？scroll.pftrace.gz")
+    assert r.route_info["lens"] == "scroll"
+    first = _lines(r)[0]
+    sc = json.loads(Path(r.report["json"]).read_text())["analysis"]["scroll"]
+    # Chrome's own v3 verdicts in the EventLatency extension (tests/test_lens_scroll_proto.py decodes them)
+    assert first.startswith("5 of 135 scroll frames janky by Chrome's scroll jank v3 (3.7%), "
+                            f"{sc['v4_janky_frames']} of {sc['v4_frames']} by v4, over 246 scroll updates in 3 scroll(s)")
+    assert f"the janky updates' time went mostly to {sc['dominant_stage']}" in first
+    assert "Chrome's jank reasons: " in first
 
 
 def _meminfo_kb(text: str) -> tuple[dict[str, int], dict[str, int]]:
@@ -220,3 +237,51 @@ def test_a_startup_question_is_not_answered_with_another_topics_verdict(tmp_path
     assert '"Janky frames: 66.7 %' in also
     assert overview[0] == lensed[0]
     assert overview[1].startswith('Needs attention: 4 serious findings; look first at "Janky frames: 66.7 %'), overview
+
+
+def test_the_api_lens_argument_leads_the_answer_in_ask_and_in_stream(ps):
+    """``lens=`` (docs/api.md) answers that aspect whatever the message says, in ``ask`` and in
+    ``stream`` alike; a name that is no lens is refused before a thread is touched."""
+    from app.api import RequestError
+
+    asked = ps.ask("analyze api32_startup_warm.perfetto-trace", lens="memory")
+    assert asked.route_info["lens"] == "memory"
+    assert _lines(asked)[0].startswith("Memory: androidx.benchmark.integration.macrobenchmark.target RSS peak 119.0 MB")
+    events = list(ps.stream("analyze api32_startup_warm.perfetto-trace", lens="memory"))
+    streamed = events[-1].result
+    assert streamed.route_info["lens"] == "memory" and _lines(streamed)[0] == _lines(asked)[0]
+    threads_before = {t.thread_id for t in ps.threads()}
+    for call in (lambda: ps.ask("analyze x", lens="battery-ish"), lambda: list(ps.stream("analyze x", lens="nope"))):
+        with pytest.raises(RequestError, match="unknown lens"):
+            call()
+    assert {t.thread_id for t in ps.threads()} == threads_before
+
+
+def test_a_section_named_in_the_question_leads_the_power_answer(ps):
+    """The quoted slice is measured as its own window (nodes/routing/section.py → the analyzer's
+    sections=), and the energy answer speaks of it first: here it is too short for the rails."""
+    r = ps.ask('how much energy did the "startActivityAndWait" section use in api32_startup_warm.perfetto-trace?')
+    assert r.route_info["lens"] == "power"
+    first = _lines(r)[0]
+    assert first.startswith("Energy: startActivityAndWait: no energy — its 536.2 ms at 252.8 ms hold fewer than two "
+                            "readings of any rail")
+    # then the window the answer led with before: Macrobenchmark's measureBlock (1,197,946 µWs)
+    assert "; measureBlock (1.84 s): 1.198 J" in first
+    power = json.loads(Path(r.report["json"]).read_text())["analysis"]["power"]
+    assert power["named"] == {"startActivityAndWait": power["named"]["startActivityAndWait"]}
+    assert [w["name"] for w in power["windows"]] == ["trace", "measureBlock"]
+
+    zh = ps.ask("measureBlock 这段的耗电是多少？api32_startup_warm.perfetto-trace")
+    assert zh.route_info["lens"] == "power"
+    assert _lines(zh)[0].startswith("Energy: measureBlock (1.84 s): 1.198 J, 745.8 mW on average")
+    assert "; trace (2.20 s): 1.198 J" in _lines(zh)[0]  # then the others
+
+
+def test_a_chrome_protobuf_trace_without_scrolling_names_chromes_events(ps):
+    """A Perfetto protobuf trace from Chrome (its track event categories say so) with no
+    EventLatency: the answer names Chrome's events to record, not Android's input events."""
+    r = ps.ask("why is scrolling janky in chrome_fcp_lcp_navigations.pftrace?")
+    assert r.route_info["lens"] == "scroll"
+    assert _lines(r)[0] == ("This data cannot tell the scrolling: no Chrome's scroll updates (EventLatency) and "
+                            "input-to-frame latency and no frames in this data.")
+    assert any("EventLatency" in x or "input.scrolling" in x for x in _lines(r)[1:])  # the recipe

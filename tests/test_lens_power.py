@@ -223,3 +223,41 @@ def test_named_sections_on_the_shared_capture_power_cpu_and_the_cli(capsys):
     warned = " | ".join(data["warnings"])
     assert "section 'noSuchSlice': no slice of that name" in warned
     assert "power: section 'startActivityAndWait' (536.2 ms at 252.8 ms) holds fewer than two readings" in warned
+
+
+# --- the power answer leads with the section the user named ------------------------------------
+
+
+def test_the_answer_leads_with_the_named_section_then_the_others(tmp_path):
+    import io
+
+    from app.analyze_cmd import run
+
+    path = _rails_trace(tmp_path, slice_ms=(1050, 1300))
+    out = io.StringIO()
+    assert run([path], sections=["scrollList"], out=out, err=io.StringIO()) == 0  # no --focus: power leads
+    first = out.getvalue().splitlines()[0]
+    # CpuLittle inside [1050, 1300]: +30 µWs over 250 ms (test above); the whole trace after it
+    assert first.startswith("Energy: scrollList (0.25 s): 0.000 J") and "; trace (" in first
+    res = analyze_file(path, sections=["scrollList"])
+    assert res.power.named == {"scrollList": None}
+    assert analyze_file(path).power.named == {}
+    assert summarize_power(analyze_file(path).power).startswith("trace (")  # nothing named: as before
+
+
+def test_a_named_section_without_energy_says_why_first_on_the_shared_capture():
+    import io
+
+    from app.analyze_cmd import run
+
+    out = io.StringIO()
+    path = _shared("api32_startup_warm.perfetto-trace")
+    assert run([path], sections=["startActivityAndWait"], out=out, err=io.StringIO()) == 0
+    first = out.getvalue().splitlines()[0]
+    # the rails are read every ~250 ms; the 536 ms slice holds two readings with one timestamp
+    assert first.startswith("Energy: startActivityAndWait: no energy — its 536.2 ms at 252.8 ms hold fewer than two "
+                            "readings of any rail (they come every 251 ms); measureBlock (1.84 s): 1.198 J")
+    res = analyze_file(path, sections=["noSuchSlice", "measureBlock"])
+    assert res.power.named == {"noSuchSlice": "no slice of that name in the trace", "measureBlock": None}
+    assert summarize_power(res.power).startswith("noSuchSlice: no energy — no slice of that name in the trace; "
+                                                 "measureBlock (1.84 s): 1.198 J")

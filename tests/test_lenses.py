@@ -105,6 +105,23 @@ def test_the_recipes_record_what_their_lens_needs():
     assert "kmem/rss_stat" in cfg("memory").data_sources[0].config.ftrace_config.ftrace_events
 
 
+def test_every_system_trace_recipe_has_the_shared_stanzas():
+    """What nodes/perf/recipes.py's config builder writes into every recipe: one ring buffer, the
+    process list polled, and atrace for every app wherever atrace categories are recorded."""
+    for key, recipe in RECIPES.items():
+        if not recipe.config:
+            continue
+        cfg = text_format.Parse(recipe.config, perfetto_trace_pb2.TraceConfig())
+        assert [b.fill_policy for b in cfg.buffers] == [perfetto_trace_pb2.TraceConfig.BufferConfig.RING_BUFFER], key
+        by_name = {ds.config.name: ds.config for ds in cfg.data_sources}
+        assert len(by_name) == len(cfg.data_sources), key  # no source twice
+        if "track_event" not in by_name:  # the system's own sources, not Chrome's
+            assert by_name["linux.process_stats"].process_stats_config.scan_all_processes_on_start, key
+        ftrace = by_name.get("linux.ftrace")
+        if ftrace is not None and ftrace.ftrace_config.atrace_categories:
+            assert list(ftrace.ftrace_config.atrace_apps) == ["*"], key
+
+
 def test_containers_are_task_runners_and_a_frame_is_not_one():
     for name in ("RunTask", "ThreadControllerImpl::RunTask", "ThreadPool_RunTask", "MessageLoop::RunTask",
                  "TaskQueueManager::ProcessTaskFromWorkQueue", "Scheduler::RunNextTask", "Looper.dispatchMessage"):

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("mcp", reason="the mcp SDK is a dependency of `perfscout mcp`")
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 
-from app.mcp import cancellation, confirmation, permission, results  # noqa: E402
+from app.mcp import cancellation, confirmation, permission, results, tools  # noqa: E402
 from app.mcp.errors import one_line  # noqa: E402
 from app.mcp.options import ServerOptions  # noqa: E402
 from app.mcp.progress import Progress  # noqa: E402
@@ -147,6 +147,34 @@ def test_drive_forwards_progress_and_returns_the_turn_s_result():
 
     assert anyio.run(cancellation.drive, rec, run) == "the result"
     assert [s[2] for s in rec.sent] == ["analyzer: running"]
+
+
+def test_respond_runs_the_work_in_a_worker_thread_between_its_progress_lines():
+    rec = Recorder()
+    seen: list[tuple[str, list[str]]] = []
+
+    def work() -> dict[str, Any]:
+        seen.append((threading.current_thread().name, [s[2] for s in rec.sent]))
+        return {"tool": "t", "rows": ["x" * 100] * 1_000}
+
+    r = anyio.run(lambda: tools.respond(work, rec, before="t: reading", after="t: done"))
+    assert seen[0][0] != threading.main_thread().name and seen[0][1] == ["t: reading"]
+    assert [s[2] for s in rec.sent] == ["t: reading", "t: done"]
+    # the bounded result (app/mcp/bound.py), the same JSON as its text
+    assert r.structured_content["truncated"] and len(r.content[0].text) <= 20_000
+
+
+def test_a_tool_is_named_as_its_function_and_described_by_its_docstring():
+    added: dict[str, dict[str, Any]] = {}
+    server = SimpleNamespace(add_tool=lambda fn, **kw: added.setdefault(kw["name"], kw))
+
+    @tools.tool(server, tools.READ_ONLY)
+    async def continue_() -> None:
+        """Go on
+        where it stopped."""
+
+    assert added["continue"]["description"] == "Go on where it stopped."
+    assert added["continue"]["annotations"] is tools.READ_ONLY
 
 
 def test_a_cancelled_call_stops_its_turn_as_ctrl_c_does():

@@ -130,9 +130,13 @@ def test_analyze_a_real_capture_and_read_its_report(workspace, tmp_path):
         frames = await c.call_tool("analyze", {"path": f"traces/{TRACE.name}", "focus": "frames",
                                                "sections": ["noSuchSlice"]})
         rep = await c.call_tool("report", {"path_or_thread": data(full)["report_paths"]["markdown"]})
-        return full, frames, rep
+        power = await c.call_tool("analyze", {"path": f"traces/{TRACE.name}", "sections": ["measureBlock"]})
+        return full, frames, rep, power
 
-    full, frames, rep = session(params(workspace, env=server_env(tmp_path)), body)
+    full, frames, rep, power = session(params(workspace, env=server_env(tmp_path)), body)
+    # a named section and no focus: the power answer leads, with that section (1,197,946 µWs)
+    p = data(power)
+    assert p["lens"] == "power" and p["lens_answer"]["lines"][0].startswith("Energy: measureBlock (1.84 s): 1.198 J")
     a = data(full)
     assert a["format"] == expected.format == "perfetto"
     assert a["source"] == f"traces/{TRACE.name}"

@@ -160,6 +160,20 @@ def test_summary_only_frames_from_a_tool():
     assert "reported 50 janky of 200 frames (25.0 %); p90 21.0 ms." in rep.detail
 
 
+def test_reported_jank_count_and_share_come_from_the_same_gfxinfo_line():
+    """gfxinfo prints "Janky frames" and "Janky frames (legacy)"; the finding once took the
+    count from the first and the share from the second ("3 janky of 7 frames (28.6 %)")."""
+    import re
+    path = Path(__file__).parent / "data" / "android" / "gfxinfo-framestats-android13.txt"
+    text = path.read_text()
+    total = int(re.search(r"^Total frames rendered: (\d+)", text, re.M).group(1))
+    janky, pct = re.search(r"^Janky frames: (\d+) \(([\d.]+)%\)", text, re.M).groups()
+    assert re.search(r"^Janky frames \(legacy\): (\d+)", text, re.M).group(1) != janky  # both present
+    rep = next(f for f in compute(load(path)).findings if f.title.startswith("The tool reports"))
+    assert f"reported {janky} janky of {total} frames ({float(pct):.1f} %)" in rep.detail
+    assert rep.title == f"The tool reports {float(pct):.1f} % janky frames"
+
+
 def test_startup_runs_phases_imports_and_findings():
     pd = _pd("startup_runs")
     for i, t in enumerate([2400.0, 1200.0, 1100.0, 1300.0, 1000.0]):

@@ -32,7 +32,7 @@ def reports(tmp_path_factory):
     for name, path in [("api32", "perfetto/api32_startup_warm.perfetto-trace"),
                        ("api24", "perfetto/api24_startup_cold.perfetto-trace"),
                        ("emulator", "perfetto/ms_android12_emulator_sched_cpusampling.pftrace"),
-                       ("scroll", "web/scroll.trace.json.gz")]:
+                       ("scroll", "web/scroll.trace.json.gz"), ("scroll_proto", "web/scroll.pftrace.gz")]:
         a = analyze_paths([str(DATA / path)])
         folder = tmp_path_factory.mktemp(name)
         files = write_report(build_view(a), folder)
@@ -114,6 +114,15 @@ def test_power_section_on_the_warm_start_capture(reports):
         [e for _, e in top[:LENS_CHART_ROWS]], rel=1e-5)
 
 
+def test_the_power_section_leads_with_the_section_the_user_named(tmp_path):
+    a = analyze_paths([str(DATA / "perfetto/api32_startup_warm.perfetto-trace")], sections=["measureBlock"])
+    md = Path(write_report(build_view(a), tmp_path)["markdown"]).read_text()
+    sec = md.split(f"\n## {TITLES['power']}\n", 1)[1]
+    assert sec.lstrip().startswith("measureBlock (1.84 s): 1.198 J")  # summarize_power, named first
+    heads = [t for t in sec.split("**") if t.startswith("Energy by category — ")]
+    assert heads[0].startswith("Energy by category — measureBlock:") and "the whole trace" in heads[1]
+
+
 def test_memory_section_draws_each_process_over_time(reports):
     a, js, md, html = reports["api32"]
     assert all("samples" not in s for p in js["memory"]["processes"] for s in p["series"])  # --json stays lean
@@ -154,8 +163,9 @@ def test_blocking_section_lists_the_main_threads_longest_waits(reports):
     assert len(blocking_rows(a.blocking)) == len(durs)
 
 
-def test_scroll_section_on_the_recorded_chromium_capture(reports):
-    a, js, md, html = reports["scroll"]
+@pytest.mark.parametrize("capture", ["scroll", "scroll_proto"])
+def test_scroll_section_on_the_recorded_chromium_capture(reports, capture):
+    a, js, md, html = reports[capture]
     s = js["scroll"]
     verdicts = dict(tuple(r) for r in md_rows(md, "Chrome's scroll verdicts"))
     assert verdicts["janky (scroll jank v3)"] == f"{s['janky_frames']} ({fmt.ratio_pct(s['janky_ratio'])})"
@@ -167,8 +177,12 @@ def test_scroll_section_on_the_recorded_chromium_capture(reports):
     assert len(dots) == len(timed) and len(marks(chart, "circle", "bad")) == sum(1 for u in timed if u["janky"])
     janky = [u for u in s["updates"] if u["janky"]]
     title = next(t for t in md.split("**") if t.startswith("Janky scroll updates ("))
-    assert md_rows(md, title) == [[fmt.ms(u["start_ms"], 1), fmt.ms(u["latency_ms"], 1), u["type"]]
+    assert md_rows(md, title) == [[fmt.ms(u["start_ms"], 1), fmt.ms(u["latency_ms"], 1), u["type"], u["jank_cause"]]
                                   for u in janky[:LENS_TABLE_ROWS]]
+    stages = md_rows(md, "Where the janky scroll updates' latency went")
+    assert stages == [[st["name"], str(st["janky_updates"]), fmt.ms(st["p50_ms"], 1), fmt.ms(st["p90_ms"], 1),
+                       fmt.ratio_pct(st["share"]), fmt.ms(st["all_p50_ms"], 1)] for st in s["janky_stages"][:LENS_TABLE_ROWS]]
+    assert stages[0][0] == s["dominant_stage"]
 
 
 def test_charts_and_tables_stay_bounded_and_escaped(tmp_path):

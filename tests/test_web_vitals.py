@@ -95,6 +95,14 @@ def test_recorded_page_has_what_the_page_was_built_to_show(ours):
     assert cls_finding.suggestion and cls_finding.link.startswith("https://web.dev/")
 
 
+def test_a_page_load_is_judged_by_its_page_rules_not_as_an_android_launch(ours):
+    """The load event came 1.28 s after navigationStart (over the 1 s 'other' launch threshold),
+    but a page is judged by FCP/LCP/CLS/TBT: no "Slow startup" with Android vitals' advice."""
+    assert ours.startup.kind == "page load" and ours.startup.median_ms > 1000
+    assert not [f for f in ours.findings if f.title.startswith("Slow startup")]
+    assert any(f.title.startswith("Total Blocking Time") for f in ours.findings)
+
+
 def test_recorded_fcp_lcp_from_the_marks_read_plainly(ours):
     """An independent reading with json: the main frame's navigationStart, its first
     firstContentfulPaint after it, its last LCP candidate."""

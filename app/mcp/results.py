@@ -25,6 +25,11 @@ def result(payload: dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=body)
 
 
+def written_paths(written: dict[str, Any]) -> dict[str, str]:
+    """The files a report writer returned (``{"markdown": path, …}``), its other entries dropped."""
+    return {k: v for k, v in written.items() if isinstance(v, str)}
+
+
 def finding(f: dict[str, Any]) -> dict[str, Any]:
     out = {k: f.get(k) for k in ("title", "severity", "detail") if f.get(k) is not None}
     ev = {k: v for k, v in (f.get("evidence") or {}).items() if v not in (None, [], "")}

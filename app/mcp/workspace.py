@@ -71,6 +71,11 @@ class Workspace:
         """A file the server may read: one of its own outputs, or one inside the workspace."""
         return self.own_output(path) or self.inside(path)
 
+    def names_path(self, spec: str) -> bool:
+        """Whether ``spec`` names a path (a separator, a leading ``.`` or ``~``, or a name that
+        exists at the workspace's root) rather than a thread id."""
+        return "/" in spec or "\\" in spec or spec.startswith((".", "~")) or (self.root / spec).exists()
+
     def settings(self, may_run: bool = False) -> Any:
         return self.engine.settings(may_run)
 

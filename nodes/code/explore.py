@@ -249,6 +249,14 @@ def _is_identifier(name: str) -> bool:
 # --------------------------------------------------------------------------------------
 
 
+def _grouped(items: list[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:
+    """``items`` by their ``key``, in the order each value first appears."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        groups.setdefault(item[key], []).append(item)
+    return groups
+
+
 def compose_answer(ex: Exploration) -> str:
     """The user-facing answer, built only from what the tools returned."""
     zh = ex.query.chinese
@@ -269,19 +277,13 @@ def compose_answer(ex: Exploration) -> str:
             mark = "→" if focus == x["line"] else " "
             out.append(f"{mark}{x['line']:>5} | {x['text']}")
         out.append("")
-    by_name: dict[str, list[dict[str, Any]]] = {}
-    for d in ex.definitions:
-        by_name.setdefault(d["name"], []).append(d)
-    for name, defs in by_name.items():
+    for name, defs in _grouped(ex.definitions, "name").items():
         out.append(f"{name} 的定义（{len(defs)} 处）：" if zh else f"Definitions of {name} ({len(defs)}):")
         for d in defs[:ANSWER_DEFINITIONS]:
             owner = f" [in {'.'.join(d['owners'])}]" if d["owners"] else ""
             out.append(f"  {d['file']}:{d['line']}{owner}  {d['text']}")
         out.append("")
-    by_pattern: dict[str, list[dict[str, Any]]] = {}
-    for m in ex.matches:
-        by_pattern.setdefault(m["pattern"], []).append(m)
-    for pat, ms in by_pattern.items():
+    for pat, ms in _grouped(ex.matches, "pattern").items():
         files = len({m["file"] for m in ms})
         out.append(
             f"“{pat}” 的匹配：{len(ms)} 处，{files} 个文件" + ("（结果已截断）" if ex.truncated else "") + "："
@@ -319,7 +321,7 @@ def compose_answer(ex: Exploration) -> str:
                 if zh
                 else "I could not tell what to look for: name an identifier (e.g. parse_frames), a quoted string or a file path."
             )
-    elif searched and not by_name and ex.query.wants_definition:
+    elif searched and not ex.definitions and ex.query.wants_definition:
         out.append(f"（没有找到 {searched} 的定义，以上为文本匹配）" if zh else f"(No definition of {searched} found; the above are text matches.)")
     for n in ex.notes:
         if not any(n in line for line in out):

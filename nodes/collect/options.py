@@ -11,29 +11,17 @@ from typing import Any
 
 from nodes.collect.runner import DEFAULT_CAPTURE_LIMIT
 from nodes.collect.sampler import DEFAULT_INTERVAL_S
+from nodes.framework.context import CollectKnobs
 
 
 @dataclass(frozen=True)
-class CollectOptions:
+class CollectOptions(CollectKnobs):
+    """The context's CollectKnobs, and the knobs the context leaves to the toolkit's defaults."""
+
     timeout_s: float = 30.0
     startup_runs: int = 5
-    #: py-spy binary; None → next to the interpreter, then PATH.
-    pyspy_path: str | None = None
-    pyspy_rate: int = 100
-    pyspy_native: bool = False
-    #: Sample waiting threads too: a sleep in a hot path is where the time went.
-    pyspy_idle: bool = True
     sample_interval_s: float = DEFAULT_INTERVAL_S
     capture_limit: int = DEFAULT_CAPTURE_LIMIT
-    use_perf: bool = True
-    perf_path: str | None = None
-    #: Start-up is "ready" when a line of output matches this regex …
-    ready_regex: str | None = None
-    #: … or when this TCP port (on ready_host) accepts a connection. Else: when it exits.
-    ready_port: int | None = None
-    ready_host: str = "127.0.0.1"
-    #: Also run a Python target once under ``-X importtime``.
-    importtime: bool = True
 
     @classmethod
     def from_context(cls, ctx: Any) -> "CollectOptions":

@@ -20,7 +20,31 @@ from nodes.perf.limits import ReadLimits
 
 
 @dataclass(frozen=True)
-class NodeContext:
+class CollectKnobs:
+    """The knobs of a local collection that the context sets and the collection toolkit reads as
+    they are: declared once here, held by :class:`NodeContext` and by
+    ``nodes.collect.options.CollectOptions`` (docs/collector.md)."""
+
+    #: py-spy binary (None: next to the interpreter, then PATH), its rate, native frames,
+    #: and whether idle (waiting) threads are sampled — a sleep in a hot path is time spent.
+    pyspy_path: str | None = None
+    pyspy_rate: int = 100
+    pyspy_native: bool = False
+    pyspy_idle: bool = True
+    #: Run ``perf stat`` beside the profile where the kernel allows it; its binary.
+    use_perf: bool = True
+    perf_path: str | None = None
+    #: Start-up is "ready" when a line of output matches this regex, or when this TCP port
+    #: (on ready_host) accepts a connection; else when the program exits.
+    ready_regex: str | None = None
+    ready_port: int | None = None
+    ready_host: str = "127.0.0.1"
+    #: Also run a Python target once under ``-X importtime``.
+    importtime: bool = True
+
+
+@dataclass(frozen=True)
+class NodeContext(CollectKnobs):
     #: A LangChain chat model, or None when no model is configured (the offline default).
     llm: Any = None
     #: Where run folders (profiles, reports) go: <runs_dir>/<thread>/<time>/.
@@ -51,26 +75,12 @@ class NodeContext:
     #: Pause between two launches on a device, so the previous one's work has settled.
     android_launch_pause_s: float | None = None
     # --- local collection (nodes/collect/options.py reads these; docs/collector.md) ----------
-    #: py-spy binary (None: next to the interpreter, then PATH), its rate, native frames,
-    #: and whether idle (waiting) threads are sampled — a sleep in a hot path is time spent.
-    pyspy_path: str | None = None
-    pyspy_rate: int = 100
-    pyspy_native: bool = False
-    pyspy_idle: bool = True
+    # The profiler's and the readiness knobs are CollectKnobs' (above); these two are None
+    # here for "the toolkit's default", which CollectOptions fills in.
     #: psutil sampling interval, seconds.
     sample_interval_s: float | None = None
     #: Bytes of a program's output kept per stream.
     capture_limit: int | None = None
-    #: Run ``perf stat`` beside the profile where the kernel allows it; its binary.
-    use_perf: bool = True
-    perf_path: str | None = None
-    #: Start-up is "ready" when a line of output matches this regex, or when this TCP port
-    #: accepts a connection; else when the program exits.
-    ready_regex: str | None = None
-    ready_port: int | None = None
-    ready_host: str = "127.0.0.1"
-    #: Also run a Python target once under ``-X importtime``.
-    importtime: bool = True
 
 
 def thread_id() -> str | None:

@@ -171,6 +171,10 @@ def frames(a) -> Reading:
                    partial=tuple(partial))
 
 
+#: Track event categories only Chrome writes: a Perfetto protobuf trace with them is Chrome's.
+_CHROME_CATEGORIES = re.compile(r"(?:^|[ ,])(?:latencyInfo|input\.scrolling|cc|viz|blink|toplevel)(?=[ ,])")
+
+
 def scroll(a) -> Reading:
     sc = a.scroll
     if sc is not None and sc.update_count:
@@ -180,8 +184,10 @@ def scroll(a) -> Reading:
         return Reading("scroll", summarize_scroll(sc), fine=fine, numbers={
             k: getattr(sc, k) for k in ("update_count", "presented_frames", "janky_frames", "janky_ratio", "v4_frames",
                                         "v4_janky_frames", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms",
-                                        "dropped_frames", "partial_frames", "jank_reasons")})
-    chrome = a.format in ("trace_event", "chrome-json") or "Renderer" in str(getattr(a.frames, "process", "") or "")
+                                        "dropped_frames", "partial_frames", "jank_reasons", "dominant_stage",
+                                        "jank_causes")})
+    chrome = (a.format in ("trace_event", "chrome-json") or "Renderer" in str(getattr(a.frames, "process", "") or "")
+              or _CHROME_CATEGORIES.search((a.meta or {}).get("perfetto.track_event_categories", "")) is not None)
     what = ("Chrome's scroll updates (EventLatency) and input-to-frame latency" if chrome
             else "input events and their latency to the frame")
     fr = a.frames
@@ -358,9 +364,9 @@ def power(a) -> Reading:
     plug = _family_of_plug(a, "power")
     windows = _get(plug, "windows") if plug is not None else None
     if windows:
-        from nodes.perf.metrics.power import summarize_power
+        from nodes.perf.metrics.power import lead_window, summarize_power
 
-        w = next((x for x in windows if x.name != "trace"), windows[0])
+        w = lead_window(plug)
         return Reading("power", "Energy: " + summarize_power(plug),
                        numbers={"window": w.name, "energy_uws": w.energy_uws, "categories": dict(w.categories)})
     skipped = [x for x in _not_read(a) if "power" in x or "battery" in x]

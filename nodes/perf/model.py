@@ -1083,6 +1083,26 @@ class ScrollUpdate(Result, kw_only=True):
     #: Chrome's scroll jank v3 verdict on the frame this update was judged by; None for the
     #: updates Chrome did not judge (coalesced into another's frame).
     janky: bool | None = None
+    #: On a janky update: the EventLatency stage that grew the most over the previous frame
+    #: Chrome judged in the same scroll (Perfetto's ``chrome_get_v3_jank_cause_id``); else None.
+    jank_cause: str | None = None
+
+
+class ScrollStage(Result, kw_only=True):
+    """One EventLatency stage (a direct child span: GenerationToBrowserMain,
+    RendererCompositorQueueingDelay, … SubmitCompositorFrameToPresentationCompositorFrame) over
+    the janky scroll updates (nodes/perf/metrics/scroll.py)."""
+
+    name: str
+    #: Janky updates that have this stage, and its duration over them (ms, nearest rank).
+    janky_updates: int
+    p50_ms: float
+    p90_ms: float
+    total_ms: float
+    #: total_ms over the summed latency of the janky updates (0–1).
+    share: float
+    #: The same stage's p50 over every scroll update that has it, to compare against.
+    all_p50_ms: float | None = None
 
 
 #: At most this many scroll updates are listed one by one (``update_count`` counts them all).
@@ -1109,6 +1129,13 @@ class ScrollStats(Result, kw_only=True):
     #: Chrome's reasons for its v4 janky frames (ScrollJankV4 ``missed_vsyncs_per_jank_reason``):
     #: reason → janky frames naming it, most first. Empty when Chrome wrote none.
     jank_reasons: dict[str, int] = msgspec.field(default_factory=dict)
+    #: Where the janky updates' latency went: EventLatency's stages over the updates Chrome's v3
+    #: judged janky, most time first; ``dominant_stage`` is the first of them.
+    janky_stages: list[ScrollStage] = msgspec.field(default_factory=list)
+    dominant_stage: str | None = None
+    #: Per janky update the stage that grew the most over the previous judged frame (Perfetto's
+    #: ``cause_of_jank`` rule): stage → janky updates, most first.
+    jank_causes: dict[str, int] = msgspec.field(default_factory=dict)
     #: Input-to-frame latency of the scroll updates (EventLatency duration), ms, nearest rank.
     latency_p50_ms: float | None = None
     latency_p90_ms: float | None = None
@@ -1152,6 +1179,10 @@ class PowerStats(Result, kw_only=True):
     rails: dict[str, list[str]] = msgspec.field(default_factory=dict)
     #: Rails whose counter went backwards (reset): readings across a reset add nothing.
     resets: dict[str, int] = msgspec.field(default_factory=dict)
+    #: The sections the user named (``--section``, ``sections=``, a quoted name in the question),
+    #: in their order → None when windows of that name are measured, else why none is. The
+    #: answer leads with the first of them (metrics/power.py summarize_power).
+    named: dict[str, str | None] = msgspec.field(default_factory=dict)
     missing: list[MissingData] = msgspec.field(default_factory=list)
 
 

@@ -132,7 +132,7 @@ def _slowest_frame(a: Analysis, lang: Lang) -> str | None:
     if worst:
         w = max(worst, key=lambda f: float(f.get("dur_ms") or 0))
         ran = ", ".join((w.get("ran") or [])[:3])
-        jank = f" [{w['jank_type']}]" if w.get("jank_type") else ""
+        jank = _jank_note(w.get("jank_type"), lang)
         budget = frames.get("budget_ms")
         over = _t(lang, f"（预算 {_ms(budget)}）", f"（預算 {_ms(budget)}）", f" (budget {_ms(budget)})") if budget else ""
         lines = [
@@ -155,6 +155,17 @@ def _slowest_frame(a: Analysis, lang: Lang) -> str | None:
             "the data has no per-frame times).",
         )
     return None
+
+
+def _jank_note(jank_type: str | None, lang: Lang) -> str:
+    """FrameTimeline's verdict on the frame. Its "None" means *no jank* (the frame was long but
+    presented on time, e.g. buffered), "Unspecified" means it gave none: neither is a jank type
+    to print in brackets (nodes/perf/parsers/perfetto_frames.py ``jank_label``)."""
+    if not jank_type or jank_type == "Unspecified":
+        return ""
+    if jank_type == "None":
+        return _t(lang, "（FrameTimeline 判定为不卡顿）", "（FrameTimeline 判定為不卡頓）", " (FrameTimeline: not janky)")
+    return f" [{jank_type}]"
 
 
 def _hotspot(a: Analysis, lang: Lang) -> str | None:

@@ -125,7 +125,9 @@ def power_section(p: PowerStats | None) -> LensSection | None:
     if p is None or not p.windows:
         return None
     s = LensSection("power", "lens-power", "Energy by category and rail", summarize_power(p), missing=_missing(p.missing), sources=("counters",))
-    for i, w in enumerate(p.windows[:LENS_TABLE_ROWS]):
+    asked = [n for n, why in p.named.items() if why is None]  # the sections the user named come first
+    windows = sorted(p.windows, key=lambda w: asked.index(w.name) if w.name in asked else len(asked))
+    for i, w in enumerate(windows[:LENS_TABLE_ROWS]):
         drawn = i < lens_charts.LENS_CHART_WINDOWS
         what = "the whole trace" if w.name == "trace" else w.name
         head = f"{what}: {_ms(w.dur_ms)} from {_ms(w.start_ms)}, {_uws(w.energy_uws)}, {fmt.num(w.power_uw, 0)} µW"
@@ -282,10 +284,15 @@ def scroll_section(sc: ScrollStats | None) -> LensSection | None:
     if sc.frame_states:
         s.tables.append(LensTable(["frame state (PipelineReporter)", "frames"],
                                   [[k, str(n)] for k, n in sc.frame_states.items()], {1}))
+    if sc.janky_stages:
+        s.tables.append(LensTable(["stage (EventLatency)", "janky updates", "p50", "p90", "share", "p50 over all updates"],
+                                  [[st.name, str(st.janky_updates), _ms(st.p50_ms), _ms(st.p90_ms), _share(st.share), _ms(st.all_p50_ms)]
+                                   for st in sc.janky_stages[:LENS_TABLE_ROWS]], {1, 2, 3, 4, 5},
+                                  "Where the janky scroll updates' latency went"))
     janky = [u for u in sc.updates if u.janky]
     if janky:
-        s.tables.append(LensTable(["start", "latency", "type"],
-                                  [[_ms(u.start_ms), _ms(u.latency_ms), u.type] for u in janky[:LENS_TABLE_ROWS]], {0, 1},
+        s.tables.append(LensTable(["start", "latency", "type", "grown most (cause)"],
+                                  [[_ms(u.start_ms), _ms(u.latency_ms), u.type, u.jank_cause or "–"] for u in janky[:LENS_TABLE_ROWS]], {0, 1},
                                   f"Janky scroll updates ({len(janky)}, the first {min(len(janky), LENS_TABLE_ROWS)})"))
     pts = [(u.start_ms, u.latency_ms, "bad" if u.janky else "ok",
             f"{u.type} at {u.start_ms:,.1f} ms: {u.latency_ms:,.1f} ms" + (" (janky)" if u.janky else ""))

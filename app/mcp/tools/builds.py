@@ -18,11 +18,9 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from app.mcp.cancellation import in_thread
 from app.mcp.errors import fail
-from app.mcp.progress import Progress
-from app.mcp.results import result
-from app.mcp.tools import READ_ONLY, WRITES
+from app.mcp.results import written_paths
+from app.mcp.tools import READ_ONLY, WRITES, respond, tool
 from app.mcp.workspace import Workspace, check_thread
 
 _MAGIC = "*?["
@@ -53,8 +51,7 @@ def side_spec(ws: Workspace, spec: str) -> str:
             literal.append(part)
         ws.inside(str(Path(*literal)) if literal else ".")  # its fixed part lies inside
         return str(Path(spec) if Path(spec).is_absolute() else root / spec)
-    looks_like_path = "/" in spec or "\\" in spec or spec.startswith((".", "~")) or (root / spec).exists()
-    if looks_like_path:
+    if ws.names_path(spec):
         real = ws.inside(spec)
         if not real.exists():
             raise fail(f"{spec}: no such file or folder in the workspace {root}")
@@ -109,7 +106,7 @@ def compare_payload(ws: Workspace, a: str, b: str) -> dict[str, Any]:
         "rows": [_row(r) for r in sorted(cmp.rows, key=rank)],
         "hotspots": [_row(r) for r in sorted(cmp.hotspots, key=rank)],
         "warnings": doc["warnings"],
-        "report_paths": {k: v for k, v in written.items() if isinstance(v, str)},
+        "report_paths": written_paths(written),
     }
 
 
@@ -172,36 +169,19 @@ SIDE = "a capture, report folder, analysis JSON, folder or glob of runs inside t
 
 
 def register(server: Any, ws: Workspace) -> None:
-
-    @server.tool(
-        name="compare",
-        description=(
-            "What changed from A (before) to B (after): every metric both sides have, better/worse with "
-            "a bootstrap interval and a Mann–Whitney test when a side has several runs, hot spots that "
-            "grew, shrank, appeared or went; writes compare.md/.html/.json and returns their paths."
-        ),
-        annotations=WRITES,
-    )
+    @tool(server, WRITES)
     async def compare(
         ctx: Context,
         a: Annotated[str, Field(description=f"Before: {SIDE}", min_length=1, max_length=4_000)],
         b: Annotated[str, Field(description=f"After: {SIDE}", min_length=1, max_length=4_000)],
     ) -> CallToolResult:
-        progress = Progress(ctx)
-        await progress.send(f"compare: reading {a} and {b}")
-        payload = await in_thread(lambda: compare_payload(ws, a, b))
-        await progress.send("compare: report written")
-        return result(payload)
+        """What changed from A (before) to B (after): every metric both sides have, better/worse with
+        a bootstrap interval and a Mann–Whitney test when a side has several runs, hot spots that
+        grew, shrank, appeared or went; writes compare.md/.html/.json and returns their paths."""
+        return await respond(lambda: compare_payload(ws, a, b), ctx, before=f"compare: reading {a} and {b}",
+                             after="compare: report written")
 
-    @server.tool(
-        name="check",
-        description=(
-            "Check runs against performance budgets (a [budgets] TOML table: upper/lower bounds per "
-            "metric, regression.max_pct against a baseline): passed, and every budget's status, "
-            "value and bound, failures first. Writes nothing."
-        ),
-        annotations=READ_ONLY,
-    )
+    @tool(server, READ_ONLY)
     async def check(
         ctx: Context,
         run: Annotated[str, Field(description=f"What to check: {SIDE}", min_length=1, max_length=4_000)],
@@ -212,7 +192,8 @@ def register(server: Any, ws: Workspace) -> None:
         baseline: Annotated[str | None, Field(description=f"Runs to compare with, for regression.max_pct: {SIDE}")] = None,
         allow_missing: Annotated[bool, Field(description="A metric the data lacks does not fail")] = False,
     ) -> CallToolResult:
-        progress = Progress(ctx)
-        await progress.send(f"check: reading {run}")
-        payload = await in_thread(lambda: check_payload(ws, run, budgets, baseline, allow_missing))
-        return result(payload)
+        """Check runs against performance budgets (a [budgets] TOML table: upper/lower bounds per
+        metric, regression.max_pct against a baseline): passed, and every budget's status, value
+        and bound, failures first. Writes nothing."""
+        return await respond(lambda: check_payload(ws, run, budgets, baseline, allow_missing), ctx,
+                             before=f"check: reading {run}")

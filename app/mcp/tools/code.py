@@ -8,10 +8,8 @@ from typing import Annotated, Any
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from app.mcp.cancellation import in_thread
 from app.mcp.errors import fail
-from app.mcp.results import result
-from app.mcp.tools import READ_ONLY
+from app.mcp.tools import READ_ONLY, respond, tool
 from app.mcp.workspace import Workspace
 
 
@@ -42,22 +40,16 @@ def explore_payload(ws: Workspace, query: str) -> dict[str, Any]:
 
 
 def register(server: Any, ws: Workspace) -> None:
-    @server.tool(
-        name="route",
-        description="Classify a request: the route (one of six labels), tier, confidence and reason. Runs nothing.",
-        annotations=READ_ONLY,
-    )
+    @tool(server, READ_ONLY)
     async def route(
         message: Annotated[str, Field(description="The request, in one sentence (中文 or English)", min_length=1, max_length=10_000)],
     ) -> CallToolResult:
-        return result(await in_thread(lambda: route_payload(ws, message)))
+        """Classify a request: the route (one of six labels), tier, confidence and reason. Runs nothing."""
+        return await respond(lambda: route_payload(ws, message))
 
-    @server.tool(
-        name="explore",
-        description="Find definitions and matches in the workspace's code (ripgrep inside the workspace sandbox).",
-        annotations=READ_ONLY,
-    )
+    @tool(server, READ_ONLY)
     async def explore(
         query: Annotated[str, Field(description="What to look for: a name, a phrase, 'where is X defined'", min_length=1, max_length=2_000)],
     ) -> CallToolResult:
-        return result(await in_thread(lambda: explore_payload(ws, query)))
+        """Find definitions and matches in the workspace's code (ripgrep inside the workspace sandbox)."""
+        return await respond(lambda: explore_payload(ws, query))

@@ -12,9 +12,8 @@ from pydantic import Field
 
 from app.mcp.cancellation import in_thread
 from app.mcp.errors import fail
-from app.mcp.progress import Progress
-from app.mcp.results import TOP_FINDINGS, finding, result, sections
-from app.mcp.tools import WRITES
+from app.mcp.results import TOP_FINDINGS, finding, sections, written_paths
+from app.mcp.tools import WRITES, respond, tool
 from app.mcp.workspace import Workspace, check_thread
 
 #: The lens of the question (graph.enums.Lens), and the names ``focus`` had before lenses
@@ -42,6 +41,8 @@ def analysis_payload(ws: Workspace, real: Path, path: str, focus: str, named: Se
                           limits=settings.read_limits(), sections=named)
         collected = {"kind": "file", "paths": {"data": str(real)}, "source": str(real)}
         lens = lens_named(focus).value
+        if named and lens == "overview":  # as perfscout analyze --section: the power answer leads
+            lens = "power"
         view = build_view(a, collected=collected, route="analyze", question=f"analyze {path}", root=str(ws.root),
                           lens=lens)
         written = write_report(view, report_dir(None, str(settings.runs_dir), "mcp"))
@@ -63,13 +64,18 @@ def analysis_payload(ws: Workspace, real: Path, path: str, focus: str, named: Se
     payload.update(sections(data, lens))
     if data.get("warnings"):
         payload["warnings"] = data["warnings"][:10]
-    payload["report_paths"] = {k: v for k, v in written.items() if isinstance(v, str)}
+    payload["report_paths"] = written_paths(written)
     return payload
 
 
 def newest_report(folder: Path) -> Path | None:
     found = list(folder.glob("*/report.md")) + list(folder.glob("*/*/report.md")) + list(folder.glob("report.md"))
     return max(found, key=lambda p: (p.stat().st_mtime, str(p))) if found else None
+
+
+def _markdown(md: Path) -> tuple[str, dict[str, str]]:
+    """A report's text and its path, as ``report`` returns them."""
+    return md.read_text(encoding="utf-8", errors="replace"), {"markdown": str(md)}
 
 
 def thread_report(thread: str, settings: Any) -> tuple[str, dict[str, str]]:
@@ -80,7 +86,7 @@ def thread_report(thread: str, settings: Any) -> tuple[str, dict[str, str]]:
     md = newest_report(folder) if folder.is_dir() else None
     if md is None:
         raise fail(f"no report of a thread {thread!r} (in {settings.runs_dir})")
-    return md.read_text(encoding="utf-8", errors="replace"), {"markdown": str(md)}
+    return _markdown(md)
 
 
 def report_markdown(ws: Workspace, target: str) -> tuple[str, dict[str, str]]:
@@ -90,38 +96,32 @@ def report_markdown(ws: Workspace, target: str) -> tuple[str, dict[str, str]]:
     from nodes.report.view import ReportInputError
 
     settings = ws.settings()
-    root = ws.root
-    looks_like_path = "/" in target or "\\" in target or target.startswith((".", "~")) or (root / target).exists()
-    if not looks_like_path:
+    if not ws.names_path(target):
         return thread_report(target, settings)
-    real = ws.own_output(target) or ws.inside(target)
+    real = ws.readable(target)
     if real.is_dir():
         md = real / "report.md" if (real / "report.md").is_file() else newest_report(real)
         if md is None:
             raise fail(f"{target}: a folder with no report.md in it")
-        return md.read_text(encoding="utf-8", errors="replace"), {"markdown": str(md)}
+        return _markdown(md)
     if not real.is_file():
-        raise fail(f"{target}: no such file in the workspace {root}")
+        raise fail(f"{target}: no such file in the workspace {ws.root}")
     if real.name == "report.md":
-        return real.read_text(encoding="utf-8", errors="replace"), {"markdown": str(real)}
+        return _markdown(real)
     try:
         written = run_report(str(real), runs_dir=str(settings.runs_dir), limits=settings.read_limits())
     except (ReportInputError, PerfDataError) as e:
         raise fail(str(e).splitlines()[0]) from None
-    md = Path(written["markdown"])
-    return md.read_text(encoding="utf-8", errors="replace"), {k: v for k, v in written.items() if isinstance(v, str)}
+    return _markdown(Path(written["markdown"]))[0], written_paths(written)
+
+
+def report_payload(ws: Workspace, target: str) -> dict[str, Any]:
+    md, paths = report_markdown(ws, target)
+    return {"tool": "report", "markdown": md, "paths": paths}
 
 
 def register(server: Any, ws: Workspace) -> None:
-    @server.tool(
-        name="analyze",
-        description=(
-            "Analyse a trace or profile inside the workspace (Perfetto, Chrome Trace Event JSON, "
-            "py-spy speedscope, cProfile, adb dumps): headline, findings with evidence, and the "
-            "startup / frames / hot spots / web sections; writes a report and returns its paths."
-        ),
-        annotations=WRITES,
-    )
+    @tool(server, WRITES)
     async def analyze(
         ctx: Context,
         path: Annotated[str, Field(description="The file, relative to the workspace (or absolute inside it)", min_length=1)],
@@ -130,26 +130,21 @@ def register(server: Any, ws: Workspace) -> None:
         sections: Annotated[list[str], Field(description="Slice names to measure as power and CPU windows of their "
                                                          "own, beside the whole trace and measureBlock")] = [],
     ) -> CallToolResult:
+        """Analyse a trace or profile inside the workspace (Perfetto, Chrome Trace Event JSON,
+        py-spy speedscope, cProfile, adb dumps): headline, findings with evidence, and the
+        startup / frames / hot spots / web sections; writes a report and returns its paths."""
         real = ws.file(path)
-        progress = Progress(ctx)
-        await progress.send(f"analyze: reading {real.name} ({real.stat().st_size} bytes)")
-        payload = await in_thread(lambda: analysis_payload(ws, real, path, focus, sections))
-        await progress.send("analyze: report written")
-        return result(payload)
+        return await respond(lambda: analysis_payload(ws, real, path, focus, sections), ctx,
+                             before=f"analyze: reading {real.name} ({real.stat().st_size} bytes)",
+                             after="analyze: report written")
 
-    @server.tool(
-        name="report",
-        description=(
-            "The Markdown report of a thread (its newest), of a report folder, or of a trace or "
-            "profile inside the workspace (rendered first)."
-        ),
-        annotations=WRITES,
-    )
+    @tool(server, WRITES)
     async def report(
         path_or_thread: Annotated[str, Field(description="A thread id, or a path inside the workspace", min_length=1)],
     ) -> CallToolResult:
-        md, paths = await in_thread(lambda: report_markdown(ws, path_or_thread))
-        return result({"tool": "report", "markdown": md, "paths": paths})
+        """The Markdown report of a thread (its newest), of a report folder, or of a trace or
+        profile inside the workspace (rendered first)."""
+        return await respond(lambda: report_payload(ws, path_or_thread))
 
     @server.resource(
         "perfscout://report/{thread}",

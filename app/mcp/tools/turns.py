@@ -19,7 +19,7 @@ from app.mcp.confirmation import confirmed_round, settle
 from app.mcp.errors import fail
 from app.mcp.permission import check_target, fresh_permission, graph_allow, ps_for
 from app.mcp.results import CONFIRM_KEY, result, turn_payload, turn_status
-from app.mcp.tools import WRITES
+from app.mcp.tools import WRITES, tool
 from app.mcp.workspace import Workspace, check_thread, known
 
 Reply = CallToolResult | InputRequiredResult
@@ -37,13 +37,19 @@ async def ask_turn(ws: Workspace, ctx: Any, message: str, thread: str | None, ta
     return await settle(ws, "ask", ctx, ps, r, allow_run)
 
 
+async def on_thread(ws: Workspace, thread: str, allow_run: bool) -> tuple[Any, Any]:
+    """The PerfScout this call runs through (app/mcp/permission.py) and ``thread``'s current
+    result; a tool error for a malformed or unknown thread id."""
+    ps = ps_for(ws, allow_run)
+    check_thread(thread)
+    return ps, await anyio.to_thread.run_sync(lambda: known(ps, thread))
+
+
 async def resume_turn(ws: Workspace, ctx: Any, thread: str, answer: str, allow_run: bool) -> Reply:
     again = await confirmed_round(ws, "resume", ctx)
     if again is not None:
         return again
-    ps = ps_for(ws, allow_run)
-    check_thread(thread)
-    current = await anyio.to_thread.run_sync(lambda: known(ps, thread))
+    ps, current = await on_thread(ws, thread, allow_run)
     q = current.question or {}
     if current.status != "needs_input":
         raise fail(f"thread {thread} has no pending question")
@@ -65,9 +71,7 @@ async def continue_turn(ws: Workspace, ctx: Any, thread: str, allow_run: bool) -
     again = await confirmed_round(ws, "continue", ctx)
     if again is not None:
         return again
-    ps = ps_for(ws, allow_run)
-    check_thread(thread)
-    current = await anyio.to_thread.run_sync(lambda: known(ps, thread))
+    ps, current = await on_thread(ws, thread, allow_run)
     q = current.question or {}
     if current.status == "needs_input":
         if q.get("field") == CONFIRM_KEY:
@@ -82,16 +86,7 @@ async def continue_turn(ws: Workspace, ctx: Any, thread: str, allow_run: bool) -
 
 
 def register(server: Any, ws: Workspace) -> None:
-    @server.tool(
-        name="ask",
-        description=(
-            "One full PerfScout turn, as `perfscout ask`: route, collect or load data, analyse, "
-            "tie hot spots to source, report. Running a program needs allow_run=true on a server "
-            "that allows it; a command proposed in the message is confirmed by a person. A "
-            "question from PerfScout comes back as status needs_input: answer with resume."
-        ),
-        annotations=WRITES,
-    )
+    @tool(server, WRITES)
     async def ask(
         ctx: Context,
         message: Annotated[str, Field(description="What you want, in one sentence", min_length=1, max_length=10_000)],
@@ -101,37 +96,29 @@ def register(server: Any, ws: Workspace) -> None:
         ] = None,
         allow_run: Annotated[bool, Field(description="This turn may run the target (the server must allow it too)")] = False,
     ) -> CallToolResult | InputRequiredResult:
+        """One full PerfScout turn, as `perfscout ask`: route, collect or load data, analyse, tie
+        hot spots to source, report. Running a program needs allow_run=true on a server that
+        allows it; a command proposed in the message is confirmed by a person. A question from
+        PerfScout comes back as status needs_input: answer with resume."""
         return await ask_turn(ws, ctx, message, thread, target, allow_run)
 
-    @server.tool(
-        name="resume",
-        description=(
-            "Answer PerfScout's pending question on a thread (e.g. which program or file) and go on. "
-            "A command to confirm is never answered here: the person confirms it in the client."
-        ),
-        annotations=WRITES,
-    )
+    @tool(server, WRITES)
     async def resume(
         ctx: Context,
         thread: Annotated[str, Field(description="The thread that asked", min_length=1)],
         answer: Annotated[str, Field(description="The answer to its question", min_length=1, max_length=10_000)],
         allow_run: Annotated[bool, Field(description="The resumed turn may run a program (the server must allow it too)")] = False,
     ) -> CallToolResult | InputRequiredResult:
+        """Answer PerfScout's pending question on a thread (e.g. which program or file) and go on.
+        A command to confirm is never answered here: the person confirms it in the client."""
         return await resume_turn(ws, ctx, thread, answer, allow_run)
 
+    @tool(server, WRITES)
     async def continue_(
         ctx: Context,
         thread: Annotated[str, Field(description="The thread whose turn stopped (cancelled, crashed) or waits for a confirmation", min_length=1)],
         allow_run: Annotated[bool, Field(description="The continued turn may run a program (the server must allow it too)")] = False,
     ) -> CallToolResult | InputRequiredResult:
+        """Continue a thread's turn that stopped before it finished (a cancelled or crashed call),
+        or ask the person again to confirm a proposed command."""
         return await continue_turn(ws, ctx, thread, allow_run)
-
-    server.add_tool(  # ``continue`` is a Python keyword: the function has another name
-        continue_,
-        name="continue",
-        description=(
-            "Continue a thread's turn that stopped before it finished (a cancelled or crashed call), "
-            "or ask the person again to confirm a proposed command."
-        ),
-        annotations=WRITES,
-    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from nodes.perf import suggestions
 from nodes.perf.findings.common import finding
 from nodes.perf.metrics.common import _fms, _fpct
+from nodes.perf.metrics.startup import PAGE_LOAD_KIND
 from nodes.perf.model import Finding, ImportEntry, StartupRun, StartupStats
 
 #: Median startup from which it is slow, by kind (other kinds: the last value); 2× is "high".
@@ -27,7 +28,11 @@ def _advice(key: str) -> dict:
 
 
 def slow_startup(st: StartupStats | None, source: str | None) -> list[Finding]:
-    if not st or st.median_ms is None:
+    """A launch over Android vitals' threshold for its kind. A page load is not judged here: its
+    load event says little of what a user sees, and its own rules (findings/web.py: FCP, LCP,
+    CLS, TBT by Lighthouse's scoring) judge it — a fast-painting page with a slow load event
+    must not hear "slow startup" with Android launch advice."""
+    if not st or st.median_ms is None or st.kind == PAGE_LOAD_KIND:
         return []
     limit = SLOW_STARTUP_MS.get(st.kind, SLOW_STARTUP_OTHER_MS)
     if st.median_ms < limit:

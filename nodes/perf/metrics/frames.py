@@ -396,16 +396,20 @@ _PCTL = re.compile(r"(?:^|[^\d])(50|90|95|99)(?:th)?(?:[^\d]|$)")
 
 def _reported(rep: dict) -> dict[str, float]:
     """Tolerant reading of a producer's frame totals, whatever the reader named its keys:
-    total frames, janky frames, janky share, and the 50/90/95/99th percentiles (ms)."""
+    total frames, janky frames, janky share, and the 50/90/95/99th percentiles (ms).
+
+    Where a producer reports a count twice (gfxinfo's "Janky frames" and "Janky frames
+    (legacy)"), the current definition wins and the legacy one fills only what is missing, so
+    the count and the share always come from the same line."""
     out: dict[str, float] = {}
-    for k, v in rep.items():
+    for k, v in sorted(rep.items(), key=lambda kv: "legacy" in str(kv[0]).lower()):
         key = str(k).lower()
         num = _float(v)
         if num is None:
             continue
         pct_text = isinstance(v, str) and v.strip().endswith("%")
         if "jank" in key and ("percent" in key or "pct" in key or "ratio" in key or "%" in key or pct_text):
-            out["janky_ratio"] = num if ("ratio" in key and num <= 1.0) else num / 100.0
+            out.setdefault("janky_ratio", num if ("ratio" in key and num <= 1.0) else num / 100.0)
         elif "jank" in key and "frame" in key or key in ("janky", "janky_count"):
             out.setdefault("janky", num)
         elif "total" in key and "frame" in key or key in ("frames", "frame_count", "count"):

@@ -170,21 +170,30 @@ def power(ctx) -> PowerStats | None:
     w = window(pd, "trace", start, end, ctx.t0, out.resets)
     if w is not None:
         out.windows.append(w)
-    named, _unknown = named_sections(pd, [n for n in ctx.sections if n not in SECTION_NAMES])
+    named, unknown = named_sections(pd, [n for n in ctx.sections if n not in SECTION_NAMES])
     for name, s, e in _sections(pd):
         w = window(pd, name, s, e, ctx.t0, out.resets)
         if w is not None:
             out.windows.append(w)
+    short: dict[str, str] = {}
     for name, s, e in named:
         w = window(pd, name, s, e, ctx.t0, out.resets)
         if w is not None and (w.rails or not pd.power_rails):
             out.windows.append(w)
         else:  # a slice shorter than the rails' reading interval: no energy can be read for it
             every = _reading_interval_ms(pd)
-            ctx.res.warnings.append(
-                f"power: section {name!r} ({(e - s) / 1000.0:.1f} ms at {(s - ctx.t0) / 1000.0:.1f} ms) holds fewer "
-                f"than two readings of any rail{f' (they come every {every:.0f} ms)' if every else ''}; "
-                "no energy for it")
+            span = f"{(e - s) / 1000.0:.1f} ms at {(s - ctx.t0) / 1000.0:.1f} ms"
+            few = f"fewer than two readings of any rail{f' (they come every {every:.0f} ms)' if every else ''}"
+            short.setdefault(name, f"its {span} hold {few}")
+            ctx.res.warnings.append(f"power: section {name!r} ({span}) holds {few}; no energy for it")
+    measured = {w.name for w in out.windows}
+    for name in ctx.sections:
+        if name in measured:
+            out.named[name] = None
+        elif name in unknown or name in SECTION_NAMES:
+            out.named[name] = "no slice of that name in the trace"
+        else:
+            out.named[name] = short.get(name, "no energy could be read for it")
     if out.resets:
         named = ", ".join(f"{k} ×{v}" for k, v in sorted(out.resets.items()))
         ctx.res.warnings.append(f"power rails: counter went backwards (reset) in {named}; "
@@ -196,14 +205,41 @@ def power(ctx) -> PowerStats | None:
     return out
 
 
-def summarize_power(p: PowerStats | None) -> str:
-    """One sentence with the numbers: the window's energy by category (a lens can lead with it)."""
-    if p is None or not p.windows:
-        return "No power data: the trace has no power rails or battery counters."
-    w = next((x for x in p.windows if x.name != "trace"), p.windows[0])
+def lead_window(p: PowerStats) -> PowerWindow | None:
+    """The window the power answer leads with: the first section the user named that was
+    measured, else Macrobenchmark's measureBlock (the first section), else the whole trace."""
+    for name, why in p.named.items():
+        if why is None:
+            w = next((x for x in p.windows if x.name == name), None)
+            if w is not None:
+                return w
+    return next((x for x in p.windows if x.name != "trace"), p.windows[0] if p.windows else None)
+
+
+def _window_sentence(w: PowerWindow) -> str:
     if not w.categories:
         return (f"{w.name}: battery {w.battery_start_mah} → {w.battery_end_mah} mAh "
-                f"({w.battery_diff_mah} mAh used); no power rails recorded.")
+                f"({w.battery_diff_mah} mAh used); no power rails recorded")
     top = ", ".join(f"{k} {v / 1e6:.3f} J" for k, v in list(w.categories.items())[:4])
     return (f"{w.name} ({w.dur_ms / 1000:.2f} s): {w.energy_uws / 1e6:.3f} J, "
-            f"{w.power_uw / 1000:.1f} mW on average; by category {top}.")
+            f"{w.power_uw / 1000:.1f} mW on average; by category {top}")
+
+
+def summarize_power(p: PowerStats | None) -> str:
+    """One sentence with the numbers: the lead window's energy by category (a lens can lead
+    with it). A section the user named comes first — its energy, or why there is none — and
+    then the window the answer would have led with."""
+    if p is None or not p.windows:
+        return "No power data: the trace has no power rails or battery counters."
+    w = lead_window(p)
+    first_named = next(iter(p.named.items()), None)
+    if first_named is not None and first_named[1] is not None:  # named, but no energy for it
+        name, why = first_named
+        return f"{name}: no energy — {why}; {_window_sentence(w)}."
+    s = _window_sentence(w)
+    if first_named is not None and w.name == first_named[0]:
+        other = next((x for x in p.windows if x.name != "trace" and x.name != w.name), None) or \
+            next((x for x in p.windows if x.name == "trace"), None)
+        if other is not None:
+            s += f"; {other.name} ({other.dur_ms / 1000:.2f} s): {other.energy_uws / 1e6:.3f} J"
+    return s + "."

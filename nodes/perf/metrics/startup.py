@@ -62,6 +62,10 @@ def startup(ctx) -> StartupStats | None:
     return st
 
 
+#: The startup kind of a web page's navigation (its marks from navigationStart to the load event).
+PAGE_LOAD_KIND = "page load"
+
+
 def page_load(ctx):
     pd = ctx.pd
     marks: dict[str, float] = {}
@@ -82,4 +86,4 @@ def page_load(ctx):
         return None
     last = max(p.dur_ms for p in phases)
     runs = [StartupRun(index=0, total_ms=last, kind="unknown", ready_by=phases[-1].name, command="navigation")]
-    return runs, phases, "page load"
+    return runs, phases, PAGE_LOAD_KIND

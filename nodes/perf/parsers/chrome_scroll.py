@@ -7,21 +7,41 @@ reads the same events (``chrome/event_latency.sql``, ``chrome/scroll_jank_v4.sql
 ``chrome/chrome_frame_info``).
 
 Fed from the Trace Event reader's async-span path (``trace_event/phases.py``), one call per
-``b`` / ``e``; paired by the metric (``nodes/perf/metrics/scroll.py``).
+``b`` / ``e``, and from a Perfetto protobuf trace's TrackEvent slices
+(``perfetto_chrome_latency.py``); paired by the metric (``nodes/perf/metrics/scroll.py``).
 """
 
 from __future__ import annotations
 
+import functools
+import re
+
 from nodes.perf.model import PerfData
 
 SPAN_NAMES = frozenset({"EventLatency", "ScrollJankV4", "PipelineReporter"})
-#: At most this many span ends are kept (a minute of scrolling at 120 Hz is a few 10 000).
+#: EventLatency's stages are its child spans (same async id, inside it). Chrome names most
+#: "<from>To<to>" (GenerationToBrowserMain, SubmitCompositorFrameToPresentationCompositorFrame …),
+#: a few not (these); Perfetto's ``chrome/event_latency_description.sql`` lists the ones it knows.
+STAGE_WORDS = frozenset({"RendererCompositorQueueingDelay", "RendererCompositorProcessing",
+                         "RendererMainProcessing", "Commit", "Activation"})
+_STAGE = re.compile(r"[A-Z][A-Za-z]*To[A-Z][A-Za-z]*\Z")
+#: At most this many span ends are kept (a minute of scrolling at 120 Hz is a few 10 000)…
 MAX_SCROLL_EVENTS = 400_000
+#: …of them at most this many stages, so that stages never crowd out the verdicts.
+MAX_STAGE_EVENTS = 300_000
+
+
+@functools.lru_cache(maxsize=4096)
+def is_stage(name: str) -> bool:
+    """A span name that is an EventLatency stage (PipelineReporter's stages are named alike: the
+    metric keeps only the spans inside an EventLatency of their async id)."""
+    return name in STAGE_WORDS or _STAGE.match(name) is not None
 
 
 def record(pd: PerfData, name: str, begin: bool, key: object, ts: float, pid: int, args: object) -> None:
-    """One ``b`` (with its args) or ``e`` of a span in :data:`SPAN_NAMES`."""
-    if len(pd.scroll_spans) >= MAX_SCROLL_EVENTS:
+    """One ``b`` (with its args) or ``e`` of a span in :data:`SPAN_NAMES` or a stage."""
+    n = len(pd.scroll_spans)
+    if n >= MAX_SCROLL_EVENTS or (n >= MAX_STAGE_EVENTS and name not in SPAN_NAMES):
         pd.scroll_spans_dropped += 1
         return
     pd.scroll_spans.append((ts, begin, name, key, pid, args if begin and isinstance(args, dict) else None))

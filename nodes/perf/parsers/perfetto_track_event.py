@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from nodes.perf.model import MAIN_THREAD_NAMES, MAX_COUNTER_POINTS, PerfData
+from nodes.perf.parsers import perfetto_chrome_latency as chrome_latency
 from nodes.perf.parsers.perfetto_ftrace import MAX_ASYNC, AsyncSlice
 
 SEQ_INCREMENTAL_STATE_CLEARED = 1
@@ -179,7 +180,10 @@ class TrackEventState:
         stack_key = uuid if uuid is not None else ("pid", track.pid)
         if etype == TYPE_SLICE_BEGIN:
             self.categories[self._category(seq, te) or "(none)"] += 1
-            self.stacks.setdefault(stack_key, []).append((ts, self._name(seq, te)))
+            name = self._name(seq, te)
+            self.stacks.setdefault(stack_key, []).append((ts, name))
+            if track.kind == "async" and chrome_latency.wanted(name):  # Chrome's scroll spans
+                chrome_latency.begin(data, name, te, stack_key, ts, track.pid or 0)
         elif etype == TYPE_SLICE_END:
             stack = self.stacks.get(stack_key)
             if not stack:
@@ -187,6 +191,8 @@ class TrackEventState:
                 return
             t0, name = stack.pop()
             self._emit(track, t0, ts - t0, name, data)
+            if track.kind == "async" and chrome_latency.wanted(name):
+                chrome_latency.end(data, name, stack_key, ts, track.pid or 0)
         elif etype == TYPE_INSTANT:
             self.categories[self._category(seq, te) or "(none)"] += 1
             if track.kind == "thread" and track.tid is not None:

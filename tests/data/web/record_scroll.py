@@ -1,6 +1,11 @@
 """Record a Chromium trace of a scrolled page over the DevTools protocol (Tracing.start,
-Input.synthesizeScrollGesture), for the scroll lens's reference capture."""
-import asyncio, json, subprocess, sys, tempfile, time, urllib.request, pathlib
+Input.synthesizeScrollGesture), for the scroll lens's reference captures.
+
+    python record_scroll.py OUT.json            # Chrome's JSON trace (Tracing.dataCollected)
+    python record_scroll.py OUT.pftrace --proto # the same scroll as a Perfetto protobuf trace
+                                                # (transferMode ReturnAsStream, streamFormat proto)
+"""
+import asyncio, base64, json, subprocess, sys, tempfile, time, urllib.request, pathlib
 import websockets
 
 PORT = 9333
@@ -8,7 +13,7 @@ URL = "file://" + str(pathlib.Path(__file__).with_name("scroll_page.html"))
 CATS = ["input", "benchmark", "latencyInfo", "input.scrolling", "graphics.pipeline", "cc"]
 
 
-async def main(out):
+async def main(out, proto=False):
     prof = tempfile.mkdtemp()
     p = subprocess.Popen(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                           f"--remote-debugging-port={PORT}", f"--user-data-dir={prof}", "--window-size=412,900",
@@ -38,7 +43,11 @@ async def main(out):
             await call("Page.enable")
             await call("Page.navigate", url=URL)
             await asyncio.sleep(1.5)
-            await call("Tracing.start", traceConfig={"includedCategories": CATS}, transferMode="ReportEvents")
+            if proto:
+                await call("Tracing.start", traceConfig={"includedCategories": CATS},
+                           transferMode="ReturnAsStream", streamFormat="proto")
+            else:
+                await call("Tracing.start", traceConfig={"includedCategories": CATS}, transferMode="ReportEvents")
             await asyncio.sleep(0.3)
             for _ in range(3):
                 await call("Input.synthesizeScrollGesture", x=200, y=600, yDistance=-1500, speed=2000, gestureSourceType="mouse")
@@ -49,10 +58,23 @@ async def main(out):
                 if m.get("method") == "Tracing.dataCollected":
                     events.extend(m["params"]["value"])
                 elif m.get("method") == "Tracing.tracingComplete":
+                    stream = m["params"].get("stream")
                     break
+            if proto:  # the trace is a stream handle: read it to its end (IO.read), then close it
+                chunks = []
+                while True:
+                    r = (await call("IO.read", handle=stream, size=1 << 20))["result"]
+                    chunks.append(base64.b64decode(r["data"]) if r.get("base64Encoded") else r["data"].encode("latin-1"))
+                    if r.get("eof"):
+                        break
+                await call("IO.close", handle=stream)
+                data = b"".join(chunks)
+                open(out, "wb").write(data)
+                print(len(data), "bytes")
+                return
         json.dump({"traceEvents": events}, open(out, "w"))
         print(len(events), "events")
     finally:
         p.terminate(); p.wait(5)
 
-asyncio.run(main(sys.argv[1]))
+asyncio.run(main(sys.argv[1], proto="--proto" in sys.argv[2:]))

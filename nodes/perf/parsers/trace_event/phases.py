@@ -344,8 +344,11 @@ class EventSink:
             self.problem("async events beyond the cap (ignored)")
             return
         self.async_events.append((ts, len(self.async_events), ph == "b" or ph == "S", key, name, pid, cat))
-        if name in chrome_scroll.SPAN_NAMES and ph in ("b", "e"):
-            chrome_scroll.record(self.pd, name, ph == "b", key, ts, pid, self._args(e) if ph == "b" else None)
+        if ph in ("b", "e"):
+            if name in chrome_scroll.SPAN_NAMES:
+                chrome_scroll.record(self.pd, name, ph == "b", key, ts, pid, self._args(e) if ph == "b" else None)
+            elif chrome_scroll.is_stage(name):  # EventLatency's stages: no args read
+                chrome_scroll.record(self.pd, name, ph == "b", key, ts, pid, {} if ph == "b" else None)
 
     def _profile(self, e: Ev, pid: int, tid: int, name: str) -> None:
         if name not in ("Profile", "ProfileChunk"):
