@@ -21,6 +21,8 @@ import numpy as np
 from nodes.perf.parsers import perfetto_wire as wire
 from nodes.perf.parsers.perfetto_binder import _RECV, _SEND, MAX_BINDER_EVENTS
 from nodes.perf.parsers.perfetto_cpu import MAX_POINTS as CPU_MAX_POINTS
+from nodes.perf.parsers.perfetto_memory import _RSS_MEMBERS
+from nodes.perf.parsers.perfetto_memory import MAX_POINTS as MEMORY_MAX_POINTS
 from nodes.perf.parsers.perfetto_sched import BLOCKED, IN, NEW, OUT, WAKE
 from nodes.perf.parsers.perfetto_slices import AtraceLog
 
@@ -194,24 +196,20 @@ def _apply(state, items, dec, b0: int, b1: int) -> None:
             continue
         f = _kind_fields(dec, e0 + sel, {1: 0, 2: 0})
         value, cpu_id, t = wire.as_uint32(f[1][1]), wire.as_uint32(f[2][1]), ts_all[sel]
-        for c in np.unique(cpu_id).tolist():
+        ids, first_at = np.unique(cpu_id, return_index=True)
+        for c in ids[np.argsort(first_at)].tolist():  # per-CPU series created in arrival order
             m = cpu_id == c
             pts = table.setdefault(c, [])
             room = max(CPU_MAX_POINTS - len(pts), 0)
             new = list(zip(t[m].tolist(), value[m].tolist()))
             pts.extend(new[:room])
             state.cpu.dropped += max(len(new) - room, 0)
-    # --- rss_stat: the owner of an mm_id is whoever last reported it as its own ---
+    # --- rss_stat ---
     sel = where("rss_stat")
     if len(sel):
         f = _kind_fields(dec, e0 + sel, {1: 0, 2: 0, 3: 0, 4: 0})
-        mm = wire.as_uint32(f[4][1]).tolist()
-        has = f[4][0].tolist()
-        rss = state.memory.rss_values
-        for t, p, member, size, curr, mid, h in zip(ts_all[sel].tolist(), pid_all[sel].tolist(),
-                                                     wire.as_int32(f[1][1]).tolist(), wire.as_int64(f[2][1]).tolist(),
-                                                     wire.as_uint32(f[3][1]).tolist(), mm, has):
-            rss(t, p, member, size, curr, mid if h else None)
+        _rss(state.memory, ts_all[sel], pid_all[sel], wire.as_int32(f[1][1]), wire.as_int64(f[2][1]),
+             wire.as_uint32(f[3][1]) != 0, f[4][0], wire.as_uint32(f[4][1]))
     # --- atrace (print, zero), new tasks, renames: one loop in arrival order ---
     pr = where("print")
     state.prints += len(pr)
@@ -277,13 +275,75 @@ def _apply(state, items, dec, b0: int, b1: int) -> None:
         state.sched.extend(*(np.concatenate([r[c] for r in sched_rows])[o] for c in (1, 2, 3, 4)))
 
 
+def _rss(memory, ts, tid, member, size, curr, has_mm, mm) -> None:
+    """``rss_stat`` events in arrival order, as ``MemoryState.rss_values`` reads them one by one:
+    the owner of an mm_id is whoever last reported it as its own (``curr``)."""
+    valid = (member >= 0) & (member < len(_RSS_MEMBERS))
+    setter = valid & curr & has_mm
+    query = valid & ~curr
+    n = len(ts)
+    owner = np.where(curr, tid, -1)
+    q = np.flatnonzero(query)
+    if len(q):
+        qmm = np.where(has_mm, mm, 0)
+        both = np.flatnonzero(setter | query)
+        order = both[np.lexsort((both, qmm[both]))]  # by mm_id, then arrival
+        is_set = setter[order]
+        grp = qmm[order]
+        start = np.ones(len(order), bool)
+        start[1:] = grp[1:] != grp[:-1]
+        last = np.maximum.accumulate(np.where(is_set | start, np.arange(len(order)), 0))
+        found = is_set[last]
+        got = np.where(found, tid[order][last], -1)
+        qs = ~is_set
+        res = got[qs]
+        at = order[qs]
+        missing = np.flatnonzero(res < 0)
+        if len(missing):
+            before = memory.mm_owner
+            res[missing] = [before.get(m, -1) for m in qmm[at[missing]].tolist()]
+        owner[at] = res
+    if setter.any():
+        memory.mm_owner.update(zip(mm[setter].tolist(), tid[setter].tolist()))
+    unowned = query & (owner < 0)
+    memory.rss_unowned += int(unowned.sum())
+    keep = np.flatnonzero(valid & (owner >= 0))
+    if not len(keep):
+        return
+    order = keep[np.lexsort((keep, member[keep], owner[keep]))]
+    o, m = owner[order], member[order]
+    cut = np.flatnonzero((o[1:] != o[:-1]) | (m[1:] != m[:-1])) + 1
+    t_l, v_l = ts[order].tolist(), (size[order] / 1048576.0).tolist()
+    table = memory.rss_by_tid
+    groups = list(zip([0, *cut.tolist()], [*cut.tolist(), len(order)]))
+    groups.sort(key=lambda g: int(order[g[0]]))  # series are created in arrival order
+    for a, b in groups:
+        pts = table.setdefault((int(o[a]), _RSS_MEMBERS[int(m[a])]), [])
+        room = max(MEMORY_MAX_POINTS - len(pts), 0)
+        pts.extend(zip(t_l[a:min(b, a + room)], v_l[a:min(b, a + room)]))
+        memory.dropped += max(b - a - room, 0)
+
+
+class _Staging(AtraceLog):
+    """An AtraceLog that also notes, for each row, the event it came from (``cur``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cur = 0
+        self.at: list[int] = []
+
+    def push(self, tid: int, ts: int, code: int, arg: int = 0) -> None:
+        super().push(tid, ts, code, arg)
+        self.at.append(self.cur)
+
+
 def _ordered_loop(state, loop, tag, payload, ts_all, pid_all, bundle_all, pos_all, comm_updates, b0, b1,
                   at_rows, sched_rows, key):
     """Atrace lines, zero events, new tasks and renames, one by one in arrival order; each
     bundle's compact-sched thread names first (they precede its events)."""
-    staging = AtraceLog()
+    staging = _Staging()
     real, state.atrace = state.atrace, staging
-    at_pos: list[int] = []
+    at_pos = staging.at
     nt_rows: list[tuple[int, int, int]] = []  # (event, tid, ts)
     comm = state.comm
     tgid_of = state.tgid_of
@@ -304,7 +364,7 @@ def _ordered_loop(state, loop, tag, payload, ts_all, pid_all, bundle_all, pos_al
                         comm[p] = c
             while j < len(loop_l) and bundles[j] == b:
                 t, tid, what, pl = ts_l[j], pid_l[j], tag_l[j], payload[j]
-                before = len(staging)
+                staging.cur = loop_l[j]
                 if what == 0:
                     state._atrace_line(t, tid, pl)
                 elif what == 1:
@@ -325,8 +385,6 @@ def _ordered_loop(state, loop, tag, payload, ts_all, pid_all, bundle_all, pos_al
                     rp, c = pl
                     if c:
                         comm[rp] = c
-                if len(staging) > before:
-                    at_pos.append(loop_l[j])
                 j += 1
     finally:
         state.atrace = real
