@@ -30,7 +30,7 @@ def test_real_capture_summary_histogram_and_legacy_table():
     # Only non-empty buckets are kept; their counts add up to the frames the histogram covers.
     buckets = dict(b.split("=") for b in str(fs["histogram"]).split())
     assert buckets["9ms"] == "596" and buckets["500ms"] == "1" and "5ms" not in buckets
-    assert pd.meta["package"] == "com.reactnativefeed" and pd.processes[14824] == "com.reactnativefeed"
+    assert pd.facts.package == "com.reactnativefeed" and pd.processes[14824] == "com.reactnativefeed"
     # The legacy table: 120 rows, each frame the sum of its four stages.
     assert fs["frame_source"] == "legacy profile table"
     assert len(pd.frames) == 120
@@ -201,7 +201,7 @@ def test_meminfo_android13_app_summary_columns_by_position():
     assert s["unknown_rss"] == 1220 and "unknown_pss" not in s
     assert "private_other_rss" not in s and s["private_other_pss"] == 3060
     assert (s["native_heap_heap_size"], s["native_heap_heap_alloc"], s["dalvik_heap_heap_alloc"]) == (31264, 25498, 5467)
-    assert pd.meta["package"] == "com.demo.shop" and pd.stat_units["total_pss"] == "kB"
+    assert pd.facts.package == "com.demo.shop" and pd.stat_units["total_pss"] == "kB"
 
 
 def test_meminfo_android9_and_device_wide():

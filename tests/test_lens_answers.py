@@ -136,7 +136,7 @@ def test_a_chrome_scroll_is_answered_with_chromes_own_verdicts(ps, tmp_path):
     assert f"{sc['dropped_frames']} frame(s) dropped, {sc['partial_frames']} presented partially" in first
     assert sc["janky_frames"] and sc["jank_reasons"] and next(iter(sc["jank_reasons"])) in first
     top = sc["janky_stages"][0]
-    assert (f"the janky updates' time went mostly to {sc['dominant_stage']} ({100 * top['share']:.0f}%; "
+    assert (f"the janky updates' time went mostly to {sc['dominant_stage']} ({100 * top['share_of_janky_latency']:.0f}%; "
             f"p50 {top['p50_ms']:.1f} ms, p90 {top['p90_ms']:.1f} ms" in first)
 
 

@@ -216,10 +216,10 @@ def test_janky_updates_name_the_stage_that_took_the_time(capture, ref):
         assert st.janky_updates == len(vals)
         assert st.p50_ms == pytest.approx(_nearest(vals, 50), abs=0.002)
         assert st.p90_ms == pytest.approx(_nearest(vals, 90), abs=0.002)
-        assert st.share == pytest.approx(sum(vals) / lat, abs=1e-3)
+        assert st.share_of_janky_latency == pytest.approx(sum(vals) / lat, abs=1e-3)
     dominant = max(per, key=lambda k: sum(per[k]))
     assert s.dominant_stage == dominant
-    assert sum(st.share for st in s.janky_stages) == pytest.approx(1.0, abs=0.02)  # the stages tile the span
+    assert sum(st.share_of_janky_latency for st in s.janky_stages) == pytest.approx(1.0, abs=0.02)  # the stages tile the span
     assert s.jank_causes == dict(sorted(causes.items(), key=lambda kv: -kv[1]))
     assert [u.jank_cause for u in s.updates if u.janky] and all(u.jank_cause for u in s.updates if u.janky)
 
@@ -323,7 +323,7 @@ def test_a_broken_extension_an_unended_update_and_stages_in_a_built_trace(tmp_pa
     assert s.update_count == 2 and (s.presented_frames, s.janky_frames) == (1, 1)
     assert [st.name for st in s.janky_stages] == ["SubmitCompositorFrameToPresentationCompositorFrame",
                                                   "GenerationToBrowserMain"]
-    assert (s.janky_stages[0].p50_ms, s.janky_stages[0].share) == (29.0, pytest.approx(29 / 30, abs=1e-4))
+    assert (s.janky_stages[0].p50_ms, s.janky_stages[0].share_of_janky_latency) == (29.0, pytest.approx(29 / 30, abs=1e-4))
     assert s.dominant_stage == "SubmitCompositorFrameToPresentationCompositorFrame" == s.updates[0].jank_cause
     assert s.updates[1].latency_ms is None
     assert any("1 scroll update(s) had no end" in w for w in res.warnings)

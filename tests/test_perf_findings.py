@@ -8,7 +8,7 @@ import pytest
 from nodes.perf import findings
 from nodes.perf.findings import counters, threads
 from nodes.perf.findings.common import finding
-from nodes.perf.model import CounterSummary, LongTask, StartupRun, StartupStats
+from nodes.perf.model import CounterSummary, LongTask, PerfStatTarget, StartupRun, StartupStats
 
 
 def _task(ms: float) -> LongTask:
@@ -50,11 +50,13 @@ def test_cpu_bound_and_memory_growth_thresholds():
 
 def test_perf_stat_rules_per_run_and_only_for_perf_stat():
     stats = {"insn per cycle": 0.8, "backend bound %": 61.0, "branch-misses %": 4.9}
-    got = counters.perf_stat(stats, {"command": "./a.out"}, "perfstat", "f")
+    got = counters.perf_stat(stats, [PerfStatTarget("command", "./a.out")], "perfstat", "f")
     titles = [f.title for f in got]
     assert titles == ["Low IPC 0.8 (./a.out)", "Backend bound 61.0 % (./a.out)"]
     assert got[1].severity == "high"
-    assert counters.perf_stat(stats, {}, "speedscope", "f") == []
+    assert counters.perf_stat(stats, [], "speedscope", "f") == []
+    attached = counters.perf_stat(stats, [PerfStatTarget("pid", "4242")], "perfstat", "f")
+    assert attached[0].title == "Low IPC 0.8 (pid 4242)"
 
 
 def test_the_startup_family_leads_only_when_the_data_holds_an_app_startup():

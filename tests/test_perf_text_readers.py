@@ -118,7 +118,7 @@ def test_perf_stat_real_three_runs():
     text = (DATA / "perf-stat-two_sum.txt").read_text()
     cmds = re.findall(r"Performance counter stats for '(.*?)':", text)
     assert cmds == ["./target/release/two_sum 300 l", "./target/release/two_sum 300 m", "./target/release/two_sum 300 s"]
-    assert pd.meta["runs"] == "3" and pd.meta["run 2 command"] == cmds[1]
+    assert [(r.kind, r.what) for r in pd.facts.perf_stat] == [("command", c) for c in cmds]
     s = pd.stats
     assert s["task-clock [run 1]"] == 60243.87 and pd.stat_units["task-clock [run 1]"] == "ms"
     assert s["instructions [run 1]"] == 374_205_673_499
@@ -178,7 +178,7 @@ def test_perf_stat_header_names_what_was_measured(tmp_path, header, meta):
                  "           1424.83 msec task-clock                       #    0.636 CPUs utilized\n\n"
                  "       2.239594742 seconds time elapsed\n")
     pd = perfstat.parse(str(p))
-    got = {k: v for k, v in pd.meta.items() if k in ("command", "pid", "tid", "target", "repeats")}
+    got = {k: v for k, v in pd.facts.shown().items() if k in ("command", "pid", "tid", "target", "repeats")}
     assert got == meta
     assert pd.stats["task-clock"] == 1424.83
 

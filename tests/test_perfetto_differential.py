@@ -97,7 +97,13 @@ def perfdata_digest(pd) -> dict:
                "locations", "instants", "counters", "counter_units", "frames", "frame_summary", "startup_runs",
                "startup_phases", "stacks", "stack_samples", "frame_refs", "meta", "start_us", "end_us",
                "warnings", "partial", "skipped_events", "stored", "stopped_at_cap", "source", "_frame_ids"}
-    other = {k: _h(repr(v)) for k, v in sorted(vars(pd).items()) if k not in covered}  # open_slices, lenses…
+    fields = dict(vars(pd))
+    # Issue 26 moved two tables without changing them: the string index into the string table
+    # (``strings.ids``), and the facts metrics read out of ``meta`` into the typed ``facts``
+    # (digested with ``meta`` as they are shown, under their old names).
+    fields["_string_ids"] = dict(pd.strings.ids)
+    del fields["facts"]
+    other = {k: _h(repr(v)) for k, v in sorted(fields.items()) if k not in covered}  # open_slices, lenses…
     return {
         "other": other,
         "format": pd.format,
@@ -119,7 +125,7 @@ def perfdata_digest(pd) -> dict:
         "startup_runs": _h([repr(r) for r in pd.startup_runs]),
         "startup_phases": _h([repr(p) for p in pd.startup_phases]),
         "stacks": _h(list(pd.stacks.items()), list(pd.stack_samples.items()), [repr(f) for f in pd.frame_refs]),
-        "meta": dict(pd.meta),
+        "meta": pd.shown_meta(),
         "bounds": [pd.start_us, pd.end_us],
         "warnings": list(pd.warnings),
         "partial": pd.partial,

@@ -348,7 +348,7 @@ def test_frame_timeline_from_unknown_field_76(tmp_path):
         (30000.0, 10000.0, None, False, "None", 200, "L"),
     ]
     assert data.frame_summary["frame_timeline_display_frames"] == 1.0
-    assert data.meta["perfetto.frame_timeline_events"] == "8"
+    assert data.facts.frame_timeline_events == 8
     assert "perfetto.unknown_packet_fields" not in data.meta
 
 

@@ -52,7 +52,7 @@ def test_warm_start_counts_match_the_capture_record(warm):
     assert m["perfetto.packets"] == "269"
     assert m["perfetto.atrace_prints"] == "13062"
     assert m["perfetto.compact_sched_switches"] == "11086"
-    assert m["perfetto.frame_timeline_events"] == "63"
+    assert warm.facts.frame_timeline_events == 63
     names = _names(warm, warm.slices)
     assert sum(n for name, n in names.items() if name.startswith("Choreographer#doFrame")) == 30
     assert warm.duration_us / 1e6 == pytest.approx(2.2, abs=0.2)
@@ -94,7 +94,7 @@ def test_emulator_trace_plain_sched_and_frame_timeline(emulator):
     m = emulator.meta
     assert m["perfetto.packets"] == "2462"
     assert m["perfetto.sched_switches"] == "24698"
-    assert m["perfetto.frame_timeline_events"] == "1167"
+    assert emulator.facts.frame_timeline_events == 1167
     assert m["perfetto.atrace_prints"] == "0"
     assert "CPU callstack samples" not in m.get("perfetto.not_read", "")  # read: perfetto_samples.py
     assert m["perfetto.cpu_samples"] == "684"  # of 742 perf_sample packets, those with a callstack

@@ -181,7 +181,7 @@ def test_scroll_section_on_the_recorded_chromium_capture(reports, capture):
                                   for u in janky[:LENS_TABLE_ROWS]]
     stages = md_rows(md, "Where the janky scroll updates' latency went")
     assert stages == [[st["name"], str(st["janky_updates"]), fmt.ms(st["p50_ms"], 1), fmt.ms(st["p90_ms"], 1),
-                       fmt.ratio_pct(st["share"]), fmt.ms(st["all_p50_ms"], 1)] for st in s["janky_stages"][:LENS_TABLE_ROWS]]
+                       fmt.ratio_pct(st["share_of_janky_latency"]), fmt.ms(st["all_p50_ms"], 1)] for st in s["janky_stages"][:LENS_TABLE_ROWS]]
     assert stages[0][0] == s["dominant_stage"]
 
 

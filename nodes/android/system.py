@@ -126,7 +126,7 @@ def collect_memory(s: Session, package: str | None) -> tuple[dict[str, Any], str
         summary["package"] = package
         summary.update({k: st[k] for k, _ in _APP_FIELDS if k in st})
         shown = [f"{label} {_mb(st[k])}" for k, label in _APP_FIELDS if k in st]
-        text = f"Memory of {package} (pid {pd.meta.get('pid', '?')}) on {s.info.describe()}: " + ", ".join(shown)
+        text = f"Memory of {package} (pid {pd.facts.pid if pd.facts.pid is not None else '?'}) on {s.info.describe()}: " + ", ".join(shown)
     else:
         summary.update({k: v for k, v in st.items() if k.endswith("_ram")})
         procs = [(k.split(":", 1)[1], v) for k, v in st.items() if k.startswith("process_pss:")]

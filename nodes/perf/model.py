@@ -14,7 +14,11 @@ Two layers, on purpose:
   attributor and the reporter.
 
 Units: timestamps and durations in a ``PerfData`` are microseconds (the Trace Event Format's
-unit); everything in an ``AnalysisResult`` is milliseconds, as people read them.
+unit), and in an ``AnalysisResult`` milliseconds, as people read them — unless the field's name
+says another unit (``StartupRun.total_ms`` on the reader side; ``ImportEntry.self_us`` /
+``cumulative_us`` as ``-X importtime`` prints them, ``energy_uws``, ``power_uw``, ``*_mhz``,
+``*_mb``, ``*_mah``) or a ``unit`` field does (``MemorySeries``, ``CounterSummary``).
+``tests/test_perf_model_api.py`` checks every float field of the result types for it.
 """
 
 from __future__ import annotations
@@ -65,6 +69,196 @@ class SliceColumns:
 
     def __len__(self) -> int:
         return len(self.ts)
+
+    def add(self, ts_us: float, dur_us: float, name_id: int) -> None:
+        """One slice (its name interned: :meth:`StringTable.intern`)."""
+        self.ts.append(ts_us)
+        self.dur.append(dur_us)
+        self.name.append(name_id)
+
+    def appenders(self):
+        """The three columns' ``append``, for a reader's hot loop (one row: ts, dur, name id;
+        a row left half-appended is dropped with :meth:`trim`)."""
+        return self.ts.append, self.dur.append, self.name.append
+
+    def trim(self) -> None:
+        """Drop a row a hot loop appended only partly (a value the column refused)."""
+        n = min(len(self.ts), len(self.dur), len(self.name))
+        for col in (self.ts, self.dur, self.name):
+            del col[n:]
+
+    def clamp_durations(self) -> int:
+        """Durations that are negative or not finite become 0 (a hot loop appends them as
+        read); returns how many there were."""
+        import numpy as np
+
+        d = np.frombuffer(self.dur, dtype=np.float64)
+        bad = ~np.isfinite(d) | (d < 0)
+        n = int(bad.sum())
+        if n:
+            d[bad] = 0.0
+        del d  # release the buffer view: the column may grow again
+        return n
+
+    def extend_raw(self, ts: bytes, dur: bytes, name: bytes) -> None:
+        """Rows from machine-order buffers (float64, float64, the name column's int type)."""
+        self.ts.frombytes(ts)
+        self.dur.frombytes(dur)
+        self.name.frombytes(name)
+
+
+class StringTable(list):
+    """Interned names: the list maps an id to its string, :attr:`ids` a string to its id.
+
+    Grows only through :meth:`intern`; a reader's hot loop may look a name up in ``ids``
+    (``ids.get``) and intern only the names it has not seen."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: dict[str, int] = {}
+
+    def intern(self, s: str) -> int:
+        i = self.ids.get(s)
+        if i is None:
+            i = self.ids[s] = len(self)
+            list.append(self, s)
+        return i
+
+
+class SliceStore(dict):
+    """Slices as columns per track: (pid, tid) → :class:`SliceColumns` for thread slices,
+    (pid, track name) → columns for async spans."""
+
+    def columns(self, key: tuple) -> SliceColumns:
+        """The columns of one track, created empty the first time."""
+        cols = self.get(key)
+        if cols is None:
+            cols = self[key] = SliceColumns()
+        return cols
+
+
+class InstantStore(list):
+    """Instant events: (ts µs, pid, tid, name), at most :data:`MAX_INSTANTS`."""
+
+    def add(self, ts_us: float, pid: int, tid: int, name: str, keep: bool = False) -> None:
+        """One instant; past the cap only one the metrics cannot do without (``keep``)."""
+        if keep or len(self) < MAX_INSTANTS:
+            self.append((ts_us, pid, tid, name))
+
+
+class MarkStore(list):
+    """Instants kept with their decoded args: (ts µs, pid, tid, name, args or None)."""
+
+    def add(self, ts_us: float, pid: int, tid: int, name: str, args: dict | None) -> None:
+        self.append((ts_us, pid, tid, name, args))
+
+
+class CounterStore(dict):
+    """Counter series: name → [(ts µs, value)], at most :data:`MAX_COUNTER_POINTS` points each."""
+
+    def add(self, name: str, ts_us: float, value: float) -> None:
+        pts = self.setdefault(name, [])
+        if len(pts) < MAX_COUNTER_POINTS:
+            pts.append((ts_us, float(value)))
+
+
+class ReportedTotals(dict):
+    """What a tool reported itself about the frames (gfxinfo's "Janky frames", percentiles,
+    the frame timeline's frame counts): name → value."""
+
+    def set(self, name: str, value: float | str) -> None:
+        self[name] = value
+
+
+class Notes(dict):
+    """Free-form facts worth showing (device model, build, command line, event counts): name →
+    text, shown as read and never an input of a metric (those are :class:`TraceFacts`)."""
+
+    def note(self, name: str, value: str, replace: bool = True) -> None:
+        """Show ``value`` under ``name``; with ``replace`` False, only when nothing is there yet."""
+        if replace or name not in self:
+            self[name] = value
+
+    def note_all(self, values: dict[str, str]) -> None:
+        self.update(values)
+
+
+@dataclass
+class PerfStatTarget:
+    """What one ``perf stat`` run counted (``nodes/perf/parsers/perfstat.py``)."""
+
+    #: "command", "pid", "tid" or "target" (system-wide, per CPU …), as perf's header says.
+    kind: str
+    what: str
+    #: ``-r N``: the run repeated N times, None when not repeated.
+    repeats: int | None = None
+
+
+@dataclass
+class TraceFacts:
+    """The facts about the capture that metrics and findings read: typed, and set by the reader
+    that knows them (None / empty when it did not say). Shown with the free-form notes under
+    the names in :data:`FACT_NAMES` (:meth:`PerfData.shown_meta`)."""
+
+    #: The Android SDK level of the device (Perfetto ``system_info``).
+    android_sdk: int | None = None
+    #: "sysname release machine" of the kernel (Perfetto ``system_info.utsname``).
+    kernel: str | None = None
+    #: Perfetto packets of the frame timeline, and sched_blocked_reason events read.
+    frame_timeline_events: int | None = None
+    sched_blocked_reasons: int | None = None
+    #: cold / warm / hot as a startup collector recorded it (PerfScout JSON).
+    startup_kind: str | None = None
+    #: The process the data is about, when the tool named it (meminfo, gfxinfo, PerfScout JSON).
+    pid: int | None = None
+    package: str | None = None
+    #: What each ``perf stat`` run of the file counted, in file order.
+    perf_stat: list[PerfStatTarget] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        #: field → how many notes there were when it was first set (where it is shown).
+        object.__setattr__(self, "_set_at", {})
+        object.__setattr__(self, "_notes", None)
+
+    def __setattr__(self, name: str, value) -> None:
+        object.__setattr__(self, name, value)
+        set_at = self.__dict__.get("_set_at")
+        if set_at is not None and name not in set_at:
+            notes = self.__dict__.get("_notes")
+            set_at[name] = len(notes) if notes is not None else 0
+
+    def shown_items(self) -> list[tuple[str, str, str]]:
+        """(field, name, text) of each fact given, under the names the analysis has always shown
+        them by, in the order they were set."""
+        out: list[tuple[str, str, str]] = []
+        for name in self.__dict__["_set_at"]:
+            v = getattr(self, name)
+            if name in FACT_NAMES and v is not None:
+                out.append((name, FACT_NAMES[name], str(v)))
+            elif name == "perf_stat" and v:
+                out.append((name, "runs", str(len(v))))
+                for i, r in enumerate(v, 1):
+                    prefix = f"run {i} " if len(v) > 1 else ""
+                    out.append((name, prefix + r.kind, r.what))
+                    if r.repeats:
+                        out.append((name, prefix + "repeats", str(r.repeats)))
+        return out
+
+    def shown(self) -> dict[str, str]:
+        """The facts as display text (:meth:`shown_items`)."""
+        return {key: text for _f, key, text in self.shown_items()}
+
+
+#: The name each scalar fact of :class:`TraceFacts` is shown by (``AnalysisResult.meta``).
+FACT_NAMES = {
+    "android_sdk": "android_sdk",
+    "kernel": "kernel",
+    "frame_timeline_events": "perfetto.frame_timeline_events",
+    "sched_blocked_reasons": "perfetto.sched_blocked_reasons",
+    "startup_kind": "startup kind",
+    "pid": "pid",
+    "package": "package",
+}
 
 
 @dataclass
@@ -267,7 +461,22 @@ class ImportEntry(Result, kw_only=True):
 
 
 class PerfData:
-    """A reader's output. Fill it through the ``add_*``/``set_*`` methods only."""
+    """A reader's output, one store per kind of data.
+
+    A reader fills it only through methods: the ``add_*``/``set_*`` methods of ``PerfData``
+    for what counts against the event cap (``max_events``) or moves the time bounds, and the
+    ``add``/``note`` methods of the per-kind stores (:class:`StringTable`, :class:`SliceStore`,
+    :class:`InstantStore`, :class:`MarkStore`, :class:`CounterStore`, :class:`ReportedTotals`,
+    :class:`Notes`) for the rest. Metrics read the attributes and never write them.
+    ``tests/test_perf_model_api.py`` fails when a reader in ``nodes/perf/parsers/`` writes an
+    attribute, appends to a store or touches a private name instead.
+
+    The facts a metric or finding reads about the capture (SDK level, kernel, what a
+    ``perf stat`` run counted …) are typed, in :attr:`facts` (:class:`TraceFacts`); :attr:`meta`
+    holds only free-form text worth showing. Times and durations are microseconds unless the
+    name says another unit (``StartupRun.total_ms``, ``PowerRail.energy_uws``, counters and
+    stats in their ``*_units``, CPU frequency in kHz, memory in MiB as documented below).
+    """
 
     def __init__(self, format: str, source: str, max_events: int | None = None):
         from nodes.perf import limits
@@ -280,11 +489,10 @@ class PerfData:
         self.stored = 0
         #: Set once the cap is met: the reader stopped there.
         self.stopped_at_cap = False
-        self.strings: list[str] = []
-        self._string_ids: dict[str, int] = {}
+        self.strings = StringTable()
         self.processes: dict[int, str] = {}
         self.threads: dict[tuple[int, int], ThreadInfo] = {}
-        self.slices: dict[tuple[int, int], SliceColumns] = {}
+        self.slices: SliceStore = SliceStore()
         #: name id → (file, line) for slices whose producer recorded a location.
         self.locations: dict[int, tuple[str | None, int | None]] = {}
         #: Sampled stacks aggregated: ((pid, tid), (frame ids root→leaf)) → weight in µs.
@@ -294,21 +502,21 @@ class PerfData:
         self.stack_samples: dict[tuple[tuple[int, int], tuple[int, ...]], int] = {}
         self.frame_refs: list[FrameRef] = []
         self._frame_ids: dict[tuple[str, str | None, int | None], int] = {}
-        self.instants: list[tuple[float, int, int, str]] = []
+        self.instants = InstantStore()
         #: Instants kept with their decoded args: (ts µs, pid, tid, name, args or None). The
         #: Trace Event reader keeps the page marks the web vitals read (MARK_NAMES in
         #: nodes/perf/parsers/trace_event/events.py); other readers leave it empty.
-        self.marks: list[tuple[float, int, int, str, dict | None]] = []
+        self.marks = MarkStore()
         #: Async spans (Trace Event b/e and S/F, atrace S/F), which do not nest on a thread:
         #: (pid, track name) → columns. Track name is the span's name (or its category).
-        self.async_slices: dict[tuple[int, str], SliceColumns] = {}
+        self.async_slices: SliceStore = SliceStore()
         #: Deterministic-profile rows (pstats): per function self/total time and call counts.
         self.calls: list[CallStat] = []
-        self.counters: dict[str, list[tuple[float, float]]] = {}
+        self.counters = CounterStore()
         self.counter_units: dict[str, str] = {}
         self.frames: list[Frame] = []
         #: Totals a tool reported itself (gfxinfo's "Janky frames", percentiles, …).
-        self.frame_summary: dict[str, float | str] = {}
+        self.frame_summary = ReportedTotals()
         #: Time spent per thread in each scheduler state, in µs (from sched data).
         self.thread_states: dict[tuple[int, int], dict[str, float]] = {}
         #: The same scheduler data as intervals per thread (Perfetto sched), for the startup
@@ -341,8 +549,11 @@ class PerfData:
         #: Scalar statistics (perf stat counters, meminfo totals, cpuinfo shares): name → value.
         self.stats: dict[str, float] = {}
         self.stat_units: dict[str, str] = {}
-        #: Free-form facts worth showing (device model, Android version, command line …).
-        self.meta: dict[str, str] = {}
+        #: Free-form facts worth showing (device model, Android build, command line …).
+        self.meta = Notes()
+        #: The facts metrics and findings read, typed.
+        self.facts = TraceFacts()
+        object.__setattr__(self.facts, "_notes", self.meta)
         self.start_us: float | None = None
         self.end_us: float | None = None
         self.warnings: list[str] = []
@@ -374,16 +585,13 @@ class PerfData:
 
     # --- strings ----------------------------------------------------------------------
     def intern(self, s: str) -> int:
-        i = self._string_ids.get(s)
-        if i is None:
-            i = len(self.strings)
-            self.strings.append(s)
-            self._string_ids[s] = i
-        return i
+        return self.strings.intern(s)
 
     # --- metadata ---------------------------------------------------------------------
-    def set_process_name(self, pid: int, name: str) -> None:
-        self.processes[pid] = name
+    def set_process_name(self, pid: int, name: str, replace: bool = True) -> None:
+        """Name a process; with ``replace`` False only one no reader has named yet."""
+        if replace or pid not in self.processes:
+            self.processes[pid] = name
 
     def thread(self, pid: int, tid: int) -> ThreadInfo:
         key = (pid, tid)
@@ -398,11 +606,36 @@ class PerfData:
     def mark_main_thread(self, pid: int, tid: int) -> None:
         self.thread(pid, tid).is_main = True
 
-    def _seen(self, ts_us: float, end_us: float) -> None:
+    def extend_bounds(self, ts_us: float, end_us: float) -> None:
+        """Widen the data's time bounds to cover ``ts_us``…``end_us``."""
         if self.start_us is None or ts_us < self.start_us:
             self.start_us = ts_us
         if self.end_us is None or end_us > self.end_us:
             self.end_us = end_us
+
+    def skip(self, events: int = 1) -> None:
+        """Count events that could not be read (the data is then ``partial``, said by the reader)."""
+        self.skipped_events += events
+
+    def mark_partial(self) -> None:
+        """The data covers only part of the input (cut short, events skipped)."""
+        self.partial = True
+
+    def shown_meta(self) -> dict[str, str]:
+        """What the analysis shows about the capture: the notes and the typed facts as text, in
+        the order the reader gave them (``AnalysisResult.meta``)."""
+        notes = list(self.meta.items())
+        set_at = self.facts.__dict__["_set_at"]
+        facts = self.facts.shown_items()
+        out: dict[str, str] = {}
+        k = 0
+        for i in range(len(notes) + 1):
+            while k < len(facts) and set_at[facts[k][0]] <= i:
+                out[facts[k][1]] = facts[k][2]
+                k += 1
+            if i < len(notes):
+                out[notes[i][0]] = notes[i][1]
+        return out
 
     # --- timeline ---------------------------------------------------------------------
     def add_slice(
@@ -428,7 +661,7 @@ class PerfData:
         cols.name.append(nid)
         if file is not None and nid not in self.locations:
             self.locations[nid] = (file, line)
-        self._seen(ts_us, ts_us + max(0.0, dur_us))
+        self.extend_bounds(ts_us, ts_us + max(0.0, dur_us))
 
     def add_slices(self, pid: int, tid: int, ts_us: Sequence[float], dur_us: Sequence[float],
                    names: Sequence[str]) -> None:
@@ -462,6 +695,22 @@ class PerfData:
         if k < n:
             self._stop()
 
+    def slice_columns(self, pid: int, tid: int) -> SliceColumns:
+        """One thread's slice columns (created, with the thread, the first time), for a reader
+        that fills them itself (counted with :meth:`check_capacity`)."""
+        cols = self.slices.get((pid, tid))
+        if cols is None:
+            cols = self.slices[(pid, tid)] = SliceColumns()
+            self.thread(pid, tid)
+        return cols
+
+    def set_location(self, name_id: int, file: str | None, line: int | None) -> None:
+        """Where the slices named ``name_id`` are in the source; the first location given stays."""
+        self.locations.setdefault(name_id, (file, line))
+
+    def add_open_slice(self, pid: int, tid: int, ts_us: float, name: str) -> None:
+        self.open_slices.append((pid, tid, ts_us, name))
+
     def add_async_slice(self, pid: int, track: str, ts_us: float, dur_us: float, name: str) -> None:
         """A span that is not on a thread stack (async b/e, S/F): kept apart from thread slices."""
         self._count()
@@ -472,7 +721,7 @@ class PerfData:
         cols.ts.append(ts_us)
         cols.dur.append(max(0.0, dur_us))
         cols.name.append(self.intern(name))
-        self._seen(ts_us, ts_us + max(0.0, dur_us))
+        self.extend_bounds(ts_us, ts_us + max(0.0, dur_us))
 
     def add_call(
         self,
@@ -489,28 +738,72 @@ class PerfData:
                                    max(0.0, float(self_us)), max(0.0, float(total_us))))
 
     def add_instant(self, pid: int, tid: int, ts_us: float, name: str) -> None:
-        if len(self.instants) < MAX_INSTANTS:
-            self.instants.append((ts_us, pid, tid, name))
-        self._seen(ts_us, ts_us)
+        self.instants.add(ts_us, pid, tid, name)
+        self.extend_bounds(ts_us, ts_us)
 
     def add_counter(self, name: str, ts_us: float, value: float, unit: str | None = None) -> None:
-        pts = self.counters.setdefault(name, [])
-        if len(pts) < MAX_COUNTER_POINTS:
-            pts.append((ts_us, float(value)))
+        self.counters.add(name, ts_us, value)
         if unit:
             self.counter_units[name] = unit
-        self._seen(ts_us, ts_us)
+        self.extend_bounds(ts_us, ts_us)
 
     def add_frame(self, frame: Frame) -> None:
         self._count()
         self.frames.append(frame)
-        self._seen(frame.ts_us, frame.ts_us + (frame.dur_us or 0.0))
+        self.extend_bounds(frame.ts_us, frame.ts_us + (frame.dur_us or 0.0))
 
     def add_thread_state(self, pid: int, tid: int, state: str, dur_us: float) -> None:
         """Accumulate scheduler time: state is "running", "runnable" or "sleeping"."""
         self.thread(pid, tid)
         d = self.thread_states.setdefault((pid, tid), {})
         d[state] = d.get(state, 0.0) + max(0.0, dur_us)
+
+    def add_sched_intervals(self, pid: int, tid: int, intervals: SchedIntervals) -> None:
+        self.sched_intervals[(pid, tid)] = intervals
+
+    # --- per-lens data (kept as read; no event cap: each reader bounds its own) --------
+    def set_cpu_count(self, cpus: int) -> None:
+        self.cpu_count = cpus
+
+    def add_cpu_frequency(self, cpu: int, points: list[tuple[float, float]]) -> None:
+        """One CPU's frequency changes, (ts µs, kHz) in time order."""
+        self.cpu_frequency[cpu] = points
+
+    def add_cpu_idle(self, cpu: int, points: list[tuple[float, int]]) -> None:
+        """One CPU's idle state changes, (ts µs, state) in time order."""
+        self.cpu_idle[cpu] = points
+
+    def add_memory_series(self, pid: int, name: str, points: list[tuple[float, float]]) -> None:
+        """One process's memory counter, (ts µs, value) in time order."""
+        self.memory[(pid, name)] = points
+
+    def add_lmk_kills(self, kills: Iterable[tuple[float, int]]) -> None:
+        """lmkd kills, (ts µs, pid killed); kept in time order."""
+        self.lmk_kills.extend(kills)
+        self.lmk_kills.sort()
+
+    def add_scroll_span(self, ts_us: float, begin: bool, name: str, key: object, pid: int,
+                        args: dict | None, limit: int) -> None:
+        """One begin or end of a Chrome scroll span; past ``limit`` spans only counted as dropped."""
+        if len(self.scroll_spans) >= limit:
+            self.scroll_spans_dropped += 1
+        else:
+            self.scroll_spans.append((ts_us, begin, name, key, pid, args))
+
+    def add_binder_calls(self, calls: Iterable[BinderCall]) -> None:
+        self.binder_calls.extend(calls)
+
+    def add_power_rail(self, rail: PowerRail) -> None:
+        self.power_rails.append(rail)
+
+    def add_startup_run(self, run: StartupRun) -> None:
+        self.startup_runs.append(run)
+
+    def add_startup_phases(self, phases: Iterable[StartupPhase]) -> None:
+        self.startup_phases.extend(phases)
+
+    def add_import(self, entry: ImportEntry) -> None:
+        self.imports.append(entry)
 
     # --- sampled profiles -------------------------------------------------------------
     def frame_id(self, name: str, file: str | None = None, line: int | None = None) -> int:
@@ -543,6 +836,13 @@ class PerfData:
     def warn(self, message: str) -> None:
         if len(self.warnings) < 100:
             self.warnings.append(message)
+
+    def warn_counts(self, *counts: tuple[int, str]) -> None:
+        """A warning for each count of events left out that is not 0, so a drop is never silent:
+        ``(count, text)``, the count put into the text at ``{n}`` (``{n:,}`` with separators)."""
+        for n, text in counts:
+            if n:
+                self.warn(text.format(n=n))
 
     # --- summaries --------------------------------------------------------------------
     @property
@@ -1100,7 +1400,7 @@ class ScrollStage(Result, kw_only=True):
     p90_ms: float
     total_ms: float
     #: total_ms over the summed latency of the janky updates (0–1).
-    share: float
+    share_of_janky_latency: float
     #: The same stage's p50 over every scroll update that has it, to compare against.
     all_p50_ms: float | None = None
 

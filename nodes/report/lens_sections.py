@@ -286,7 +286,7 @@ def scroll_section(sc: ScrollStats | None) -> LensSection | None:
                                   [[k, str(n)] for k, n in sc.frame_states.items()], {1}))
     if sc.janky_stages:
         s.tables.append(LensTable(["stage (EventLatency)", "janky updates", "p50", "p90", "share", "p50 over all updates"],
-                                  [[st.name, str(st.janky_updates), _ms(st.p50_ms), _ms(st.p90_ms), _share(st.share), _ms(st.all_p50_ms)]
+                                  [[st.name, str(st.janky_updates), _ms(st.p50_ms), _ms(st.p90_ms), _share(st.share_of_janky_latency), _ms(st.all_p50_ms)]
                                    for st in sc.janky_stages[:LENS_TABLE_ROWS]], {1, 2, 3, 4, 5},
                                   "Where the janky scroll updates' latency went"))
     janky = [u for u in sc.updates if u.janky]

@@ -97,7 +97,7 @@ def evaluate(ctx: "Context") -> list[Finding]:
     for c in res.counters:
         out += counters.cpu_bound(c, src)
         out += counters.memory_grows(c, src)
-    out += counters.perf_stat(pd.stats, pd.meta, pd.format, src)
+    out += counters.perf_stat(pd.stats, pd.facts.perf_stat, pd.format, src)
     if ctx.main is not None:
         out += threads.main_thread_runnable(pd.thread_states.get(ctx.main, {}), pd.thread_label(*ctx.main), src)
     out += incomplete_data(pd, src)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nodes.perf.findings.common import finding
 from nodes.perf.metrics.common import _fpct
-from nodes.perf.model import CounterSummary, Finding
+from nodes.perf.model import CounterSummary, Finding, PerfStatTarget
 
 #: Mean CPU % of the process from which one core is saturated.
 CPU_BOUND_PCT = 90.0
@@ -45,20 +45,19 @@ def memory_grows(c: CounterSummary, source: str | None) -> list[Finding]:
     return []
 
 
-def perf_stat(stats: dict[str, float], meta: dict[str, str], fmt: str, source: str | None) -> list[Finding]:
-    """``perf stat`` figures out of the healthy range, per run when the file has several."""
+def perf_stat(stats: dict[str, float], runs: list[PerfStatTarget], fmt: str, source: str | None) -> list[Finding]:
+    """``perf stat`` figures out of the healthy range, per run when the file has several
+    (``runs``: what each counted, ``TraceFacts.perf_stat``)."""
     if not stats or fmt != "perfstat":
         return []
     out: list[Finding] = []
-    runs = int(meta.get("runs", "1") or 1)
-    labels = [""] if runs == 1 else [f" [run {i}]" for i in range(1, runs + 1)]
+    labels = [""] if len(runs) <= 1 else [f" [run {i}]" for i in range(1, len(runs) + 1)]
     for i, lab in enumerate(labels, 1):
-        prefix = "" if runs == 1 else f"run {i} "
-        cmd = meta.get(prefix + "command", "")
+        kind, what = (runs[i - 1].kind, runs[i - 1].what) if runs else ("", "")
+        cmd = what if kind == "command" else ""
         # perf attached to a process/thread (-p/-t) or counted system-wide: name that instead
-        pid, tid, target = (meta.get(prefix + k) for k in ("pid", "tid", "target"))
-        who = (f" ({cmd})" if cmd else f" (pid {pid})" if pid else f" (tid {tid})" if tid
-               else f" ({target})" if target else "")
+        who = (f" ({what})" if what and kind in ("command", "target")
+               else f" ({kind} {what})" if what and kind in ("pid", "tid") else "")
         ipc = stats.get(f"insn per cycle{lab}")
         if ipc is not None and ipc < LOW_IPC:
             out.append(finding(f"Low IPC {ipc:g}{who}", "medium",

@@ -51,7 +51,7 @@ def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None, r
     res = ctx.res
     res.duration_ms = round(pd.duration_us / 1000.0, 3)
     res.stats = dict(pd.stats)
-    res.meta = {k: str(v) for k, v in pd.meta.items()}
+    res.meta = {k: str(v) for k, v in pd.shown_meta().items()}
     res.meta.setdefault("source", os.path.basename(pd.source))
     res.warnings = list(pd.warnings)
     if ctx.sections:

@@ -145,10 +145,7 @@ class _Startup:
 
 # --- android_startups ------------------------------------------------------------------------
 def _sdk(pd: PerfData) -> int | None:
-    try:
-        return int(pd.meta.get("android_sdk", "") or "")
-    except ValueError:
-        return None
+    return pd.facts.android_sdk
 
 
 def _all_thread_slices(ctx, test, cache: str | None = None) -> list[tuple[float, float, str, tuple[int, int]]]:
@@ -620,7 +617,7 @@ def launches(ctx) -> list[Launch]:
     pd = ctx.pd
     startups = find_startups(ctx)
     has_sched = bool(pd.sched_intervals)
-    has_blocked = int(pd.meta.get("perfetto.sched_blocked_reasons", "0") or 0) > 0
+    has_blocked = (pd.facts.sched_blocked_reasons or 0) > 0
     out: list[Launch] = []
     for i, st in enumerate(startups):
         pid, kind, note = _startup_process(ctx, st)

@@ -208,7 +208,7 @@ def _missing(ctx, origin: str, pid: int | None, process: str | None) -> list[Mis
     if pd.format != "perfetto":
         return []
     out = []
-    if pd.meta.get("perfetto.frame_timeline_events", "0") == "0":
+    if not pd.facts.frame_timeline_events:
         out.append(MissingData(
             what="FrameTimeline jank types (frames.jank_types) and per-frame deadlines",
             why="the trace has no android.surfaceflinger.frametimeline data (Android 12+); jank is "

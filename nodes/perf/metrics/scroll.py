@@ -138,7 +138,7 @@ def janky_stages(janky: list[list[tuple[str, float]]], every: list[list[tuple[st
         vals.sort()
         tot = sum(vals)
         out.append(ScrollStage(name=name, janky_updates=len(vals), p50_ms=_pct(vals, 50), p90_ms=_pct(vals, 90),
-                               total_ms=round(tot, 3), share=round(tot / janky_latency_ms, 4) if janky_latency_ms else 0.0,
+                               total_ms=round(tot, 3), share_of_janky_latency=round(tot / janky_latency_ms, 4) if janky_latency_ms else 0.0,
                                all_p50_ms=_pct(sorted(allp.get(name, ())), 50)))
     out.sort(key=lambda st: -st.total_ms)
     return out
@@ -245,7 +245,7 @@ def summarize_scroll(s: ScrollStats | None) -> str:
     if s.janky_stages:
         st = s.janky_stages[0]
         usual = f", {st.all_p50_ms:.1f} ms over all updates" if st.all_p50_ms is not None else ""
-        stage = (f"; the janky updates' time went mostly to {st.name} ({st.share:.0%}; p50 {st.p50_ms:.1f} ms, "
+        stage = (f"; the janky updates' time went mostly to {st.name} ({st.share_of_janky_latency:.0%}; p50 {st.p50_ms:.1f} ms, "
                  f"p90 {st.p90_ms:.1f} ms{usual})")
     why = ""
     if s.jank_reasons:

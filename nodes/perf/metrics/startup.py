@@ -38,7 +38,7 @@ def startup(ctx) -> StartupStats | None:
     pd = ctx.pd
     runs = sorted(pd.startup_runs, key=lambda r: r.index)
     phases = list(pd.startup_phases)
-    kind = pd.meta.get("startup kind", "unknown")
+    kind = pd.facts.startup_kind if pd.facts.startup_kind is not None else "unknown"
     # launches are marked by async spans (launching:, launchingActivity#); hot starts before
     # API 29 only by an activityResume slice
     system = android_runs(ctx) if (pd.async_slices or "activityResume" in pd.strings) else []

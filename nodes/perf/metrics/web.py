@@ -194,7 +194,7 @@ def top_level_tasks(pd: PerfData, threads: dict[int, int], origin_us: float) -> 
     """TraceProcessor.getMainThreadTopLevelEvents: schedulable tasks of the main thread(s) that
     end after the origin, in start order (longer first on ties), each overlapping task cut 1 µs
     before the next one starts. Times are absolute ms (µs / 1000)."""
-    ids = [pd._string_ids[n] for n in SCHEDULABLE_TASKS if n in pd._string_ids]
+    ids = [pd.strings.ids[n] for n in SCHEDULABLE_TASKS if n in pd.strings.ids]
     if not ids:
         return []
     ts_all, dur_all = [], []

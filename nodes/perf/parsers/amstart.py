@@ -130,7 +130,7 @@ def to_perfdata(meta: dict[str, object], launches: list[Launch], source: str) ->
     if not launches:
         raise PerfDataError(source, "no `am start -W` launch found (no Status/TotalTime lines)")
     pd = PerfData(FORMAT, source)
-    pd.meta.update(android_capture.meta_strings(meta))
+    pd.meta.note_all(android_capture.meta_strings(meta))
     index = 0
     for launch in launches:
         if launch.label == "warm-up":
@@ -141,7 +141,7 @@ def to_perfdata(meta: dict[str, object], launches: list[Launch], source: str) ->
             continue
         for w in launch.warnings:
             pd.warn(f"launch {index}: {w}")
-        pd.startup_runs.append(
+        pd.add_startup_run(
             StartupRun(
                 index=index,
                 total_ms=float(launch.total_time or 0),
@@ -151,8 +151,8 @@ def to_perfdata(meta: dict[str, object], launches: list[Launch], source: str) ->
                 command=launch.command,
             )
         )
-        if launch.activity and "activity" not in pd.meta:
-            pd.meta["activity"] = launch.activity
+        if launch.activity:
+            pd.meta.note("activity", launch.activity, replace=False)
     if not pd.startup_runs:
         raise PerfDataError(source, "no launch completed: " + "; ".join(pd.warnings[:3]))
     pd.add_stat("launches", len(pd.startup_runs))

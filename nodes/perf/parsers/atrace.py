@@ -22,7 +22,7 @@ from typing import Iterable
 
 from nodes.perf.errors import PerfDataError
 from nodes.perf.formats import looks_text, max_whole_file, open_text, read_all
-from nodes.perf.model import MAX_INSTANTS, PerfData
+from nodes.perf.model import PerfData
 from nodes.perf.sched_state import classify, from_text
 
 FORMAT = "atrace"
@@ -109,7 +109,7 @@ def _lines_from_compressed(path: str, pd: PerfData) -> list[str]:
         if d.unconsumed_tail:
             raise PerfDataError(path, "compressed atrace expands beyond the size limit")
         body = out
-        pd.meta["compressed"] = "zlib"
+        pd.meta.note("compressed", "zlib")
     return body.decode("utf-8", "replace").splitlines()
 
 
@@ -119,7 +119,7 @@ def _lines_from_html(path: str, pd: PerfData) -> list[str]:
     texts = [b for b in blocks if b.startswith(b"#") or b"tracing_mark_write" in b[:65536] or _HEAD_LINE.search(b[:65536])]
     if not texts:
         raise PerfDataError(path, "HTML file without systrace ftrace data")
-    pd.meta["wrapper"] = "systrace html"
+    pd.meta.note("wrapper", "systrace html")
     if len(blocks) > len(texts):
         pd.warn(f"{len(blocks) - len(texts)} non-ftrace trace-data block(s) in the HTML were not read")
     lines: list[str] = []
@@ -230,12 +230,10 @@ class _Reader:
                 pd.add_counter(name if first == pid else f"{name} (pid {pid})", ts, value)
             elif kind == "I":
                 name = "|".join(parts[2:])
-                if len(pd.instants) < MAX_INSTANTS:
-                    pd.instants.append((ts, int(parts[1]), tid, name))
+                pd.instants.add(ts, int(parts[1]), tid, name)
             elif kind == "N":
                 name = "|".join(parts[3:])
-                if len(pd.instants) < MAX_INSTANTS:
-                    pd.instants.append((ts, int(parts[1]), tid, f"{parts[2]}: {name}"))
+                pd.instants.add(ts, int(parts[1]), tid, f"{parts[2]}: {name}")
         except (IndexError, ValueError):
             self.bad_payload += 1
 
@@ -309,23 +307,19 @@ class _Reader:
         for (pid, tid), info in pd.threads.items():
             comm = self.comms.get(tid)
             if comm and not info.name:
-                info.name = comm
+                pd.set_thread_name(pid, tid, comm)
             if pid == tid:
-                info.is_main = True  # Android: the main (UI) thread's tid is the pid
-                if comm and pid not in pd.processes:
-                    pd.set_process_name(pid, comm)
+                pd.mark_main_thread(pid, tid)  # Android: the main (UI) thread's tid is the pid
+                if comm:
+                    pd.set_process_name(pid, comm, replace=False)
         if self.min_ts is not None:
-            pd.start_us = self.min_ts if pd.start_us is None else min(pd.start_us, self.min_ts)
-            pd.end_us = end if pd.end_us is None else max(pd.end_us, end)
-        if unclosed:
-            pd.warn(f"{unclosed} slices never ended: closed at the end of the trace")
-        if self.unmatched_e:
-            pd.warn(f"{self.unmatched_e} × E without a matching B (the trace started inside them)")
-        if open_async:
-            pd.warn(f"{open_async} async spans never ended: closed at the end of the trace")
-        if self.unmatched_f:
-            pd.warn(f"{self.unmatched_f} async ends without their begin")
-        if self.bad_payload:
-            pd.warn(f"{self.bad_payload} tracing_mark_write payloads could not be read")
-        pd.meta.setdefault("ftrace lines", str(self.matched))
+            pd.extend_bounds(self.min_ts, end)
+        pd.warn_counts(
+            (unclosed, "{n} slices never ended: closed at the end of the trace"),
+            (self.unmatched_e, "{n} × E without a matching B (the trace started inside them)"),
+            (open_async, "{n} async spans never ended: closed at the end of the trace"),
+            (self.unmatched_f, "{n} async ends without their begin"),
+            (self.bad_payload, "{n} tracing_mark_write payloads could not be read"),
+        )
+        pd.meta.note("ftrace lines", str(self.matched), replace=False)
 

@@ -39,9 +39,7 @@ def is_stage(name: str) -> bool:
 
 
 def record(pd: PerfData, name: str, begin: bool, key: object, ts: float, pid: int, args: object) -> None:
-    """One ``b`` (with its args) or ``e`` of a span in :data:`SPAN_NAMES` or a stage."""
-    n = len(pd.scroll_spans)
-    if n >= MAX_SCROLL_EVENTS or (n >= MAX_STAGE_EVENTS and name not in SPAN_NAMES):
-        pd.scroll_spans_dropped += 1
-        return
-    pd.scroll_spans.append((ts, begin, name, key, pid, args if begin and isinstance(args, dict) else None))
+    """One ``b`` (with its args) or ``e`` of a span in :data:`SPAN_NAMES` or a stage (stages stop
+    at :data:`MAX_STAGE_EVENTS`, so they never crowd out the verdicts)."""
+    pd.add_scroll_span(ts, begin, name, key, pid, args if begin and isinstance(args, dict) else None,
+                       limit=MAX_SCROLL_EVENTS if name in SPAN_NAMES else MAX_STAGE_EVENTS)

@@ -38,7 +38,7 @@ _OLD_TOP_CPU = re.compile(r"^\s*User (\d+)%, System (\d+)%, IOW (\d+)%, IRQ (\d+
 def read_text(text: str, source: str) -> PerfData:
     meta, body = android_capture.split(text)
     pd = PerfData(FORMAT, source)
-    pd.meta.update(android_capture.meta_strings(meta))
+    pd.meta.note_all(android_capture.meta_strings(meta))
     lines = body.splitlines()
     _dumpsys(pd, lines)
     _top(pd, lines)
@@ -100,7 +100,7 @@ def _top(pd: PerfData, lines: list[str]) -> None:
             continue
         pid, name, cpu = row
         pd.add_stat(f"top.process:{name}", cpu, "%")
-        pd.processes.setdefault(pid, name)
+        pd.set_process_name(pid, name, replace=False)
         shown += 1
 
 

@@ -221,22 +221,22 @@ def to_perfdata(rep: GfxinfoReport, source: str) -> PerfData:
             source, "no gfxinfo summary, ---PROFILEDATA--- rows or Draw/Prepare/Process/Execute table found"
         )
     pd = PerfData(FORMAT, source)
-    pd.meta.update(android_capture.meta_strings(rep.meta))
+    pd.meta.note_all(android_capture.meta_strings(rep.meta))
     if rep.package:
-        pd.meta["package"] = rep.package
+        pd.facts.package = rep.package
     if rep.pid is not None:
-        pd.meta["pid"] = str(rep.pid)
+        pd.facts.pid = rep.pid
         if rep.package:
             pd.set_process_name(rep.pid, rep.package)
     if rep.windows:
-        pd.meta["windows"] = "; ".join(rep.windows[:20])
+        pd.meta.note("windows", "; ".join(rep.windows[:20]))
     fs = pd.frame_summary
     for k, v in rep.summary.items():
-        fs[k] = v
+        fs.set(k, v)
     if rep.histogram:
-        fs["histogram"] = " ".join(f"{ms}ms={n}" for ms, n in rep.histogram if n)
+        fs.set("histogram", " ".join(f"{ms}ms={n}" for ms, n in rep.histogram if n))
     if rep.gpu_histogram:
-        fs["gpu_histogram"] = " ".join(f"{ms}ms={n}" for ms, n in rep.gpu_histogram if n)
+        fs.set("gpu_histogram", " ".join(f"{ms}ms={n}" for ms, n in rep.gpu_histogram if n))
 
     device_period = _refresh_period_ns(rep.meta)
     if rep.profile_rows:
@@ -244,7 +244,7 @@ def to_perfdata(rep: GfxinfoReport, source: str) -> PerfData:
     elif rep.legacy_tables:
         _add_legacy_frames(pd, rep, device_period)
     else:
-        fs["frame_source"] = "summary only"
+        fs.set("frame_source", "summary only")
     return pd
 
 
@@ -292,16 +292,16 @@ def _add_profile_frames(pd: PerfData, rep: GfxinfoReport, device_period: int | N
             f"---PROFILEDATA--- has {len(rep.profile_rows)} rows but no usable frame "
             f"({flagged} flagged, {invalid} without IntendedVsync/FrameCompleted)",
         )
-    fs["frame_source"] = "framestats"
-    fs["profile_columns"] = len(rep.profile_header)
-    fs["frames_flagged_skipped"] = flagged
-    fs["frames_invalid_skipped"] = invalid
+    fs.set("frame_source", "framestats")
+    fs.set("profile_columns", len(rep.profile_header))
+    fs.set("frames_flagged_skipped", flagged)
+    fs.set("frames_invalid_skipped", invalid)
     if own_interval == len(pd.frames):
-        fs["budget_source"] = "FrameInterval column"
+        fs.set("budget_source", "FrameInterval column")
     elif device_period:
-        fs["budget_source"] = "device refresh period"
+        fs.set("budget_source", "device refresh period")
     else:
-        fs["budget_source"] = _DEFAULT_BUDGET_SOURCE
+        fs.set("budget_source", _DEFAULT_BUDGET_SOURCE)
     for name, values in stages.items():
         if values:
             pd.add_stat(f"frame_stage_{name}_p50", statistics.median(values), "ms")
@@ -321,8 +321,8 @@ def _add_legacy_frames(pd: PerfData, rep: GfxinfoReport, device_period: int | No
             for c, v in zip(cols, r):
                 sums.setdefault(c, []).append(v)
     fs = pd.frame_summary
-    fs["frame_source"] = "legacy profile table"
-    fs["budget_source"] = "device refresh period" if device_period else _DEFAULT_BUDGET_SOURCE
+    fs.set("frame_source", "legacy profile table")
+    fs.set("budget_source", "device refresh period" if device_period else _DEFAULT_BUDGET_SOURCE)
     for c, values in sums.items():
         pd.add_stat(f"frame_stage_{c.lower()}_p50", statistics.median(values), "ms")
         pd.add_stat(f"frame_stage_{c.lower()}_max", max(values), "ms")

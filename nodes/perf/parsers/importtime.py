@@ -61,20 +61,19 @@ def parse_with(path: str, search_path: Sequence[str] | None = None, resolve_file
     entries = runs[0]
     if hint:
         # the collector's "# search path: [...]" line: the program's own folder comes first
-        pd.meta["search path"] = json.dumps(hint)[:300]
+        pd.meta.note("search path", json.dumps(hint)[:300])
     resolver = _Resolver(hint + [str(p) for p in (search_path or ()) if p]) if resolve_files else None
     total = 0.0
     for module, self_us, cum_us, depth in entries:
         file = resolver.file_of(module) if resolver else None
-        pd.imports.append(ImportEntry(module=module, self_us=self_us, cumulative_us=cum_us, depth=depth, file=file))
+        pd.add_import(ImportEntry(module=module, self_us=self_us, cumulative_us=cum_us, depth=depth, file=file))
         if depth == 0:
             total += cum_us
-    pd.start_us = 0.0
-    pd.end_us = total
+    pd.extend_bounds(0.0, total)
     pd.add_stat("import total", total / 1000.0, "ms")
     pd.add_stat("modules imported", float(len(entries)))
     if len(runs) > 1:
-        pd.meta["import runs"] = str(len(runs))
+        pd.meta.note("import runs", str(len(runs)))
         pd.warn(f"{len(runs)} runs in the log: the first is analysed, the others' totals are in stats")
         for i, run in enumerate(runs, 1):
             pd.add_stat(f"import total run {i}", sum(c for _, _, c, d in run if d == 0) / 1000.0, "ms")

@@ -39,14 +39,14 @@ def _num(s: str) -> int:
 def read_text(text: str, source: str) -> PerfData:
     meta, body = android_capture.split(text)
     pd = PerfData(FORMAT, source)
-    pd.meta.update(android_capture.meta_strings(meta))
+    pd.meta.note_all(android_capture.meta_strings(meta))
     lines = body.splitlines()
     for line in lines:
         if line.strip().startswith("No process found for:"):
             raise PerfDataError(source, f"meminfo found no process for {line.split(':', 1)[1].strip()} (is the app running?)")
     m = next((_PID.search(l) for l in lines if _PID.search(l)), None)
     if m:
-        pd.meta["pid"], pd.meta["package"] = m.group(1), m.group(2)
+        pd.facts.pid, pd.facts.package = int(m.group(1)), m.group(2)
         pd.set_process_name(int(m.group(1)), m.group(2))
         _app(pd, lines)
     else:
@@ -68,6 +68,7 @@ def _app(pd: PerfData, lines: list[str]) -> None:
     summary_header = ""
     columns: list[tuple[str, int]] = [("pss", -1)]
     header_cols: list[str] = []
+    table_total: int | None = None
     for line in lines:
         s = line.strip()
         if s == "App Summary":
@@ -114,10 +115,8 @@ def _app(pd: PerfData, lines: list[str]) -> None:
                     pd.add_stat(f"{prefix}_{key}", int(row[col]), "kB")
         elif s.startswith("TOTAL ") and not s.startswith(("TOTAL PSS", "TOTAL RSS", "TOTAL SWAP")):
             nums = s.split()[1:]
-            if nums and nums[0].isdigit() and "table_total_pss" not in pd.stats:
-                pd.add_stat("table_total_pss", int(nums[0]), "kB")
-    table_total = pd.stats.pop("table_total_pss", None)
-    pd.stat_units.pop("table_total_pss", None)
+            if nums and nums[0].isdigit() and table_total is None:
+                table_total = int(nums[0])  # the table's TOTAL row: the PSS when no summary gives one
     if "total_pss" not in pd.stats and table_total is not None:
         pd.add_stat("total_pss", table_total, "kB")
 

@@ -166,11 +166,11 @@ def parse(path: str) -> PerfData:
         weight = period * unit if unit is not None else n * per_sample_us
         pd.add_sample(stack, weight, pid, tid, samples=n)
     if r.first is not None:  # the capture's span: first to last sample
-        pd.start_us, pd.end_us = r.first * 1e6, r.last * 1e6
-    pd.meta["event"] = r.event or ""
-    pd.meta["samples"] = str(r.samples)
+        pd.extend_bounds(r.first * 1e6, r.last * 1e6)
+    pd.meta.note("event", r.event or "")
+    pd.meta.note("samples", str(r.samples))
     if r.freq_hz:
-        pd.meta["sampling_hz"] = f"{r.freq_hz:g}"
+        pd.meta.note("sampling_hz", f"{r.freq_hz:g}")
     if r.other_events:
         named = ", ".join(f"{e} ×{n}" for e, n in sorted(r.other_events.items()))
         pd.warn(f"perf script: only the first event type ({r.event}) is read; left out: {named}")

@@ -199,9 +199,9 @@ class _TraceReader:
             if not info.name:
                 comm = self.ftrace.comm.get(tid)
                 if comm:
-                    info.name = comm
+                    data.set_thread_name(pid, tid, comm)
             if pid == tid and info.is_main is None:
-                info.is_main = True
+                data.mark_main_thread(pid, tid)
         self.frames.finish(data)
         self.power.finish(data)
         self.ftrace.cpu.finish(data)
@@ -215,9 +215,7 @@ class _TraceReader:
         self._meta(report, len(async_slices))
         for t in (self.first_ns, self.last_ns, self.ftrace.sched_first_ns, self.ftrace.sched_last_ns):
             if t is not None:
-                us = t / 1000.0
-                data.start_us = us if data.start_us is None else min(data.start_us, us)
-                data.end_us = us if data.end_us is None else max(data.end_us, us)
+                data.extend_bounds(t / 1000.0, t / 1000.0)
 
     def _counters(self, focus: list[int]) -> None:
         data = self.data
@@ -246,37 +244,37 @@ class _TraceReader:
             for ts, value in sorted(pts):
                 data.add_counter(label, ts / 1000.0, value, units.get((pid, name)))
         if dropped:
-            data.meta["perfetto.counters_other_processes"] = str(dropped)
+            data.meta.note("perfetto.counters_other_processes", str(dropped))
 
     def _meta(self, report: StreamReport, async_count: int) -> None:
         data, ft, te = self.data, self.ftrace, self.track_events
-        m = data.meta
-        m["perfetto.packets"] = str(report.packets)
-        m["perfetto.packet_kinds"] = ", ".join(f"{k} {v}" for k, v in self.kinds.most_common())
-        m["perfetto.atrace_prints"] = str(ft.prints)
-        m["perfetto.sched_switches"] = str(ft.switches)
-        m["perfetto.compact_sched_switches"] = str(ft.compact_switches)
-        m["perfetto.sched_wakeups"] = str(ft.wakings)
-        m["perfetto.sched_blocked_reasons"] = str(ft.blocked_reasons)
-        m["perfetto.track_events"] = str(te.events)
-        m["perfetto.frame_timeline_events"] = str(self.frames.events)
-        m["perfetto.async_slices"] = str(async_count)
+        note = data.meta.note
+        note("perfetto.packets", str(report.packets))
+        note("perfetto.packet_kinds", ", ".join(f"{k} {v}" for k, v in self.kinds.most_common()))
+        note("perfetto.atrace_prints", str(ft.prints))
+        note("perfetto.sched_switches", str(ft.switches))
+        note("perfetto.compact_sched_switches", str(ft.compact_switches))
+        note("perfetto.sched_wakeups", str(ft.wakings))
+        data.facts.sched_blocked_reasons = ft.blocked_reasons
+        note("perfetto.track_events", str(te.events))
+        data.facts.frame_timeline_events = self.frames.events
+        note("perfetto.async_slices", str(async_count))
         if te.categories:
-            m["perfetto.track_event_categories"] = ", ".join(
+            note("perfetto.track_event_categories", ", ".join(
                 f"{c} {n}" for c, n in te.categories.most_common(10)
-            )
+            ))
         not_read = sorted({_NOT_READ[k] for k in self.kinds if k in _NOT_READ})
         if not_read:
-            m["perfetto.not_read"] = ", ".join(not_read)
+            note("perfetto.not_read", ", ".join(not_read))
         if self.unknown_fields:
             fields = ", ".join(f"field {n} ×{c}" for n, c in sorted(self.unknown_fields.items()))
-            m["perfetto.unknown_packet_fields"] = fields
+            note("perfetto.unknown_packet_fields", fields)
             data.warn(f"packets carried fields this reader does not know, ignored: {fields}")
         skipped = self.bad_packets + te.skipped_no_state + self.frames.decode_errors
-        data.skipped_events += skipped + ft.print_failures
+        data.skip(skipped + ft.print_failures)
         if self.bad_packets:
             data.warn(f"{self.bad_packets} packets could not be decoded (or held malformed fields) and were skipped")
-            data.partial = True
+            data.mark_partial()
         if te.skipped_no_state:
             data.warn(
                 f"{te.skipped_no_state} track events skipped: their sequence lost packets "
@@ -289,24 +287,19 @@ class _TraceReader:
             data.warn(f"{unfinished} slices were still open at the end of the trace and are left out")
         if te.unknown_iids:
             data.warn(f"{te.unknown_iids} interned ids were not defined on their sequence")
-        # every count of events left out becomes a warning (a drop is never silent)
-        if ft.print_failures:
-            data.warn(f"{ft.print_failures} atrace print lines could not be read and were skipped")
-        if self.frames.decode_errors:
-            data.warn(f"{self.frames.decode_errors} frame timeline events could not be decoded and were skipped")
-        if self.frames.unmatched:
-            data.warn(f"{self.frames.unmatched} frame timeline events had no partner (an end without its start, "
-                      "or an expected frame that never ended) and were left out")
-        if te.legacy_ignored:
-            data.warn(f"{te.legacy_ignored} legacy track events were not on a thread's track (or of a phase "
-                      "not read) and were left out")
-        if te.unknown_tracks:
-            data.warn(f"{te.unknown_tracks} track events named a track with no descriptor: kept as async spans")
-        if ft.binder.unfinished:
-            data.warn(f"{ft.binder.unfinished} binder transactions or replies were still open at the end of the "
-                      "trace and are left out")
+        data.warn_counts(
+            (ft.print_failures, "{n} atrace print lines could not be read and were skipped"),
+            (self.frames.decode_errors, "{n} frame timeline events could not be decoded and were skipped"),
+            (self.frames.unmatched, "{n} frame timeline events had no partner (an end without its start, "
+                                    "or an expected frame that never ended) and were left out"),
+            (te.legacy_ignored, "{n} legacy track events were not on a thread's track (or of a phase "
+                                "not read) and were left out"),
+            (te.unknown_tracks, "{n} track events named a track with no descriptor: kept as async spans"),
+            (ft.binder.unfinished, "{n} binder transactions or replies were still open at the end of the "
+                                   "trace and are left out"),
+        )
         if ft.compact_wakings_skipped:
-            m["perfetto.compact_sched_wakings_skipped"] = str(ft.compact_wakings_skipped)
+            note("perfetto.compact_sched_wakings_skipped", str(ft.compact_wakings_skipped))
         if self.clock.unconverted:
             data.warn(f"{self.clock.unconverted} timestamps were on a clock no snapshot relates to the trace clock")
         if ft.unknown_clock:
@@ -314,7 +307,7 @@ class _TraceReader:
         for problem in report.problems:
             data.warn(problem)
         if report.truncated or report.oversized:
-            data.partial = True
+            data.mark_partial()
 
 
 def parse(path: str, packet_limit: int = DEFAULT_PACKET_LIMIT) -> PerfData:

@@ -25,7 +25,7 @@ _TF_ONE_WAY = 0x01
 def pair_calls(events: list[tuple[int, int, int, int, int, int]], data: PerfData,
                pid_for: Callable[[int], int]) -> None:
     """``events`` as ``perfetto_binder.BinderState`` buffers them: (ts, kind, tid, debug_id,
-    reply, flags). Writes ``data.binder_calls``."""
+    reply, flags). Adds them to ``data.binder_calls``."""
     sync: dict[int, BinderCall] = {}  # debug_id of an outstanding sync transaction → call
     replies: set[int] = set()  # debug_ids of reply transactions sent, not yet received
     open_by_client: dict[int, list[BinderCall]] = {}
@@ -60,7 +60,7 @@ def pair_calls(events: list[tuple[int, int, int, int, int, int]], data: PerfData
                 else:
                     orphan_replies += 1
     unfinished = sum(len(s) for s in open_by_client.values())
-    data.binder_calls = calls
+    data.add_binder_calls(calls)
     if orphan_replies:
         data.warn(f"binder: {orphan_replies} reply(ies) arrived with no transaction open on the thread "
                   "(its start was before the trace or lost); not counted as calls")

@@ -38,10 +38,10 @@ class CpuState:
 
     def finish(self, data: PerfData) -> None:
         if self.cpus:
-            data.cpu_count = max(self.cpus) + 1
+            data.set_cpu_count(max(self.cpus) + 1)
         for cpu, pts in self.frequency.items():
-            data.cpu_frequency[cpu] = [(ts / 1000.0, float(v)) for ts, v in sorted(pts)]
+            data.add_cpu_frequency(cpu, [(ts / 1000.0, float(v)) for ts, v in sorted(pts)])
         for cpu, pts in self.idle.items():
-            data.cpu_idle[cpu] = [(ts / 1000.0, v) for ts, v in sorted(pts)]
+            data.add_cpu_idle(cpu, [(ts / 1000.0, v) for ts, v in sorted(pts)])
         if self.dropped:
             data.warn(f"cpu frequency/idle: {self.dropped:,} events beyond {MAX_POINTS:,} per CPU were not kept")

@@ -265,8 +265,8 @@ class FrameTimelineState:
                 )
             )
         self.unmatched += sum(1 for kind, _, _ in self._open.values() if not kind.startswith("actual_"))
-        data.frame_summary["frame_timeline_surface_frames"] = float(len(self.surface))
-        data.frame_summary["frame_timeline_display_frames"] = float(len(self.display))
+        data.frame_summary.set("frame_timeline_surface_frames", float(len(self.surface)))
+        data.frame_summary.set("frame_timeline_display_frames", float(len(self.display)))
         if self.display:
             janky = sum(1 for _, _, m in self.display if m.jank_type & SF_JANK)
-            data.frame_summary["frame_timeline_janky_display_frames"] = float(janky)
+            data.frame_summary.set("frame_timeline_janky_display_frames", float(janky))

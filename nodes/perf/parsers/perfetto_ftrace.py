@@ -384,7 +384,7 @@ class FtraceState:
 
     def finish(self, data: PerfData, known_tgid: dict[int, int]) -> None:
         """Rebuild per-thread slice stacks and scheduler states in time order, into ``data``."""
-        kernel = kernel_version(data.meta.get("kernel"))
+        kernel = kernel_version(data.facts.kernel)
         threads, unmatched, unfinished = pair(self.atrace)
         self.unmatched_ends += unmatched
         self.unfinished += unfinished
@@ -396,7 +396,7 @@ class FtraceState:
                                 [names[i] for i in nid.tolist()])
             room = MAX_OPEN_SLICES - len(data.open_slices)
             for t, i in zip(open_t0[:max(room, 0)].tolist(), open_nid[:max(room, 0)].tolist()):
-                data.open_slices.append((pid, tid, t / 1000.0, names[i]))
+                data.add_open_slice(pid, tid, t / 1000.0, names[i])
         self.atrace = AtraceLog()
         pair_calls(self.binder.events, data, lambda t: self.pid_for(t, known_tgid))
         self.binder.finish(data, lambda t: self.pid_for(t, known_tgid))
@@ -412,7 +412,7 @@ class FtraceState:
                     data.add_thread_state(pid, tid, k, v / 1000.0)
             if len(iv):
                 if kept + len(iv) <= MAX_SCHED_INTERVALS:
-                    data.sched_intervals[(pid, tid)] = iv
+                    data.add_sched_intervals(pid, tid, iv)
                     kept += len(iv)
                 else:
                     self.sched_intervals_dropped += len(iv)

@@ -80,10 +80,10 @@ class MemoryState:
             for ts, v in pts:
                 self._add(self.series, (pid_for(tid), name), ts, v)
         skipped_names = 0
+        kills: list[tuple[float, int]] = []
         for (tgid, name), pts in ftrace_counters.items():
             if name == "kill_one_process":
-                for ts, v in pts:
-                    data.lmk_kills.append((ts / 1000.0, int(v)))
+                kills += [(ts / 1000.0, int(v)) for ts, v in pts]
                 continue
             if not _MEMORY_NAME.search(name):
                 continue
@@ -92,12 +92,11 @@ class MemoryState:
                 continue
             for ts, v in pts:  # as the app wrote them: "Heap size (KB)" stays in KB
                 self._add(self.series, (tgid, name), ts, v)
-        for key, pts in self.series.items():
-            data.memory[key] = [(ts / 1000.0, v) for ts, v in sorted(pts)]
-        data.lmk_kills.sort()
-        if self.rss_unowned:
-            data.warn(f"rss_stat: {self.rss_unowned:,} events of another process's mm_id never tied to a process, dropped")
-        if skipped_names:
-            data.warn(f"{skipped_names} atrace counter(s) named like log lines, not memory counters, were left out")
-        if self.dropped:
-            data.warn(f"memory counters: {self.dropped:,} points beyond {MAX_POINTS:,} per series were not kept")
+        for (pid, name), pts in self.series.items():
+            data.add_memory_series(pid, name, [(ts / 1000.0, v) for ts, v in sorted(pts)])
+        data.add_lmk_kills(kills)
+        data.warn_counts(
+            (self.rss_unowned, "rss_stat: {n:,} events of another process's mm_id never tied to a process, dropped"),
+            (skipped_names, "{n} atrace counter(s) named like log lines, not memory counters, were left out"),
+            (self.dropped, f"memory counters: {{n:,}} points beyond {MAX_POINTS:,} per series were not kept"),
+        )

@@ -115,14 +115,13 @@ class PowerState:
             else:
                 raw, subsystem = desc
                 name = track_name(raw)
-            data.power_rails.append(PowerRail(
+            data.add_power_rail(PowerRail(
                 name=name, raw_name=raw, subsystem=subsystem, described=desc is not None,
                 ts_us=array("d", [ts[i] / 1000.0 for i in order]),
                 energy_uws=array("d", [energy[i] for i in order]),
             ))
             if ts:
-                data.start_us = ts[order[0]] / 1000.0 if data.start_us is None else min(data.start_us, ts[order[0]] / 1000.0)
-                data.end_us = ts[order[-1]] / 1000.0 if data.end_us is None else max(data.end_us, ts[order[-1]] / 1000.0)
+                data.extend_bounds(ts[order[0]] / 1000.0, ts[order[-1]] / 1000.0)
         units = {name: unit for _f, name, unit in BATTERY_COUNTERS}
         for name, pts in sorted(self.battery.items()):
             unit = next((u for n, u in units.items() if name == n or name.startswith(n + ".")), None)
@@ -137,5 +136,5 @@ class PowerState:
             data.warn(f"power rails: {self.bad_index} descriptor(s) with an index above {MAX_RAIL_INDEX} were skipped")
         if self.dropped:
             data.warn(f"power rails: {self.dropped:,} readings beyond {MAX_RAIL_POINTS:,} per rail were not kept")
-        data.meta["perfetto.power_rails"] = str(len(data.power_rails))
+        data.meta.note("perfetto.power_rails", str(len(data.power_rails)))
 

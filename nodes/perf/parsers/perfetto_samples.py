@@ -144,20 +144,17 @@ class SampleState:
                 data.thread(pid, tid)
             stack = [data.frame_id(name) for name in names]
             data.add_sample(stack, weight_us * n, pid, tid, samples=n)
-        data.meta["perfetto.cpu_samples"] = str(self.samples)
+        data.meta.note("perfetto.cpu_samples", str(self.samples))
         if self.frequency_hz:
-            data.meta["perfetto.cpu_sampling_hz"] = f"{self.frequency_hz:g}"
+            data.meta.note("perfetto.cpu_sampling_hz", f"{self.frequency_hz:g}")
         else:
             data.warn("CPU samples: the trace does not give the sampling frequency; each sample is counted as "
                       "1 µs, so compare sampled hot spots by their sample counts, not their times")
-        if self.uninterned:
-            data.warn(f"CPU samples: {self.uninterned} sample(s) named a callstack id never interned on their "
-                      "sequence, and were left out")
-        if self.no_state:
-            data.warn(f"CPU samples: {self.no_state} sample(s) came on a sequence with no interning state, left out")
-        if self.unknown_frames:
-            data.warn(f"CPU samples: {self.unknown_frames} frame id(s) were not interned (shown as <unknown frame>)")
-        if self.unwind_errors:
-            data.warn(f"CPU samples: {self.unwind_errors} sample(s) could not be unwound by the producer")
-        if self.dropped:
-            data.warn(f"CPU samples: {self.dropped} sample(s) beyond {MAX_STACKS:,} distinct stacks were not kept")
+        data.warn_counts(
+            (self.uninterned, "CPU samples: {n} sample(s) named a callstack id never interned on their sequence, "
+                              "and were left out"),
+            (self.no_state, "CPU samples: {n} sample(s) came on a sequence with no interning state, left out"),
+            (self.unknown_frames, "CPU samples: {n} frame id(s) were not interned (shown as <unknown frame>)"),
+            (self.unwind_errors, "CPU samples: {n} sample(s) could not be unwound by the producer"),
+            (self.dropped, f"CPU samples: {{n}} sample(s) beyond {MAX_STACKS:,} distinct stacks were not kept"),
+        )

@@ -28,5 +28,5 @@ def launched_pids(data: PerfData, async_slices: list[AsyncSlice]) -> list[int]:
         if not found:
             data.warn(f"launch of {package}: no process of that name in the trace; phases unknown")
         pids += [p for p in found if p not in pids]
-        data.meta.setdefault("startup_package", package)
+        data.meta.note("startup_package", package, replace=False)
     return pids

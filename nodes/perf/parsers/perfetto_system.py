@@ -83,11 +83,11 @@ class SystemState:
     @staticmethod
     def system_info(info, data: PerfData) -> None:
         if "/" in info.android_build_fingerprint:  # emulators put an error text here
-            data.meta["android_build"] = info.android_build_fingerprint
+            data.meta.note("android_build", info.android_build_fingerprint)
         if info.android_sdk_version:
-            data.meta["android_sdk"] = str(info.android_sdk_version)
+            data.facts.android_sdk = int(info.android_sdk_version)
         if info.HasField("utsname"):
             u = info.utsname
-            data.meta["kernel"] = f"{u.sysname} {u.release} {u.machine}".strip()
+            data.facts.kernel = f"{u.sysname} {u.release} {u.machine}".strip()
         if info.tracing_service_version:
-            data.meta["perfetto_version"] = info.tracing_service_version
+            data.meta.note("perfetto_version", info.tracing_service_version)

@@ -209,11 +209,11 @@ def _validate(cls: type[Result], obj: Any, prefix: str = "") -> Any:
 def _series(path: str, doc: PsutilSeries) -> PerfData:
     pd = PerfData("psutil_series", path)
     if doc.pid is not None:
-        pd.meta["pid"] = str(doc.pid)
+        pd.facts.pid = doc.pid
     if doc.command:
-        pd.meta["command"] = doc.command[:300]
+        pd.meta.note("command", doc.command[:300])
     if doc.interval_s:
-        pd.meta["interval_s"] = str(doc.interval_s)
+        pd.meta.note("interval_s", str(doc.interval_s))
     points = 0
     for name, s in doc.series.items():
         for t, v in s.points:
@@ -221,9 +221,8 @@ def _series(path: str, doc: PsutilSeries) -> PerfData:
             points += 1
     pid = doc.pid or 0
     for t in doc.threads:
-        info = pd.thread(pid, t.tid)
         if t.name:
-            info.name = t.name
+            pd.set_thread_name(pid, t.tid, t.name)
         pd.add_thread_state(pid, t.tid, "running", (t.user_s + t.system_s) * 1e6)
     if doc.threads:
         first = doc.threads[0]
@@ -241,11 +240,10 @@ def _startup(path: str, doc: StartupRuns) -> PerfData:
     for r in doc.runs:
         if not math.isfinite(r.total_ms) or r.total_ms < 0:
             raise PerfDataError(path, f"run {r.index}: total_ms must be a finite, non-negative number")
-        pd.startup_runs.append(r)
-    pd.startup_phases.extend(doc.phases)
+        pd.add_startup_run(r)
+    pd.add_startup_phases(doc.phases)
     if doc.target:
-        pd.meta["target"] = doc.target[:300]
-    pd.meta["startup kind"] = doc.kind
-    pd.start_us = 0.0
-    pd.end_us = max(r.total_ms for r in doc.runs) * 1000.0
+        pd.meta.note("target", doc.target[:300])
+    pd.facts.startup_kind = doc.kind
+    pd.extend_bounds(0.0, max(r.total_ms for r in doc.runs) * 1000.0)
     return pd

@@ -22,7 +22,7 @@ from statistics import fmean
 
 from nodes.perf.errors import PerfDataError
 from nodes.perf.formats import looks_text, open_text
-from nodes.perf.model import PerfData
+from nodes.perf.model import PerfData, PerfStatTarget
 
 FORMAT = "perfstat"
 
@@ -50,8 +50,6 @@ _TARGET = re.compile(
 #: Targets perf prints in quotes that are not a command line (``-a``, ``-C``, ``-b``).
 _SYSTEM = re.compile(r"^(?:system wide|CPU\(s\)\s.*|BPF program\(s\)\s.*)$")
 _KIND_KEY = {"process id": "pid", "thread id": "tid"}
-#: Meta keys a run's target may use, in the order findings name them.
-TARGET_KEYS = ("command", "pid", "tid", "target")
 
 
 def sniff(head: bytes, name: str) -> bool:
@@ -110,12 +108,8 @@ def parse(path: str) -> PerfData:
         raise PerfDataError(path, "no perf stat counters found (expected 'Performance counter stats for …')")
     pd = PerfData(FORMAT, path)
     same = len({(r["key"], r["what"]) for r in runs}) == 1
-    pd.meta["runs"] = str(len(runs))
+    pd.facts.perf_stat = [PerfStatTarget(r["key"], r["what"][:300], r["repeats"] or None) for r in runs]
     for i, r in enumerate(runs, 1):
-        prefix = f"run {i} " if len(runs) > 1 else ""
-        pd.meta[prefix + r["key"]] = r["what"][:300]
-        if r["repeats"]:
-            pd.meta[prefix + "repeats"] = str(r["repeats"])
         for note in r["notes"]:
             pd.warn(f"run {i}: {note}" if len(runs) > 1 else note)
     if len(runs) == 1:
@@ -131,8 +125,7 @@ def parse(path: str) -> PerfData:
                 pd.add_stat(k, fmean(r["stats"][k] for r in runs), runs[0]["units"].get(k))
     elapsed = [r["stats"].get("elapsed") for r in runs]
     if all(e is not None for e in elapsed):
-        pd.start_us = 0.0
-        pd.end_us = max(elapsed) * 1e6  # type: ignore[type-var]
+        pd.extend_bounds(0.0, max(elapsed) * 1e6)  # type: ignore[type-var]
     return pd
 
 

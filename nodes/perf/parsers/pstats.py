@@ -184,13 +184,12 @@ def parse(path: str) -> PerfData:
             ct * 1e6,
         )
     total = float(getattr(st, "total_tt", 0.0) or 0.0)
-    pd.start_us = 0.0
-    pd.end_us = total * 1e6
-    pd.meta["functions"] = str(len(pd.calls))
-    pd.meta["total calls"] = str(getattr(st, "total_calls", ""))
+    pd.extend_bounds(0.0, total * 1e6)
+    pd.meta.note("functions", str(len(pd.calls)))
+    pd.meta.note("total calls", str(getattr(st, "total_calls", "")))
     if bad:
-        pd.partial = True
-        pd.skipped_events = bad
+        pd.mark_partial()
+        pd.skip(bad)
         pd.warn(f"{bad} malformed pstats entries were skipped")
     return pd
 

@@ -67,9 +67,9 @@ def parse(path: str) -> PerfData:
     pd = PerfData(FORMAT, path)
     exporter = doc.get("exporter")
     if isinstance(exporter, str):
-        pd.meta["producer"] = exporter[:80]
+        pd.meta.note("producer", exporter[:80])
     if isinstance(doc.get("name"), str):
-        pd.meta["name"] = doc["name"][:200]
+        pd.meta.note("name", doc["name"][:200])
 
     frames: list[tuple[str, str | None, int | None]] = []
     #: frame index → (pid, command line) for py-spy's per-process root frames
@@ -111,7 +111,7 @@ def parse(path: str) -> PerfData:
             pd.warn(f"profile {idx}: unknown unit {unit!r}; values taken as µs")
             mult = 1.0
         if unit in ("none", "bytes"):
-            pd.meta["unit"] = unit
+            pd.meta.note("unit", unit)
         start = _f(prof.get("startValue"))
         end = _f(prof.get("endValue"))
         ptype = prof.get("type")
@@ -152,7 +152,7 @@ def parse(path: str) -> PerfData:
                 pd.add_sample(ids, wv * mult, pid, tid)
                 read_any = True
             if empty:
-                pd.meta[f"empty samples {tid}"] = str(empty)
+                pd.meta.note(f"empty samples {tid}", str(empty))
         elif ptype == "evented":
             events = prof.get("events")
             if not isinstance(events, list):
@@ -166,18 +166,16 @@ def parse(path: str) -> PerfData:
             continue
         info = pd.thread(pid, tid)
         if tname:
-            info.name = tname
+            pd.set_thread_name(pid, tid, tname)
         elif pid and tid == pid and pid in pd.processes:
-            info.name = "main thread"  # Linux: the thread whose id is the process id
+            pd.set_thread_name(pid, tid, "main thread")  # Linux: the thread whose id is the process id
         if tname == "MainThread" or (idx == 0 and info.is_main is None and tname in (None, "", "MainThread")):
-            info.is_main = True
+            pd.mark_main_thread(pid, tid)
         if start is not None and end is not None and end >= start:
-            s_us, e_us = start * mult, end * mult
-            pd.start_us = s_us if pd.start_us is None else min(pd.start_us, s_us)
-            pd.end_us = e_us if pd.end_us is None else max(pd.end_us, e_us)
+            pd.extend_bounds(start * mult, end * mult)
     if bad:
-        pd.skipped_events += bad
-        pd.partial = True
+        pd.skip(bad)
+        pd.mark_partial()
         pd.warn(f"{bad} samples/events/profiles were malformed and skipped")
     if not read_any:
         raise PerfDataError(path, "speedscope file holds no usable samples or events")
@@ -268,7 +266,7 @@ def _name_process(pd: PerfData, pid: int, proc: tuple[int, str]) -> int:
     pid = pid or fpid
     if pid == fpid and pid not in pd.processes:
         pd.set_process_name(pid, _short_command(cmd))
-        pd.meta[f"process {pid}"] = _text(cmd)[:MAX_COMMAND]
+        pd.meta.note(f"process {pid}", _text(cmd)[:MAX_COMMAND])
     return pid
 
 

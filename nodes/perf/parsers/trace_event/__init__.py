@@ -92,17 +92,16 @@ def _finish(sink: EventSink, framer: Framer, path: str) -> None:
     pd = sink.pd
     for cols in pd.slices.values():
         if len(cols):
+            bad = cols.clamp_durations()
+            if bad:
+                sink.problem("X event with a negative or infinite dur (taken as 0)", bad)
             t = np.frombuffer(cols.ts, dtype=np.float64)
             d = np.frombuffer(cols.dur, dtype=np.float64)
-            bad = ~np.isfinite(d) | (d < 0)
-            if bad.any():
-                d[bad] = 0.0
-                sink.problem("X event with a negative or infinite dur (taken as 0)", int(bad.sum()))
             fin = np.isfinite(t)
             if fin.any():
                 sink.min_ts = min(sink.min_ts, float(t[fin].min()))
                 sink.max_ts = max(sink.max_ts, float((t[fin] + d[fin]).max()))
-            del t, d, bad, fin  # release the buffer views: the columns grow again below
+            del t, d, fin  # release the buffer views: the columns grow again below
     for ts_col, _codes in sink.stacks.values():
         if len(ts_col):
             t = np.frombuffer(ts_col, dtype=np.float64)
@@ -110,8 +109,7 @@ def _finish(sink: EventSink, framer: Framer, path: str) -> None:
             sink.max_ts = max(sink.max_ts, float(t.max()))
             del t
     if sink.min_ts <= sink.max_ts:
-        pd.start_us = sink.min_ts if pd.start_us is None else min(pd.start_us, sink.min_ts)
-        pd.end_us = sink.max_ts if pd.end_us is None else max(pd.end_us, sink.max_ts)
+        pd.extend_bounds(sink.min_ts, sink.max_ts)
     end = pd.end_us or 0.0
     match_begin_end(sink, end)
     match_async(sink, end)
@@ -122,11 +120,11 @@ def _finish(sink: EventSink, framer: Framer, path: str) -> None:
     for nid, s in enumerate(pd.strings):
         m = _LOCATION_IN_NAME.match(s) if s.endswith(")") else None
         if m:
-            pd.locations.setdefault(nid, (m.group(2), int(m.group(3))))
+            pd.set_location(nid, m.group(2), int(m.group(3)))
         elif isinstance(functions, dict):
             loc = functions.get(s)
             if isinstance(loc, list) and len(loc) >= 2 and isinstance(loc[1], int):
-                pd.locations.setdefault(nid, (str(loc[0]), loc[1]))
+                pd.set_location(nid, str(loc[0]), loc[1])
     # Android systrace JSON carries the ftrace text of the same capture.
     st_text = framer.side.get("systemTraceEvents")
     if st_text:
@@ -136,9 +134,9 @@ def _finish(sink: EventSink, framer: Framer, path: str) -> None:
     for what, n in sorted(sink.problems.items(), key=lambda kv: -kv[1]):
         pd.warn(f"{n} × {what}")
     if pd.skipped_events:
-        pd.partial = True
+        pd.mark_partial()
         pd.warn(f"{pd.skipped_events} events could not be read and were skipped")
-    pd.meta["events"] = str(sink.events_seen)
+    pd.meta.note("events", str(sink.events_seen))
     has_data = (
         pd.slices or pd.instants or pd.counters or pd.async_slices or pd.stacks or pd.frames
     )

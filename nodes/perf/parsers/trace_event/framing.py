@@ -45,6 +45,8 @@ class Framer:
         self.chunk = chunk
         self.eof = False
         self.side: dict[str, Any] = {}
+        #: "array" (a bare event list) or "object" (``{"traceEvents": …}``), once seen.
+        self.form: str | None = None
 
     # --- reading ---------------------------------------------------------------------
     def _read(self) -> bytes:
@@ -83,11 +85,11 @@ class Framer:
             raise PerfDataError(self.path, "empty JSON document")
         c = buf[i : i + 1]
         if c == b"[":
-            self.pd.meta["json_form"] = "array"
+            self._form("array")
             return buf[i + 1 :]
         if c != b"{":
             raise PerfDataError(self.path, "not Trace Event JSON (expected '{' or '[' at the start)")
-        self.pd.meta["json_form"] = "object"
+        self._form("object")
         # Find the "traceEvents" key at depth 1 with an exact scan of the (small) prefix.
         while True:
             pos = self._find_events_key(buf, i)
@@ -169,18 +171,22 @@ class Framer:
         if isinstance(obj, dict):
             self._handle_side(obj)
 
+    def _form(self, form: str) -> None:
+        self.form = form
+        self.pd.meta.note("json_form", form)
+
     def _handle_side(self, obj: dict) -> None:
         meta = self.pd.meta
         md = obj.get("metadata")
         if isinstance(md, dict):
             for k, v in list(md.items())[:50]:
                 if isinstance(v, (str, int, float, bool)):
-                    meta[f"metadata.{k}"] = str(v)[:200]
+                    meta.note(f"metadata.{k}", str(v)[:200])
         vm = obj.get("viztracer_metadata")
         if isinstance(vm, dict) and vm.get("version"):
-            meta["producer"] = f"viztracer {vm.get('version')}"
+            meta.note("producer", f"viztracer {vm.get('version')}")
         if isinstance(obj.get("displayTimeUnit"), str):
-            meta["displayTimeUnit"] = obj["displayTimeUnit"]
+            meta.note("displayTimeUnit", obj["displayTimeUnit"])
         fi = obj.get("file_info")
         if isinstance(fi, dict) and isinstance(fi.get("functions"), dict):
             self.side["functions"] = fi["functions"]
@@ -347,19 +353,19 @@ class Framer:
             except _Fail:
                 end = -1
             if end is None:
-                if self.pd.meta.get("json_form") == "object":
+                if self.form == "object":
                     self._truncated("the JSON object ends inside traceEvents (cut short?)")
                 return
         consumed, closed = self._salvage(buf, final=True)
         if closed is not None:
             self._after_array(buf[closed:])
             if self.pd.skipped_events:
-                self.pd.partial = True
+                self.pd.mark_partial()
             return
         self._truncated(f"truncated JSON: the last {len(buf) - consumed} bytes hold no complete event")
 
     def _truncated(self, why: str) -> None:
-        self.pd.partial = True
+        self.pd.mark_partial()
         self.pd.warn(why)
 
     def _decode(self, data: bytes) -> int | None:
@@ -426,7 +432,7 @@ class Framer:
         if final:
             tail = buf[consumed:].strip(WS + b",")
             if tail:
-                self.pd.skipped_events += 1
+                self.pd.skip()
                 self.problem("incomplete event at the end of the file")
         return consumed, None
 
@@ -439,11 +445,11 @@ class Framer:
         try:
             obj = json.loads(raw.decode("utf-8", "replace"))
         except (ValueError, RecursionError):
-            self.pd.skipped_events += 1
+            self.pd.skip()
             self.problem("malformed event")
             return None
         if not isinstance(obj, dict):
-            self.pd.skipped_events += 1
+            self.pd.skip()
             self.problem("array element is not an event object")
             return None
         ev = Ev()
@@ -471,7 +477,7 @@ class Framer:
         rest = rest.strip()
         if rest[:1] == b"]":
             rest = rest[1:].lstrip()
-        if self.pd.meta.get("json_form") == "array":
+        if self.form == "array":
             if rest:
                 self.pd.warn("bytes after the event array were ignored")
             return

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nodes.perf.model import SliceColumns
 
 if TYPE_CHECKING:
     from nodes.perf.parsers.trace_event.phases import EventSink
@@ -30,12 +29,9 @@ def match_begin_end(sink: EventSink, end: float) -> None:
         got = pair_nested(t, c)
         if got is not None:
             starts, durs, names, open_starts, open_names = got
-            cols = sink.pd.slices.get((pid, tid))
-            if cols is None:
-                cols = sink.pd.slices[(pid, tid)] = SliceColumns()
-            cols.ts.frombytes(starts.tobytes())
-            cols.dur.frombytes(np.maximum(durs, 0.0).tobytes())
-            cols.name.frombytes(names.astype(np.dtype(cols.name.typecode)).tobytes())
+            cols = sink.pd.slice_columns(pid, tid)
+            cols.extend_raw(starts.tobytes(), np.maximum(durs, 0.0).tobytes(),
+                            names.astype(np.dtype(cols.name.typecode)).tobytes())
             for b_ts, nid in zip(open_starts.tolist(), open_names.tolist()):
                 sink._slice(pid, tid, b_ts, max(0.0, end - b_ts), sink.pd.strings[nid])
                 unclosed += 1

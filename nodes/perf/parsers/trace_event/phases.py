@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from nodes.perf.model import MAX_COUNTER_POINTS, MAX_INSTANTS, PerfData, SliceColumns
+from nodes.perf.model import PerfData
 from nodes.perf.parsers import chrome_scroll
 from nodes.perf.parsers.trace_event.events import (
     ASYNC_PH,
@@ -39,7 +39,9 @@ class EventSink:
         #: async begin/end events, matched at the end in time order: (ts, seq, is_begin, key, name, pid, cat)
         self.async_events: list[tuple] = []
         self.counter_pid: dict[str, int] = {}
-        self.str_ids: dict[str, int] = pd._string_ids
+        self.str_ids: dict[str, int] = pd.strings.ids
+        #: (pid, tid) → (columns, their appenders): a thread's fill kit, made once per thread.
+        self.fill: dict[tuple[int, int], tuple] = {}
         self.profiles: dict[tuple[int, str], V8Profile] = {}
         self.min_ts = math.inf
         self.max_ts = -math.inf
@@ -73,11 +75,12 @@ class EventSink:
 
     def _consume_fast(self, events: list[Ev], start: int) -> int:
         pd = self.pd
-        slices = pd.slices
+        slice_columns = pd.slice_columns
+        fill = self.fill
+        fill_get = fill.get
         stacks = self.stacks
-        sid = self.str_ids
-        sid_get = sid.get
-        strings = pd.strings
+        sid_get = self.str_ids.get
+        intern = pd.strings.intern
         other = self._other
         int_ = int
         str_ = str
@@ -94,13 +97,11 @@ class EventSink:
                     if pid != last_pid or tid != last_tid:
                         if pid.__class__ is not int_ or tid.__class__ is not int_:
                             return self._index(events, e, start)
-                        cols = slices.get((pid, tid))
-                        if cols is None:
-                            cols = slices[(pid, tid)] = SliceColumns()
-                            pd.thread(pid, tid)
-                        ts_add = cols.ts.append
-                        dur_add = cols.dur.append
-                        name_add = cols.name.append
+                        kit = fill_get((pid, tid))
+                        if kit is None:
+                            cols = slice_columns(pid, tid)
+                            kit = fill[(pid, tid)] = (cols, *cols.appenders())
+                        cols, ts_add, dur_add, name_add = kit
                         last_pid = pid
                         last_tid = tid
                     name = e.name
@@ -108,13 +109,12 @@ class EventSink:
                     if nid is None:
                         if name.__class__ is not str_:
                             return self._index(events, e, start)
-                        nid = sid[name] = len(strings)
-                        strings.append(name)
+                        nid = intern(name)
                     ts_add(e.ts)
                     try:
                         dur_add(e.dur)
                     except TypeError:
-                        cols.ts.pop()
+                        cols.trim()
                         return self._index(events, e, start)
                     name_add(nid)
                 elif ph == "B" or ph == "E":
@@ -134,8 +134,7 @@ class EventSink:
                         if nid is None:
                             if name.__class__ is not str_:
                                 return self._index(events, e, start)
-                            nid = sid[name] = len(strings)
-                            strings.append(name)
+                            nid = intern(name)
                     else:
                         nid = -1
                     st[0].append(e.ts)
@@ -162,20 +161,13 @@ class EventSink:
         if norm is None:
             return
         ts, dur, pid, tid, name = norm
-        key = (pid, tid)
-        cols = self.pd.slices.get(key)
-        if cols is None:
-            cols = self.pd.slices[key] = SliceColumns()
-            self.pd.thread(pid, tid)
-        cols.ts.append(ts)
-        cols.dur.append(dur)
-        cols.name.append(self.pd.intern(name))
+        self.pd.slice_columns(pid, tid).add(ts, dur, self.pd.intern(name))
 
     def _normalize_x(self, e: Ev) -> tuple[float, float, int, int, str] | None:
         ts = num(e.ts)
         if ts is None:
             self.problem("event without a usable ts (ph 'X')")
-            self.pd.skipped_events += 1
+            self.pd.skip()
             return None
         dur = num(e.dur)
         if dur is None:
@@ -196,14 +188,14 @@ class EventSink:
             return
         if not ph or ph.__class__ is not str:
             self.problem("event without a phase (ph)")
-            self.pd.skipped_events += 1
+            self.pd.skip()
             return
         ts = e.ts
         if ts.__class__ is not float:
             ts = num(ts)
             if ts is None:
                 self.problem(f"event without a usable ts (ph {name_of(ph)[:8]!r})")
-                self.pd.skipped_events += 1
+                self.pd.skip()
                 return
         pid = e.pid if e.pid.__class__ is int else self._id(e.pid)
         tid = e.tid if e.tid.__class__ is int else (pid if e.tid is None else self._id(e.tid))
@@ -220,8 +212,7 @@ class EventSink:
             st[0].append(ts)
             st[1].append(self.pd.intern(name) if ph == "B" else -1)
         elif ph in INSTANT_PH:
-            if name in KEEP_INSTANTS or len(self.pd.instants) < MAX_INSTANTS:
-                self.pd.instants.append((ts, pid, tid, name))
+            self.pd.instants.add(ts, pid, tid, name, keep=name in KEEP_INSTANTS)
             if name in MARK_NAMES:
                 self._mark(e, ts, pid, tid, name)
         elif ph == "C":
@@ -236,18 +227,7 @@ class EventSink:
         if dur < 0:
             self.problem("E before its B (duration taken as 0)")
             dur = 0.0
-        key = (pid, tid)
-        cols = self.pd.slices.get(key)
-        if cols is None:
-            cols = self.pd.slices[key] = SliceColumns()
-            self.pd.thread(pid, tid)
-        nid = self.str_ids.get(name)
-        if nid is None:
-            nid = self.str_ids[name] = len(self.pd.strings)
-            self.pd.strings.append(name)
-        cols.ts.append(ts)
-        cols.dur.append(dur)
-        cols.name.append(nid)
+        self.pd.slice_columns(pid, tid).add(ts, dur, self.pd.intern(name))
         if ts + dur > self.max_ts:
             self.max_ts = ts + dur
 
@@ -272,7 +252,7 @@ class EventSink:
         if i is None:
             i = self._ids[v] = -(len(self._ids) + 1000)
             if isinstance(v, str):
-                self.pd.meta.setdefault(f"id {i}", v[:80])
+                self.pd.meta.note(f"id {i}", v[:80], replace=False)
         return i
 
     def _args(self, e: Ev) -> Any:
@@ -293,7 +273,7 @@ class EventSink:
         if name == "process_labels" and isinstance(args, dict):
             value = args.get("labels")
             if isinstance(value, str):
-                self.pd.meta[f"process {e.pid} labels"] = value[:200]
+                self.pd.meta.note(f"process {e.pid} labels", value[:200])
             return
         if not isinstance(value, str):
             return
@@ -310,7 +290,7 @@ class EventSink:
             self.problem("page marks beyond the cap (ignored)")
             return
         args = self._args(e)
-        self.pd.marks.append((ts, pid, tid, name, args if isinstance(args, dict) else None))
+        self.pd.marks.add(ts, pid, tid, name, args if isinstance(args, dict) else None)
 
     def _counter(self, e: Ev, pid: int, ts: float, name: str) -> None:
         args = self._args(e)
@@ -327,9 +307,7 @@ class EventSink:
             if first != pid:
                 series = f"{series} (pid {pid})"
                 self.counter_pid.setdefault(series, pid)
-            pts = self.pd.counters.setdefault(series, [])
-            if len(pts) < MAX_COUNTER_POINTS:
-                pts.append((ts, float(v)))
+            self.pd.counters.add(series, ts, v)
 
     def _async(self, e: Ev, ph: str, pid: int, ts: float, name: str) -> None:
         ident = e.id if e.id is not None else e.id2
