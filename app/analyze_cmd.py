@@ -125,7 +125,7 @@ def render(result: AnalysisResult, out: TextIO | None = None) -> None:
             t.add_row(f"[{colors.get(f.severity, '')}]{f.severity}[/]", e(f.title), e(f.detail))
         con.print(t)
 
-    overall = [h for h in r.hotspots if h.thread is None]
+    overall = [h for h in r.hotspots if h.overall]
     if overall:
         t = Table(title="Hot spots (overall, by self time)", box=box.SIMPLE, title_justify="left")
         for col, just in (("name", "left"), ("where", "left"), ("self", "right"), ("self %", "right"),

@@ -81,7 +81,7 @@ def reference_walk(ctx, key: tuple[int, int]) -> None:
 
 def reference_stacks(ctx) -> list:
     """The old hotspots.stacks: every path (the reference walk's slice paths and the sampled
-    stacks, both in ``ctx.paths``) sorted by weight."""
+    stacks, both in ``ctx.paths``) sorted by weight; sampled stacks name their process."""
     import os
 
     from nodes.perf.metrics.common import _ms
@@ -92,9 +92,15 @@ def reference_stacks(ctx) -> list:
     out = []
     for (track, path), w in items:
         if path and path[0] == "s":
+            # CPU samples: marked sampled, with their process as "name (pid N)" or "pid N" (none
+            # for an unnamed pid 0: the profile named no process)
             frames = [f"{n} ({os.path.basename(f)})" if f else n for n, f in path[1:]]
+            pid, proc = track[0], pd.processes.get(track[0])
+            label = f"{proc} (pid {pid})" if proc else f"pid {pid}" if pid else None
+            out.append(StackWeight(frames=frames, weight_ms=_ms(w), thread=pd.thread_label(*track),
+                                   process=label, sampled=True))
         else:
             frames = [pd.strings[n] for n in path]
-        out.append(StackWeight(frames=frames, weight_ms=_ms(w), thread=pd.thread_label(*track)))
+            out.append(StackWeight(frames=frames, weight_ms=_ms(w), thread=pd.thread_label(*track)))
     return out
 

@@ -261,3 +261,16 @@ def test_the_commands_of_docs_ci_md_run_as_documented(tmp_path):
     assert job() == [1, 1]
     failed = [c for c in ET.parse(tmp_path / "perf-junit.xml").getroot().iter("testcase") if c.find("failure") is not None]
     assert failed and all("parse_rows" in c.get("name") for c in failed)
+
+
+def test_a_budget_is_printed_as_written_not_in_exponent_form():
+    from nodes.compare.budgets import Budget
+
+    assert Budget("power.measureBlock.energy_uws", max=1_000_000.0).describe() == "power.measureBlock.energy_uws ≤ 1,000,000"
+    assert Budget("frames.p90_ms", max=16.7).describe() == "frames.p90_ms ≤ 16.7"
+    assert Budget("frames.fps", min=55.0, max=120.5).describe() == "55 ≤ frames.fps ≤ 120.5"
+    from nodes.compare.budgets import Budgets, check_run
+
+    [r] = check_run("r", {"power.measureBlock.energy_uws": [1_197_946.0]},
+                    Budgets(source="t", items=(Budget("power.measureBlock.energy_uws", max=1_000_000.0),)))
+    assert r.message.endswith("= 1,197,946 > 1,000,000")  # the failing value's bound too

@@ -200,6 +200,23 @@ def test_a_device_meminfo_leads_with_its_ram_and_largest_processes():
     assert f"largest by PSS: {first_proc.group(2)} {int(first_proc.group(1).replace(',', '')) / 1024:,.1f} MB" in lead
 
 
+def test_a_startup_question_on_an_importtime_log_is_answered_with_the_import_tree():
+    """-X importtime is a Python program's start: "why is startup slow" once heard "no launch of
+    a program or an Android app" and a Perfetto recipe."""
+    import re
+
+    from nodes.perf.analysis import analyze_file
+    from nodes.perf.lens_readers import startup
+
+    src = DATA / "perf" / "importtime-json-csv-argparse.log"
+    rows = [m.groups() for m in re.finditer(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)$", src.read_text(), re.M)]
+    total_ms = sum(int(c) for _s, c, ind, _m in rows if len(ind) == 1) / 1000.0
+    heaviest = max(rows, key=lambda r: int(r[0]))[3]
+    got = startup(analyze_file(str(src)))
+    assert got.missing is None and got.numbers["import_ms"] == pytest.approx(total_ms, rel=0.01)
+    assert got.lead.startswith("Imports take ") and f"heaviest by own time: {heaviest} " in got.lead
+
+
 def test_no_task_runner_leads_the_hot_spots_and_scrolling_is_answered_from_frames(ps):
     r = ps.ask("why is scrolling janky in chrome-android-thread-time.json.gz?")
     first = _lines(r)[0]
@@ -285,3 +302,15 @@ def test_a_chrome_protobuf_trace_without_scrolling_names_chromes_events(ps):
     assert _lines(r)[0] == ("This data cannot tell the scrolling: no Chrome's scroll updates (EventLatency) and "
                             "input-to-frame latency and no frames in this data.")
     assert any("EventLatency" in x or "input.scrolling" in x for x in _lines(r)[1:])  # the recipe
+
+
+def test_the_memory_answer_names_gc_pauses_and_the_main_threads_wait(tmp_path, perfscout_home):
+    """api24's one GC (tests/test_lens_memory.py computes its numbers from the decoded capture)
+    is in the memory answer's first line: its pause and the main thread's wait for it."""
+    shutil.copy(DATA / "perfetto/api24_startup_cold.perfetto-trace", tmp_path / "api24_startup_cold.perfetto-trace")
+    with PerfScout(Settings.from_env(), workspace=tmp_path) as p:
+        r = p.ask("看看这份 trace 的内存和 GC api24_startup_cold.perfetto-trace")
+    first = _lines(r)[0]
+    assert r.route_info["lens"] == "memory" and first.startswith("Memory: ")
+    assert ("GC: com.google.android.gms.persistent 1 GC (24.8 ms; its threads paused 0.62 ms; "
+            "main thread waited 0.03 ms for GC, 2 time(s))") in first

@@ -138,7 +138,7 @@ def test_perf_samples_become_sampled_hot_spots_with_self_counts_per_leaf(samplin
     leaf, n = _reference_leaf_counts(SAMPLING)
     assert sampling.meta["perfetto.cpu_samples"] == str(n)
     assert sampling.meta["perfetto.cpu_sampling_hz"] == "50"
-    rows = {h.name: h for h in sampling.hotspots if h.kind == "sample" and h.thread is None}
+    rows = {h.name: h for h in sampling.hotspots if h.kind == "sample" and h.thread is None and h.process is None}
     for name, count in leaf.most_common(5):
         # 50 Hz: each sample is 20 ms of CPU
         assert rows[name].self_ms == pytest.approx(count * 20.0, rel=0.01), name
@@ -215,3 +215,95 @@ def test_startup_section_repeats_the_launch_main_thread_states():
     # measureBlock of the warm start is a section too
     warm = analyze_file(WARM)
     assert [s.name for s in warm.cpu.sections] == ["startup", "measureBlock"]
+
+
+def _reference_per_process(path: str) -> tuple[dict[int, Counter], dict[int, Counter], dict[int, set]]:
+    """Per pid: samples per leaf function, samples each function is on (once per sample), and
+    the tids sampled — decoded here from the perf_sample packets, sharing no reader code."""
+    functions: dict[int, dict[int, str]] = defaultdict(dict)
+    frames: dict[int, dict[int, int]] = defaultdict(dict)
+    stacks: dict[int, dict[int, list[int]]] = defaultdict(dict)
+    leaf: dict[int, Counter] = defaultdict(Counter)
+    on: dict[int, Counter] = defaultdict(Counter)
+    tids: dict[int, set] = defaultdict(set)
+    for p in _packets(path):
+        seq = p.trusted_packet_sequence_id
+        if p.sequence_flags & 1:
+            functions[seq], frames[seq], stacks[seq] = {}, {}, {}
+        d = p.interned_data
+        for s in d.function_names:
+            functions[seq][s.iid] = s.str.decode() if isinstance(s.str, bytes) else s.str
+        for f in d.frames:
+            frames[seq][f.iid] = f.function_name_id
+        for c in d.callstacks:
+            stacks[seq][c.iid] = list(c.frame_ids)
+        if p.HasField("perf_sample") and p.perf_sample.HasField("callstack_iid"):
+            ps = p.perf_sample
+            names = [functions[seq].get(frames[seq][i], "") for i in stacks[seq][ps.callstack_iid]]
+            tids[ps.pid].add(ps.tid)
+            on[ps.pid][None] += 1  # every sample of the process
+            if names and names[-1]:
+                leaf[ps.pid][names[-1]] += 1
+            for n in set(names) - {"", None}:
+                on[ps.pid][n] += 1
+    return leaf, on, tids
+
+
+def test_sampled_hot_spots_per_process_stacks_and_speedscope_are_marked_sampled(sampling):
+    from nodes.report.exports import speedscope
+    from nodes.report.view import build_view
+
+    leaf, on, tids = _reference_per_process(SAMPLING)
+    rows = [h for h in sampling.hotspots if h.process is not None]
+    assert rows and all(h.kind == "sample" and h.thread is None for h in rows)
+    procs = {h.process for h in rows}
+    # only processes with more than one sampled thread get rows of their own
+    pid_of = {label: int(label.rsplit("pid ", 1)[1].rstrip(")")) for label in procs}
+    assert all(len(tids[pid]) > 1 for pid in pid_of.values())
+    top = rows[0]
+    pid = pid_of[top.process]
+    whole = on[pid][None]
+    for name, n in leaf[pid].most_common(3):  # 50 Hz: each sample is 20 ms
+        h = next(x for x in rows if x.process == top.process and x.name == name)
+        assert h.self_ms == pytest.approx(n * 20.0, rel=0.01), name
+        assert h.total_ms == pytest.approx(on[pid][name] * 20.0, rel=0.01) and h.count == on[pid][name]
+        assert h.self_pct == pytest.approx(100.0 * n / whole, abs=0.6)  # of the process's sampled time
+    # the stacks view: sampled stacks say so and name their process
+    sampled = [s for s in sampling.stacks if s.sampled]
+    assert sampled and all(s.process for s in sampled)
+    doc = speedscope(build_view(sampling))
+    names = [p["name"] for p in doc["profiles"]]
+    assert any(n.endswith(" (sampled)") and ", all threads" not in n for n in names)
+    proc_profiles = {n: p for n, p in zip(names, doc["profiles"]) if n.endswith(", all threads (sampled)")}
+    assert proc_profiles
+    for n, prof in proc_profiles.items():
+        label = n[: -len(", all threads (sampled)")]
+        mine = [s for s in sampled if s.process == label]
+        assert len({s.thread for s in mine}) > 1
+        assert prof["endValue"] == pytest.approx(sum(s.weight_ms for s in mine), rel=1e-6)
+    # the icicle: one subtree per sampled process, above its threads
+    from nodes.report.charts import stack_tree
+
+    tops = set(stack_tree(sampling.stacks).children)
+    assert {f"{s.process} (sampled)" for s in sampled} <= tops
+
+
+def test_traced_stacks_name_no_process_and_are_not_sampled():
+    """Slices are traced, not sampled: their stacks stay as they were (no process, not sampled),
+    and a trace without CPU samples has no per-process hot-spot rows."""
+    warm = analyze_file(WARM)
+    assert warm.stacks and all(not s.sampled and s.process is None for s in warm.stacks)
+    assert all(h.process is None for h in warm.hotspots)
+
+
+def test_a_profile_that_names_no_process_gets_no_process_rows_or_profiles():
+    """py-spy's speedscope names threads but no process (pid read as 0): its stacks are sampled,
+    name no process, and neither the hot spots nor the speedscope export invent a "pid 0"."""
+    from nodes.report.exports import speedscope
+    from nodes.report.view import build_view
+
+    a = analyze_file(os.path.join(os.path.dirname(__file__), "data", "perf", "pyspy-slowapp.speedscope.json"))
+    assert a.stacks and all(s.sampled and s.process is None for s in a.stacks)
+    assert all(h.process is None for h in a.hotspots)
+    names = [p["name"] for p in speedscope(build_view(a))["profiles"]]
+    assert len(names) > 1 and all(n.endswith(" (sampled)") and "all threads" not in n and "pid 0" not in n for n in names)

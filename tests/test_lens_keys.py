@@ -28,6 +28,8 @@ APP = "androidx.benchmark.integration.macrobenchmark.target"
     ('power.trace.categories."CPU"', "µWs"),
     ('memory."com.app".rss_max_mb', "MB"),
     ('memory."com.app".gc_ms', "ms"),
+    ('memory."com.app".gc_pause_ms', "ms"),
+    ('memory."com.app".gc_wait_ms', "ms"),
     ('memory."com.app"."mem.rss.anon".growth', ""),
     ("blocking.binder_ms", "ms"),
     ("blocking.io_wait_ms", "ms"),
@@ -111,3 +113,15 @@ def test_scroll_keys_from_the_chrome_capture():
     assert s["scroll.janky_frames"] == [a["scroll"]["janky_frames"]]
     assert s["scroll.latency_p99_ms"] == [a["scroll"]["latency_p99_ms"]]
     assert info(parse_key("scroll.update_count")).direction is None
+
+
+def test_gc_pause_and_wait_keys_are_the_gc_summarys():
+    """api24's one GC (tests/test_lens_memory.py checks its numbers against the decoded capture)."""
+    from nodes.perf.analysis import analyze_file
+
+    js = analyze_file(str(DATA / "api24_startup_cold.perfetto-trace")).model_dump(mode="json")
+    gc = next(p for p in js["memory"]["processes"] if p["gc"])
+    s = extract(js)
+    name = gc["name"]
+    assert s[f'memory."{name}".gc_pause_ms'] == [gc["gc"]["pause_ms"]] and gc["gc"]["pause_ms"] > 0
+    assert s[f'memory."{name}".gc_wait_ms'] == [gc["gc"]["main_thread_wait_ms"]]

@@ -174,6 +174,23 @@ def test_reported_jank_count_and_share_come_from_the_same_gfxinfo_line():
     assert rep.title == f"The tool reports {float(pct):.1f} % janky frames"
 
 
+def test_gfxinfo_rows_are_judged_by_their_own_verdict_or_duration_not_as_frame_timeline():
+    """gfxinfo rows name their window (``Frame.layer``) but are not FrameTimeline frames: the
+    legacy table once read "0.0 % carry a user-visible jank type" with p50 27 ms over a 16.7 ms
+    budget. The legacy rows are judged by duration; framestats rows by their FrameDeadline flag."""
+    import re
+    android = Path(__file__).parent / "data" / "android"
+    legacy = android / "gfxinfo-reactnativefeed-flashlight.txt"
+    table = legacy.read_text().split("\tDraw\tPrepare\tProcess\tExecute\n", 1)[1]
+    rows = [sum(map(float, ln.split())) for ln in table.splitlines()
+            if re.fullmatch(r"\s*[\d.]+(\s+[\d.]+){3}\s*", ln)]
+    fs = compute(load(legacy)).frames
+    assert fs.count == len(rows) == 120 and fs.jank_source == "over budget"
+    assert fs.jank_count == sum(1 for r in rows if r > fs.budget_ms) > 0
+    fs13 = compute(load(android / "gfxinfo-framestats-android13.txt")).frames
+    assert fs13.jank_source == "reported" and fs13.jank_count > 0
+
+
 def test_startup_runs_phases_imports_and_findings():
     pd = _pd("startup_runs")
     for i, t in enumerate([2400.0, 1200.0, 1100.0, 1300.0, 1000.0]):
@@ -253,3 +270,15 @@ def test_perf_stat_findings_name_the_command():
     res = compute(load(str(DATA / "perf-stat-two_sum.txt")))
     be = [f for f in res.findings if f.title.startswith("Backend bound")]
     assert len(be) == 1 and "two_sum 300 m" in be[0].title and be[0].evidence.command.endswith("300 m")
+
+
+def test_long_task_finding_counts_in_words():
+    """"1 long task(s) on the main thread" / "1 tasks of ≥ 50.0 ms" read as a template."""
+    from nodes.perf.findings.threads import long_tasks
+    from nodes.perf.model import LongTask
+
+    one = [LongTask(name="activityStart", thread="main (app 1)", start_ms=10.0, dur_ms=82.0)]
+    [f] = long_tasks(one, 1, "t")
+    assert f.title == "1 long task on the main thread" and f.detail.startswith("1 task of ≥ 50.0 ms on main (app 1)")
+    [g] = long_tasks(one * 2, 33, "t")
+    assert g.title == "33 long tasks on the main thread" and g.detail.startswith("33 tasks of ≥")

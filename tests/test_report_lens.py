@@ -269,3 +269,23 @@ def test_memory_chart_marks_kills_and_the_apps_gcs(reports, tmp_path):
     assert len(marks(chart, "polyline")) == 2
     assert [float(r.get("data-v")) for r in marks(chart, "rect", "bad")] == [8.0]
     assert [float(r.get("data-v")) for r in marks(chart, "rect", "task")] == [1.0, 2.0, 3.0]  # the app's only
+
+
+def test_memory_section_lists_the_gcs_with_their_pauses_equal_to_the_json(reports):
+    """api24's one GC: the table's cells are the JSON's (memory.processes[].gc.by_type), and the
+    section's sentence names the pause and the main thread's wait."""
+    from nodes.report.lens_sections import memory_section
+
+    a, js, md, html = reports["api24"]
+    title = ("ART garbage collections (as trace_processor's android_garbage_collection_events; paused: ART's "
+             "suspend-all and flip; the main thread's wait for GC is per process, on its first row)")
+    want = []
+    for p in js["memory"]["processes"]:
+        for i, (kind, k) in enumerate((p["gc"] or {}).get("by_type", {}).items()):
+            want.append([f"{p['name']} ({p['pid']})", kind, str(k["count"]), fmt.ms(k["total_ms"], 1), fmt.ms(k["max_ms"], 1),
+                         fmt.ms(k["pause_ms"], 2), "–" if k["reclaimed_mb"] is None else f"{fmt.num(k['reclaimed_mb'], 1)} MB",
+                         fmt.ms(p["gc"]["main_thread_wait_ms"], 2) if i == 0 and p["gc"]["main_thread_waits"] else "–"])
+    assert want and md_rows(md, title) == want
+    assert want[0][:2] == ["com.google.android.gms.persistent (3675)", "full"] and want[0][5] == fmt.ms(0.62, 2)
+    assert "its threads paused 0.62 ms" in memory_section(a.memory).sentence
+    assert "its threads paused 0.62 ms" in html_section(html, "memory")

@@ -45,3 +45,19 @@ def test_the_words_are_written_once():
     hits = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "nodes").rglob("*.py"))
             if "no reportFullyDrawn)\"" in p.read_text() or "100.0 * top.dur_ms" in p.read_text()]
     assert hits == ["nodes/perf/findings/startup.py"]
+
+
+def test_a_launch_hears_whether_it_is_fast_by_android_vitals_in_both_answers():
+    """"启动快吗" / "why is startup slow" on a 157 ms warm start heard numbers but no verdict."""
+    from nodes.perf.findings.startup import SLOW_STARTUP_MS, vitals_verdict
+    from nodes.perf.lens_readers import startup
+
+    for kind, limit in SLOW_STARTUP_MS.items():
+        assert vitals_verdict(_run(kind=kind, total_ms=limit - 1)).startswith("fast: under")
+        assert vitals_verdict(_run(kind=kind, total_ms=limit)).startswith("slow: over")
+    run = _run(ttid_ms=700.0, ttfd_ms=900.0)
+    st = StartupStats(runs=[run], median_ms=800.0, kind="cold")
+    a = AnalysisResult(format="perfetto", source="t.pftrace", startup=st)
+    said = "fast: under Android vitals' 5.0 s for a cold start"
+    assert vitals_verdict(run) == said
+    assert said in build_view(a).headline() and said in startup(a).lead

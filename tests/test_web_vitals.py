@@ -283,6 +283,11 @@ def test_a_file_url_navigation_is_named_not_measured(tmp_path):
     page = analyze_file(_trace(tmp_path, ev)).page
     assert page.url == "file:///home/me/page.html" and page.fcp_ms is None
     assert "http" in page.missing["fcp_ms"] and set(page.missing) == {"fcp_ms", "lcp_ms", "cls", "tbt_ms"}
+    # and the answer to "is this page fast?" gives that reason, not "the data has no navigation"
+    from nodes.perf.lens_readers import page as page_reading
+
+    lead = page_reading(analyze_file(_trace(tmp_path, ev))).lead
+    assert lead == f"This data cannot tell the page load: {page.missing['fcp_ms']}."
 
 
 def test_a_trace_without_navigation_marks_has_no_page(tmp_path):

@@ -65,7 +65,7 @@ def sections(data: dict[str, Any], lens: str) -> dict[str, Any]:
         if data.get("long_tasks"):
             out["long_tasks"] = data["long_tasks"][:10]
     if "hotspots" in want:
-        hs = [hotspot(h) for h in (data.get("hotspots") or []) if h.get("thread") is None][:TOP_HOTSPOTS]
+        hs = [hotspot(h) for h in (data.get("hotspots") or []) if h.get("thread") is None and h.get("process") is None][:TOP_HOTSPOTS]
         out["hotspots"] = hs or {"missing": "no hot spots: the data has no slices or samples with durations"}
         if data.get("threads"):
             out["threads"] = data["threads"][:10]

@@ -55,10 +55,16 @@ class Budget:
 
     def describe(self) -> str:
         if self.min is not None and self.max is not None:
-            return f"{self.min:g} ≤ {self.key} ≤ {self.max:g}"
+            return f"{_bound(self.min)} ≤ {self.key} ≤ {_bound(self.max)}"
         if self.min is not None:
-            return f"{self.key} ≥ {self.min:g}"
-        return f"{self.key} ≤ {self.max:g}"
+            return f"{self.key} ≥ {_bound(self.min)}"
+        return f"{self.key} ≤ {_bound(self.max)}"
+
+
+def _bound(v: float) -> str:
+    """A budget as its file wrote it, with thousands grouped: ``:g`` printed 1000000 as "1e+06"
+    beside the value's "1,197,946" (an energy budget in µWs)."""
+    return f"{v:,.0f}" if float(v).is_integer() else f"{v:,}"
 
 
 @dataclass(frozen=True)
@@ -234,7 +240,7 @@ def check_run(run: str, samples: Samples, budgets: Budgets, allow_missing: bool 
             continue
         v = float(statistics.median(vals))
         ok = (b.max is None or v <= b.max) and (b.min is None or v >= b.min)
-        over = "" if ok else (f" > {b.max:g}" if b.max is not None and v > b.max else f" < {b.min:g}")
+        over = "" if ok else (f" > {_bound(b.max)}" if b.max is not None and v > b.max else f" < {_bound(b.min)}")
         many = f" (median of {len(vals)})" if len(vals) > 1 else ""
         out.append(Result(name, b.key, run, "pass" if ok else "fail", v, b.describe(),
                           f"{b.key} = {_fmt(v)}{many}{over}"))

@@ -84,6 +84,8 @@ MEMORY_FIELD = re.compile(r"^(?:[a-z0-9_]+_(?:pss|rss|swap_pss)|[a-z0-9_]+_heap_
 #: series of it: memory."<process>"."<counter>".<start|peak|end|growth> (its own unit).
 PROCESS_MEMORY_FIELDS: dict[str, Spec] = {
     "rss_max_mb": ("lower", "MB", "peak RSS"), "gc_count": ("lower", "", "GC count"), "gc_ms": ("lower", "ms", "GC time"),
+    "gc_pause_ms": ("lower", "ms", "GC pauses (threads stopped)"),
+    "gc_wait_ms": ("lower", "ms", "main thread waiting for GC"),
 }
 SERIES_FIELDS = ("start", "peak", "end", "growth")
 

@@ -99,7 +99,7 @@ def _hotspots(out: Samples, a: Mapping[str, Any]) -> None:
     numbered occurrences) add up."""
     acc: dict[str, dict[str, float]] = {}
     for h in a.get("hotspots") or []:
-        if not isinstance(h, Mapping) or h.get("thread") is not None or not h.get("name"):
+        if not isinstance(h, Mapping) or h.get("thread") is not None or h.get("process") is not None or not h.get("name"):
             continue
         d = acc.setdefault(hotspot_name(str(h["name"])), {})
         for field in ("self_ms", "self_pct", "total_ms", "total_pct", "count"):
@@ -143,6 +143,14 @@ def _lens_rows(rows: Any, app: Any) -> list[tuple[str, Mapping[str, Any]]]:
     return mine + [x for x in named if x not in mine][:LENS_PROCESSES]
 
 
+def _gc(out: Samples, name: str, gc: Any) -> None:
+    """memory."<process>".gc_count / gc_ms / gc_pause_ms / gc_wait_ms of one process's GcSummary."""
+    if isinstance(gc, Mapping):
+        for key, field in (("gc_count", "count"), ("gc_ms", "total_ms"), ("gc_pause_ms", "pause_ms"),
+                           ("gc_wait_ms", "main_thread_wait_ms")):
+            _put(out, ("memory", name, key), gc.get(field))
+
+
 def _lenses(out: Samples, a: Mapping[str, Any]) -> None:
     """The lens fields (issue 24): cpu and memory per process (the app and the busiest others),
     power per window, the app main thread's blocking; the app's memory series one by one."""
@@ -165,16 +173,21 @@ def _lenses(out: Samples, a: Mapping[str, Any]) -> None:
                 _put(out, ("power", name, "categories", str(cat)), v)
     mem = a.get("memory")
     if isinstance(mem, Mapping):
-        for name, r in _lens_rows(mem.get("processes"), app):
+        listed = _lens_rows(mem.get("processes"), app)
+        for name, r in listed:
             _put(out, ("memory", name, "rss_max_mb"), r.get("rss_max_mb"))
-            gc = r.get("gc")
-            if isinstance(gc, Mapping):
-                _put(out, ("memory", name, "gc_count"), gc.get("count"))
-                _put(out, ("memory", name, "gc_ms"), gc.get("total_ms"))
+            _gc(out, name, r.get("gc"))
             for sr in (r.get("series") or []) if r.get("pid") == app else []:
                 if isinstance(sr, Mapping) and sr.get("name") in KEYED_SERIES:
                     for field in SERIES_FIELDS:
                         _put(out, ("memory", name, str(sr["name"]), field), sr.get(field))
+        # the GCs of the other processes that had one too (at most the metric's MAX_PROCESSES
+        # rows): the GC-heavy process is often not one of the largest by RSS
+        rows = [r for r in mem.get("processes") or [] if isinstance(r, Mapping)]
+        shown = {id(r) for _n, r in listed}
+        for name, r in zip(process_names(rows), rows):
+            if id(r) not in shown:
+                _gc(out, name, r.get("gc"))
     blocking = a.get("blocking")
     if isinstance(blocking, Mapping):
         for field in BLOCKING_FIELDS:
@@ -223,7 +236,7 @@ def hotspot_places(a: Mapping[str, Any]) -> dict[str, str]:
     """Hot-spot name → "file:line" of its first overall row (the comparison shows where it is)."""
     out: dict[str, str] = {}
     for h in a.get("hotspots") or []:
-        if isinstance(h, Mapping) and h.get("thread") is None and h.get("name") and h.get("file"):
+        if isinstance(h, Mapping) and h.get("thread") is None and h.get("process") is None and h.get("name") and h.get("file"):
             out.setdefault(hotspot_name(str(h["name"])), f"{h['file']}:{h['line']}" if h.get("line") else str(h["file"]))
     return out
 

@@ -98,7 +98,7 @@ def merge(results: Sequence[AnalysisResult]) -> AnalysisResult:
     for r in results:
         tag = os.path.basename(r.source)
         for h in r.hotspots:
-            (overall if h.thread is None else per_thread).append(h)
+            (overall if h.overall else per_thread).append(h)
         out.long_tasks.extend(r.long_tasks)
         out.counters.extend(r.counters)
         out.stacks.extend(r.stacks)

@@ -86,7 +86,7 @@ _FULLY_DRAWN = "reportFullyDrawn"
 
 
 def startup(a) -> Reading:
-    from nodes.perf.findings.startup import biggest_part, display_times
+    from nodes.perf.findings.startup import biggest_part, display_times, vitals_verdict
 
     st = a.startup
     run = next((r for r in (st.runs if st else []) if r.package), None)
@@ -95,6 +95,7 @@ def startup(a) -> Reading:
         if (part := biggest_part(run)) is not None:
             label, dur_ms, share = part
             s += f"; the biggest part is {label} ({ms(dur_ms)}, {pct(share)})"
+        s += f"; {vitals_verdict(run)}"  # "is it slow?" heard no verdict
         return Reading("startup", s + ".", fine=not _serious(a, ["startup"]),
                        numbers={"ttid_ms": run.ttid_ms, "ttfd_ms": run.ttfd_ms, "total_ms": run.total_ms})
     if st is not None and st.median_ms is not None and st.runs:
@@ -102,6 +103,19 @@ def startup(a) -> Reading:
         first = f"; first run {ms(st.first_ms)}" if st.first_ms is not None and n > 1 else ""
         s = f"The launch takes {ms(st.median_ms)} (median of {n} run{'s' if n != 1 else ''}{first})."
         return Reading("startup", s, fine=not _serious(a, ["startup"]), numbers={"median_ms": st.median_ms})
+    if st is not None and st.imports:
+        # `python -X importtime`: a Python program's start is its import tree. The analysis keeps the
+        # 25 largest entries (nodes/perf/metrics/startup.py); an importtime log's duration is the whole tree.
+        from nodes.perf.findings.startup import IMPORTS_MS
+
+        total = (a.duration_ms if a.format == "importtime" and a.duration_ms
+                 else sum(i.cumulative_us for i in st.imports if i.depth == 0) / 1000.0)
+        heavy = sorted(st.imports, key=lambda i: -i.self_us)[:3]
+        verdict = f"fast, under {ms(IMPORTS_MS)}" if total < IMPORTS_MS else "slow"
+        s = (f"Imports take {ms(total)} (-X importtime: {verdict}); heaviest by own time: "
+             + ", ".join(f"{i.module} {ms(i.self_us / 1000.0)}" for i in heavy) + ".")
+        return Reading("startup", s, fine=total < IMPORTS_MS and not _serious(a, ["startup"]),
+                       numbers={"import_ms": round(total, 3)})
     # No launch: say so, how to record one, and what the app's own sections show.
     android = a.format in ("perfetto", "atrace") or (a.meta or {}).get("android_sdk")
     if android:
@@ -247,7 +261,7 @@ def cpu(a) -> Reading:
         nr = [x for x in _not_read(a) if "sample" in x.lower()]
         return Reading("cpu", s + ".", fine=fine, not_read=nr[0] if nr else None,
                        numbers={"processes": procs[:10], "threads": threads[:10]})
-    sampled = [h for h in a.hotspots if h.thread is None and h.kind in ("sample", "call") and h.self_ms > 0]
+    sampled = [h for h in a.hotspots if h.overall and h.kind in ("sample", "call") and h.self_ms > 0]
     if sampled:
         h = sampled[0]
         where = f" ({h.file}:{h.line})" if h.file and h.line else ""
@@ -437,7 +451,9 @@ def blocking(a) -> Reading:
 def page(a) -> Reading:
     p = a.page
     if p is None or (p.fcp_ms is None and p.lcp_ms is None):
-        missing = "no page load: the data has no navigation with paint timings (firstContentfulPaint, LCP candidates)"
+        # the reader's own reason where it has one (a file:// navigation Lighthouse does not measure)
+        why = (p.missing.get("fcp_ms") or p.missing.get("lcp_ms")) if p is not None else None
+        missing = why or "no page load: the data has no navigation with paint timings (firstContentfulPaint, LCP candidates)"
         return Reading("page", f"This data cannot tell the page load: {missing}.", missing=missing, recipe="page")
     shown = []
     if p.fcp_ms is not None:

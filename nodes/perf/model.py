@@ -861,6 +861,14 @@ class PerfData:
         proc = self.processes.get(pid)
         return f"{name} ({proc} {pid})" if proc else f"{name} ({pid})"
 
+    def process_label(self, pid: int) -> str | None:
+        """"name (pid N)", "pid N" without a name; None for pid 0 without one — a profile that
+        names no process (py-spy's speedscope without ``Process N``) reads it as 0."""
+        proc = self.processes.get(pid)
+        if proc:
+            return f"{proc} (pid {pid})"
+        return f"pid {pid}" if pid else None
+
     def iter_samples(self) -> Iterable[tuple[tuple[int, int], list[FrameRef], float]]:
         for (track, ids), w in self.stacks.items():
             yield track, [self.frame_refs[i] for i in ids], w
@@ -894,11 +902,19 @@ class Hotspot(Result, kw_only=True):
     count: int = 0
     #: The thread it ran on, or None when aggregated over all threads.
     thread: str | None = None
+    #: A sampled row aggregated over one process's threads (thread None): "name (pid N)".
+    #: None on the overall rows and the per-thread rows (:attr:`overall`).
+    process: str | None = None
     #: "slice" (trace), "sample" (sampling profiler), "call" (pstats), "import" (-X importtime).
     kind: str = "slice"
     #: Which processes the row covers when an app is identified (``AnalysisResult.app``):
     #: "app", "harness" or "system"; None when the row covers the whole trace.
     scope: str | None = None
+
+    @property
+    def overall(self) -> bool:
+        """A row over the whole data: neither one thread's nor one process's."""
+        return self.thread is None and self.process is None
 
 
 class ThreadStat(Result, kw_only=True):
@@ -1129,6 +1145,10 @@ class StackWeight(Result, kw_only=True):
     frames: list[str]
     weight_ms: float
     thread: str | None = None
+    #: The thread's process ("name (pid N)", or "pid N"); None when the data names no process.
+    process: str | None = None
+    #: A stack of CPU samples (a sampling profiler, perf_sample), not of traced slices.
+    sampled: bool = False
 
 
 #: At most this many of the heaviest stacks are kept in an AnalysisResult (bounded state size).
@@ -1251,15 +1271,45 @@ class MemorySeries(Result, kw_only=True):
     samples: list[tuple[float, float]] = msgspec.field(default_factory=list)
 
 
+class GcKind(Result, kw_only=True):
+    """The GCs of one gc_type in one process (nodes/perf/metrics/gc.py)."""
+
+    count: int
+    total_ms: float
+    max_ms: float
+    #: Mutator threads stopped (ART's SuspendAll … ResumeAll, or concurrent copying's flip).
+    pause_ms: float = 0.0
+    #: Sum of the stdlib's reclaimed_mb over the GCs that have one; None when none has.
+    reclaimed_mb: float | None = None
+
+
 class GcSummary(Result, kw_only=True):
     """ART garbage collections of one process, as trace_processor's
-    ``android_garbage_collection_events`` finds them (nodes/perf/metrics/memory.py)."""
+    ``android_garbage_collection_events`` finds them, with their pauses and the main thread's
+    waits for them (nodes/perf/metrics/gc.py says where each number is defined)."""
 
     count: int
     total_ms: float
     max_ms: float
     #: gc_type (young, full, alloc, native_alloc, collector_transition, explicit) → count.
     types: dict[str, int] = msgspec.field(default_factory=dict)
+    #: gc_type → count, durations, pause and reclaimed of that type, the longest in total first.
+    by_type: dict[str, GcKind] = msgspec.field(default_factory=dict)
+    #: Time the GCs stopped every mutator thread, in total and the longest one GC's.
+    pause_ms: float = 0.0
+    pause_max_ms: float = 0.0
+    #: The GC thread's states during its GCs (gc_running_dur, gc_runnable_dur, gc_unint_io_dur,
+    #: gc_unint_non_io_dur, gc_int_dur summed); None without scheduler data.
+    running_ms: float | None = None
+    runnable_ms: float | None = None
+    unint_io_ms: float | None = None
+    unint_non_io_ms: float | None = None
+    int_ms: float | None = None
+    #: Heap reclaimed (stdlib reclaimed_mb, summed over the GCs that have one); None when none has.
+    reclaimed_mb: float | None = None
+    #: The main thread (tid = pid) blocked waiting for a GC: how often, and for how long.
+    main_thread_waits: int = 0
+    main_thread_wait_ms: float = 0.0
     #: The thread that ran most of them (HeapTaskDaemon, usually).
     thread: str | None = None
     #: When the first MAX_GC_MARKS of them started (ms from the capture start): the report marks

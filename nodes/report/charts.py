@@ -193,16 +193,19 @@ class _Node:
 
 
 def stack_tree(stacks: Sequence[StackWeight]) -> _Node:
-    """Merge stacks into a call tree; several threads get one subtree each."""
+    """Merge stacks into a call tree; several threads get one subtree each, and CPU samples
+    of several processes one subtree per process ("name (pid N) (sampled)") above its threads."""
     root = _Node("all")
     threads = {s.thread for s in stacks}
     per_thread = len(threads) > 1
+    per_process = len({s.process for s in stacks if s.sampled}) > 1
     for s in stacks:
         if s.weight_ms <= 0:
             continue
         node = root
         node.weight += s.weight_ms
-        path = ([s.thread or "(thread unknown)"] if per_thread else []) + list(s.frames)
+        path = ([f"{s.process or '(process unknown)'} (sampled)"] if per_process and s.sampled else [])
+        path += ([s.thread or "(thread unknown)"] if per_thread else []) + list(s.frames)
         for f in path:
             child = node.children.get(f)
             if child is None:

@@ -3,7 +3,8 @@
 * ``report.json`` — the analysis, attribution, collection and route, for scripts and for
   ``perfscout report`` to re-render later.
 * ``profile.speedscope.json`` — the hottest stacks as a sampled profile (speedscope's file
-  format, https://www.speedscope.app/file-format-schema.json), one profile per thread.
+  format, https://www.speedscope.app/file-format-schema.json), one profile per thread (named
+  "… (sampled)" when its stacks are CPU samples), then one per process over its sampled threads.
 * ``timeline.trace.json`` — frames, long tasks, startup phases and counters as Chrome Trace
   Event JSON (``X`` and ``C`` events with ``M`` names), which ui.perfetto.dev and
   chrome://tracing open.
@@ -48,6 +49,10 @@ def speedscope(v: ReportView) -> dict[str, Any] | None:
     frames: list[dict[str, Any]] = []
     index: dict[str, int] = {}
     by_thread: dict[str, tuple[list[list[int]], list[float]]] = {}
+    #: sampled stacks by process, and the threads each came from: a process with several
+    #: sampled threads gets a profile of its own (one thread's would repeat that thread's)
+    by_process: dict[str, tuple[list[list[int]], list[float]]] = {}
+    threads_of: dict[str, set[str]] = {}
     for s in stacks:
         ids = []
         for name in s.frames:
@@ -56,9 +61,18 @@ def speedscope(v: ReportView) -> dict[str, Any] | None:
                 i = index[name] = len(frames)
                 frames.append({"name": name})
             ids.append(i)
-        samples, weights = by_thread.setdefault(s.thread or "all threads", ([], []))
+        thread = s.thread or "all threads"
+        samples, weights = by_thread.setdefault(f"{thread} (sampled)" if s.sampled else thread, ([], []))
         samples.append(ids)
         weights.append(round(s.weight_ms, 6))
+        if s.sampled and s.process:
+            samples, weights = by_process.setdefault(f"{s.process}, all threads (sampled)", ([], []))
+            samples.append(ids)
+            weights.append(round(s.weight_ms, 6))
+            threads_of.setdefault(s.process, set()).add(thread)
+    for proc, threads in threads_of.items():
+        if len(threads) < 2:
+            by_process.pop(f"{proc}, all threads (sampled)", None)
     profiles = [
         {
             "type": "sampled",
@@ -69,7 +83,8 @@ def speedscope(v: ReportView) -> dict[str, Any] | None:
             "samples": smp,
             "weights": w,
         }
-        for thread, (smp, w) in sorted(by_thread.items(), key=lambda kv: -sum(kv[1][1]))
+        for thread, (smp, w) in (sorted(by_thread.items(), key=lambda kv: -sum(kv[1][1]))
+                                 + sorted(by_process.items(), key=lambda kv: -sum(kv[1][1])))
     ]
     return {
         "$schema": SPEEDSCOPE_SCHEMA,

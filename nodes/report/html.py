@@ -272,7 +272,7 @@ def _hotspots(v: ReportView, cs: ChartSet, nav: list[tuple[str, str]], body: lis
                     esc(fmt.ms(h.total_ms)),
                     esc(fmt.pct(h.total_pct)),
                     esc(fmt.num(h.count)),
-                    esc(h.thread or "all"),
+                    esc(h.thread or (f"{h.process}, all threads" if h.process else "all")),
                     _attribution_cell(v, att),
                 ]
             )

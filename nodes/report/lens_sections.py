@@ -188,6 +188,18 @@ def memory_section(m: MemoryStats | None) -> LensSection | None:
     if rows:
         s.tables.append(LensTable(["process", "pid", "RSS peak", "series", "start → end", "growth", "GC", "lmkd"], rows,
                                   {1, 2, 5}, "Processes (the app first, then by RSS)"))
+    gc_rows = []
+    for p in m.processes:
+        for i, (kind, k) in enumerate(p.gc.by_type.items() if p.gc else ()):
+            gc_rows.append([f"{p.name} ({p.pid})", kind, str(k.count), _ms(k.total_ms), _ms(k.max_ms), fmt.ms(k.pause_ms, 2),
+                            "–" if k.reclaimed_mb is None else f"{fmt.num(k.reclaimed_mb, 1)} MB",
+                            fmt.ms(p.gc.main_thread_wait_ms, 2) if i == 0 and p.gc.main_thread_waits else "–"])
+    if gc_rows:
+        s.tables.append(LensTable(
+            ["process", "GC type", "count", "total", "longest", "threads paused", "reclaimed", "main thread waited"],
+            gc_rows[:LENS_TABLE_ROWS], {2, 3, 4, 5, 6, 7},
+            "ART garbage collections (as trace_processor's android_garbage_collection_events; paused: ART's "
+            "suspend-all and flip; the main thread's wait for GC is per process, on its first row)"))
     series = [(p, x) for p in m.processes for x in p.series][:LENS_TABLE_ROWS * 2]
     if series:
         s.tables.append(LensTable(["process", "counter", "start", "peak", "at", "end", "growth"],

@@ -182,7 +182,7 @@ def _hotspots(v: ReportView) -> list[str]:
             else:
                 where = "–"
             rows.append([i, code(h.name), fmt.ms(h.self_ms), fmt.pct(h.self_pct), fmt.ms(h.total_ms), fmt.pct(h.total_pct),
-                         fmt.num(h.count), cell(h.thread or "all"), where])
+                         fmt.num(h.count), cell(h.thread or (f"{h.process}, all threads" if h.process else "all")), where])
         out.append(table(["#", "function / slice", "self", "self %", "total", "total %", "count", "thread", "source"], rows,
                          {0, 2, 3, 4, 5, 6}))
         out += ["", _src(v, None, "hot spots"), ""]
@@ -206,7 +206,7 @@ def _stacks(v: ReportView) -> list[str]:
     if a.stacks:
         out += ["## Hottest stacks", ""]
         total = sum(s.weight_ms for s in a.stacks) or 1.0
-        rows = [[fmt.ms(s.weight_ms), fmt.pct(100 * s.weight_ms / total), cell(s.thread or "–"),
+        rows = [[fmt.ms(s.weight_ms), fmt.pct(100 * s.weight_ms / total), cell((s.thread or "–") + (" (sampled)" if s.sampled else "")),
                  code(" → ".join(s.frames[-4:]) if len(s.frames) <= 4 else "… → " + " → ".join(s.frames[-4:]))]
                 for s in sorted(a.stacks, key=lambda s: -s.weight_ms)[:tables.STACK_ROWS]]
         out += [table(["time", "share", "thread", "stack (leaf last)"], rows, {0, 1}), "", _src(v, None, "stacks"), ""]

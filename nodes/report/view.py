@@ -298,7 +298,7 @@ class ReportView:
     def top_hotspot(self) -> Hotspot | None:
         """The hot spot with the largest self share over all threads (per-thread rows only if
         the data has no overall ones)."""
-        hs = [h for h in self.analysis.hotspots if h.thread is None] or list(self.analysis.hotspots)
+        hs = [h for h in self.analysis.hotspots if h.overall] or list(self.analysis.hotspots)
         hs = [h for h in hs if h.self_ms > 0] or hs
         return max(hs, key=lambda h: h.self_pct) if hs else None
 
@@ -446,12 +446,13 @@ class ReportView:
     def _app_startup_lead(self, run, facts: list[tuple[str, str]]) -> tuple[str, list[tuple[str, str]]]:
         """"<package> cold start: TTID …, TTFD …", then the biggest part of the breakdown and
         the first suggestion before the other facts."""
-        from nodes.perf.findings.startup import biggest_part, display_times
+        from nodes.perf.findings.startup import biggest_part, display_times, vitals_verdict
 
         shown = display_times(run)
         n = len(self.analysis.startup.runs) if self.analysis.startup else 1
         more = f" (first of {n} launches)" if n > 1 else ""
-        what = f"{run.package} {run.kind} start{more}: {', '.join(shown)}; the launch took {fmt.ms(run.total_ms)}"
+        what = (f"{run.package} {run.kind} start{more}: {', '.join(shown)}; the launch took {fmt.ms(run.total_ms)} "
+                f"({vitals_verdict(run)})")
         lead: list[tuple[str, str]] = []
         if (part := biggest_part(run)) is not None:
             label, dur_ms, share = part

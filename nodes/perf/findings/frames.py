@@ -137,6 +137,8 @@ def janky_frames(fs: FrameStats | None, source: str | None) -> list[Finding]:
             types = _types_text(fs)
             if types:
                 what += f" ({types})"
+        elif fs.jank_source == "reported":
+            what = f"{fs.jank_count:,} of {fs.count:,} frames{of} missed their deadline (each row's own verdict)"
         else:
             what = (f"{fs.jank_count:,} of {fs.count:,} frames{of} exceeded the {_fms(fs.budget_ms)} budget "
                     f"({fs.budget_source})")

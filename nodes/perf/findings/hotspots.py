@@ -32,7 +32,7 @@ def hot_spots(hotspots: list[Hotspot], duration_ms: float, source: str | None, r
     file paths relative to ``root`` (the workspace) when inside it."""
     by_kind: dict[str, list[Hotspot]] = defaultdict(list)
     for h in hotspots:
-        if h.thread is None:
+        if h.overall:
             by_kind[h.kind].append(h)
     out = []
     for kind, hs in by_kind.items():

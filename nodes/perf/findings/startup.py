@@ -99,6 +99,15 @@ STATE_WORDS = {"Running": "running on a CPU", "R": "runnable (waiting for a CPU)
                "client_transaction_executed": "clientTransactionExecuted"}
 
 
+def vitals_verdict(r: StartupRun) -> str:
+    """Whether a launch is fast by Android vitals' excessive launch times (the limit the startup
+    finding's severity uses): the words that answer "is it slow?"."""
+    limit = VITALS_SLOW_MS.get(r.kind, SLOW_STARTUP_OTHER_MS)
+    kind = f"a {r.kind} start" if r.kind in VITALS_SLOW_MS else "a start"
+    side = "fast: under" if r.total_ms < limit else "slow: over"
+    return f"{side} Android vitals' {limit / 1000:.1f} s for {kind}"
+
+
 def display_times(r: StartupRun) -> list[str]:
     """A launch's time to initial / full display, or that it is unknown and why: the words the
     startup finding and the report's first sentence (nodes/report/view.py) both use."""

@@ -22,8 +22,8 @@ def long_tasks(tasks: list[LongTask], count: int | None, source: str | None) -> 
     n = count if count is not None else len(tasks)
     sev = "high" if worst.dur_ms >= LONG_TASK_HIGH_MS or total >= LONG_TASKS_HIGH_TOTAL_MS else "medium"
     return [finding(
-        f"{n} long task(s) on the main thread", sev,
-        f"{n:,} tasks of ≥ {_fms(LONG_TASK_MS)} on {worst.thread}; the longest is {worst.name} "
+        f"{n:,} long task{'s' if n != 1 else ''} on the main thread", sev,
+        f"{n:,} task{'s' if n != 1 else ''} of ≥ {_fms(LONG_TASK_MS)} on {worst.thread}; the longest is {worst.name} "
         f"({_fms(worst.dur_ms)} at {_fms(worst.start_ms)}). Long tasks block input and frames.",
         source, start_ms=worst.start_ms, end_ms=round(worst.start_ms + worst.dur_ms, 3),
         events=[t.name for t in tasks[:5]],

@@ -44,7 +44,10 @@ CAPTURE_ATRACE = ('data_sources { config { name: "linux.ftrace" ftrace_config {\
 
 
 def _is_timeline(f: Frame) -> bool:
-    return f.token is not None or f.layer is not None
+    """A FrameTimeline frame carries its surface-frame token (nodes/perf/parsers/perfetto_frames.py).
+    A layer name alone is not one: gfxinfo's framestats and legacy rows name their window too, and
+    judged as timeline frames (no jank type = no verdict) they all read as smooth."""
+    return f.token is not None
 
 
 def frames(ctx) -> FrameStats | None:

@@ -353,6 +353,9 @@ def samples(ctx) -> None:
     per_thread_self: dict = defaultdict(lambda: defaultdict(float))
     per_thread_total: dict = defaultdict(lambda: defaultdict(float))
     per_thread_count: dict = defaultdict(lambda: defaultdict(int))
+    per_proc_self: dict = defaultdict(lambda: defaultdict(float))
+    per_proc_total: dict = defaultdict(lambda: defaultdict(float))
+    per_proc_count: dict = defaultdict(lambda: defaultdict(int))
     n_samples = pd.stack_samples
     grand = 0.0
     for key, w in pd.stacks.items():
@@ -366,6 +369,7 @@ def samples(ctx) -> None:
         lk = fkey[leaf]
         self_w[lk] += w
         per_thread_self[track][lk] += w
+        per_proc_self[track[0]][lk] += w
         if refs[leaf].line is not None:
             line_w[lk][refs[leaf].line] += w
         seen = set()
@@ -378,17 +382,20 @@ def samples(ctx) -> None:
             count[k] += n
             per_thread_total[track][k] += w
             per_thread_count[track][k] += n
+            per_proc_total[track[0]][k] += w
+            per_proc_count[track[0]][k] += n
             if k != lk and refs[i].line is not None and k not in line_w:
                 line_w[k][refs[i].line] += 0.0
         if ctx.path_count() < MAX_PATHS:
             ctx.paths[(track, ("s",) + tuple(fkey[i] for i in ids[-64:]))] += w
-    ctx.sample_rows = [self_w, total_w, count, line_w, per_thread_self, per_thread_total, per_thread_count, grand]
+    ctx.sample_rows = [self_w, total_w, count, line_w, per_thread_self, per_thread_total, per_thread_count, grand,
+                       (per_proc_self, per_proc_total, per_proc_count)]
 
 
 def sample_hotspots(ctx) -> list[Hotspot]:
     if not ctx.pd.stacks or not ctx.sample_rows:
         return []
-    self_w, total_w, count, line_w, pts, ptt, ptc, grand = ctx.sample_rows
+    self_w, total_w, count, line_w, pts, ptt, ptc, grand, (pps, ppt, ppc) = ctx.sample_rows
 
     def line_of(k) -> int | None:
         lines = line_w.get(k)
@@ -418,6 +425,24 @@ def sample_hotspots(ctx) -> list[Hotspot]:
                     self_ms=_ms(pts[tr][k]), total_ms=_ms(ptt[tr].get(k, 0.0)),
                     self_pct=_pct(pts[tr][k], whole), total_pct=_pct(ptt[tr].get(k, 0.0), whole),
                     count=ptc[tr].get(k, 0), thread=label, kind="sample",
+                ))
+    # per process, over its threads: only a process with more than one sampled thread (one
+    # thread's process rows would repeat its thread's)
+    threads_of: dict[int, list] = defaultdict(list)
+    for tr in pts:
+        threads_of[tr[0]].append(tr)
+    if len(threads_of) > 1:
+        weight = {pid: sum(ctx.sampled_busy[tr] for tr in trs) for pid, trs in threads_of.items()
+                  if len(trs) > 1 and ctx.pd.process_label(pid) is not None}
+        for pid in sorted(weight, key=lambda p: (-weight[p], p))[:8]:
+            whole = weight[pid]
+            label = ctx.pd.process_label(pid)
+            for k in sorted(pps[pid], key=lambda k: (-pps[pid][k], -ppt[pid].get(k, 0.0), k[0], k[1] or ""))[:TOP_PER_THREAD]:
+                out.append(Hotspot(
+                    name=k[0], file=k[1], line=line_of(k),
+                    self_ms=_ms(pps[pid][k]), total_ms=_ms(ppt[pid].get(k, 0.0)),
+                    self_pct=_pct(pps[pid][k], whole), total_pct=_pct(ppt[pid].get(k, 0.0), whole),
+                    count=ppc[pid].get(k, 0), process=label, kind="sample",
                 ))
     return out
 
@@ -477,12 +502,17 @@ def stacks(ctx) -> list[StackWeight]:
     out = []
     for i in top:
         j = int(np.searchsorted(starts, i, side="right")) - 1
-        if j < len(ctx.slice_paths):
+        is_sample = j >= len(ctx.slice_paths)
+        if not is_sample:
             sp = ctx.slice_paths[j]
             track = sp.key
             frames = [pd.strings[n] for n in sp.path(int(sp.pid[i - starts[j]]))]
         else:
             (track, path), _ = sampled[i - starts[j]]
             frames = [f"{n} ({os.path.basename(f)})" if f else n for n, f in path[1:]]
-        out.append(StackWeight(frames=frames, weight_ms=_ms(float(w[i])), thread=pd.thread_label(*track)))
+        if is_sample:  # only CPU samples say so: a traced stack stays as it was
+            out.append(StackWeight(frames=frames, weight_ms=_ms(float(w[i])), thread=pd.thread_label(*track),
+                                   process=pd.process_label(track[0]), sampled=True))
+        else:
+            out.append(StackWeight(frames=frames, weight_ms=_ms(float(w[i])), thread=pd.thread_label(*track)))
     return out

@@ -12,21 +12,17 @@ lmkd kills, and ART garbage collections.
   the peak of anon + file + shmem, each part holding its last value between events.
 * Kills: ``android_lmk_events`` (``stdlib/android/memory/lmk.sql``): lmkd's ``lmk,<pid>,<reason>,
   <oom_score_adj>`` instants, else its legacy ``lmk,…`` slices, else ``kill_one_process``.
-* GC: trace_processor's ``android_garbage_collection_events`` (``stdlib/android/
-  garbage_collection.sql``): a thread's top-level slice named ``*concurrent*GC``, lengthened
-  by the top-level slice right after it when that is ``CompactionPhase`` or ``Background
-  concurrent copying GC``; its type from its name (``*NativeAlloc*`` native_alloc, ``*Alloc*``
-  alloc, ``*young*`` young, ``*CollectorTransition*`` collector_transition, ``*Explicit*``
-  explicit, else full).
+* GC: nodes/perf/metrics/gc.py — trace_processor's ``android_garbage_collection_events``
+  (count, durations, type, thread states, reclaimed), ART's pauses and the main thread's waits.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from fnmatch import fnmatchcase
+from collections import defaultdict
 
+from nodes.perf.metrics.gc import gc_events, open_gcs, summarize_gcs
 from nodes.perf.metrics.slice_find import find_slices, name_ids
-from nodes.perf.model import MAX_GC_MARKS, MAX_MEMORY_SAMPLES, GcSummary, LmkKill, MemoryProcess, MemorySeries, MemoryStats, MissingData, PerfData
+from nodes.perf.model import MAX_MEMORY_SAMPLES, LmkKill, MemoryProcess, MemorySeries, MemoryStats, MissingData, PerfData
 
 MAX_PROCESSES = 20
 #: lmkd's kill_reason enum (lmkd/statslog.h), as android_lmk_events names it.
@@ -39,57 +35,6 @@ CAPTURE = """data_sources { config { name: "linux.process_stats"
   process_stats_config { proc_stats_poll_ms: 100 } } }
 data_sources { config { name: "linux.ftrace" ftrace_config { ftrace_events: "kmem/rss_stat"
   atrace_categories: "dalvik" atrace_apps: "*" } } }"""
-
-
-def _gc_type(name: str) -> str:
-    for pattern, kind in (("*NativeAlloc*", "native_alloc"), ("*Alloc*", "alloc"), ("*young*", "young"),
-                          ("*CollectorTransition*", "collector_transition"), ("*Explicit*", "explicit")):
-        if fnmatchcase(name, pattern):
-            return kind
-    return "full"
-
-
-def gc_events(pd: PerfData) -> list[tuple[int, int, float, float, str]]:
-    """(pid, tid, ts µs, dur µs, name) of every GC, as android_garbage_collection_events: only
-    the threads that have a GC-named slice are walked for their top-level slices."""
-    gc_ids = name_ids(pd, lambda s: fnmatchcase(s, "*concurrent*GC"))
-    threads = {k for k, _ts, _d, _n in find_slices(pd, gc_ids)}
-    out = []
-    strings = pd.strings
-    for (pid, tid) in sorted(threads):
-        cols = pd.slices[(pid, tid)]
-        order = sorted(range(len(cols)), key=lambda i: (cols.ts[i], -cols.dur[i]))
-        top: list[int] = []
-        end = float("-inf")
-        for i in order:
-            if cols.ts[i] >= end:
-                top.append(i)
-                end = cols.ts[i] + cols.dur[i]
-        for j, i in enumerate(top):
-            if cols.name[i] not in gc_ids:
-                continue
-            dur = cols.dur[i]
-            if j + 1 < len(top):
-                nxt = strings[cols.name[top[j + 1]]]
-                if nxt in ("CompactionPhase", "Background concurrent copying GC"):
-                    dur += cols.dur[top[j + 1]]
-            out.append((pid, tid, cols.ts[i], dur, strings[cols.name[i]]))
-    return out
-
-
-def open_gcs(pd: PerfData) -> list[tuple[int, int, float, float, str]]:
-    """GC slices with no end: trace_processor counts them to the end of the trace (dur = -1 →
-    trace_end − ts). Only the outermost open slice of a thread can be top-level."""
-    end = pd.end_us if pd.end_us is not None else 0.0
-    first: dict[tuple[int, int], tuple[float, str]] = {}
-    for pid, tid, ts, name in pd.open_slices:
-        if (pid, tid) not in first or ts < first[(pid, tid)][0]:
-            first[(pid, tid)] = (ts, name)
-    out = []
-    for (pid, tid), (ts, name) in first.items():
-        if fnmatchcase(name, "*concurrent*GC"):  # a closed slice cannot enclose one still open
-            out.append((pid, tid, ts, max(0.0, end - ts), name))
-    return out
 
 
 def _kill_reason(raw: int | None) -> str | None:
@@ -169,13 +114,11 @@ def memory(ctx) -> MemoryStats | None:
     for (pid, name), pts in pd.memory.items():
         if pts:
             by_pid[pid][name] = pts
-    gc_by_pid: dict[int, list] = defaultdict(list)
-    for ev in gcs:
-        gc_by_pid[ev[0]].append(ev)
+    gc_by_pid = summarize_gcs(pd, gcs, ctx.rel)
     kills = lmk_kills(pd)
     killed = {k[1] for k in kills}
     rows: list[MemoryProcess] = []
-    for pid in set(by_pid) | set(gc_by_pid) | killed:
+    for pid in set(by_pid) | {p for p, g in gc_by_pid.items() if g.count} | killed:
         pname = pd.processes.get(pid) or f"pid {pid}"
         series_map = by_pid.get(pid, {})
         names = sorted(series_map, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))
@@ -187,18 +130,7 @@ def memory(ctx) -> MemoryStats | None:
         else:
             total = _parts_total(series_map)
             proc.rss_max_mb = round(total, 3) if total is not None else None
-        evs = gc_by_pid.get(pid)
-        if evs:
-            threads = Counter(tid for _, tid, _, _, _ in evs)
-            tid = threads.most_common(1)[0][0]
-            info = pd.threads.get((pid, tid))
-            proc.gc = GcSummary(
-                count=len(evs), total_ms=round(sum(e[3] for e in evs) / 1000.0, 3),
-                max_ms=round(max(e[3] for e in evs) / 1000.0, 3),
-                types=dict(Counter(_gc_type(e[4]) for e in evs).most_common()),
-                thread=info.name if info and info.name else f"tid {tid}",
-                starts_ms=[ctx.rel(e[2]) for e in sorted(evs, key=lambda e: e[2])[:MAX_GC_MARKS]],
-            )
+        proc.gc = gc_by_pid.get(pid)
         rows.append(proc)
     app = ctx.scope.pid if ctx.scope is not None else None
     rows.sort(key=lambda r: (r.pid != app, -(r.rss_max_mb or 0.0), -(r.gc.total_ms if r.gc else 0.0), r.pid))
@@ -217,15 +149,39 @@ def summarize_memory(m: MemoryStats | None, top: int = 3) -> str:
         return "No memory data: the trace has no process_stats, rss_stat or heap counters."
     parts = []
     for p in m.processes[:top]:
-        main = next((s for s in p.series if s.name == "mem.rss"), None) or next(
-            (s for s in p.series if s.name == "mem.rss.anon"), None) or (p.series[0] if p.series else None)
+        # growth needs two readings: a lone process_stats scan of mem.rss says nothing about it,
+        # while rss_stat may have followed mem.rss.anon all along (api32_startup_warm: 1 vs 43 points)
+        ordered = ([s for s in p.series if s.name == "mem.rss"] + [s for s in p.series if s.name == "mem.rss.anon"]
+                   + list(p.series))
+        main = next((s for s in ordered if s.points >= 2), None) or (ordered[0] if ordered else None)
         bit = f"{p.name}"
         if p.rss_max_mb is not None:
             bit += f" RSS peak {p.rss_max_mb:.1f} MB"
-        if main is not None:
-            bit += f", {main.name} {main.start:.1f} → {main.end:.1f} {main.unit} ({main.growth:+.1f})"
-        if p.gc:
-            bit += f", {p.gc.count} GC ({p.gc.total_ms:.0f} ms)"
+        if main is not None and main.points >= 2:
+            bit += f", {main.name} {main.start:.1f} → {main.end:.1f} {main.unit} ({main.growth:+.1f} {main.unit})"
+        elif main is not None:
+            bit += f", {main.name} {main.start:.1f} {main.unit} (one reading: growth unknown)"
+        if p.gc and p.gc.count:
+            bit += ", " + gc_words(p.gc)
         parts.append(bit)
+    shown = {p.pid for p in m.processes[:top] if p.gc and p.gc.count}
+    other = [p for p in m.processes if p.gc and (p.gc.count or p.gc.main_thread_waits) and p.pid not in shown]
+    if other:  # GC elsewhere is named too, the heaviest in pause and wait first
+        other.sort(key=lambda p: (-(p.gc.pause_ms + p.gc.main_thread_wait_ms), -p.gc.total_ms, p.pid))
+        parts.append("GC: " + ", ".join(f"{p.name} {gc_words(p.gc)}" for p in other[:top]))
     kills = f"; {len(m.lmk_kills)} low-memory kill(s)" if m.lmk_kills else ""
     return "; ".join(parts) + kills + "."
+
+
+def gc_words(g) -> str:
+    """"2 GC (31 ms, the longest 25 ms; its threads paused 0.62 ms; main thread waited 0.03 ms
+    for GC, 2 time(s); 4.1 MB reclaimed)" — the numbers of one process's GcSummary."""
+    inner = []
+    if g.count:
+        inner.append(f"{g.total_ms:,.1f} ms" + (f", the longest {g.max_ms:,.1f} ms" if g.count > 1 else ""))
+        inner.append(f"its threads paused {g.pause_ms:,.2f} ms" + (f" (longest {g.pause_max_ms:,.2f} ms)" if g.count > 1 else ""))
+    if g.main_thread_waits:
+        inner.append(f"main thread waited {g.main_thread_wait_ms:,.2f} ms for GC, {g.main_thread_waits} time(s)")
+    if g.reclaimed_mb is not None:
+        inner.append(f"{g.reclaimed_mb:,.1f} MB reclaimed")
+    return f"{g.count} GC ({'; '.join(inner)})"
