@@ -133,7 +133,7 @@ def test_a_chrome_scroll_is_answered_with_chromes_own_verdicts(ps, tmp_path):
                             f"over {sc['update_count']} scroll updates")
     assert (f"input-to-frame latency p50 {sc['latency_p50_ms']:.1f} ms, p90 {sc['latency_p90_ms']:.1f} ms, "
             f"p99 {sc['latency_p99_ms']:.1f} ms" in first)
-    assert f"{sc['dropped_frames']} frame(s) dropped, {sc['partial_frames']} presented partially" in first
+    assert f"{sc['dropped_frames']} frame{'s' if sc['dropped_frames'] != 1 else ''} dropped, {sc['partial_frames']} presented partially" in first
     assert sc["janky_frames"] and sc["jank_reasons"] and next(iter(sc["jank_reasons"])) in first
     top = sc["janky_stages"][0]
     assert (f"the janky updates' time went mostly to {sc['dominant_stage']} ({100 * top['share_of_janky_latency']:.0f}%; "
@@ -149,7 +149,7 @@ def test_a_chrome_protobuf_scroll_is_answered_like_the_json_one(ps, tmp_path):
     sc = json.loads(Path(r.report["json"]).read_text())["analysis"]["scroll"]
     # Chrome's own v3 verdicts in the EventLatency extension (tests/test_lens_scroll_proto.py decodes them)
     assert first.startswith("5 of 135 scroll frames janky by Chrome's scroll jank v3 (3.7%), "
-                            f"{sc['v4_janky_frames']} of {sc['v4_frames']} by v4, over 246 scroll updates in 3 scroll(s)")
+                            f"{sc['v4_janky_frames']} of {sc['v4_frames']} by v4, over 246 scroll updates in 3 scrolls")
     assert f"the janky updates' time went mostly to {sc['dominant_stage']}" in first
     assert "Chrome's jank reasons: " in first
 
@@ -313,4 +313,4 @@ def test_the_memory_answer_names_gc_pauses_and_the_main_threads_wait(tmp_path, p
     first = _lines(r)[0]
     assert r.route_info["lens"] == "memory" and first.startswith("Memory: ")
     assert ("GC: com.google.android.gms.persistent 1 GC (24.8 ms; its threads paused 0.62 ms; "
-            "main thread waited 0.03 ms for GC, 2 time(s))") in first
+            "main thread waited 0.03 ms for GC, 2 times)") in first

@@ -189,4 +189,4 @@ def test_data_without_any_blocking_evidence_has_no_blocking_field_and_missing_pa
     p.write_bytes(b.serialize())
     text = summarize_blocking(analyze_file(str(p)).blocking)
     assert "binder calls not recorded" in text and "uninterruptible sleep not recorded" in text
-    assert "0 binder call" not in text and "4 ms on 1 lock(s) (longest 4.0 ms, owner tid 7)" in text
+    assert "0 binder call" not in text and "4 ms on 1 lock (longest 4.0 ms, owner tid 7)" in text

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from nodes.perf.units import dur, ms, pct
+from nodes.perf.units import counted, dur, ms, pct
 
 #: Findings of these severities are "over a named threshold": they, and only they, give a verdict.
 SERIOUS = ("high", "medium")
@@ -180,7 +180,7 @@ def frames(a) -> Reading:
     partial = []
     if a.long_tasks:
         t = max(a.long_tasks, key=lambda x: x.dur_ms)
-        partial.append(f"{len(a.long_tasks)} long main-thread task(s), the longest {t.name} {ms(t.dur_ms)} on {t.thread}")
+        partial.append(f"{counted(len(a.long_tasks), 'long main-thread task')}, the longest {t.name} {ms(t.dur_ms)} on {t.thread}")
     return Reading("frames", f"This data cannot tell the jank: {missing}.", missing=missing, recipe="frames",
                    partial=tuple(partial))
 

@@ -10,6 +10,7 @@ import math
 from nodes.perf.counter_names import is_counter_name
 from nodes.perf.metrics.common import MAX_COUNTER_RESULT_POINTS, MAX_COUNTERS
 from nodes.perf.model import CounterSummary
+from nodes.perf.units import counted
 
 
 def counters(ctx) -> list[CounterSummary]:
@@ -19,7 +20,7 @@ def counters(ctx) -> list[CounterSummary]:
     names = [n for n in sorted(pd.counters) if is_counter_name(n.split(": ", 1)[0])]
     if len(names) < len(pd.counters):
         ctx.res.warnings.append(
-            f"{len(pd.counters) - len(names)} counter(s) named like log lines (e.g. HWUI's 'Davey! duration=…') "
+            f"{counted(len(pd.counters) - len(names), 'counter')} named like log lines (e.g. HWUI's 'Davey! duration=…') "
             "are messages, not series: left out of the counters")
     for name in names[:MAX_COUNTERS]:
         pts = sorted(pd.counters[name])

@@ -23,6 +23,7 @@ from collections import defaultdict
 from nodes.perf.metrics.gc import gc_events, open_gcs, summarize_gcs
 from nodes.perf.metrics.slice_find import find_slices, name_ids
 from nodes.perf.model import MAX_MEMORY_SAMPLES, LmkKill, MemoryProcess, MemorySeries, MemoryStats, MissingData, PerfData
+from nodes.perf.units import counted
 
 MAX_PROCESSES = 20
 #: lmkd's kill_reason enum (lmkd/statslog.h), as android_lmk_events names it.
@@ -102,7 +103,7 @@ def memory(ctx) -> MemoryStats | None:
     gcs = gc_events(pd) + unended
     if unended:
         names = ", ".join(sorted({f"{pd.processes.get(p, p)}: {n}" for p, _t, _ts, _d, n in unended})[:3])
-        ctx.res.warnings.append(f"{len(unended)} GC slice(s) had no end ({names}): counted to the end of the "
+        ctx.res.warnings.append(f"{counted(len(unended), 'GC slice')} had no end ({names}): counted to the end of the "
                                 "trace, as trace_processor does")
     if not pd.memory and not pd.lmk_kills and not gcs and not any(n.startswith("lmk,") for n in pd.strings):
         if pd.format != "perfetto":
@@ -169,7 +170,7 @@ def summarize_memory(m: MemoryStats | None, top: int = 3) -> str:
     if other:  # GC elsewhere is named too, the heaviest in pause and wait first
         other.sort(key=lambda p: (-(p.gc.pause_ms + p.gc.main_thread_wait_ms), -p.gc.total_ms, p.pid))
         parts.append("GC: " + ", ".join(f"{p.name} {gc_words(p.gc)}" for p in other[:top]))
-    kills = f"; {len(m.lmk_kills)} low-memory kill(s)" if m.lmk_kills else ""
+    kills = f"; {counted(len(m.lmk_kills), 'low-memory kill')}" if m.lmk_kills else ""
     return "; ".join(parts) + kills + "."
 
 
@@ -181,7 +182,7 @@ def gc_words(g) -> str:
         inner.append(f"{g.total_ms:,.1f} ms" + (f", the longest {g.max_ms:,.1f} ms" if g.count > 1 else ""))
         inner.append(f"its threads paused {g.pause_ms:,.2f} ms" + (f" (longest {g.pause_max_ms:,.2f} ms)" if g.count > 1 else ""))
     if g.main_thread_waits:
-        inner.append(f"main thread waited {g.main_thread_wait_ms:,.2f} ms for GC, {g.main_thread_waits} time(s)")
+        inner.append(f"main thread waited {g.main_thread_wait_ms:,.2f} ms for GC, {counted(g.main_thread_waits, 'time')}")
     if g.reclaimed_mb is not None:
         inner.append(f"{g.reclaimed_mb:,.1f} MB reclaimed")
     return f"{g.count} GC ({'; '.join(inner)})"

@@ -1,0 +1,69 @@
+"""The first lines of lens answers the user review (items 2, 8, 9, 12–15, 17) found wrong, on the
+real captures of tests/data (their sources in the SOURCES.md beside them), through the Python API
+that `perfscout ask` uses. Numbers that are metrics are computed here from the reader's own data
+(PerfData), not copied from the answer."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.api import PerfScout
+from app.settings import Settings
+from nodes.perf.units import counted
+
+DATA = Path(__file__).parent / "data"
+CAPTURES = ("perfetto/api32_startup_warm.perfetto-trace", "perfetto/api24_startup_cold.perfetto-trace",
+            "perfetto/ms_android12_emulator_sched_cpusampling.pftrace", "perfetto/chrome_fcp_lcp_navigations.pftrace",
+            "web/webvitals.trace.json.gz", "web/scroll.trace.json.gz")
+
+
+@pytest.fixture
+def ps(tmp_path, perfscout_home):
+    for rel in CAPTURES:
+        shutil.copy(DATA / rel, tmp_path / Path(rel).name)
+    with PerfScout(Settings.from_env(), workspace=tmp_path) as p:
+        yield p
+
+
+def _first(r) -> str:
+    return (r.answer or "").splitlines()[0]
+
+
+def _analysis(r) -> dict:
+    """The analysis the answer was written from (the run's report.json)."""
+    return json.loads(Path(r.report["json"]).read_text())["analysis"]
+
+
+def test_counts_read_in_the_right_number():
+    assert counted(1, "binder call") == "1 binder call"
+    assert counted(18, "binder call") == "18 binder calls"
+    assert counted(0, "lock") == "0 locks"
+    assert counted(1204, "frame") == "1,204 frames"
+    assert counted(2, "reply", "replies") == "2 replies"
+
+
+def test_no_count_in_a_lens_answer_reads_with_an_s_in_brackets(ps):
+    r = ps.ask("what blocked the main thread api32_startup_warm.perfetto-trace")
+    first = _first(r)
+    assert "(s)" not in first
+    n = _analysis(r)["blocking"]["binder_calls"]
+    assert re.search(rf"waited \d+ ms in {counted(n, 'binder call')} ", first), first
+    sc = ps.ask("why is scrolling janky scroll.trace.json.gz")
+    first = _first(sc)
+    assert "(s)" not in first
+    s = _analysis(sc)["scroll"]
+    assert f"in {counted(s['scrolls'], 'scroll')};" in first
+    assert f"; {counted(s['dropped_frames'], 'frame')} dropped," in first
+
+
+def test_a_cause_finding_of_one_frame_says_was_late(ps):
+    r = ps.ask("analyze api24_startup_cold.perfetto-trace")
+    details = [f["detail"] for f in _analysis(r)["findings"] if f["title"].startswith("Late frames")]
+    assert details and all("(s)" not in d for d in details)
+    one = [d for d in details if d.startswith("1 of the ")]
+    assert one and all(" was late because of " in d for d in one), one
