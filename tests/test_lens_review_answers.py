@@ -67,3 +67,35 @@ def test_a_cause_finding_of_one_frame_says_was_late(ps):
     assert details and all("(s)" not in d for d in details)
     one = [d for d in details if d.startswith("1 of the ")]
     assert one and all(" was late because of " in d for d in one), one
+
+
+def test_a_trace_of_eight_page_loads_is_answered_for_all_of_them_and_fast_is_not_cannot_answer(ps):
+    from statistics import median
+
+    from nodes.perf.units import dur
+    from tests.test_web_vitals import TRACE_PROCESSOR_PAGE_LOADS as LOADS  # Perfetto's chrome_page_loads
+
+    fcp = [f / 1e6 for f, _ in LOADS]
+    lcp = [x / 1e6 for _, x in LOADS if x is not None]
+    r = ps.ask("is this page fast? chrome_fcp_lcp_navigations.pftrace")
+    lines = (r.answer or "").splitlines()
+    # web.dev's good bands: FCP ≤ 1.8 s, LCP ≤ 2.5 s (web.dev/articles/fcp, /lcp); every load is inside them
+    assert max(fcp) <= 1800 and max(lcp) <= 2500
+    assert lines[0] == (f"The 8 page loads are fast by FCP and LCP: FCP {dur(min(fcp))}–{dur(max(fcp))} "
+                        f"(median {dur(median(fcp))}), LCP {dur(min(lcp))}–{dur(max(lcp))} (median {dur(median(lcp))}) "
+                        "in 7 of 8 (none in load 8), every one within web.dev's good range; "
+                        "CLS and TBT are not in this trace."), lines[0]
+    assert "LCP 475 ms–1.13 s" in lines[0]
+    assert not any("can answer it" in x for x in lines)  # "fast" and "cannot answer" never in one breath
+    assert lines[1].startswith("To record a trace that also has what this one lacks, capture a Chrome performance trace")
+
+
+def test_one_long_task_count_in_one_answer_not_the_twenty_kept(ps):
+    r = ps.ask("为什么卡顿 chrome_fcp_lcp_navigations.pftrace")
+    a = _analysis(r)
+    assert len(a["long_tasks"]) == 20 and a["long_task_count"] > 20  # the table keeps the 20 longest
+    n = a["long_task_count"]
+    can = next(x for x in r.answer.splitlines() if x.startswith("What this data can say:"))
+    assert can.startswith(f"What this data can say: {n} long main-thread tasks, the longest BlinkTaskScope")
+    title = next(f["title"] for f in a["findings"] if "long task" in f["title"])
+    assert title == f"{n} long tasks on the main thread"

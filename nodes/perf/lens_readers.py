@@ -180,7 +180,8 @@ def frames(a) -> Reading:
     partial = []
     if a.long_tasks:
         t = max(a.long_tasks, key=lambda x: x.dur_ms)
-        partial.append(f"{counted(len(a.long_tasks), 'long main-thread task')}, the longest {t.name} {ms(t.dur_ms)} on {t.thread}")
+        n = a.long_task_count if a.long_task_count is not None else len(a.long_tasks)
+        partial.append(f"{counted(n, 'long main-thread task')}, the longest {t.name} {ms(t.dur_ms)} on {t.thread}")
     return Reading("frames", f"This data cannot tell the jank: {missing}.", missing=missing, recipe="frames",
                    partial=tuple(partial))
 
@@ -448,7 +449,62 @@ def blocking(a) -> Reading:
 
 
 # --- page load ----------------------------------------------------------------------------------
+def _span(values: list[float]) -> str:
+    """Several loads' values of one vital: "475 ms–1.13 s (median 900 ms)"; one value alone."""
+    from statistics import median
+
+    lo, hi = min(values), max(values)
+    if lo == hi:
+        return dur(lo)
+    return f"{dur(lo)}–{dur(hi)} (median {dur(median(values))})"
+
+
+def _pages(a) -> Reading:
+    """Several navigations of the main frame (a.pages): every load's FCP and LCP, judged against
+    web.dev's "good" bands (nodes/perf/findings/web.py) load by load. The findings judge only the
+    last load, as Lighthouse does (it keeps the last navigation); a question about "the page"
+    over a trace of eight loads is about all of them."""
+    from nodes.perf.findings.web import CLS_GOOD, FCP_GOOD_MS, LCP_GOOD_MS, TBT_GOOD_MS
+
+    ps = a.pages
+    n = len(ps)
+    label = {"fcp_ms": "FCP", "lcp_ms": "LCP", "cls": "CLS", "tbt_ms": "TBT"}
+    good = {"fcp_ms": FCP_GOOD_MS, "lcp_ms": LCP_GOOD_MS, "cls": CLS_GOOD, "tbt_ms": TBT_GOOD_MS}
+    shown, slow, absent, numbers = [], [], [], {"loads": n}
+    for k in ("fcp_ms", "lcp_ms", "cls", "tbt_ms"):
+        vals = [(i, getattr(p, k)) for i, p in enumerate(ps) if getattr(p, k) is not None]
+        numbers[k] = [getattr(p, k) for p in ps]
+        if not vals:
+            absent.append(k)
+            continue
+        span = (f"{min(v for _, v in vals):.3f}–{max(v for _, v in vals):.3f}" if k == "cls"
+                else _span([v for _, v in vals]))
+        without = [i + 1 for i, p in enumerate(ps) if getattr(p, k) is None]
+        where = "" if not without else (f" in {len(vals)} of {n} (none in load "
+                                         + ", ".join(map(str, without)) + ")")
+        shown.append(f"{label[k]} {span}{where}")
+        slow += [(i, k, v) for i, v in vals if v > good[k]]
+    tail = f"; {' and '.join(label[k] for k in absent)} {'is' if len(absent) == 1 else 'are'} not in this trace" if absent else ""
+    judged = " and ".join(label[k] for k in ("fcp_ms", "lcp_ms", "cls", "tbt_ms") if k not in absent)
+    if not slow:
+        lead = (f"The {n} page loads are fast by {judged}: " + ", ".join(shown)
+                + f", every one within web.dev's good range{tail}.")
+    else:
+        which = sorted({i + 1 for i, _, _ in slow})
+        worst_i, worst_k, worst_v = max(slow, key=lambda x: x[2] / good[x[1]])
+        shown_v = f"{worst_v:.3f}" if worst_k == "cls" else _sec(worst_v)
+        lead = (f"{len(which)} of the {n} page loads {'is' if len(which) == 1 else 'are'} slow "
+                f"(load {', '.join(map(str, which))}; the worst {label[worst_k]} {shown_v} in load {worst_i + 1}): "
+                + ", ".join(shown) + tail + ".")
+    missing = ("not in this trace: " + "; ".join(f"{label[k]} ({ps[-1].missing[k]})" if ps[-1].missing.get(k) else label[k]
+                                                for k in absent)) if absent else None
+    return Reading("page", lead, fine=not slow, numbers=numbers, missing=missing,
+                   recipe="page" if absent else None)
+
+
 def page(a) -> Reading:
+    if len(getattr(a, "pages", None) or []) > 1:
+        return _pages(a)
     p = a.page
     if p is None or (p.fcp_ms is None and p.lcp_ms is None):
         # the reader's own reason where it has one (a file:// navigation Lighthouse does not measure)

@@ -1565,7 +1565,10 @@ class AnalysisResult(Result, kw_only=True):
     #: The app process the analysis is scoped to, when one is identified.
     app: AppScope | None = None
     threads: list[ThreadStat] = msgspec.field(default_factory=list)
+    #: The longest long tasks of the main thread (nodes/perf/metrics/threads.py keeps 20) …
     long_tasks: list[LongTask] = msgspec.field(default_factory=list)
+    #: … and how many there are in all (None: not counted, e.g. an older report.json).
+    long_task_count: int | None = None
     frames: FrameStats | None = None
     startup: StartupStats | None = None
     #: Web vitals of the main navigation (Lighthouse's: the last one in the trace) …
