@@ -62,7 +62,8 @@ def test_startup_leads_then_follow_ups_switch_the_lens_not_the_data(ps):
     power = ps.ask("what about power during the test?", thread_id=tid)
     assert power.route_info["lens"] == "power"
     # energy by PowerMetric category over Macrobenchmark's measureBlock (tests/test_lens_power.py)
-    assert _lines(power)[0].startswith("Energy: measureBlock (1.84 s): 1.198 J, 745.8 mW on average; by category CPU 0.452 J")
+    assert _lines(power)[0].startswith("Energy: measureBlock (1.84 s): 1.198 J, 745.8 mW on average over the 1.61 s between "
+                                     "the rails' first and last readings in it; by category CPU 0.452 J")
 
     # a negated lens does not lead: 「不用管启动，看看内存」 is memory
     neg = ps.ask("不用管启动，看看内存", thread_id=tid)

@@ -99,3 +99,27 @@ def test_one_long_task_count_in_one_answer_not_the_twenty_kept(ps):
     assert can.startswith(f"What this data can say: {n} long main-thread tasks, the longest BlinkTaskScope")
     title = next(f["title"] for f in a["findings"] if "long task" in f["title"])
     assert title == f"{n} long tasks on the main thread"
+
+
+def test_the_energy_sentence_says_which_span_its_mean_power_is_over(ps):
+    """PowerMetric's power is a rail's energy over the time between its first and last reading in
+    the window (androidx PowerQuery.kt), not over the window: the sentence names that span."""
+    from tests.test_lens_power import _packets, _trace_start_ns
+
+    from nodes.perf.analysis import analyze_file
+
+    path = str(DATA / "perfetto/api32_startup_warm.perfetto-trace")
+    res = analyze_file(path)
+    mb = next(w for w in res.power.windows if w.name == "measureBlock")
+    start = _trace_start_ns(res) + mb.start_ms * 1e6
+    ts = sorted({e.timestamp_ms for p in _packets(path) if p.HasField("power_rails")
+                 for e in p.power_rails.energy_data if start <= e.timestamp_ms * 1e6 <= start + mb.dur_ms * 1e6})
+    span_s = (ts[-1] - ts[0]) / 1000.0  # the readings inside measureBlock, decoded here
+    assert abs(span_s - mb.dur_ms / 1000) > 0.1  # sparse readings: the span is not the window
+    r = ps.ask("how much energy does api32_startup_warm.perfetto-trace use")
+    first = _first(r)
+    assert first.startswith(f"Energy: measureBlock ({mb.dur_ms / 1000:.2f} s): {mb.energy_uws / 1e6:.3f} J, "
+                            f"{mb.power_uw / 1000:.1f} mW on average over the {span_s:.2f} s between the rails' "
+                            "first and last readings in it; by category CPU"), first
+    # and the arithmetic adds up: energy / span = the mean power, within the rails' own spans
+    assert mb.energy_uws / span_s == pytest.approx(mb.power_uw, rel=0.02)

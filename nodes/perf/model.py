@@ -1510,6 +1510,9 @@ class PowerWindow(Result, kw_only=True):
     energy_uws: float
     #: Sum over rails of energy / that rail's reading span (µW).
     power_uw: float
+    #: The rails' reading spans inside the window (ms): from a rail's first to its last reading,
+    #: the time PowerMetric divides by — shorter than ``dur_ms`` when readings are sparse.
+    reading_span_ms: tuple[float, float] | None = None
     #: PowerMetric category (CPU, DISPLAY, GPU, GPS, MEMORY, MACHINE_LEARNING, NETWORK,
     #: UNCATEGORIZED) → energy (µWs); only categories with a rail.
     categories: dict[str, float] = msgspec.field(default_factory=dict)
