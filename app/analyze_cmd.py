@@ -92,15 +92,40 @@ def lens_answer(result: AnalysisResult, lens: str) -> dict[str, Any]:
 _ms = dur  # the one duration vocabulary (nodes/perf/units.py)
 
 
-def _loc(file: str | None, line: int | None) -> str:
-    if not file:
-        return ""
-    short = file if len(file) <= 48 else "…" + file[-47:]
-    return f"{short}:{line}" if line else short
+def _rich(t, title: str):
+    """A table of nodes/report/tables.py as a rich table: the report's rows, order, caps and
+    number formats, laid out for a terminal (every cell escaped as rich markup)."""
+    from rich import box
+    from rich.markup import escape as e
+    from rich.table import Table
+
+    from nodes.report.tables import Code, CodeList, Link, MainThread, Muted
+
+    def cell(c) -> str:
+        if isinstance(c, Code):
+            return e(c.text) + (f" [dim]({e(c.note)})[/dim]" if c.note else "")
+        if isinstance(c, Muted):
+            return f"[dim]{e(c.text)}[/dim]"
+        if isinstance(c, MainThread):
+            return e(c.name) + "  [bold](main)[/bold]"
+        if isinstance(c, CodeList):
+            return e(", ".join(c.items)) or "–"
+        if isinstance(c, Link):
+            return e(c.text)
+        return e(str(c))
+
+    rt = Table(title=title, box=box.SIMPLE, title_justify="left")
+    for col in t.columns:
+        rt.add_column(col.name, justify="right" if col.numeric else "left", overflow="fold")
+    for row in t.rows:
+        rt.add_row(*(cell(c) for c in row))
+    return rt
 
 
 def render(result: AnalysisResult, out: TextIO | None = None) -> None:
-    """Rich tables of the analysis, most important first."""
+    """Rich tables of the analysis, most important first; the tables are the report's
+    (nodes/report/tables.py), so the terminal and report.md show the same rows."""
+    from nodes.report import tables
     from rich import box
     from rich.console import Console
     from rich.markup import escape as e
@@ -127,35 +152,13 @@ def render(result: AnalysisResult, out: TextIO | None = None) -> None:
 
     overall = [h for h in r.hotspots if h.overall]
     if overall:
-        t = Table(title="Hot spots (overall, by self time)", box=box.SIMPLE, title_justify="left")
-        for col, just in (("name", "left"), ("where", "left"), ("self", "right"), ("self %", "right"),
-                          ("total", "right"), ("total %", "right"), ("kind", "left")):
-            t.add_column(col, justify=just, overflow="fold" if col == "name" else "ellipsis")
-        for h in overall[:15]:
-            t.add_row(e(h.name[:80]), e(_loc(h.file, h.line)), _ms(h.self_ms), f"{h.self_pct:.1f}",
-                      _ms(h.total_ms), f"{h.total_pct:.1f}", h.kind)
-        con.print(t)
+        from nodes.report.view import build_view
 
+        con.print(_rich(tables.hotspots(overall, build_view(r).hotspot_source), "Hot spots (overall, by self time)"))
     if r.threads:
-        t = Table(title="Threads", box=box.SIMPLE, title_justify="left")
-        for col in ("thread", "process", "busy", "slices", "running", "runnable", "sleeping"):
-            t.add_column(col, justify="left" if col in ("thread", "process") else "right")
-        for th in r.threads[:10]:
-            name = e(th.name) + ("  [bold](main)[/bold]" if th.is_main else "")
-            t.add_row(name, e(th.process or str(th.pid)), _ms(th.busy_ms), str(th.slice_count or ""),
-                      _ms(th.running_ms) if th.running_ms is not None else "",
-                      _ms(th.runnable_ms) if th.runnable_ms is not None else "",
-                      _ms(th.sleeping_ms) if th.sleeping_ms is not None else "")
-        con.print(t)
-
+        con.print(_rich(tables.threads(r.threads), "Threads"))
     if r.long_tasks:
-        t = Table(title=f"Long tasks (≥ 50 ms) on {e(r.long_tasks[0].thread)}", box=box.SIMPLE, title_justify="left")
-        t.add_column("task")
-        t.add_column("at", justify="right")
-        t.add_column("duration", justify="right")
-        for lt in r.long_tasks[:8]:
-            t.add_row(e(lt.name[:80]), _ms(lt.start_ms), _ms(lt.dur_ms))
-        con.print(t)
+        con.print(_rich(tables.long_tasks(r.long_tasks), "Long tasks (≥ 50 ms)"))
 
     fs = r.frames
     if fs:
@@ -199,40 +202,14 @@ def render(result: AnalysisResult, out: TextIO | None = None) -> None:
             for m in run.missing[:3]:
                 con.print(f"    [dim]missing: {e(m)}[/dim]")
         if st.phases:
-            t = Table(box=box.SIMPLE)
-            t.add_column("phase")
-            t.add_column("start", justify="right")
-            t.add_column("duration", justify="right")
-            t.add_column("thread")
-            for p in st.phases[:12]:
-                t.add_row(e(p.name[:70]), _ms(p.start_ms), _ms(p.dur_ms), e(p.thread or ""))
-            con.print(t)
+            con.print(_rich(tables.phases(st.phases), "Phases"))
         if st.imports:
-            t = Table(title="Imports (by cumulative time)", box=box.SIMPLE, title_justify="left")
-            t.add_column("module")
-            t.add_column("self", justify="right")
-            t.add_column("cumulative", justify="right")
-            t.add_column("file")
-            for i in st.imports[:10]:
-                t.add_row("  " * min(i.depth, 6) + e(i.module), _ms(i.self_us / 1000), _ms(i.cumulative_us / 1000),
-                          e(_loc(i.file, None)))
-            con.print(t)
+            con.print(_rich(tables.imports(st.imports), "Imports (by cumulative time)"))
 
     if r.counters:
-        t = Table(title="Counters", box=box.SIMPLE, title_justify="left")
-        for col in ("counter", "unit", "min", "mean", "max", "last"):
-            t.add_column(col, justify="left" if col in ("counter", "unit") else "right")
-        for c in r.counters[:12]:
-            t.add_row(e(c.name[:60]), e(c.unit or ""), f"{c.min:.6g}", f"{c.mean:.6g}", f"{c.max:.6g}", f"{c.last:.6g}")
-        con.print(t)
-
+        con.print(_rich(tables.counters(r.counters), "Counters"))
     if r.stats:
-        t = Table(title="Statistics", box=box.SIMPLE, title_justify="left")
-        t.add_column("name")
-        t.add_column("value", justify="right")
-        for k, v in list(r.stats.items())[:30]:
-            t.add_row(e(k), f"{v:,.6g}")
-        con.print(t)
+        con.print(_rich(tables.stats(r.stats), "Statistics"))
 
     for w in r.warnings[:8]:
         con.print(f"[dim]warning: {e(w)}[/dim]")

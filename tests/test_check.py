@@ -274,3 +274,21 @@ def test_a_budget_is_printed_as_written_not_in_exponent_form():
     [r] = check_run("r", {"power.measureBlock.energy_uws": [1_197_946.0]},
                     Budgets(source="t", items=(Budget("power.measureBlock.energy_uws", max=1_000_000.0),)))
     assert r.message.endswith("= 1,197,946 > 1,000,000")  # the failing value's bound too
+
+
+def test_a_missing_key_names_what_the_data_has_that_looks_like_it():
+    """A typo in a window or process name is the usual cause of "no such metric": the line says
+    which keys of the same metric the real warm start does have."""
+    from nodes.compare.budgets import Budgets, check_run
+    from nodes.compare.samples import extract
+    from nodes.perf.analysis import analyze_file
+
+    samples = extract(analyze_file(str(DATA / "perfetto" / "api32_startup_warm.perfetto-trace")).model_dump(mode="json"))
+    assert "power.measureBlock.energy_uws" in samples and "cpu.system_server.running_ms" in samples
+    budgets = parse_budgets({"power.measureBlok.energy_uws": 1, "cpu.system_servr.running_ms": 1,
+                             "cpu.nosuchprocess.running_ms": 1})
+    typo_window, typo_process, unknown = (r.message for r in check_run("r", samples, budgets))
+    assert "did you mean power.measureBlock.energy_uws" in typo_window
+    assert typo_process.endswith("did you mean cpu.system_server.running_ms?")
+    cpu_keys = sorted(k for k in samples if k.startswith("cpu.") and k.endswith(".running_ms"))
+    assert unknown.startswith("cpu.nosuchprocess.running_ms: the data has no such metric; it has " + cpu_keys[0])

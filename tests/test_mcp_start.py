@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FRAMEWORK = ("langgraph", "langchain_core", "langchain_openai", "langchain")
 #: The graph and what builds it, the Python API (pydantic models, the checkpointer), the analysers.
 HEAVY = ("graph.builder", "app.api", "app.checkpoint", "nodes.perf.analysis", "nodes.compare.diff")
+#: What the SDK's MCPServer would import for a log handler we do not use (app/mcp/server.py).
+RICH = ("rich.console", "rich.logging")
 HANDSHAKE = [
     {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}},
@@ -68,3 +70,4 @@ def test_starting_and_listing_the_tools_imports_no_framework_and_no_graph(tmp_pa
     assert "mcp.server.mcpserver" in imported and "app.mcp.server" in imported  # the log is complete
     assert sorted(m for m in imported if m.split(".")[0] in FRAMEWORK) == []
     assert sorted(m for m in imported if m in HEAVY) == []
+    assert sorted(m for m in imported if m in RICH) == []

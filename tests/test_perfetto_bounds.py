@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -282,3 +283,35 @@ def test_huge_claim_after_good_packets_under_a_1gb_address_space_is_partial(tmp_
     proc = _under_1gb(path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "partial=True slices=2"
+
+
+REAL_WARM = Path(__file__).parent / "data" / "perfetto" / "api32_startup_warm.perfetto-trace"
+
+
+def test_damage_among_the_first_packets_is_a_damaged_perfetto_trace_not_an_unknown_format(tmp_path):
+    """100 bytes overwritten 5 KB in (inside the first 16 packets, which format detection reads):
+    the trace is still recognised and read around the damaged packet, and says so."""
+    from nodes.perf.analysis import analyze_file
+    from nodes.perf.formats import detect
+
+    data = bytearray(REAL_WARM.read_bytes())
+    data[5000:5100] = b"\xff" * 100
+    p = tmp_path / "damaged.perfetto-trace"
+    p.write_bytes(bytes(data))
+    assert detect(str(p))[0] == "perfetto"
+    res = analyze_file(str(p))
+    assert any("could not be decoded" in w for w in res.warnings)
+    assert res.startup is not None and res.startup.runs  # the warm start is still there
+
+
+@pytest.mark.parametrize("name, needle", [("bad.perfetto-trace", "named like a Perfetto trace, but its first bytes"),
+                                          ("bad.bin", "unrecognised format (binary data)")])
+def test_a_trace_damaged_at_its_start_is_named_as_such_when_its_name_says_perfetto(tmp_path, name, needle):
+    from nodes.perf.formats import detect
+
+    data = bytearray(REAL_WARM.read_bytes())
+    data[:16] = b"\xff" * 16
+    p = tmp_path / name
+    p.write_bytes(bytes(data))
+    with pytest.raises(PerfDataError, match=re.escape(needle)):
+        detect(str(p))

@@ -1,4 +1,5 @@
-"""Issue 14 item 4: memory without bound. Every reader's peak RSS on hostile input < 1 GB.
+"""Issue 14 item 4: memory without bound. Every reader's peak RSS on hostile input < 300 MB
+(issue 14 set 1 GB; issue 25 item 4 lowered it).
 
 Each hostile input is read in a child process that reports its own peak RSS (``VmHWM``, as in
 tests/test_reliability_hostile.py) with the *default* limits, installed from the environment
@@ -9,6 +10,7 @@ the way the CLI passes them (``Settings.from_env().read_limits()``):
   and the result says it is partial and which setting raises the cap;
 * a gzip bomb (valid instant events, which are not stored past MAX_INSTANTS, so only the
   inflate cap ends the read) beyond the default cap: one line naming the cap and its setting;
+* a gzip bomb of whitespace between events and after the last one: the same line;
 * a speedscope file of empty stacks just under the whole-file cap (the JSON reader's worst
   bytes-to-objects ratio);
 * a Perfetto trace with more events than the cap: partial, with the cap named;
@@ -30,8 +32,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PERFSCOUT = ROOT / ".venv" / "bin" / "perfscout"
-#: The bound issue 14 sets for every reader on hostile input.
-RSS_BOUND_MB = 1000
+#: The bound every reader keeps on hostile input (issue 14 set 1 GB; issue 25 lowered it).
+RSS_BOUND_MB = 300
+#: The one case above it: the analysis (not the reader) of the 3 M slices the default event cap
+#: keeps on one thread. The reader stops at ~160 MB; the metrics' per-slice numpy arrays
+#: (nodes/perf/metrics/slice_tree.py and hotspots.walk) take the peak to ~455 MB (issue 25).
+EVENT_CAP_ANALYSIS_RSS_MB = 600
 
 CHILD = textwrap.dedent(
     """
@@ -91,7 +97,7 @@ def test_one_gib_of_tiny_events_in_a_small_gzip_stops_at_the_event_cap_under_1_g
     res = _analyze_in_child(p)
     assert res["ok"] and res["partial"], res
     assert any("PERFSCOUT_MAX_EVENTS" in w for w in res["warnings"]), res
-    assert res["rss_mb"] < RSS_BOUND_MB, res
+    assert res["rss_mb"] < EVENT_CAP_ANALYSIS_RSS_MB, res
 
 
 def test_the_event_cap_is_a_setting(tmp_path):
@@ -127,9 +133,42 @@ def test_a_gzip_bomb_stops_at_the_default_inflate_cap_which_the_error_names(tmp_
     assert res["rss_mb"] < RSS_BOUND_MB, res
 
 
+def _whitespace_bomb(path: Path, before: bytes, after: bytes, inflated: int) -> None:
+    """``before``, then ``inflated`` bytes of blanks (one compressed 64 MiB member written
+    again and again), then ``after``."""
+    spaces = gzip.compress(b" " * (64 << 20), compresslevel=9)
+    with open(path, "wb") as f:
+        f.write(gzip.compress(before))
+        for _ in range(inflated // (64 << 20)):
+            f.write(spaces)
+        f.write(gzip.compress(after))
+
+
+EVENT = b'{"name":"t","ph":"X","ts":1,"dur":1,"pid":1,"tid":1}'
+
+
 @pytest.mark.slow
-def test_a_speedscope_of_empty_stacks_at_the_whole_file_cap_stays_under_1_gb(tmp_path):
-    """``[]`` is 3 bytes of JSON and a 56-byte Python list: the worst ratio a JSON reader meets."""
+@pytest.mark.parametrize("where, before, after", [
+    ("between events", b'{"traceEvents": [' + EVENT + b",", EVENT + b"]}"),
+    ("after the last event", b'{"traceEvents": [' + EVENT + b"]", b"}"),
+])
+def test_a_whitespace_gzip_bomb_stops_at_the_inflate_cap_in_bounded_memory(tmp_path, where, before, after):
+    """Blanks mean nothing between JSON tokens; before, the Trace Event reader buffered them
+    while looking for the next event boundary, doubling its block to 256 MB (~590 MB peak)."""
+    p = tmp_path / "blanks.json.gz"
+    _whitespace_bomb(p, before, after, int(1.25 * 1024**3))
+    assert p.stat().st_size < 4 * 1024**2
+    res = _analyze_in_child(p)
+    assert not res["ok"], res
+    assert "1 GiB" in res["error"] and "PERFSCOUT_MAX_DECOMPRESSED" in res["error"], res
+    assert res["rss_mb"] < RSS_BOUND_MB, (where, res)
+
+
+@pytest.mark.slow
+def test_a_speedscope_of_empty_stacks_at_the_whole_file_cap_stays_under_the_bound(tmp_path):
+    """``[]`` is 3 bytes of JSON and a 56-byte Python list: the worst ratio a JSON reader meets
+    (715 MB peak when the reader held every stack as a list; its samples are now decoded a
+    block at a time, nodes/perf/parsers/speedscope_samples.py)."""
     from nodes.perf.limits import DEFAULT
 
     n = (DEFAULT.max_whole_file_bytes - 400) // 5

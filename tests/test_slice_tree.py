@@ -24,6 +24,14 @@ KEY = (1, 2)
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True, params=["numpy", "python"])
+def _walk_path(request, monkeypatch):
+    """Every comparison runs twice: all threads through the numpy passes, and all through the
+    plain walk hotspots.walk uses for small threads (hotspots.SMALL_THREAD)."""
+    monkeypatch.setattr(hotspots, "SMALL_THREAD", 0 if request.param == "numpy" else 10**9)
+    return request.param
+
+
 def _ctx(ts, dur, name):
     pd = PerfData("test", "generated")
     pd.slices[KEY] = SliceColumns(array("d", ts), array("d", dur), array("l", name))

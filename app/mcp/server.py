@@ -9,11 +9,13 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from pydantic import ValidationError
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import server as sdk_server
 from mcp.server.mcpserver.exceptions import ToolError
 
 from app.mcp.errors import one_line, validation_line
@@ -46,10 +48,32 @@ class PerfScoutMCP(MCPServer):
             raise ToolError(one_line(str(e))) from None
 
 
+@contextmanager
+def _sdk_logging_left_alone() -> Iterator[None]:
+    """Construct an MCPServer without its ``configure_logging`` call. That call imports rich
+    (~0.1 s of CPU, a tenth of the time to the first ``tools/list`` reply: issue 25) to hand a
+    RichHandler to ``logging.basicConfig`` — which does nothing once logging is configured, and
+    :func:`serve` configures it first (one-line messages on stderr)."""
+    configure = sdk_server.configure_logging
+    sdk_server.configure_logging = lambda *a, **k: None
+    try:
+        yield
+    finally:
+        sdk_server.configure_logging = configure
+
+
 def build_server(opts: ServerOptions) -> PerfScoutMCP:
     """The MCP server for ``opts`` (tools and resources registered, nothing started)."""
     ws = Workspace.open(opts)
-    server = PerfScoutMCP(
+    with _sdk_logging_left_alone():
+        server = _new_server(ws)
+    server.workspace = ws
+    register_all(server, ws)
+    return server
+
+
+def _new_server(ws: Workspace) -> PerfScoutMCP:
+    return PerfScoutMCP(
         "perfscout",
         title="PerfScout",
         instructions=(
@@ -59,9 +83,6 @@ def build_server(opts: ServerOptions) -> PerfScoutMCP:
         ),
         log_level="WARNING",
     )
-    server.workspace = ws
-    register_all(server, ws)
-    return server
 
 
 def serve(opts: ServerOptions) -> None:

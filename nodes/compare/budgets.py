@@ -29,6 +29,7 @@ A key PerfScout does not know, a bound that is not a number, an unreadable file:
 
 from __future__ import annotations
 
+import difflib
 import math
 import statistics
 import tomllib
@@ -228,6 +229,22 @@ def _fmt(v: float | None) -> str:
     return f"{v:.4g}" if abs(v) < 1000 else f"{v:,.0f}"
 
 
+def _missing(key: str, samples: Samples) -> str:
+    """Why a budget's key has no value, and what the data does have that looks like it: a typo
+    ("power.measureBlok.energy_uws") is far more often the cause than a metric the data lacks, and
+    the user should not have to dump the JSON to find the name (the same metric under another
+    window, process or name first)."""
+    family, metric = key.split(".", 1)[0], key.rsplit(".", 1)[-1]
+    alike = sorted(k for k in samples if k.split(".", 1)[0] == family and k.rsplit(".", 1)[-1] == metric)
+    close = difflib.get_close_matches(key, alike or list(samples), n=3, cutoff=0.75)
+    if close:
+        return f"{key}: the data has no such metric; did you mean {', '.join(close)}?"
+    if alike:
+        more = f" (+{len(alike) - 5} more)" if len(alike) > 5 else ""
+        return f"{key}: the data has no such metric; it has {', '.join(alike[:5])}{more}"
+    return f"{key}: the data has no such metric"
+
+
 def check_run(run: str, samples: Samples, budgets: Budgets, allow_missing: bool = False) -> list[Result]:
     """Every absolute budget on one run's samples."""
     out = []
@@ -236,7 +253,7 @@ def check_run(run: str, samples: Samples, budgets: Budgets, allow_missing: bool 
         name = f"{b.describe()} [{run}]"
         if not vals:
             out.append(Result(name, b.key, run, "missing", None, b.describe(),
-                              f"{b.key}: the data has no such metric" + (" (allowed)" if allow_missing else "")))
+                              _missing(b.key, samples) + (" (allowed)" if allow_missing else "")))
             continue
         v = float(statistics.median(vals))
         ok = (b.max is None or v <= b.max) and (b.min is None or v >= b.min)

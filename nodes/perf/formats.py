@@ -304,6 +304,10 @@ def available_formats() -> dict[str, str | None]:
     return out
 
 
+#: Names only Perfetto traces carry (``.pb`` / ``.trace`` are used by other tools too).
+_PERFETTO_NAMES = (".perfetto-trace", ".pftrace", ".perfetto")
+
+
 def detect(path: str, head: bytes | None = None) -> tuple[str, ModuleType]:
     """The format of ``path`` and its reader module, decided from content (and name)."""
     if head is None:
@@ -342,6 +346,9 @@ def detect(path: str, head: bytes | None = None) -> tuple[str, ModuleType]:
             hit = False
         if hit:
             raise PerfDataError(path, f"looks like {fmt} data, but format {fmt} is not available ({why})")
+    if name.endswith(_PERFETTO_NAMES):
+        raise PerfDataError(path, "named like a Perfetto trace, but its first bytes do not frame a TracePacket: "
+                                  "damaged at its start, or not a Perfetto trace; record it again")
     if not looks_text(head) and head[:1] not in (b"{", b"["):
         kind = "binary data"
     else:

@@ -827,6 +827,20 @@ class PerfData:
         self.stack_samples[key] = self.stack_samples.get(key, 0) + max(0, int(samples))
         self.thread(pid, tid)
 
+    def reserve_stack(self, key: tuple) -> None:
+        """Count a stack new to this data against the event cap before its samples are summed:
+        for a reader that sums samples by stack in vectorised passes and stores the totals after
+        (nodes/perf/parsers/speedscope_samples.py); raises CapacityReached as ``add_sample`` does."""
+        if key not in self.stacks:
+            self.check_capacity(self.stored)
+            self.stored += 1
+
+    def set_stack_totals(self, key: tuple, weight_us: float, samples: int) -> None:
+        """The summed weight and sample count of a stack (``((pid, tid), frame ids)``), replacing
+        what it held: the vectorised reader sums what was there already into them."""
+        self.stacks[key] = float(weight_us)
+        self.stack_samples[key] = int(samples)
+
     # --- scalar facts -----------------------------------------------------------------
     def add_stat(self, name: str, value: float, unit: str | None = None) -> None:
         self.stats[name] = float(value)

@@ -21,7 +21,8 @@ MAX_TIMELINE_FRAMES = 3000
 MAX_TIMELINE_LANES = 7
 ICICLE_ROW = 18
 ICICLE_MAX_DEPTH = 18
-IMPORT_ROWS = 30
+#: Most imports the import tree draws (the Slowest imports table shows tables.IMPORT_ROWS).
+IMPORT_CHART_ROWS = 30
 MAX_COUNTER_CHARTS = 6
 
 
@@ -101,6 +102,27 @@ def frame_histogram(fr: FrameStats | None) -> Chart | None:
         f"(red, right of the dashed line). Bin width {width:.2f} ms."
     )
     return Chart("frame-histogram", "Frame times", "".join(parts), note, marks)
+
+
+def text_histogram(durs: Sequence[float], budget: float, width: int = 40) -> str:
+    """Frame times in bins of the budget as a fenced text block (report.md's frame chart)."""
+    if not durs:
+        return ""
+    edges = [budget * f for f in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)]
+    labels, counts, lo = [], [], 0.0
+    for e in edges:
+        counts.append(sum(1 for d in durs if lo <= d < e))
+        labels.append(f"{lo:6.1f}–{e:6.1f} ms")
+        lo = e
+    counts.append(sum(1 for d in durs if d >= lo))
+    labels.append(f"  ≥ {lo:6.1f} ms   ")
+    top = max(counts) or 1
+    lines = []
+    for i, (lab, c) in enumerate(zip(labels, counts)):
+        mark = "#" if i < 4 else "!"
+        lines.append(f"{lab} {mark * max(1 if c else 0, round(width * c / top))} {c}")
+    lines.append(f"(# within the {budget:.2f} ms budget, ! over it)")
+    return "```text\n" + "\n".join(lines) + "\n```"
 
 
 def timeline(fr: FrameStats | None, long_tasks: Sequence[LongTask], duration_ms: float) -> Chart | None:
@@ -343,7 +365,7 @@ def import_tree(st: StartupStats | None) -> Chart | None:
     total_us = sum(e.cumulative_us for e in imps if e.depth == min(x.depth for x in imps)) or 1.0
     thresh = 0.01 * total_us
     # -X importtime prints children before their parent; reversed, each parent precedes its subtree.
-    rows = [e for e in reversed(imps) if e.cumulative_us >= thresh][:IMPORT_ROWS]
+    rows = [e for e in reversed(imps) if e.cumulative_us >= thresh][:IMPORT_CHART_ROWS]
     if not rows:
         return None
     min_depth = min(e.depth for e in rows)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nodes.report.tables import WORST_FRAME_SLICES
 from nodes.report.view import ReportView
 
 REPORT_SCHEMA = "perfscout.report/1"
@@ -127,7 +128,7 @@ def trace_events(v: ReportView) -> dict[str, Any] | None:
         for w in fr.worst:
             events.append({"ph": "X", "name": "Janky frame" if w.dur_ms > fr.budget_ms else "Frame", "cat": "frame",
                            "pid": pid, "tid": t, "ts": round(w.start_ms * 1000, 3), "dur": round(w.dur_ms * 1000, 3),
-                           "args": {"jank_type": w.jank_type, "ran": w.ran[:6]}})
+                           "args": {"jank_type": w.jank_type, "ran": w.ran[:WORST_FRAME_SLICES]}})
             timed += 1
     for lt in a.long_tasks:
         events.append({"ph": "X", "name": lt.name, "cat": "long_task", "pid": pid, "tid": tid(lt.thread),

@@ -1,9 +1,10 @@
 """The lens sections of a report (CPU, power, memory, blocking, Chrome scrolling), built once
 from the analysis for both renderers.
 
-Each section function returns a :class:`LensSection` — its sentence, its tables as plain-text
-cells, its charts — or None when the analysis has no data for that lens; the Markdown and HTML
-renderers only lay the section out and escape it. :func:`lens_sections` lists them in the
+Each section function returns a :class:`LensSection` — its sentence, its tables
+(nodes/report/tables.py ``Table``, plain-text cells), its charts — or None when the analysis has
+no data for that lens; nodes/report/content.py ``lens_section`` turns it into the blocks the
+Markdown and HTML renderers lay out and escape. :func:`lens_sections` lists them in the
 report's order; :func:`lead_with` moves the question's lens to the front (the lens mechanism of
 issue 23 reorders this list, nothing else). Table cells show the numbers of
 ``perfscout analyze --json`` (``power``, ``cpu``, ``memory``, ``blocking``, ``scroll``) to the
@@ -22,18 +23,10 @@ from nodes.perf.metrics.scroll import summarize_scroll
 from nodes.perf.model import AnalysisResult, BlockingStats, CpuStats, CpuUse, MemoryStats, PowerStats, ScrollStats
 from nodes.report import fmt, lens_charts
 from nodes.report.charts import Chart
+from nodes.report.tables import Table, plain
 
 #: Rows per lens table (processes, threads, rails, intervals, janky updates).
 LENS_TABLE_ROWS = 15
-
-
-@dataclass
-class LensTable:
-    head: list[str]
-    rows: list[list[str]]
-    #: Columns that hold numbers (right-aligned).
-    right: set[int] = field(default_factory=set)
-    title: str | None = None
 
 
 @dataclass
@@ -46,7 +39,7 @@ class LensSection:
     title: str
     #: The metric module's own sentence with the numbers (summarize_*).
     sentence: str
-    tables: list[LensTable] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
     charts: list[Chart] = field(default_factory=list)
     #: What the data lacks for this lens and how to capture it (MissingData, one line each).
     missing: list[str] = field(default_factory=list)
@@ -88,25 +81,25 @@ def cpu_section(c: CpuStats | None) -> LensSection | None:
     s = LensSection("cpu", "lens-cpu", "CPU by process and thread", summarize_cpu(c), missing=_missing(c.missing), sources=("threads",))
     cpus = f" on {c.cpu_count} CPUs" if c.cpu_count else ""
     if procs:
-        s.tables.append(LensTable(["process", "pid", "running", "runnable", "share of window", "share of CPUs"],
+        s.tables.append(plain(["process", "pid", "running", "runnable", "share of window", "share of CPUs"],
                                   [[p.name, str(p.pid), _ms(p.running_ms), _ms(p.runnable_ms), _share(p.share_of_window),
                                     _share(p.share_of_cpus)] for p in procs], {1, 2, 3, 4, 5},
                                   f"Processes over the {fmt.dur(c.window_ms)} {c.window}{cpus}"))
         s.charts.append(_cpu_chart("cpu-processes", "CPU by process", c.processes, lambda r: r.name))
     if threads:
-        s.tables.append(LensTable(["thread", "process", "tid", "running", "runnable", "share of window"],
+        s.tables.append(plain(["thread", "process", "tid", "running", "runnable", "share of window"],
                                   [[t.name, t.process or f"pid {t.pid}", str(t.tid), _ms(t.running_ms), _ms(t.runnable_ms),
                                     _share(t.share_of_window)] for t in threads], {2, 3, 4, 5}, "Threads"))
         s.charts.append(_cpu_chart("cpu-threads", "CPU by thread", c.threads,
                                    lambda r: f"{r.name} ({r.process or r.pid})"))
     if c.cpus:
-        s.tables.append(LensTable(["CPU", "frequency avg", "min", "max", "idle", "idle share"],
+        s.tables.append(plain(["CPU", "frequency avg", "min", "max", "idle", "idle share"],
                                   [[str(x.cpu), *(f"{fmt.num(f, 0)} MHz" if f is not None else "–"
                                                   for f in (x.freq_avg_mhz, x.freq_min_mhz, x.freq_max_mhz)),
                                     _ms(x.idle_ms), _share(x.idle_share)] for x in c.cpus[:LENS_TABLE_ROWS]],
                                   {0, 1, 2, 3, 4, 5}, "Per CPU"))
     for sec in c.sections[:LENS_TABLE_ROWS]:
-        s.tables.append(LensTable(["process", "pid", "running", "runnable", "share of window"],
+        s.tables.append(plain(["process", "pid", "running", "runnable", "share of window"],
                                   [[p.name, str(p.pid), _ms(p.running_ms), _ms(p.runnable_ms), _share(p.share_of_window)]
                                    for p in sec.processes[:5]], {1, 2, 3, 4},
                                   f"Inside {sec.name} ({_ms(sec.start_ms)} + {_ms(sec.dur_ms)}), top processes"))
@@ -132,7 +125,7 @@ def power_section(p: PowerStats | None) -> LensSection | None:
         what = "the whole trace" if w.name == "trace" else w.name
         head = f"{what}: {_ms(w.dur_ms)} from {_ms(w.start_ms)}, {_uws(w.energy_uws)}, {fmt.num(w.power_uw, 0)} µW"
         if w.categories:
-            s.tables.append(LensTable(["category", "energy", "power"],
+            s.tables.append(plain(["category", "energy", "power"],
                                       [[k, _uws(e), f"{fmt.num(w.category_power_uw.get(k), 0)} µW"]
                                        for k, e in w.categories.items()], {1, 2}, f"Energy by category — {head}"))
             s.charts.append(drawn and lens_charts.bars(
@@ -141,13 +134,13 @@ def power_section(p: PowerStats | None) -> LensSection | None:
                 "energy (µWs)", f"Energy per PowerMetric category over {what} ({_ms(w.dur_ms)})."))
         if w.rails:
             rails = sorted(w.rails.items(), key=lambda kv: -kv[1])
-            s.tables.append(LensTable(["rail", "energy"], [[k, _uws(e)] for k, e in rails[:LENS_TABLE_ROWS]], {1},
+            s.tables.append(plain(["rail", "energy"], [[k, _uws(e)] for k, e in rails[:LENS_TABLE_ROWS]], {1},
                                       f"Energy per rail — {what}"))
             s.charts.append(drawn and lens_charts.bars(
                 "power-rails", f"Energy per rail: {what}", [(k, [(e, "soft", f"{k}: {e:,.0f} µWs over {what}")]) for k, e in rails],
                 "energy (µWs)", f"Energy per rail over {what}, the top {min(len(rails), lens_charts.LENS_CHART_ROWS)}."))
         if w.battery_diff_mah is not None:
-            s.tables.append(LensTable(["battery charge", "mAh"],
+            s.tables.append(plain(["battery charge", "mAh"],
                                       [["highest", fmt.num(w.battery_start_mah, 3)], ["lowest", fmt.num(w.battery_end_mah, 3)],
                                        ["used", fmt.num(w.battery_diff_mah, 3)]], {1}, f"Battery — {what}"))
     s.charts = [c for c in s.charts if c]
@@ -186,7 +179,7 @@ def memory_section(m: MemoryStats | None) -> LensSection | None:
                      f"{main.growth:+,.1f} {main.unit}" if main else "–",
                      f"{p.gc.count} ({_ms(p.gc.total_ms)})" if p.gc else "–", "killed" if p.killed else ""])
     if rows:
-        s.tables.append(LensTable(["process", "pid", "RSS peak", "series", "start → end", "growth", "GC", "lmkd"], rows,
+        s.tables.append(plain(["process", "pid", "RSS peak", "series", "start → end", "growth", "GC", "lmkd"], rows,
                                   {1, 2, 5}, "Processes (the app first, then by RSS)"))
     gc_rows = []
     for p in m.processes:
@@ -195,19 +188,19 @@ def memory_section(m: MemoryStats | None) -> LensSection | None:
                             "–" if k.reclaimed_mb is None else f"{fmt.num(k.reclaimed_mb, 1)} MB",
                             fmt.ms(p.gc.main_thread_wait_ms, 2) if i == 0 and p.gc.main_thread_waits else "–"])
     if gc_rows:
-        s.tables.append(LensTable(
+        s.tables.append(plain(
             ["process", "GC type", "count", "total", "longest", "threads paused", "reclaimed", "main thread waited"],
             gc_rows[:LENS_TABLE_ROWS], {2, 3, 4, 5, 6, 7},
             "ART garbage collections (as trace_processor's android_garbage_collection_events; paused: ART's "
             "suspend-all and flip; the main thread's wait for GC is per process, on its first row)"))
     series = [(p, x) for p in m.processes for x in p.series][:LENS_TABLE_ROWS * 2]
     if series:
-        s.tables.append(LensTable(["process", "counter", "start", "peak", "at", "end", "growth"],
+        s.tables.append(plain(["process", "counter", "start", "peak", "at", "end", "growth"],
                                   [[f"{p.name} ({p.pid})", x.name, fmt.num(x.start, 3), fmt.num(x.peak, 3), _ms(x.peak_ms),
                                     fmt.num(x.end, 3), f"{x.growth:+,.3f}"] for p, x in series], {2, 3, 4, 5, 6},
                                   "Counters (MB for mem.*, the app's own unit otherwise)"))
     if m.lmk_kills:
-        s.tables.append(LensTable(["time", "pid", "process", "reason", "oom_score_adj"],
+        s.tables.append(plain(["time", "pid", "process", "reason", "oom_score_adj"],
                                   [[_ms(k.ts_ms), str(k.pid), k.process or "–", k.kill_reason or "–",
                                     "–" if k.oom_score_adj is None else str(k.oom_score_adj)] for k in m.lmk_kills[:LENS_TABLE_ROWS]],
                                   {0, 1, 4}, "Low-memory kills"))
@@ -251,12 +244,12 @@ def blocking_section(b: BlockingStats | None) -> LensSection | None:
         return None
     s = LensSection("blocking", "lens-blocking", "What the main thread waited on", summarize_blocking(b), missing=_missing(b.missing),
                     sources=("threads",))
-    s.tables.append(LensTable(["thread", "binder calls", "binder", "lock waits", "locks", "D", "of it IO"],
+    s.tables.append(plain(["thread", "binder calls", "binder", "lock waits", "locks", "D", "of it IO"],
                               [[b.thread or "–", str(b.binder_calls), _ms(b.binder_ms), str(b.lock_waits), _ms(b.lock_ms),
                                 _ms(b.d_ms), _ms(b.io_wait_ms)]], {1, 2, 3, 4, 5, 6}, "The main thread's waits"))
     rows = blocking_rows(b)
     if rows:
-        s.tables.append(LensTable(["kind", "start", "duration", "on", "in startup", "janky frames"],
+        s.tables.append(plain(["kind", "start", "duration", "on", "in startup", "janky frames"],
                                   [[k, _ms(t), _ms(d), on, "yes" if st else "", str(j) if j else ""]
                                    for k, t, d, on, st, j in rows[:LENS_TABLE_ROWS]], {1, 2, 5},
                                   "Longest waits of the main thread (binder, lock, uninterruptible sleep)"))
@@ -267,11 +260,11 @@ def blocking_section(b: BlockingStats | None) -> LensSection | None:
             f"The main thread's {min(len(rows), lens_charts.LENS_CHART_ROWS)} longest waits, longest first.")
         s.charts = [chart] if chart else []
     if b.binder_servers:
-        s.tables.append(LensTable(["server", "calls", "total", "longest"],
+        s.tables.append(plain(["server", "calls", "total", "longest"],
                                   [[x.server, str(x.calls), _ms(x.total_ms), _ms(x.max_ms)] for x in b.binder_servers[:LENS_TABLE_ROWS]],
                                   {1, 2, 3}, "Binder calls by server process"))
     if b.other_locks:
-        s.tables.append(LensTable(["thread", "start", "duration", "lock", "owner"],
+        s.tables.append(plain(["thread", "start", "duration", "lock", "owner"],
                                   [[x.thread, _ms(x.start_ms), _ms(x.dur_ms), x.lock, x.owner or (f"tid {x.owner_tid}" if x.owner_tid else "–")]
                                    for x in b.other_locks[:LENS_TABLE_ROWS]], {1, 2}, "Lock waits on the app's other threads"))
     return s
@@ -285,7 +278,7 @@ def scroll_section(sc: ScrollStats | None) -> LensSection | None:
         return None
     s = LensSection("scroll", "lens-scroll", "Scrolling: Chrome's verdicts and latency", summarize_scroll(sc), missing=_missing(sc.missing),
                     sources=("frames",))
-    s.tables.append(LensTable(["metric", "value"], [
+    s.tables.append(plain(["metric", "value"], [
         ["scrolls", str(sc.scrolls)], ["scroll updates", str(sc.update_count)],
         ["presented scroll frames", str(sc.presented_frames)],
         ["janky (scroll jank v3)", f"{sc.janky_frames} ({_share(sc.janky_ratio)})"],
@@ -294,16 +287,16 @@ def scroll_section(sc: ScrollStats | None) -> LensSection | None:
         ["latency max", _ms(sc.latency_max_ms)],
         ["dropped / partial frames", f"{sc.dropped_frames} / {sc.partial_frames}"]], set(), "Chrome's scroll verdicts"))
     if sc.frame_states:
-        s.tables.append(LensTable(["frame state (PipelineReporter)", "frames"],
+        s.tables.append(plain(["frame state (PipelineReporter)", "frames"],
                                   [[k, str(n)] for k, n in sc.frame_states.items()], {1}))
     if sc.janky_stages:
-        s.tables.append(LensTable(["stage (EventLatency)", "janky updates", "p50", "p90", "share", "p50 over all updates"],
+        s.tables.append(plain(["stage (EventLatency)", "janky updates", "p50", "p90", "share", "p50 over all updates"],
                                   [[st.name, str(st.janky_updates), _ms(st.p50_ms), _ms(st.p90_ms), _share(st.share_of_janky_latency), _ms(st.all_p50_ms)]
                                    for st in sc.janky_stages[:LENS_TABLE_ROWS]], {1, 2, 3, 4, 5},
                                   "Where the janky scroll updates' latency went"))
     janky = [u for u in sc.updates if u.janky]
     if janky:
-        s.tables.append(LensTable(["start", "latency", "type", "grown most (cause)"],
+        s.tables.append(plain(["start", "latency", "type", "grown most (cause)"],
                                   [[_ms(u.start_ms), _ms(u.latency_ms), u.type, u.jank_cause or "–"] for u in janky[:LENS_TABLE_ROWS]], {0, 1},
                                   f"Janky scroll updates ({len(janky)}, the first {min(len(janky), LENS_TABLE_ROWS)})"))
     pts = [(u.start_ms, u.latency_ms, "bad" if u.janky else "ok",

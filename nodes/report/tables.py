@@ -5,7 +5,9 @@ the pyinstrument shape (one model, one renderer per format): a row, a column or 
 here changes both reports, so they cannot drift apart again (issue 26, item 6: the two copies
 already disagreed, the Markdown report lacking the HTML page's "sleeping", "ready by" and "exit"
 columns). Cells are plain values: text, or one of the small types below that a renderer
-marks up in its own syntax; nothing here is escaped.
+marks up in its own syntax; nothing here is escaped. Each row's order, each cell's number format
+and each label is decided here (or in the ``ReportView`` helper it is passed), never in a
+renderer (tests/test_report_tables.py reads the renderers' code to hold them to that).
 """
 
 from __future__ import annotations
@@ -13,7 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-from nodes.perf.model import FrameStats, StartupRun, StartupStats, ThreadStat, LongTask
+from typing import Callable, Sequence
+
+from nodes.perf.findings.startup import part_share
+from nodes.perf.model import (CounterSummary, FrameStats, Hotspot, ImportEntry, LongTask, StackWeight, StartupPhase,
+                              StartupRun, StartupStats, ThreadStat)
 from nodes.report import fmt
 
 #: How many rows each table shows at most (the full data is in the JSON export).
@@ -30,7 +36,16 @@ WARNING_ROWS = 50
 
 @dataclass(frozen=True)
 class Code:
-    """Text set as code (a function, a command, a path)."""
+    """Text set as code (a function, a command, a path), with an optional plain note after it
+    (the profile's own location of a hot spot whose source column names no file)."""
+
+    text: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Muted:
+    """Text that says why there is no value (shown quieter on the page)."""
 
     text: str
 
@@ -55,7 +70,7 @@ class CodeList:
     items: tuple[str, ...]
 
 
-Cell = Union[str, Code, Link, MainThread, CodeList]
+Cell = Union[str, Code, Muted, Link, MainThread, CodeList]
 
 
 @dataclass(frozen=True)
@@ -69,10 +84,58 @@ class Column:
 class Table:
     columns: tuple[Column, ...]
     rows: list[list[Cell]] = field(default_factory=list)
+    #: A caption above the table (bold in Markdown, a sub-heading on the page).
+    title: str | None = None
+    #: The chart (a ``ChartSet`` field, nodes/report/sections.py) the page draws in the table's
+    #: place; report.md, which has no charts, keeps the table (and so does the page when the
+    #: chart is absent).
+    drawn_as: str | None = None
 
 
 def _cols(*spec: tuple[str, bool]) -> tuple[Column, ...]:
     return tuple(Column(n, num) for n, num in spec)
+
+
+def plain(head: Sequence[str], rows: list[list[Cell]], right: set[int] | frozenset[int] = frozenset(),
+          title: str | None = None) -> Table:
+    """A table from its column names and the indexes of its numeric columns (the lens tables)."""
+    return Table(tuple(Column(h, i in right) for i, h in enumerate(head)), rows, title)
+
+
+def hotspots(hs: Sequence[Hotspot], source: Callable[[Hotspot], tuple[Cell, str | None]]) -> Table:
+    """The top HOTSPOT_ROWS hot spots in the analysis's order. ``source`` gives a row's source
+    cell and the profile's own location when that cell names none (``ReportView.hotspot_source``)."""
+    rows: list[list[Cell]] = []
+    for i, h in enumerate(hs[:HOTSPOT_ROWS], 1):
+        where, note = source(h)
+        rows.append([str(i), Code(h.name, note), fmt.ms(h.self_ms), fmt.pct(h.self_pct), fmt.ms(h.total_ms),
+                     fmt.pct(h.total_pct), fmt.num(h.count), hotspot_scope(h), where])
+    return Table(_cols(("#", True), ("function / slice", False), ("self", True), ("self %", True), ("total", True),
+                       ("total %", True), ("count", True), ("thread", False), ("source", False)), rows)
+
+
+def hotspot_scope(h: Hotspot) -> str:
+    """What a hot-spot row covers: its thread, a process's threads, or all the data."""
+    return h.thread or (f"{h.process}, all threads" if h.process else "all")
+
+
+def stack_text(frames: Sequence[str]) -> str:
+    """A stack's last four frames, leaf last (``… →`` when it is deeper)."""
+    tail = " → ".join(frames[-4:])
+    return tail if len(frames) <= 4 else "… → " + tail
+
+
+def stacks(ss: Sequence[StackWeight]) -> Table:
+    """The STACK_ROWS heaviest stacks, each as a share of all the stacks' time (the page draws
+    them as an icicle)."""
+    total = sum(s.weight_ms for s in ss) or 1.0
+    return Table(
+        _cols(("time", True), ("share", True), ("thread", False), ("stack (leaf last)", False)),
+        [[fmt.ms(s.weight_ms), fmt.pct(100 * s.weight_ms / total), (s.thread or "–") + (" (sampled)" if s.sampled else ""),
+          Code(stack_text(s.frames))]
+         for s in sorted(ss, key=lambda s: -s.weight_ms)[:STACK_ROWS]],
+        drawn_as="icicle",
+    )
 
 
 def frame_stats(fr: FrameStats) -> Table:
@@ -116,16 +179,54 @@ def startup_runs(st: StartupStats) -> Table:
     )
 
 
+#: The main thread's states over a launch, in the launch table's order (``MainThreadState``).
+MAIN_THREAD_STATES = ("running_ms", "runnable_ms", "sleeping_ms", "uninterruptible_ms", "io_wait_ms")
+
+
+def launch(r: StartupRun) -> Table:
+    """One app launch of a system trace: its time, TTID, TTFD and the main thread's states."""
+    states = (" / ".join(fmt.ms(getattr(r.main_thread, k)) for k in MAIN_THREAD_STATES)
+              if r.main_thread else "– (no sched data)")
+    return Table(_cols(("startup", True), ("TTID", True), ("TTFD", True),
+                       ("main thread running / runnable / sleeping / D / IO", False)),
+                 [[fmt.ms(r.total_ms), fmt.ms(r.ttid_ms), fmt.ms(r.ttfd_ms), states]])
+
+
 def breakdown(r: StartupRun) -> Table:
     """trace_processor's opinionated startup breakdown (exclusive), with each reason's share."""
     return Table(
         _cols(("reason", False), ("time", True), ("share", True)),
-        [[b.reason, fmt.ms(b.dur_ms), fmt.pct(100.0 * b.dur_ms / r.total_ms if r.total_ms else 0.0)]
-         for b in r.breakdown],
+        [[b.reason, fmt.ms(b.dur_ms), fmt.pct(part_share(r, b))] for b in r.breakdown],
+        title="Breakdown (trace_processor's opinionated startup breakdown, exclusive)",
     )
 
 
-def threads(ts: list[ThreadStat]) -> Table:
+def phases(ps: Sequence[StartupPhase]) -> Table:
+    """Startup phases by start time (the page draws them as a waterfall)."""
+    return Table(_cols(("phase", False), ("start", True), ("duration", True), ("thread", False)),
+                 [[p.name, fmt.ms(p.start_ms), fmt.ms(p.dur_ms), p.thread or "–"]
+                  for p in sorted(ps, key=lambda p: p.start_ms)],
+                 drawn_as="waterfall")
+
+
+def imports(entries: Sequence[ImportEntry]) -> Table:
+    """The IMPORT_ROWS slowest imports by cumulative time (the page draws the import tree)."""
+    return Table(_cols(("module", False), ("cumulative", True), ("self", True), ("depth", True)),
+                 [[Code(e.module), fmt.ms(e.cumulative_us / 1000), fmt.ms(e.self_us / 1000), str(e.depth)]
+                  for e in sorted(entries, key=lambda e: -e.cumulative_us)[:IMPORT_ROWS]],
+                 drawn_as="imports")
+
+
+def counters(cs: Sequence[CounterSummary]) -> Table:
+    """Each CPU / memory series in one row (the page draws the varying ones as curves)."""
+    return Table(_cols(("series", False), ("unit", False), ("min", True), ("mean", True), ("max", True), ("last", True),
+                       ("points", True)),
+                 [[c.name, c.unit or "–", fmt.num(c.min, 2), fmt.num(c.mean, 2), fmt.num(c.max, 2), fmt.num(c.last, 2),
+                   str(len(c.points))] for c in cs],
+                 drawn_as="counters")
+
+
+def threads(ts: Sequence[ThreadStat]) -> Table:
     """The main thread first, then the busiest."""
     rows: list[list[Cell]] = []
     for t in sorted(ts, key=lambda t: (not t.is_main, -t.busy_ms))[:THREAD_ROWS]:
@@ -136,7 +237,7 @@ def threads(ts: list[ThreadStat]) -> Table:
                        ("runnable", True), ("sleeping", True)), rows)
 
 
-def long_tasks(tasks: list[LongTask]) -> Table:
+def long_tasks(tasks: Sequence[LongTask]) -> Table:
     """The longest first."""
     return Table(
         _cols(("task", False), ("thread", False), ("start", True), ("duration", True)),

@@ -20,6 +20,7 @@ from nodes.perf.model import FRAME_CAUSE_LABELS, AnalysisResult, Finding, FrameC
 from nodes.perf.result import error_location
 from nodes.report import excerpt, fmt
 from nodes.report.fmt import Provenance
+from nodes.report.tables import HOTSPOT_ROWS, Cell, Code, Muted
 
 
 #: Verdict headline for the worst severity found.
@@ -43,12 +44,22 @@ class ReportInputError(ValueError):
     """The state or file handed to the reporter is not an analysis it can render (one line)."""
 
 
-#: The report's sections, in the order both renderers write them (each renderer has one function
-#: per id and writes nothing for a section the data lacks). A new section — a lens, a legend —
-#: is one more id here and a function in nodes/report/markdown.py and nodes/report/html.py;
-#: ``ReportView.sections()`` may reorder them for a report (tests/test_report_tables.py).
+#: The report's sections, in the order both renderers write them. The data sections are built
+#: once, as blocks, by nodes/report/content.py (``ReportView.section``) and only laid out by the
+#: renderers; the text sections (``TEXT_SECTIONS``) have one writer in each renderer. A new data
+#: section is one more id here and a function in content.py; ``ReportView.sections()`` may
+#: reorder them for a report (tests/test_report_tables.py).
 SECTIONS: tuple[str, ...] = ("summary", "lens", "narrative", "first", "hotspots", "stacks", "frames", "timeline", "startup",
                              "threads", "other_lenses", "counters", "stats", "sources")
+#: The sections whose sentences each renderer writes itself (from this view's methods).
+TEXT_SECTIONS: tuple[str, ...] = ("summary", "lens", "narrative", "other_lenses")
+
+#: How a model's narrative is labelled (bold part, the rest), and the line under it that lists
+#: the numbers it cites that the computed facts do not hold.
+NARRATIVE_LABEL = ("Narrative written by a language model",
+                   "from the computed findings below. It adds no measurement; where it disagrees with them, the "
+                   "findings are right.")
+NARRATIVE_UNVERIFIED = "Numbers not found in the computed findings: "
 
 
 @dataclass
@@ -221,6 +232,11 @@ class ReportView:
 
     # --- the verdict ----------------------------------------------------------------------
     @property
+    def title(self) -> str:
+        """The report's title: ``PerfScout report — <what was measured>``."""
+        return f"PerfScout report — {self.subject}"
+
+    @property
     def subject(self) -> str:
         """What was measured, short: the script or command that ran, else the data file(s).
 
@@ -314,9 +330,101 @@ class ReportView:
             return (f"{f}:{h.line}" if h.line else f), None
         return None, None
 
+    def hotspot_source(self, h: Hotspot) -> tuple[Cell, str | None]:
+        """A hot-spot row's source cell, and the profile's own location when that cell names no
+        file: where the attributor found it, else why not (system code, not in the workspace),
+        else the profile's ``file:line``."""
+        att = self.attribution_for(h)
+        own = (f"{h.file}:{h.line}" if h.line else h.file) if h.file else None
+        if att and att.get("status") == AttributionStatus.FOUND.value:
+            return Code(f"{att.get('file')}:{att.get('line')}" if att.get("line") else str(att.get("file"))), None
+        if att:
+            label = ("system / library code" if att.get("status") == AttributionStatus.SYSTEM.value
+                     else "not found in the workspace")
+            return Muted(label + (f" ({att['reason']})" if att.get("reason") else "")), own
+        return (Code(own) if own else "–"), None
+
+    def excerpt_rows(self) -> list[tuple[Hotspot, dict[str, Any], excerpt.Excerpt, str, str]]:
+        """``excerpts()`` with each one's ``file:line`` and its share ("12.5 % self")."""
+        out = []
+        for h, att, ex in self.excerpts():
+            loc = f"{att.get('file')}:{att.get('line')}" if att.get("line") else str(att.get("file"))
+            share = f"{fmt.pct(h.self_pct)} self" if h.self_ms > 0 else f"{fmt.pct(h.total_pct)} with callees"
+            out.append((h, att, ex, loc, share))
+        return out
+
+    def section(self, sid: str):
+        """A data section of ``SECTIONS`` (nodes/report/content.py), built once for every
+        renderer; None when the data has nothing for it."""
+        from nodes.report.content import DATA_SECTIONS
+
+        cache = self.__dict__.setdefault("_sections", {})
+        if sid not in cache:
+            cache[sid] = DATA_SECTIONS[sid](self)
+        return cache[sid]
+
+    def lens_answer(self):
+        """The lens answer's section (``lens_section``) as blocks, or None for the overview."""
+        from nodes.report.content import CodeBlock, Items, Note, Section
+
+        lens = self.lens_section()
+        if lens is None:
+            return None
+        blocks: list[Any] = [Note(line) for line in lens["lines"]]
+        if lens["missing"]:
+            blocks.append(Note(f"{lens['missing']}.", label="Missing"))
+        if lens["partial"]:
+            blocks += [Note("What this data can say:"), Items(tuple(lens["partial"]))]
+        if lens["recipe"]:
+            blocks += [Note(f"To record {lens['recipe_what']}:"), CodeBlock(lens["recipe"])]
+        blocks.append(Note(f"This lens reads: {lens['metrics']}; it needs {lens['needs']}.", quiet=True))
+        return Section("lens", lens["title"], blocks)
+
+    def lens_blocks(self, asked: bool):
+        """The lens data sections (``lens_sections``) as blocks: the question's lens's own one
+        (``asked``, shown under its answer) or the others, in their order."""
+        from nodes.report.content import lens_section
+
+        mine = None if self.lens in (None, "overview") else self.lens
+        return [lens_section(s, mine) for s in self.lens_sections() if (s.lens == mine) == asked]
+
+    def tiles(self) -> list[tuple[str, str, str]]:
+        """The key figures the page shows as tiles under the verdict: (value, label, source)."""
+        a = self.analysis
+        out: list[tuple[str, str, str]] = []
+        src = self.prov.text()
+        if self.wall_ms is not None:  # one duration on the page; the others are labelled in Sources
+            out.append((fmt.dur(self.wall_ms), "wall time of the run", f"{src} · the collector's clock, launch to exit"))
+        elif a.duration_ms:
+            out.append((fmt.ms(a.duration_ms), "capture length", src))
+        fr = a.frames
+        if fr and fr.count:
+            tip = self.prov.text(sections=("frames",))
+            if fr.fps:
+                out.append((f"{fr.fps:.1f}", "frames per second", tip))
+            if fr.jank_ratio is not None:
+                out.append((fmt.ratio_pct(fr.jank_ratio), f"janky (> {fr.budget_ms:.2f} ms)", tip))
+            if fr.p90_ms is not None:
+                out.append((fmt.ms(fr.p90_ms), "frame time p90", tip))
+        if a.startup and a.startup.median_ms is not None:
+            out.append((fmt.ms(a.startup.median_ms), f"launch median ({len(a.startup.runs)} runs)",
+                        self.prov.text(sections=("startup",))))
+        if a.hotspots:
+            h = max(a.hotspots, key=lambda h: h.self_pct)
+            of = {"sample": "sampled time", "import": "import time"}.get(h.kind, "self time")
+            out.append((fmt.pct(h.self_pct), f"{of} in {h.name}", self.prov.text(sections=("hot spots",))))
+        if a.long_tasks:
+            out.append((str(len(a.long_tasks)), "long tasks (≥ 50 ms)", self.prov.text(sections=("long tasks",))))
+        return out
+
+    @staticmethod
+    def finding_metrics(f: Finding) -> str:
+        """A finding's metric values on one line: ``median_ms = 812.5, runs = 5``."""
+        return ", ".join(f"{k} = {fmt.metric(x)}" for k, x in f.metric.items())
+
     def excerpts(self, limit: int = 5) -> list[tuple[Hotspot, dict[str, Any], excerpt.Excerpt]]:
-        """The source excerpts worth showing: hot spots with self time, one per location."""
-        hs = list(self.analysis.hotspots[:30])
+        """The source excerpts worth showing: hot spots of the table with self time, one per location."""
+        hs = list(self.analysis.hotspots[:HOTSPOT_ROWS])
         # callers with no self time (main, <module>) only when nothing has self time
         ordered = [h for h in hs if h.self_ms > 0] or hs
         out: list[tuple[Hotspot, dict[str, Any], excerpt.Excerpt]] = []
@@ -437,11 +545,15 @@ class ReportView:
 
         if lead_family(self.analysis) != "frames":
             return facts
-        first = next((f for f in self.ranked_findings() if f.family == "frames" and f.suggestion), None)
-        lead = [f for f in facts if f[0] == "frames"]
-        if first is not None:
-            lead.append(("suggestion", f"first suggestion: {first.suggestion}" + (f" ({first.link})" if first.link else "")))
+        lead = [f for f in facts if f[0] == "frames"] + self._first_suggestion("frames")
         return lead + [f for f in facts if f[0] != "frames"]
+
+    def _first_suggestion(self, family: str) -> list[tuple[str, str]]:
+        """("suggestion", "first suggestion: …") of the family's first ranked finding that has one."""
+        first = next((f for f in self.ranked_findings() if f.family == family and f.suggestion), None)
+        if first is None:
+            return []
+        return [("suggestion", f"first suggestion: {first.suggestion}" + (f" ({first.link})" if first.link else ""))]
 
     def _app_startup_lead(self, run, facts: list[tuple[str, str]]) -> tuple[str, list[tuple[str, str]]]:
         """"<package> cold start: TTID …, TTFD …", then the biggest part of the breakdown and
@@ -457,11 +569,7 @@ class ReportView:
         if (part := biggest_part(run)) is not None:
             label, dur_ms, share = part
             lead.append(("startup", f"the biggest part is {label} ({fmt.ms(dur_ms)}, {fmt.pct(share)})"))
-        first = next((f for f in self.ranked_findings() if f.family == "startup" and f.suggestion), None)
-        if first is not None:
-            lead.append(("suggestion", f"first suggestion: {first.suggestion}"
-                         + (f" ({first.link})" if first.link else "")))
-        return what, lead + facts
+        return what, lead + self._first_suggestion("startup") + facts
 
     def headline(self) -> str:
         """One sentence: what was measured, for how long, and where the time went (with the

@@ -6,7 +6,7 @@ from nodes.perf import suggestions
 from nodes.perf.findings.common import finding
 from nodes.perf.metrics.common import _fms, _fpct
 from nodes.perf.metrics.startup import PAGE_LOAD_KIND
-from nodes.perf.model import Finding, ImportEntry, StartupRun, StartupStats
+from nodes.perf.model import BreakdownItem, Finding, ImportEntry, StartupRun, StartupStats
 from nodes.perf.units import counted
 
 #: Median startup from which it is slow, by kind (other kinds: the last value); 2× is "high".
@@ -121,7 +121,12 @@ def biggest_part(r: StartupRun) -> tuple[str, float, float] | None:
     if not r.breakdown:
         return None
     top = r.breakdown[0]
-    return _label(top.reason), top.dur_ms, 100.0 * top.dur_ms / r.total_ms if r.total_ms else 0.0
+    return _label(top.reason), top.dur_ms, part_share(r, top)
+
+
+def part_share(r: StartupRun, b: BreakdownItem) -> float:
+    """A breakdown part's share of its launch, in % (the report's breakdown table shows it too)."""
+    return 100.0 * b.dur_ms / r.total_ms if r.total_ms else 0.0
 
 
 def _android_runs(st: StartupStats | None):

@@ -42,6 +42,7 @@ reference tools' own answers on the shared captures.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 import re
 from dataclasses import dataclass
 
@@ -292,10 +293,23 @@ def _process_slices(ctx, pid: int, test, thread_name: str | None = None) -> list
 
 # --- the app process -------------------------------------------------------------------------
 def _count_on(ctx, key, start: float, end: float, name: str) -> int:
-    s = _thread_slices(ctx, key)
-    if s is None:
-        return 0
-    return sum(1 for t, _d, _n in s.where(ctx.pd, lambda n: n == name) if start <= t < end)
+    """How many of the thread's slices named ``name`` start in [start, end): by bisection in
+    their starts, found once per analysis (a package launched many times asks for each launch,
+    for each of its pids)."""
+    starts = ctx.__dict__.setdefault("_named_starts", {})
+    got = starts.get((key, name))
+    if got is None:
+        s = _thread_slices(ctx, key)
+        got = starts[(key, name)] = [t for t, _d, _n in s.where(ctx.pd, lambda n: n == name)] if s is not None else []
+    return max(0, bisect_left(got, end) - bisect_left(got, start))
+
+
+def _package_pids(ctx, package: str) -> list[int]:
+    """:func:`app_pids`, once per package per analysis."""
+    cache = ctx.__dict__.setdefault("_package_pids", {})
+    if package not in cache:
+        cache[package] = app_pids(ctx.pd.processes, package)
+    return cache[package]
 
 
 def _startup_process(ctx, st: _Startup) -> tuple[int | None, str, str | None]:
@@ -306,7 +320,7 @@ def _startup_process(ctx, st: _Startup) -> tuple[int | None, str, str | None]:
     traced no ``activityResume`` (API ≤ 28 does not), the same rule without it decides —
     bindApplication + activityStart → cold, activityStart → warm — and ``note`` says so.
     """
-    pids = app_pids(ctx.pd.processes, st.package)
+    pids = _package_pids(ctx, st.package)
     fallback: tuple[int, str] | None = None
     for pid in reversed(pids):  # a relaunched package: the newest pid first
         key = (pid, pid)

@@ -20,6 +20,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from nodes.perf.metrics.clipped_sum import Intervals
 from nodes.perf.metrics.slice_find import find_slices, name_ids, named_sections
 from nodes.perf.model import CpuCore, CpuSection, CpuStats, CpuUse, MissingData, PerfData
 from nodes.perf.parsers.perfetto_cpu import IDLE_EXIT
@@ -110,23 +111,22 @@ def _sections(ctx) -> list[tuple[str, float, float]]:
 
 
 def section(ctx, name: str, start: float, end: float) -> CpuSection:
-    """CPU time per thread and process inside [start, end] µs, from the scheduler intervals."""
+    """CPU time per thread and process inside [start, end] µs, from the scheduler intervals
+    clipped to the section: each thread's Running and runnable intervals summed as
+    :func:`.clipped_sum.clipped_sum` does, only for threads with such an interval there."""
     pd: PerfData = ctx.pd
     length = max(0.0, end - start)
     ncpu = pd.cpu_count
     per_thread = []
     per_proc: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
-    spans = _spans(ctx)
-    for (pid, tid), iv in pd.sched_intervals.items():
-        first, last = spans[(pid, tid)]
-        if last <= start or first >= end:
-            continue  # nothing of this thread inside: every clipped length would be 0
-        ts = np.frombuffer(iv.ts, dtype=np.float64)
-        du = np.frombuffer(iv.dur, dtype=np.float64)
-        st = np.frombuffer(iv.state, dtype=np.int8)
-        clipped = np.clip(np.minimum(ts + du, end) - np.maximum(ts, start), 0.0, None)
-        run = float(clipped[st == _RUNNING].sum())
-        wait = float(clipped[np.isin(st, _RUNNABLE)].sum())
+    idx = _index(ctx)
+    run_iv, wait_iv = idx.running, idx.runnable
+    near = np.flatnonzero(((run_iv.first < end) & (run_iv.last > start))
+                          | ((wait_iv.first < end) & (wait_iv.last > start)))
+    for i in near.tolist():  # in the order of pd.sched_intervals: the process sums add up alike
+        pid, tid = idx.keys[i]
+        run = run_iv.clipped_sum(i, start, end)
+        wait = wait_iv.clipped_sum(i, start, end)
         if run or wait:
             per_thread.append((run, wait, pid, tid))
             per_proc[pid][0] += run
@@ -150,20 +150,29 @@ def section(ctx, name: str, start: float, end: float) -> CpuSection:
     )
 
 
-def _spans(ctx) -> dict[tuple[int, int], tuple[float, float]]:
-    """Each thread's first interval start and last interval end (its intervals follow one
-    another in time), found once per analysis: a trace with many launches asks per launch."""
-    spans = ctx.__dict__.get("_sched_spans")
-    if spans is None:
-        spans = ctx.__dict__["_sched_spans"] = {}
-        for key, iv in ctx.pd.sched_intervals.items():
-            if len(iv):
-                ts = np.frombuffer(iv.ts, dtype=np.float64)
-                end = ts + np.frombuffer(iv.dur, dtype=np.float64)
-                spans[key] = (float(ts.min()), float(end.max()))
-            else:
-                spans[key] = (float("inf"), float("-inf"))
-    return spans
+class _SchedIndex:
+    """Every thread's Running and runnable intervals apart, each state's in one set of columns
+    (:class:`.clipped_sum.Intervals`), built once per analysis: a trace with many launches asks
+    per launch, and a section looks only at the threads with such an interval inside it (a
+    thread's last interval often lasts to the end of the trace, but it is mostly a sleep)."""
+
+    def __init__(self, pd: PerfData):
+        self.keys: list[tuple[int, int]] = list(pd.sched_intervals)
+        ivs = list(pd.sched_intervals.values())
+        ts = np.frombuffer(b"".join(iv.ts for iv in ivs), dtype=np.float64)
+        ends = ts + np.frombuffer(b"".join(iv.dur for iv in ivs), dtype=np.float64)
+        st = np.frombuffer(b"".join(iv.state for iv in ivs), dtype=np.int8)
+        thread = np.repeat(np.arange(len(ivs)), [len(iv) for iv in ivs])
+        run, wait = st == _RUNNING, np.isin(st, _RUNNABLE)
+        self.running = Intervals(ts[run], ends[run], np.bincount(thread[run], minlength=len(ivs)))
+        self.runnable = Intervals(ts[wait], ends[wait], np.bincount(thread[wait], minlength=len(ivs)))
+
+
+def _index(ctx) -> _SchedIndex:
+    idx = ctx.__dict__.get("_sched_index")
+    if idx is None:
+        idx = ctx.__dict__["_sched_index"] = _SchedIndex(ctx.pd)
+    return idx
 
 
 def _main_thread_name(pd: PerfData, pid: int) -> str:

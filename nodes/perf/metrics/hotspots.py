@@ -46,6 +46,9 @@ def walk(ctx, key: tuple[int, int]) -> None:
         return
     del order, ok
     track_paths = ctx.path_count() < MAX_PATHS
+    if n <= SMALL_THREAD:
+        _walk_small(ctx, th, ts.tolist(), dur.tolist(), name.tolist(), track_paths)
+        return
     tree = slice_tree.build(ts, dur)
     post = tree.post_order()
     # Per-name sums are bincounts: over the trace's name ids they would cost the size of the
@@ -75,6 +78,107 @@ def walk(ctx, key: tuple[int, int]) -> None:
     # keeps the peak of a one-thread trace of millions of slices low (tests/test_reliability_hostile.py)
     del tree, post
     th.top_level.extend(zip(ts[roots].tolist(), dur[roots].tolist(), name[roots].tolist()))
+
+
+#: Threads with at most this many slices are walked in plain Python (:func:`_walk_small`): for
+#: a few dozen slices the fixed cost of the numpy passes is the whole cost, and a trace of many
+#: short-lived threads (tens of thousands) paid it for each.
+SMALL_THREAD = 256
+
+
+def _walk_small(ctx, th, ts: list[float], dur: list[float], name: list[int], track_paths: bool) -> None:
+    """:func:`walk`'s results for one thread's slices (sorted by start, longer first) from the
+    stack walk itself, as :mod:`.slice_tree` defines the nesting (an end is cut to the end of
+    the slice it starts in) and with every sum added in the order :func:`walk` adds it:
+    children's time in index order, self time and path weights in closing order, totals and
+    busy time in start order; dicts filled in the order of first touch, counts by name id."""
+    n = len(ts)
+    parent = [-1] * n
+    cut = [0.0] * n  # the cut durations (tree.dur)
+    outer = [True] * n
+    post: list[int] = []
+    stack: list[int] = []  # open slices; their cut ends never grow towards the top
+    ends: list[float] = []
+    active: dict[int, int] = defaultdict(int)  # names on the stack
+    for i in range(n):
+        t = ts[i]
+        while ends and ends[-1] <= t:
+            j = stack.pop()
+            ends.pop()
+            active[name[j]] -= 1
+            post.append(j)
+        e = t + dur[i]
+        if ends and e > ends[-1]:
+            cut[i] = ends[-1] - t  # runs past the slice it starts in: cut at that end
+            e = ends[-1]
+        else:
+            cut[i] = dur[i]
+        if stack:
+            parent[i] = stack[-1]
+        if active[name[i]]:
+            outer[i] = False
+        active[name[i]] += 1
+        stack.append(i)
+        ends.append(e)
+    post.extend(reversed(stack))
+    children = [0.0] * n
+    for i in range(n):
+        if parent[i] >= 0:
+            children[parent[i]] += cut[i]
+    own = [cut[i] - children[i] for i in range(n)]
+    self_sums: dict[int, float] = {}
+    for i in post:
+        o = own[i]
+        self_sums[name[i]] = self_sums.get(name[i], 0.0) + (o if o > 0.0 else 0.0)
+    for k, v in self_sums.items():
+        th.self_by[k] += v
+    total_sums: dict[int, float] = {}
+    for i in range(n):
+        if outer[i]:
+            total_sums[name[i]] = total_sums.get(name[i], 0.0) + cut[i]
+    for k, v in total_sums.items():
+        th.total_by[k] += v
+    counts: dict[int, int] = defaultdict(int)
+    for nid in name:
+        counts[nid] += 1
+    for nid in sorted(counts):
+        th.count_by[nid] = counts[nid]
+    busy = 0.0
+    for i in range(n):
+        if parent[i] < 0:
+            busy += dur[i]
+            th.top_level.append((ts[i], dur[i], name[i]))
+    th.busy_us = busy
+    if track_paths:
+        _paths_small(ctx, th.key, parent, name, own, post)
+
+
+def _paths_small(ctx, key: tuple[int, int], parent: list[int], name: list[int], own: list[float],
+                 post: list[int]) -> None:
+    """:func:`_paths` for :func:`_walk_small`: the same paths and weights, in the same order."""
+    pid = [0] * len(name)
+    depth = [0] * len(name)
+    made: dict[tuple[int, int], int] = {}
+    for i, (p, nid) in enumerate(zip(parent, name)):  # parents come first
+        depth[i] = depth[p] + 1 if p >= 0 else 0
+        if depth[i] >= MAX_PATH_DEPTH:
+            pid[i] = pid[p]
+            continue
+        k = (pid[p] if p >= 0 else -1, nid)
+        got = made.get(k)
+        if got is None:
+            got = made[k] = len(made)
+        pid[i] = got
+    weights: dict[int, float] = {}
+    for i in post:
+        if own[i] > 0.0:
+            weights[pid[i]] = weights.get(pid[i], 0.0) + own[i]
+    if not weights:
+        return
+    ctx.slice_paths.append(SlicePaths(
+        key=key, pid=np.array(list(weights), dtype=np.int64), weight=np.array(list(weights.values()), dtype=np.float64),
+        up=np.array([u for u, _ in made], dtype=np.int64), names=np.array([m for _, m in made], dtype=np.int64)))
+    ctx.slice_path_count += len(weights)
 
 
 def _sequential_sum(v: np.ndarray) -> float:
@@ -269,8 +373,7 @@ def slice_stats(ctx) -> list[SliceStat]:
                 add(scope, kind, nid, int(counts[j]), float(sums[j]), float(mins[j]), float(maxs[j]),
                     float(ts[i]), float(dur[i]), pid)
 
-    for key, th in ctx.threads.items():
-        group("thread", key[0], th.ts, th.dur, th.name)
+    _thread_groups(ctx, add)
     for (pid, _track), cols in pd.async_slices.items():
         group("async", pid, np.frombuffer(cols.ts, dtype=np.float64), np.frombuffer(cols.dur, dtype=np.float64),
               np.frombuffer(cols.name, dtype=np.dtype(cols.name.typecode)).astype(np.int64))
@@ -283,6 +386,39 @@ def slice_stats(ctx) -> list[SliceStat]:
                 max_ms=_ms(hi), first_ms=_ms(d0), first_start_ms=ctx.rel(t0), first_process=pd.processes.get(pid),
             ))
     return out
+
+
+def _thread_groups(ctx, add) -> None:
+    """slice_stats' per-thread groups of every thread at once: all threads' slices in one set
+    of columns sorted by (thread, name, start) — what each thread's own sort by name gave, as
+    its slices come sorted by start — and per-group count, sum, min and max by ``reduceat``
+    over the same runs of values; ``add`` called thread by thread, names ascending, as the
+    per-thread pass did (a trace of 11,000 short-lived threads paid its numpy passes for each)."""
+    sc = ctx.scope
+    threads = [(key[0], th) for key, th in ctx.threads.items() if len(th.ts)]
+    if not threads:
+        return
+    ts = np.concatenate([th.ts for _, th in threads])
+    dur = np.concatenate([th.dur for _, th in threads])
+    name = np.concatenate([th.name for _, th in threads]).astype(np.int64, copy=False)
+    which = np.repeat(np.arange(len(threads)), [len(th.ts) for _, th in threads])
+    order = np.lexsort((ts, name, which))
+    ts, dur, name, which = ts[order], dur[order], name[order], which[order]
+    del order
+    new = np.ones(len(ts), dtype=bool)
+    new[1:] = (which[1:] != which[:-1]) | (name[1:] != name[:-1])
+    first = np.flatnonzero(new)
+    counts = np.diff(np.append(first, len(ts))).tolist()
+    sums = np.add.reduceat(dur, first).tolist()
+    mins = np.minimum.reduceat(dur, first).tolist()
+    maxs = np.maximum.reduceat(dur, first).tolist()
+    app = sc.app_pids if sc is not None else frozenset()
+    for j, (t, d0, w, nid) in enumerate(zip(ts[first].tolist(), dur[first].tolist(), which[first].tolist(),
+                                            name[first].tolist())):
+        pid = threads[w][0]
+        add("all", "thread", nid, counts[j], sums[j], mins[j], maxs[j], t, d0, pid)
+        if pid in app:
+            add("app", "thread", nid, counts[j], sums[j], mins[j], maxs[j], t, d0, pid)
 
 
 def app_scope(ctx) -> AppScope | None:

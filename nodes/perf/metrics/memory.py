@@ -122,10 +122,7 @@ def memory(ctx) -> MemoryStats | None:
     for pid in set(by_pid) | {p for p, g in gc_by_pid.items() if g.count} | killed:
         pname = pd.processes.get(pid) or f"pid {pid}"
         series_map = by_pid.get(pid, {})
-        names = sorted(series_map, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))
-        proc = MemoryProcess(pid=pid, name=pname, killed=pid in killed, series=[
-            _series(f"{pname} ({pid}): {n}", n, series_map[n], ctx) for n in names
-        ])
+        proc = MemoryProcess(pid=pid, name=pname, killed=pid in killed)
         if "mem.rss" in series_map:
             proc.rss_max_mb = round(max(v for _, v in series_map["mem.rss"]), 3)
         else:
@@ -135,6 +132,11 @@ def memory(ctx) -> MemoryStats | None:
         rows.append(proc)
     app = ctx.scope.pid if ctx.scope is not None else None
     rows.sort(key=lambda r: (r.pid != app, -(r.rss_max_mb or 0.0), -(r.gc.total_ms if r.gc else 0.0), r.pid))
+    del rows[MAX_PROCESSES:]
+    for proc in rows:  # the series only for the processes kept (a trace can have thousands)
+        series_map = by_pid.get(proc.pid, {})
+        names = sorted(series_map, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))
+        proc.series = [_series(f"{proc.name} ({proc.pid}): {n}", n, series_map[n], ctx) for n in names]
     out = MemoryStats(processes=rows[:MAX_PROCESSES])
     out.lmk_kills = [LmkKill(ts_ms=ctx.rel(ts), pid=pid, process=pd.processes.get(pid), kill_reason=_kill_reason(reason),
                              oom_score_adj=adj) for ts, pid, reason, adj in kills]

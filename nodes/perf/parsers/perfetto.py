@@ -356,6 +356,10 @@ def parse(path: str, packet_limit: int = DEFAULT_PACKET_LIMIT) -> PerfData:
     return data
 
 
+#: Whole packets that must decode before a damaged one for the file to count as a Perfetto trace.
+GOOD_PACKETS_BEFORE_DAMAGE = 3
+
+
 def sniff(head: bytes, name: str) -> bool:
     """True when ``head`` (the first bytes, already gunzipped) frames like a Perfetto ``Trace``.
 
@@ -364,6 +368,11 @@ def sniff(head: bytes, name: str) -> bool:
     JSON, text and other binaries fail on the first record (``{`` / ``#`` / a digit are not
     the ``0x0A`` packet tag), and a text file that happens to begin with a newline fails on
     its second record.
+
+    A trace whose first :data:`GOOD_PACKETS_BEFORE_DAMAGE` packets decode and a later one does
+    not is a damaged Perfetto trace, not an unknown format: the reader reads it up to the damage
+    and says where (``trace corrupt after N packets``) — no other format frames that many
+    TracePackets by chance.
     """
     if not head or head[0] != 0x0A:
         return False
@@ -375,16 +384,16 @@ def sniff(head: bytes, name: str) -> bool:
             try:
                 pkt.ParseFromString(raw)
             except DecodeError:
-                return False
+                return whole >= GOOD_PACKETS_BEFORE_DAMAGE
             if not pkt.ListFields() and not len(UnknownFieldSet(pkt)):
-                return False
+                return whole >= GOOD_PACKETS_BEFORE_DAMAGE
             if not pkt.ListFields() and whole == 0:
                 return False
             whole += 1
             if whole >= 16:
                 break
     except StreamCorrupt:
-        return False
+        return whole >= GOOD_PACKETS_BEFORE_DAMAGE
     if whole:
         return True
     # The first packet is larger than the head: judge its first field, and the name.

@@ -19,10 +19,12 @@ import re
 from typing import Any
 
 import msgspec
+import numpy as np
 
 from nodes.perf.errors import PerfDataError
 from nodes.perf.formats import read_all, strip_json_start
 from nodes.perf.model import PerfData
+from nodes.perf.parsers import speedscope_samples as vec
 
 FORMAT = "speedscope"
 
@@ -49,12 +51,56 @@ def sniff(head: bytes, name: str) -> bool:
     return h[:1] == b"{" and b"speedscope.app/file-format-schema" in head
 
 
+_NULL = msgspec.Raw(b"null")
+
+
+class _Profile(msgspec.Struct):
+    """A profile as the fast path decodes it: samples and weights left as JSON bytes."""
+
+    type: Any = None
+    name: Any = None
+    unit: Any = None
+    startValue: Any = None
+    endValue: Any = None
+    samples: msgspec.Raw = _NULL
+    weights: msgspec.Raw = _NULL
+    events: Any = None
+
+
+class _Doc(msgspec.Struct):
+    shared: Any = None
+    profiles: list[_Profile] | None = None
+    exporter: Any = None
+    name: Any = None
+
+
+_FAST = msgspec.json.Decoder(_Doc)
+
+
 def parse(path: str) -> PerfData:
+    """Samples aggregated in vectorised passes (nodes/perf/parsers/speedscope_samples.py);
+    a file that pass does not handle exactly is read again sample by sample."""
     raw = read_all(path)
     try:
-        doc = msgspec.json.decode(raw)
-    except msgspec.DecodeError as e:
-        raise PerfDataError(path, f"invalid speedscope JSON ({e})") from None
+        doc = _FAST.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return _parse(path, raw, None)
+    fields = ("type", "name", "unit", "startValue", "endValue", "samples", "weights", "events")
+    profiles = None if doc.profiles is None else [{f: getattr(p, f) for f in fields} for p in doc.profiles]
+    fast = {"shared": doc.shared, "profiles": profiles, "exporter": doc.exporter, "name": doc.name}
+    try:
+        return _parse(path, raw, fast)
+    except vec.Fallback:
+        return _parse(path, raw, None)
+
+
+def _parse(path: str, raw: bytes, doc: Any) -> PerfData:
+    """The reader; ``doc`` is the fast decode (samples as JSON bytes), or None to decode here."""
+    if doc is None:
+        try:
+            doc = msgspec.json.decode(raw)
+        except msgspec.DecodeError as e:
+            raise PerfDataError(path, f"invalid speedscope JSON ({e})") from None
     if not isinstance(doc, dict):
         raise PerfDataError(path, "speedscope file is not a JSON object")
     shared = doc.get("shared")
@@ -115,7 +161,17 @@ def parse(path: str) -> PerfData:
         start = _f(prof.get("startValue"))
         end = _f(prof.get("endValue"))
         ptype = prof.get("type")
-        if ptype == "sampled":
+        if ptype == "sampled" and isinstance(prof.get("samples"), msgspec.Raw):
+            got, skipped, empty = _sampled_fast(pd, prof["samples"], prof["weights"], idx, frames, fid,
+                                                process_frames, pid, tid, mult)
+            if got is None:
+                bad += 1
+                continue
+            bad += skipped
+            read_any = read_any or got
+            if empty:
+                pd.meta.note(f"empty samples {tid}", str(empty))
+        elif ptype == "sampled":
             samples = prof.get("samples")
             weights = prof.get("weights")
             if not isinstance(samples, list):
@@ -180,6 +236,53 @@ def parse(path: str) -> PerfData:
     if not read_any:
         raise PerfDataError(path, "speedscope file holds no usable samples or events")
     return pd
+
+
+def _sampled_fast(pd: PerfData, samples: msgspec.Raw, weights: msgspec.Raw, idx: int,
+                  frames: list, fid: Any, process_frames: dict[int, tuple[int, str]], pid: int, tid: int,
+                  mult: float) -> tuple[bool | None, int, int]:
+    """One sampled profile through the vectorised pass: (any sample stored — None when
+    ``samples`` is no list —, malformed samples, empty ones). The same effects, in the same
+    order, as the per-sample loop in ``_parse``; vec.Fallback where it could not be."""
+    head = bytes(memoryview(samples)[:1])
+    if head == b"n":
+        return None, 0, 0
+    if head != b"[":
+        raise vec.Fallback()
+    gids, reps, first_at = vec.distinct_stacks(samples)
+    if process_frames and not pid and any(r and r[0] in process_frames for r in reps):
+        raise vec.Fallback()  # the sample's pid would come from the frames, sample by sample
+    wraw = bytes(memoryview(weights)[:1])
+    w: np.ndarray | float
+    if wraw == b"n":
+        w = 1.0 * mult
+    elif wraw == b"[":
+        given, _count = vec.weights_of(weights, len(gids), mult)
+        if given is None:
+            pd.warn(f"profile {idx}: weights do not match samples; each sample counted as 1")
+            w = 1.0 * mult
+        else:
+            w = given
+    else:
+        raise vec.Fallback()
+    state = {"pid": pid}
+
+    def key_of_stack(stack: tuple[int, ...]) -> tuple[int, ...] | None:
+        st: Any = list(stack)
+        if process_frames:
+            st, proc = _strip_process_frames(st, process_frames)
+            if proc is not None:
+                state["pid"] = _name_process(pd, state["pid"], proc)
+        ids = []
+        for i in st[:MAX_DEPTH]:
+            r = fid(i)
+            if r is None:
+                return None
+            ids.append(r)
+        return tuple(ids)
+
+    bad, empty, got = vec.add_profile(pd, gids, reps, first_at, w, (pid, tid), key_of_stack)
+    return got, bad, empty
 
 
 def _evented(

@@ -23,6 +23,22 @@ from nodes.perf.parsers.trace_event.events import DEC_LIST, DEC_ONE, MAX_EVENT_B
 
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+
+
+def _skip_blanks(buf: bytearray, i: int, n: int) -> int:
+    """The index of the first byte of ``buf[i:n]`` that is no JSON blank, or ``n``. Windows that
+    double in size, each copied and ``lstrip``-ed: the cost follows the blanks, not the buffer
+    (and is ~20× less than a regex over the megabytes of blanks a bomb is made of)."""
+    step = 64
+    while i < n:
+        if buf[i] not in WS:
+            return i
+        j = min(i + step, n)
+        rest = buf[i:j].lstrip(WS)
+        if rest:
+            return j - len(rest)
+        i, step = j, min(step * 2, 1 << 20)
+    return n
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 
 
@@ -229,6 +245,15 @@ class Framer:
             if r is None:
                 return
             if r < 0:  # nothing could be cut: one event larger than the buffer
+                # Blanks before the next event mean nothing (buf[1] is never inside a string):
+                # drop them instead of growing, so a gzip of whitespace between events stays
+                # one block in memory and ends at the inflate cap (before: the buffer doubled
+                # to 256 MB, ~590 MB peak).
+                lead = _skip_blanks(buf, 1, n) - 1
+                if lead > 0:
+                    buf[1 : n - lead] = buf[1 + lead : n]
+                    n -= lead
+                    continue
                 if cap >= MAX_EVENT_BYTES:
                     raise PerfDataError(self.path, "an event larger than 256 MB, or not an array of events")
                 bigger = bytearray(2 * cap + 1)
@@ -256,10 +281,8 @@ class Framer:
             while k < n and buf[k] in ws:
                 k += 1
             if k < n and buf[k] == 0x2C:
-                k += 1
-                while k < n and buf[k] in ws:
-                    k += 1
-                if k < n and buf[k] == 0x7B:
+                m = _skip_blanks(buf, k + 1, n)
+                if m == n or buf[m] == 0x7B:  # the next event, or only blanks so far
                     out.append(j + 1)
             pos = j
         if not out:  # many "}" and no boundary among the last ones: scan it all
@@ -282,11 +305,22 @@ class Framer:
             if end is not None:  # the array closed inside this piece
                 self._after_array(bytes(buf[end:n]))
                 return None
-            nxt = buf.index(b"{", cut, n)
+            nxt = buf.find(b"{", cut, n)
+            if nxt < 0:  # the next event is not read yet: drop the comma and blanks
+                return 1
             rem = n - nxt
             buf[1 : 1 + rem] = buf[nxt:n]
             return 1 + rem
         if not cands:
+            # No boundary between events: the array may have closed (its last event, then
+            # blanks); decode it rather than growing the buffer over what follows.
+            for k in self._array_ends(buf, n):
+                try:
+                    end = self._decode(memoryview(buf)[:k])
+                except _Fail:
+                    continue
+                self._after_array(bytes(buf[k if end is None else end : n]))
+                return None
             return -1
         # No cut decoded: the bytes are bad somewhere. Split exactly and salvage.
         data = bytes(buf[1:n])
@@ -482,7 +516,7 @@ class Framer:
                 self.pd.warn("bytes after the event array were ignored")
             return
         while not self.eof and len(rest) <= MAX_SIDE_BYTES:
-            rest = rest + self._read()
+            rest = (rest + self._read()).lstrip(WS)  # leading blanks are outside any string
         if not self.eof:
             self.pd.warn("top-level keys after traceEvents too large; ignored")
             return

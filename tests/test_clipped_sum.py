@@ -1,0 +1,102 @@
+"""Intervals.clipped_sum (nodes/perf/metrics/clipped_sum.py) gives the very float of the literal
+clipped sum over every interval, while it computes only the intervals inside the window; and the
+CPU lens's sections built on it equal the literal walk over every thread on a real capture."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nodes.perf.formats import load
+from nodes.perf.metrics import cpu
+from nodes.perf.metrics.clipped_sum import Intervals
+from nodes.perf.metrics.common import Context
+
+WARM = Path(__file__).resolve().parent / "data" / "perfetto" / "api32_startup_warm.perfetto-trace"
+
+
+def _literal(starts: np.ndarray, ends: np.ndarray, a: float, b: float) -> float:
+    return float(np.clip(np.minimum(ends, b) - np.maximum(starts, a), 0.0, None).sum())
+
+
+def _threads(rng: np.random.Generator, sizes: list[int], ordered: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    starts, ends = [], []
+    for n in sizes:
+        gaps = rng.exponential(50.0, n) * (rng.random(n) < 0.9)  # some back to back
+        # some of length 0; lengths of many magnitudes from near 0, so that sums round and the
+        # order of the additions shows (a real trace's are on one grid, where no sum rounds)
+        durs = rng.exponential(30.0, n) * 10.0 ** rng.uniform(-4, 5, n) * (rng.random(n) < 0.95)
+        s = (np.cumsum(gaps) + rng.random()).tolist()
+        e = s[:]
+        for k in range(n):  # each starts where the one before ended, or later
+            s[k] = max(s[k], e[k - 1]) if k else s[k]
+            e[k] = s[k] + durs[k]
+        s, e = np.array(s), np.array(e)
+        if not ordered and n > 1:
+            s, e = s[::-1].copy(), e[::-1].copy()
+        starts.append(s)
+        ends.append(e)
+    return np.concatenate(starts), np.concatenate(ends), np.array(sizes)
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_clipped_sum_is_the_literal_sum_bit_for_bit(ordered):
+    rng = np.random.default_rng(25)
+    # sizes either side of numpy's pairwise limits (8, 128) and several levels of splitting
+    sizes = [0, 1, 2, 7, 8, 9, 15, 16, 0, 17, 127, 128, 129, 300, 1000, 5000, 20011, 0, 0]
+    starts, ends, counts = _threads(rng, sizes, ordered)
+    iv = Intervals(starts, ends, counts)
+    assert iv.ordered.tolist() == [ordered or n < 7 and bool(iv.ordered[i]) for i, n in enumerate(sizes)]
+    checked = 0
+    for i, n in enumerate(sizes):
+        s, e = starts[iv.offsets[i]:iv.offsets[i + 1]], ends[iv.offsets[i]:iv.offsets[i + 1]]
+        if not n:
+            assert iv.clipped_sum(i, 0.0, 1e12) == 0.0
+            continue
+        lo, hi = s.min(), e.max()
+        windows = [(lo - 10, hi + 10), (lo, hi), (hi + 1, hi + 5), (lo - 5, lo - 1), (s[0], e[0])]
+        for _ in range(40):
+            a = rng.uniform(lo - 100, hi)
+            windows.append((a, a + rng.uniform(0, (hi - lo) * rng.choice([0.001, 0.05, 0.5, 1.2]))))
+        for a, b in windows:
+            got, want = iv.clipped_sum(i, a, b), _literal(s, e, a, b)
+            assert got == want and np.signbit(got) == np.signbit(want), (n, a, b, got, want)
+            checked += 1
+    assert checked > 500
+
+
+def _literal_section(pd, start: float, end: float) -> tuple[list, dict]:
+    """The walk the CPU sections did before: every thread, every interval, clipped."""
+    rows, procs = [], defaultdict(lambda: [0.0, 0.0])
+    for (pid, tid), iv in pd.sched_intervals.items():
+        ts = np.frombuffer(iv.ts, dtype=np.float64)
+        du = np.frombuffer(iv.dur, dtype=np.float64)
+        st = np.frombuffer(iv.state, dtype=np.int8)
+        clipped = np.clip(np.minimum(ts + du, end) - np.maximum(ts, start), 0.0, None)
+        run, wait = float(clipped[st == 0].sum()), float(clipped[np.isin(st, (1, 2))].sum())
+        if run or wait:
+            rows.append((run, wait, pid, tid))
+            procs[pid][0] += run
+            procs[pid][1] += wait
+    return sorted(rows, key=lambda r: (-r[0], -r[1], r[2], r[3])), dict(procs)
+
+
+def test_cpu_sections_equal_the_literal_walk_on_the_warm_start():
+    pd = load(str(WARM))
+    ctx = Context(pd, 10)
+    span = pd.end_us - pd.start_us
+    windows = [(pd.start_us + f * span, pd.start_us + (f + w) * span)
+               for f, w in [(0.0, 1.0), (-0.1, 1.2), (0.3, 0.2), (0.5, 0.01), (0.9, 0.5)]]
+    for a, b in windows:
+        sec = cpu.section(ctx, "window", a, b)
+        rows, procs = _literal_section(pd, a, b)
+        assert len(rows) > 5
+        assert [(t.pid, t.tid) for t in sec.threads] == [(p, t) for _r, _w, p, t in rows[:cpu.SECTION_TOP]]
+        for t, (run, wait, _p, _t) in zip(sec.threads, rows):
+            assert (t.running_ms, t.runnable_ms) == (round(run / 1000.0, 3), round(wait / 1000.0, 3))
+        top = sorted(procs.items(), key=lambda kv: (-kv[1][0], kv[0]))[:cpu.SECTION_TOP]
+        assert [(p.pid, p.running_ms, p.runnable_ms) for p in sec.processes] == [
+            (pid, round(r / 1000.0, 3), round(w / 1000.0, 3)) for pid, (r, w) in top]
