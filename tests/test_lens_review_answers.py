@@ -123,3 +123,19 @@ def test_the_energy_sentence_says_which_span_its_mean_power_is_over(ps):
                             "first and last readings in it; by category CPU"), first
     # and the arithmetic adds up: energy / span = the mean power, within the rails' own spans
     assert mb.energy_uws / span_s == pytest.approx(mb.power_uw, rel=0.02)
+
+
+def test_blocking_without_atrace_says_what_was_not_recorded_and_names_the_cpu_wait(ps):
+    r = ps.ask("主线程被什么阻塞了 ms_android12_emulator_sched_cpusampling.pftrace")
+    first = _first(r)
+    a = _analysis(r)
+    b = a["blocking"]
+    main = next(t for t in a["threads"] if t["tid"] == b["tid"] and t["pid"] == b["pid"])
+    from nodes.perf.units import dur, pct
+
+    share = 100 * main["runnable_ms"] / (main["running_ms"] + main["runnable_ms"] + main["sleeping_ms"])
+    assert first.startswith("Main thread: ") and "binder calls not recorded" in first
+    assert "0 locks" not in first and "no lock contention slices in the trace" in first  # not measured-looking zeros
+    assert (f"runnable (waiting for a CPU) {dur(main['runnable_ms'])}, {pct(share)} of its time, "
+            f"against {dur(main['running_ms'])} running") in first, first
+    assert pct(share) == "14.5 %"

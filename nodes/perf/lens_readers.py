@@ -414,6 +414,13 @@ def blocking(a) -> Reading:
                        + [("D", x.dur_ms, "IO" if x.io_wait else "uninterruptible sleep") for x in plug.d_state],
                        key=lambda w: -w[1])[:3]
         s = "Main thread: " + summarize_blocking(plug).rstrip(".")
+        # waiting for a CPU is a wait too (trace_processor thread_state R / R+): say it beside the others
+        main = next((t for t in a.threads if t.tid == plug.tid and t.pid == plug.pid and t.runnable_ms is not None), None)
+        if main is not None and main.runnable_ms:
+            total = (main.running_ms or 0.0) + main.runnable_ms + (main.sleeping_ms or 0.0)
+            s += (f"; runnable (waiting for a CPU) {dur(main.runnable_ms)}"
+                  + (f", {pct(100 * main.runnable_ms / total)} of its time" if total else "")
+                  + (f", against {dur(main.running_ms)} running" if main.running_ms is not None else ""))
         if waits:
             s += "; longest waits: " + ", ".join(f"{ms(d)} on {what}" for _, d, what in waits)
         return Reading("blocking", s + ".", fine=not _serious(a, ["blocking"]),
