@@ -139,3 +139,28 @@ def test_blocking_without_atrace_says_what_was_not_recorded_and_names_the_cpu_wa
     assert (f"runnable (waiting for a CPU) {dur(main['runnable_ms'])}, {pct(share)} of its time, "
             f"against {dur(main['running_ms'])} running") in first, first
     assert pct(share) == "14.5 %"
+
+
+def test_memory_leads_with_the_app_then_the_processes_that_grew_most(ps):
+    from nodes.perf.formats import load
+
+    pd = load(str(DATA / "perfetto/ms_android12_emulator_sched_cpusampling.pftrace"))
+    growth = {}  # mem.rss (process_stats) last - first reading per process, MiB, decoded here
+    for (pid, name), pts in pd.memory.items():
+        if name == "mem.rss" and len(pts) >= 2:
+            pts = sorted(pts)
+            growth[pd.processes.get(pid) or f"pid {pid}"] = pts[-1][1] - pts[0][1]  # MB, as process_stats reads it
+    first = _first(ps.ask("is memory growing ms_android12_emulator_sched_cpusampling.pftrace"))
+    assert first.startswith("Memory: com.android.systemui RSS peak")  # the app of the trace first
+    others = sorted((g, n) for n, g in growth.items() if n != "com.android.systemui")[::-1][:2]
+    names = [n for _, n in others]
+    # the profiler itself (+131 MB) and partnersetup (+23.5 MB, not among the 20 largest) grew more than chrome (+10 MB)
+    assert names == ["/system/bin/traced_perf", "com.google.android.partnersetup"] and round(growth["com.android.chrome"], 1) == 10.0
+    shown = [x.split(" RSS peak")[0] for x in first[len("Memory: "):].split("; ")][:3]
+    assert shown == ["com.android.systemui", *names], shown
+
+
+def test_memory_says_the_launched_app_has_no_reading(ps):
+    first = _first(ps.ask("is memory growing api24_startup_cold.perfetto-trace"))
+    assert first.startswith("Memory: no reading of androidx.benchmark.integration.macrobenchmark.target itself — "
+                            "the trace has no process_stats scan or rss_stat counter of it"), first

@@ -348,7 +348,15 @@ def memory(a) -> Reading:
         from nodes.perf.metrics.memory import summarize_memory
 
         ps = _get(plug, "processes")
-        return Reading("memory", "Memory: " + summarize_memory(plug), fine=not _serious(a, ["memory"]),
+        app = a.app.pid if a.app is not None else None
+        s = "Memory: " + summarize_memory(plug)
+        if app is not None and all(p.pid != app for p in ps):
+            # the app of the question has no reading (e.g. launched after the only process_stats scan)
+            who = a.app.process or f"pid {app}"
+            s = (f"Memory: no reading of {who} itself — the trace has no process_stats scan or rss_stat counter "
+                 f"of it (a process started after the only scan has none); the other processes: "
+                 + summarize_memory(plug))
+        return Reading("memory", s, fine=not _serious(a, ["memory"]),
                        numbers={"processes": [{"name": p.name, "pid": p.pid, "rss_max_mb": p.rss_max_mb} for p in ps[:10]],
                                 "lmk_kills": len(plug.lmk_kills)})
     rows = []

@@ -1354,8 +1354,11 @@ class LmkKill(Result, kw_only=True):
 
 
 class MemoryStats(Result, kw_only=True):
-    #: The app first (when one is identified), then by highest RSS.
+    #: The app first (when one is identified), then by highest RSS (the 20 largest), then the
+    #: ones that grew the most among the rest (nodes/perf/metrics/memory.py MAX_GROWERS).
     processes: list[MemoryProcess] = msgspec.field(default_factory=list)
+    #: The app the analysis is scoped to (AnalysisResult.app), None when none was identified.
+    app_pid: int | None = None
     lmk_kills: list[LmkKill] = msgspec.field(default_factory=list)
     missing: list[MissingData] = msgspec.field(default_factory=list)
 
