@@ -37,3 +37,13 @@ def test_every_kind_the_bundle_reads_is_in_the_skip_set():
     source = inspect.getsource(perfetto_ftrace.FtraceState.bundle)
     read = set(re.findall(r'kind == "([a-z_0-9]+)"', source))
     assert read and read <= perfetto_ftrace._HANDLED, read - perfetto_ftrace._HANDLED
+
+
+def test_the_batch_reader_reads_or_hands_back_every_kind_the_bundle_reads():
+    """perfetto_ftrace_batch reads the FAST kinds itself and sends bundles holding a SLOW kind
+    to FtraceState.bundle: a kind the event-by-event reader handles but the batch reader
+    neither reads nor hands back would be dropped on the fast path only."""
+    from nodes.perf.parsers import perfetto_ftrace, perfetto_ftrace_batch
+
+    assert perfetto_ftrace_batch.FAST | perfetto_ftrace_batch.SLOW == perfetto_ftrace._HANDLED
+    assert not perfetto_ftrace_batch.FAST & perfetto_ftrace_batch.SLOW

@@ -89,12 +89,17 @@ class _TraceReader:
         self.first_ns: int | None = None
         self.last_ns: int | None = None
 
+    def flush(self) -> None:
+        """Read the ftrace bundles queued for the batch reader."""
+        self.bad_packets += self.ftrace.flush()
+
     def held(self) -> int:
         """Events buffered before :meth:`finish` stores them (the event cap counts them too)."""
+        self.flush()
         ft, te = self.ftrace, self.track_events
         return (
             len(ft.atrace)
-            + sum(len(c.ts) for c in ft.sched.values())
+            + ft.sched.rows
             + len(ft.async_slices)
             + sum(len(v) for v in ft.counters.values())
             + len(te.async_slices)
@@ -146,8 +151,9 @@ class _TraceReader:
                 self.ftrace.unknown_clock = True
                 clock_id = BOOTTIME
             if self.clock.key(0, clock_id) == self.clock.primary:
-                self.ftrace.bundle(bundle, identity)
+                self.ftrace.queue(bundle, raw)
             else:
+                self.flush()
                 conv = self.clock.to_ns
                 self.ftrace.bundle(bundle, lambda t: conv(0, clock_id, t))
         elif kind == "track_event":
@@ -182,6 +188,7 @@ class _TraceReader:
                     self.unknown_fields[f.field_number] += 1
 
     def finish(self, report: StreamReport) -> None:
+        self.flush()
         data = self.data
         known: dict[int, int] = {}
         known.update(self.ftrace.tgid_of)
@@ -350,6 +357,7 @@ def parse(path: str, packet_limit: int = DEFAULT_PACKET_LIMIT) -> PerfData:
     if report.packets == 0:
         why = f" ({'; '.join(report.problems[:2])})" if report.problems else ""
         raise PerfDataError(path, f"no trace packets: empty or not a Perfetto trace{why}")
+    reader.flush()
     if reader.bad_packets == report.packets:
         raise PerfDataError(path, "not a Perfetto trace: no packet decodes as a TracePacket")
     reader.finish(report)

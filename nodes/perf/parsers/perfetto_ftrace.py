@@ -11,34 +11,30 @@ per event.
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass, field
-from functools import cache
 
-from nodes.perf.model import MAX_COUNTER_POINTS, PerfData, SchedIntervals
+import numpy as np
+
+from nodes.perf.model import MAX_COUNTER_POINTS, PerfData
 from nodes.perf.parsers.perfetto_binder import BinderState
 from nodes.perf.parsers.perfetto_binder_calls import pair_calls
 from nodes.perf.parsers.perfetto_cpu import CpuState
+from nodes.perf.parsers.perfetto_ftrace_batch import read_batch
 from nodes.perf.parsers.perfetto_memory import MemoryState
 from nodes.perf.parsers.perfetto_slices import AtraceLog, pair
-from nodes.perf.sched_state import SchedState, classify, from_raw, kernel_version
+from nodes.perf.parsers.perfetto_sched import BLOCKED as _BLOCKED
+from nodes.perf.parsers.perfetto_sched import COARSE, SchedLog, thread_states
+from nodes.perf.parsers.perfetto_sched import IN as _IN
+from nodes.perf.parsers.perfetto_sched import NEW as _NEW
+from nodes.perf.parsers.perfetto_sched import OUT as _OUT
+from nodes.perf.parsers.perfetto_sched import WAKE as _WAKE
+from nodes.perf.sched_state import kernel_version
 
 #: At most this many slices still open at the end are kept by name (PerfData.open_slices).
 MAX_OPEN_SLICES = 1000
 
 # Event codes in the per-thread atrace columns.
 _B, _E = 1, 2
-# Event codes in the per-thread sched columns.
-# (a switch-out's arg is its raw prev_state, decoded by nodes/perf/sched_state.py at the end)
-_IN, _OUT, _WAKE, _BLOCKED, _NEW = 0, 1, 4, 5, 6
-_NONE = -1  # no state known yet
-
-
-@cache
-def _decoded(raw: int, kernel: tuple[int, int] | None) -> tuple[str | None, int]:
-    """(coarse state, interval code) of a raw prev_state: a trace holds a handful of values."""
-    coarse, code = classify(from_raw(raw, kernel))
-    return coarse, int(code)
 _CLONE_THREAD = 0x00010000
 
 MAX_ASYNC = 100_000
@@ -47,13 +43,6 @@ MAX_ASYNC = 100_000
 MAX_SCHED_INTERVALS = 4_000_000
 #: atrace instants ("I|pid|name") kept: Android marks launch completion with one.
 MAX_ATRACE_INSTANTS = 50_000
-
-
-@dataclass
-class _Columns:
-    ts: array = field(default_factory=lambda: array("q"))
-    code: array = field(default_factory=lambda: array("b"))
-    arg: array = field(default_factory=lambda: array("q"))
 
 
 @dataclass
@@ -78,7 +67,7 @@ class FtraceState:
         self.async_slices: list[AsyncSlice] = []
         #: (tgid, counter name) → [(ts_ns, value)]
         self.counters: dict[tuple[int, str], list[tuple[int, float]]] = {}
-        self.sched: dict[int, _Columns] = {}  # tid → sched columns
+        self.sched = SchedLog()  # every scheduler event, arrival order (perfetto_sched.py)
         self._cpu_current: dict[int, int] = {}  # cpu → tid running on it (compact sched)
         self._cpu_first_switch: dict[int, int] = {}  # cpu → time of its first compact switch
         self.compact_wakings_skipped = 0
@@ -104,6 +93,8 @@ class FtraceState:
         #: rss_stat (perfetto_memory.py).
         self.memory = MemoryState()
         self.sched_intervals_dropped = 0
+        self._batch: list = []  # bundles queued for the batch reader
+        self._batch_events = 0
 
     # --- helpers -----------------------------------------------------------------------
     def _name_id(self, name: str) -> int:
@@ -113,14 +104,6 @@ class FtraceState:
             self.name_list.append(name)
         return i
 
-    def _push(self, table: dict[int, _Columns], tid: int, ts: int, code: int, arg: int = 0) -> None:
-        cols = table.get(tid)
-        if cols is None:
-            cols = table[tid] = _Columns()
-        cols.ts.append(ts)
-        cols.code.append(code)
-        cols.arg.append(arg)
-
     def _sched_seen(self, ts: int) -> None:
         if self.sched_first_ns is None or ts < self.sched_first_ns:
             self.sched_first_ns = ts
@@ -128,8 +111,30 @@ class FtraceState:
             self.sched_last_ns = ts
 
     # --- input -------------------------------------------------------------------------
+    def queue(self, b, raw: bytes) -> None:
+        """A bundle on the trace clock, read with the next batch (perfetto_ftrace_batch.py)."""
+        self._batch.append((b, raw))
+        self._batch_events += len(b.event)
+
+    def flush(self) -> int:
+        """Read the queued bundles; returns how many were dropped as malformed."""
+        if not self._batch:
+            return 0
+        items, self._batch, self._batch_events = self._batch, [], 0
+        return read_batch(self, items)
+
+    def bundle_checked(self, b) -> int:
+        """:meth:`bundle` on the trace clock; 1 when the bundle held nonsense and was dropped
+        (what the reader does with such a packet), else 0."""
+        try:
+            self.bundle(b, identity)
+        except (TypeError, ValueError, KeyError, IndexError, OverflowError):
+            return 1
+        return 0
+
     def bundle(self, b, to_ns) -> None:
-        """One ``FtraceEventBundle``; ``to_ns(ts)`` maps the ftrace clock onto the trace clock."""
+        """One ``FtraceEventBundle``, event by event; ``to_ns(ts)`` maps the ftrace clock onto
+        the trace clock."""
         cpu = b.cpu
         self.cpu.cpus.add(cpu)
         if b.HasField("compact_sched"):
@@ -166,7 +171,7 @@ class FtraceState:
                 br = e.sched_blocked_reason
                 if br.pid and br.HasField("io_wait"):
                     self.blocked_reasons += 1
-                    self._push(self.sched, br.pid, to_ns(e.timestamp), _BLOCKED, 1 if br.io_wait else 0)
+                    self.sched.push(br.pid, to_ns(e.timestamp), _BLOCKED, 1 if br.io_wait else 0)
             elif kind == "binder_transaction":
                 self.binder.transaction(to_ns(e.timestamp), tid, e.binder_transaction)
             elif kind == "binder_transaction_received":
@@ -183,7 +188,7 @@ class FtraceState:
                     self.comm[nt.pid] = nt.comm
                 if nt.pid:  # a new task starts runnable (ThreadStateTracker::PushNewTaskEvent)
                     self._sched_seen(to_ns(e.timestamp))
-                    self._push(self.sched, nt.pid, to_ns(e.timestamp), _NEW)
+                    self.sched.push(nt.pid, to_ns(e.timestamp), _NEW)
                 if nt.clone_flags & _CLONE_THREAD:
                     self.tgid_of.setdefault(nt.pid, self.tgid_of.get(tid, tid))
                 else:
@@ -199,38 +204,67 @@ class FtraceState:
         says who runs next (its previous task is unknown, so no state is written), and a
         waking record before the CPU's first switch is dropped (``compact_sched_waking_skipped``).
         Every other waking record opens a runnable interval like a ``sched_waking`` event.
+        The columns are read whole (upb's repeated fields into numpy), never record by record.
         """
         table = list(cs.intern_table)
-        ts = 0
-        prev_states = cs.switch_prev_state
-        next_pids = cs.switch_next_pid
-        comm_idx = cs.switch_next_comm_index
-        for i, delta in enumerate(cs.switch_timestamp):
-            ts += delta
-            t = to_ns(ts)
-            nxt = next_pids[i]
-            if i < len(comm_idx) and comm_idx[i] < len(table) and nxt:
-                self.comm[nxt] = table[comm_idx[i]]
-            self.compact_switches += 1
-            if cpu not in self._cpu_current:
-                self._cpu_first_switch[cpu] = t
-                self._cpu_current[cpu] = nxt
-                self._sched_seen(t)
-                continue
-            prev = self._cpu_current[cpu]
-            self._switch_pair(cpu, t, prev, prev_states[i] if i < len(prev_states) else 1, nxt)
-        ts = 0
-        wake_pids = cs.waking_pid
-        wake_comm = cs.waking_comm_index
-        first = self._cpu_first_switch.get(cpu)
-        for i, delta in enumerate(cs.waking_timestamp):
-            ts += delta
-            t = to_ns(ts)
-            if first is None or t < first:
-                self.compact_wakings_skipped += 1
-                continue
-            comm = table[wake_comm[i]] if i < len(wake_comm) and wake_comm[i] < len(table) else ""
-            self._wake(t, wake_pids[i], comm)
+        n = len(cs.switch_timestamp)
+        if n:
+            t = _times(cs.switch_timestamp, to_ns)
+            nxt = np.array(cs.switch_next_pid, np.int64)[:n]
+            if len(nxt) < n:  # a short column: the reader's IndexError drops the packet
+                raise IndexError("compact sched: switch_next_pid shorter than switch_timestamp")
+            prev_state = np.ones(n, np.int64)
+            ps = np.array(cs.switch_prev_state, np.int64)[:n]
+            prev_state[:len(ps)] = ps
+            idx = np.array(cs.switch_next_comm_index, np.int64)[:n]
+            named = np.flatnonzero((idx < len(table)) & (nxt[:len(idx)] != 0))
+            if len(named):
+                self.comm.update(zip(nxt[named].tolist(), [table[i] for i in idx[named].tolist()]))
+            self.compact_switches += n
+            self._sched_seen(int(t.min()))
+            self._sched_seen(int(t.max()))
+            prev = np.empty(n, np.int64)
+            prev[1:] = nxt[:-1]
+            if cpu in self._cpu_current:
+                prev[0] = self._cpu_current[cpu]
+                first = 0
+            else:
+                self._cpu_first_switch[cpu] = int(t[0])
+                first = 1
+            self._cpu_current[cpu] = int(nxt[-1])
+            self._cpu_first_switch.setdefault(cpu, int(t[0]))
+            if n > first:
+                # each switch: the task leaving (its raw prev_state), then the one coming in
+                tid = np.stack([prev[first:], nxt[first:]], 1).ravel()
+                keep = tid != 0  # tid 0 is the idle task: not a thread anyone asks about
+                m = n - first
+                codes = np.tile(np.array([_OUT, _IN], np.int8), m)
+                args = np.stack([prev_state[first:], np.zeros(m, np.int64)], 1).ravel()
+                self.sched.extend(tid[keep], np.repeat(t[first:], 2)[keep], codes[keep], args[keep])
+        nw = len(cs.waking_timestamp)
+        if nw:
+            t = _times(cs.waking_timestamp, to_ns)
+            pids = np.array(cs.waking_pid, np.int64)[:nw]
+            if len(pids) < nw:
+                raise IndexError("compact sched: waking_pid shorter than waking_timestamp")
+            first_t = self._cpu_first_switch.get(cpu)
+            ok = np.zeros(nw, bool) if first_t is None else t >= first_t
+            self.compact_wakings_skipped += int(nw - ok.sum())
+            ok &= pids != 0
+            sel = np.flatnonzero(ok)
+            if len(sel):
+                self.wakings += len(sel)
+                self._sched_seen(int(t[sel].min()))
+                self._sched_seen(int(t[sel].max()))
+                widx = np.array(cs.waking_comm_index, np.int64)[:nw]
+                named = sel[sel < len(widx)]
+                named = named[widx[named] < len(table)]
+                if len(named):
+                    comm = self.comm
+                    for p, c in zip(pids[named].tolist(), [table[i] for i in widx[named].tolist()]):
+                        if c and p not in comm:
+                            comm[p] = c
+                self.sched.extend(pids[sel], t[sel], np.full(len(sel), _WAKE, np.int8), np.zeros(len(sel), np.int64))
 
     def _switch(self, cpu: int, ts: int, sw) -> None:
         self.switches += 1
@@ -244,9 +278,9 @@ class FtraceState:
         self._sched_seen(ts)
         if prev:  # tid 0 is the idle task: not a thread anyone asks about
             # prev_state is decoded once, at the end, with the kernel's bit layout
-            self._push(self.sched, prev, ts, _OUT, prev_state)
+            self.sched.push(prev, ts, _OUT, prev_state)
         if nxt:
-            self._push(self.sched, nxt, ts, _IN)
+            self.sched.push(nxt, ts, _IN)
         self._cpu_current[cpu] = nxt
         self._cpu_first_switch.setdefault(cpu, ts)
 
@@ -257,18 +291,21 @@ class FtraceState:
         self._sched_seen(ts)
         if comm:
             self.comm.setdefault(tid, comm)
-        self._push(self.sched, tid, ts, _WAKE)
+        self.sched.push(tid, ts, _WAKE)
 
     def _zero(self, ts: int, tid: int, z) -> None:
+        self._zero_values(ts, tid, z.flag, z.name, z.pid, z.value)
+
+    def _zero_values(self, ts: int, tid: int, flag: int, name: str, pid: int, value: int) -> None:
         """Kernel ``systrace/0`` events: atrace in a kernel tracepoint (flag bits B=1, E=2, C=4)."""
-        tgid = z.pid or tid
-        if z.flag & 1:
+        tgid = pid or tid
+        if flag & 1:
             self.tgid_of.setdefault(tid, tgid)
-            self.atrace.push(tid, ts, _B, self._name_id(z.name or "[empty slice name]"))
-        elif z.flag & 2:
+            self.atrace.push(tid, ts, _B, self._name_id(name or "[empty slice name]"))
+        elif flag & 2:
             self.atrace.push(tid, ts, _E)
-        elif z.flag & 4:
-            self._counter(tgid, z.name, ts, float(z.value))
+        elif flag & 4:
+            self._counter(tgid, name, ts, float(value))
 
     def _counter(self, tgid: int, name: str, ts: int, value: float) -> None:
         pts = self.counters.setdefault((tgid, name), [])
@@ -367,12 +404,10 @@ class FtraceState:
             data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
         for tgid, tid, ts, name in self.instants:
             data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
-        end = self.sched_last_ns
         kept = 0
-        for tid, cols in self.sched.items():
+        for tid, totals, iv in thread_states(self.sched, kernel, self.sched_last_ns):
             pid = self.pid_for(tid, known_tgid)
-            totals, iv = self._thread_states(cols, kernel, end)
-            for k, v in totals.items():
+            for k, v in zip(COARSE, totals):
                 if v:
                     data.add_thread_state(pid, tid, k, v / 1000.0)
             if len(iv):
@@ -386,87 +421,15 @@ class FtraceState:
             data.warn(f"{self.sched_intervals_dropped:,} scheduler intervals beyond {MAX_SCHED_INTERVALS:,} were "
                       "not kept; per-thread totals still cover them")
 
-    @staticmethod
-    def _thread_states(cols: _Columns, kernel: tuple[int, int] | None, end: int | None):
-        """One thread's events in time order → (totals ns by coarse state, SchedIntervals).
 
-        The state machine of trace_processor's ThreadStateTracker
-        (src/trace_processor/importers/common/thread_state_tracker.cc), one thread at a time:
-
-        * a switch-in closes whatever was open and opens Running;
-        * a switch-out opens the state ``prev_state`` names (R+ — preempted — is runnable).
-          If the thread was not Running (an event was lost), the open state is left without
-          an end and is not counted, as trace_processor leaves its ``dur`` at -1;
-        * a ``sched_waking`` (compact sched's waking records included) closes a blocked state
-          — anything but Running and R, so R+ too — and opens R; one for a thread with no
-          state yet opens R; one for a thread Running or in R changes nothing;
-        * ``task_newtask`` opens R for the new thread (trace_processor gives it a new thread
-          id, so whatever was open for the old one is not counted);
-        * ``sched_blocked_reason`` says whether the last blocked interval waited on IO, as long
-          as the thread has not run since.
-
-        An interval is [since, ts). The last state runs to the end of the scheduler data
-        (trace_processor leaves it open); time before a thread's first event is not counted.
-        """
-        totals = {"running": 0, "runnable": 0, "sleeping": 0}
-        starts: list[int] = []
-        ends: list[int] = []
-        codes: list[int] = []
-        ios: list[int] = []
-        state: str | None = None
-        detail = _NONE
-        since = 0
-        open_io = -1  # IO verdict for the open interval
-        last_blocked = -1  # index of the last closed blocked interval, -1 once it ran again
-        open_blocked = False
-        ts_col, code_col, arg_col = cols.ts, cols.code, cols.arg
-        running, runnable = int(SchedState.RUNNING), int(SchedState.R)  # plain ints in the loop
-        decode = _decoded
-        for i in sorted(range(len(ts_col)), key=ts_col.__getitem__):
-            ts, code = ts_col[i], code_col[i]
-            if code == _BLOCKED:
-                if open_blocked:
-                    open_io = arg_col[i]
-                elif last_blocked >= 0:
-                    ios[last_blocked] = arg_col[i]
-                continue
-            if code == _WAKE and (detail == running or detail == runnable):
-                continue
-            lost = code == _OUT and detail != _NONE and detail != running
-            if detail != _NONE and code != _NEW and not lost:
-                if state is not None:
-                    totals[state] += ts - since
-                if ts > since:
-                    starts.append(since)
-                    ends.append(ts)
-                    codes.append(detail)
-                    ios.append(open_io)
-                    if open_blocked:
-                        last_blocked = len(codes) - 1
-            open_io = -1
-            since = ts
-            if code == _WAKE or code == _NEW:
-                state, detail = "runnable", runnable
-            elif code == _IN:
-                state, detail = "running", running
-                last_blocked = -1
-            else:  # switched out: what it left as, read with this kernel's bit layout
-                state, detail = decode(arg_col[i], kernel)
-            open_blocked = detail != running and detail != runnable
-        if detail != _NONE and end is not None:
-            if state is not None:
-                totals[state] += end - since
-            if end > since:
-                starts.append(since)
-                ends.append(end)
-                codes.append(detail)
-                ios.append(open_io)
-        iv = SchedIntervals(
-            ts=array("d", [t / 1000.0 for t in starts]),
-            dur=array("d", [(e - t) / 1000.0 for t, e in zip(starts, ends)]),
-            state=array("b", codes), io_wait=array("b", ios),
-        )
-        return totals, iv
+def _times(deltas, to_ns) -> np.ndarray:
+    """A delta-encoded compact-sched time column → trace-clock ns (int64)."""
+    if sum(deltas) >= 1 << 63:
+        raise OverflowError("compact sched timestamps beyond 64 bits")
+    t = np.cumsum(np.array(deltas, np.uint64)).astype(np.int64)
+    if to_ns is identity:
+        return t
+    return np.array([to_ns(x) for x in t.tolist()], np.int64)
 
 
 def identity(t: int) -> int:

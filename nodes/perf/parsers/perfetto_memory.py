@@ -56,19 +56,23 @@ class MemoryState:
                     self._add(self.series, (p.pid, name), ts, getattr(p, field) / 1024.0)
 
     def rss_stat(self, ts: int, tid: int, e) -> None:
-        name = _RSS_MEMBERS.get(e.member)
+        self.rss_values(ts, tid, e.member, e.size, e.curr, e.mm_id if e.HasField("mm_id") else None)
+
+    def rss_values(self, ts: int, tid: int, member: int, size: int, curr: int, mm_id: int | None) -> None:
+        """One ``rss_stat`` event's fields (``mm_id`` None when the event has none)."""
+        name = _RSS_MEMBERS.get(member)
         if name is None:
             return
-        if e.curr:
-            if e.HasField("mm_id"):
-                self.mm_owner[e.mm_id] = tid
+        if curr:
+            if mm_id is not None:
+                self.mm_owner[mm_id] = tid
             owner = tid
         else:
-            owner = self.mm_owner.get(e.mm_id)
+            owner = self.mm_owner.get(mm_id or 0)
             if owner is None:
                 self.rss_unowned += 1
                 return
-        self._add(self.rss_by_tid, (owner, name), ts, e.size / 1048576.0)
+        self._add(self.rss_by_tid, (owner, name), ts, size / 1048576.0)
 
     def finish(self, data: PerfData, ftrace_counters: dict, pid_for) -> None:
         """Into ``data.memory``: process_stats and rss_stat series, atrace memory counters, kills."""

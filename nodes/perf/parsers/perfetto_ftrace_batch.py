@@ -1,0 +1,527 @@
+"""Ftrace bundles read in batches, as columns: the fast path of ``perfetto_ftrace``.
+
+A batch is the bundles between two event-cap checks (at most ~1 MiB of packets). Their events
+are decoded together (``perfetto_wire``): one pass gives every event's time, thread and kind,
+one pass per kind its fields. What each kind does is what ``FtraceState.bundle`` does event by
+event — the same state, the same order of arrival wherever order counts (the atrace and
+scheduler columns, first-wins thread group ids, last-wins thread names, the caps that keep the
+first N points) — so the two paths give the same PerfData. Work that is per event by nature
+(parsing an atrace line other than ``E``, an ``rss_stat`` owner lookup, new tasks and renames)
+stays a Python loop over plain lists, in arrival order.
+
+A bundle this path does not read — non-compact ``sched_switch`` / ``sched_waking`` (older
+kernels' traces), a time beyond 64 bits, a column shorter than its timestamps, wire shapes the
+bulk decoder leaves alone — is read by ``FtraceState.bundle`` in its place in the order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nodes.perf.parsers import perfetto_wire as wire
+from nodes.perf.parsers.perfetto_binder import _RECV, _SEND, MAX_BINDER_EVENTS
+from nodes.perf.parsers.perfetto_cpu import MAX_POINTS as CPU_MAX_POINTS
+from nodes.perf.parsers.perfetto_memory import _RSS_MEMBERS
+from nodes.perf.parsers.perfetto_memory import MAX_POINTS as MEMORY_MAX_POINTS
+from nodes.perf.parsers.perfetto_sched import BLOCKED, IN, NEW, OUT, WAKE
+from nodes.perf.parsers.perfetto_slices import AtraceLog
+
+_NUM = {name: num for num, name in wire.KINDS.items()}
+#: Kinds read here; a bundle holding one of SLOW is read event by event.
+FAST = frozenset({"print", "zero", "sched_blocked_reason", "binder_transaction", "binder_transaction_received",
+                  "cpu_frequency", "cpu_idle", "rss_stat", "task_newtask", "task_rename"})
+SLOW = frozenset({"sched_switch", "sched_waking"})
+_SLOW_NUMS = np.array(sorted(_NUM[k] for k in SLOW), np.int64)
+_FAST_NUMS = {k: _NUM[k] for k in FAST}
+_E = ord("E")
+_CLONE_THREAD = 0x00010000
+_BIG = 1 << 62
+
+
+def _text(raw: bytes) -> str | bytes:
+    """A proto2 string as upb hands it over: str, or the bytes when they are not UTF-8."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
+def read_batch(state, items: list) -> int:
+    """Read ``items`` — [(FtraceEventBundle, raw packet bytes)] in arrival order — into
+    ``state`` (an FtraceState); returns how many bundles were dropped as malformed."""
+    try:
+        dec = _decode(items)
+    except wire.WireError:
+        dec = None
+    bad = 0
+    if dec is None:
+        for b, _ in items:
+            bad += state.bundle_checked(b)
+        return bad
+    slow = dec["slow"]
+    i = 0
+    while i < len(items):
+        if slow[i]:
+            bad += state.bundle_checked(items[i][0])
+            i += 1
+            continue
+        j = i
+        while j < len(items) and not slow[j]:
+            j += 1
+        try:
+            _apply(state, items, dec, i, j)
+        except (TypeError, ValueError, KeyError, IndexError, OverflowError):
+            # Fields that decode but hold nonsense (an atrace tgid of digits int() refuses):
+            # the event-by-event reader drops such a packet; here the bundles of this run are
+            # counted as dropped (what was stored before the failure stays).
+            bad += j - i
+        i = j
+    return bad
+
+
+def _decode(items):
+    """Every bundle's events and compact columns as arrays, and which bundles need the slow path."""
+    nb = len(items)
+    ev_bytes: list[bytes] = []
+    ev_count = np.zeros(nb, np.int64)
+    cols: dict[str, list[bytes]] = {c: [] for c in wire.COMPACT}
+    slow = np.zeros(nb, bool)
+    for k, (b, raw) in enumerate(items):
+        lite = wire.LitePacket.FromString(raw).ftrace_events
+        evs = list(lite.event)
+        if len(evs) != len(b.event):
+            slow[k] = True
+        ev_bytes += evs
+        ev_count[k] = len(evs)
+        cs = lite.compact_sched
+        for c in wire.COMPACT:
+            cols[c].append(b"".join(getattr(cs, c)))
+    compact = {}
+    for c, chunks in cols.items():
+        values, counts = wire.packed(chunks)
+        compact[c] = (values, np.array(counts, np.int64))
+    for k, (b, _) in enumerate(items):
+        if b.HasField("compact_sched"):
+            full = b.compact_sched
+            for c in wire.COMPACT:
+                if compact[c][1][k] != len(getattr(full, c)):
+                    slow[k] = True  # not packed as Perfetto writes it: read by the generated classes
+            if (len(full.switch_next_pid) < len(full.switch_timestamp)
+                    or len(full.waking_pid) < len(full.waking_timestamp)):
+                slow[k] = True  # a short column: the event-by-event reader drops the packet
+    for c in ("switch_timestamp", "waking_timestamp"):
+        values, counts = compact[c]
+        if len(values):
+            hi = np.cumsum(counts)
+            total = np.concatenate(([0.0], np.cumsum(values.astype(np.float64))))
+            big = np.concatenate(([0], np.cumsum(values >= np.uint64(_BIG))))
+            huge = (total[hi] - total[hi - counts] >= 2.0 ** 61) | (big[hi] - big[hi - counts] > 0)
+            slow[huge] = True  # times beyond 62 bits: the event-by-event reader decides
+    lens = np.fromiter(map(len, ev_bytes), np.int64, len(ev_bytes))
+    joined = b"".join(ev_bytes)
+    buf = np.frombuffer(joined + bytes(wire.PAD), np.uint8)
+    end = np.cumsum(lens)
+    start = end - lens
+    f = wire.fields(buf, start, end, {1: 0, 2: 0})
+    nlen, kind_no, k_off, k_len = f[-1]
+    if (nlen > 1).any():
+        raise wire.WireError("an event with more than one message field")
+    kind = np.where(nlen == 1, kind_no.astype(np.int64), -1)
+    bundle_of = np.repeat(np.arange(nb), ev_count)
+    ts = f[1][1]
+    slow_ev = np.isin(kind, _SLOW_NUMS)
+    handled = np.isin(kind, np.array(list(_FAST_NUMS.values()), np.int64))
+    slow_ev |= handled & (ts >= np.uint64(1 << 63))
+    if slow_ev.any():
+        slow[np.unique(bundle_of[slow_ev])] = True
+    return {"slow": slow, "joined": joined, "buf": buf, "ev_count": ev_count, "ev_first": np.cumsum(ev_count) - ev_count,
+            "kind": kind, "k_off": k_off, "k_end": k_off + k_len, "ts": wire.as_int64(ts),
+            "pid": wire.as_uint32(f[2][1]), "compact": compact, "bundle_of": bundle_of}
+
+
+def _kind_fields(dec, sel: np.ndarray, wanted: dict[int, int]):
+    return wire.fields(dec["buf"], dec["k_off"][sel], dec["k_end"][sel], wanted)
+
+
+def _strings(dec, off: np.ndarray, ln: np.ndarray) -> list:
+    joined = dec["joined"]
+    return [_text(joined[o:o + n]) for o, n in zip(off.tolist(), ln.tolist())]
+
+
+def _apply(state, items, dec, b0: int, b1: int) -> None:
+    """Bundles ``b0:b1`` (none of them slow) into ``state``, in arrival order."""
+    e0 = int(dec["ev_first"][b0])
+    e1 = int(dec["ev_first"][b1 - 1] + dec["ev_count"][b1 - 1])
+    kind = dec["kind"][e0:e1]
+    ts_all, pid_all, bundle_all = dec["ts"][e0:e1], dec["pid"][e0:e1], dec["bundle_of"][e0:e1]
+    # sort keys: (bundle, phase, position, sub) in one int64; phase 0 compact switches,
+    # 1 compact wakings, 2 events
+    def key(bundle, phase, pos, sub=0):
+        return (bundle.astype(np.int64) << 40) | (phase << 38) | (pos.astype(np.int64) << 1) | sub
+
+    sched_rows: list[tuple] = []  # (key, tid, ts, code, arg) arrays
+    for k in range(b0, b1):
+        state.cpu.cpus.add(items[k][0].cpu)
+    comm_updates = _compact(state, items, dec, b0, b1, key, sched_rows)
+
+    def where(name):
+        return np.flatnonzero(kind == _NUM[name])
+
+    pos_all = np.arange(e0, e1) - dec["ev_first"][bundle_all]  # position in its bundle
+    # --- scheduler: blocked reasons ---
+    sel = where("sched_blocked_reason")
+    if len(sel):
+        g = e0 + sel
+        f = _kind_fields(dec, g, {1: 0, 3: 0})
+        bpid = wire.as_int32(f[1][1])
+        ok = (bpid != 0) & f[3][0]
+        if ok.any():
+            state.blocked_reasons += int(ok.sum())
+            sched_rows.append((key(bundle_all[sel][ok], 2, pos_all[sel][ok]), bpid[ok], ts_all[sel][ok],
+                               np.full(int(ok.sum()), BLOCKED, np.int8), (f[3][1][ok] != 0).astype(np.int64)))
+    # --- binder ---
+    st = where("binder_transaction")
+    rc = where("binder_transaction_received")
+    if len(st) or len(rc):
+        fs = _kind_fields(dec, e0 + st, {1: 0, 5: 0, 7: 0})
+        fr = _kind_fields(dec, e0 + rc, {1: 0})
+        rows = sorted(
+            [(i, (t, _SEND, p, d, 1 if r else 0, fl)) for i, t, p, d, r, fl in zip(
+                st.tolist(), ts_all[st].tolist(), pid_all[st].tolist(), wire.as_int32(fs[1][1]).tolist(),
+                wire.as_int32(fs[5][1]).tolist(), wire.as_uint32(fs[7][1]).tolist())]
+            + [(i, (t, _RECV, p, d, 0, 0)) for i, t, p, d in zip(
+                rc.tolist(), ts_all[rc].tolist(), pid_all[rc].tolist(), wire.as_int32(fr[1][1]).tolist())])
+        binder = state.binder
+        room = max(MAX_BINDER_EVENTS - len(binder.events), 0)
+        binder.events.extend(r for _, r in rows[:room])
+        binder.dropped += max(len(rows) - room, 0)
+    # --- CPU frequency and idle ---
+    for name, table in (("cpu_frequency", state.cpu.frequency), ("cpu_idle", state.cpu.idle)):
+        sel = where(name)
+        if not len(sel):
+            continue
+        f = _kind_fields(dec, e0 + sel, {1: 0, 2: 0})
+        value, cpu_id, t = wire.as_uint32(f[1][1]), wire.as_uint32(f[2][1]), ts_all[sel]
+        ids, first_at = np.unique(cpu_id, return_index=True)
+        for c in ids[np.argsort(first_at)].tolist():  # per-CPU series created in arrival order
+            m = cpu_id == c
+            pts = table.setdefault(c, [])
+            room = max(CPU_MAX_POINTS - len(pts), 0)
+            new = list(zip(t[m].tolist(), value[m].tolist()))
+            pts.extend(new[:room])
+            state.cpu.dropped += max(len(new) - room, 0)
+    # --- rss_stat ---
+    sel = where("rss_stat")
+    if len(sel):
+        f = _kind_fields(dec, e0 + sel, {1: 0, 2: 0, 3: 0, 4: 0})
+        _rss(state.memory, ts_all[sel], pid_all[sel], wire.as_int32(f[1][1]), wire.as_int64(f[2][1]),
+             wire.as_uint32(f[3][1]) != 0, f[4][0], wire.as_uint32(f[4][1]))
+    # --- atrace (print, zero), new tasks, renames: one loop in arrival order ---
+    pr = where("print")
+    state.prints += len(pr)
+    at_rows: list[tuple] = []  # (key, tid, ts, code, arg) arrays
+    if len(pr):
+        fp = _kind_fields(dec, e0 + pr, {2: 2})
+        boff, blen = fp[2][2], fp[2][3]
+        first = dec["buf"][boff]
+        is_e = (blen > 0) & (first == _E)
+        pe = pr[is_e]
+        if len(pe):
+            at_rows.append((key(bundle_all[pe], 2, pos_all[pe]), pid_all[pe], ts_all[pe],
+                            np.full(len(pe), 2, np.int8), np.zeros(len(pe), np.int64)))
+        other = pr[~is_e]
+        lines = [s.decode("utf-8", "replace") if isinstance(s, bytes) else s
+                 for s in _strings(dec, boff[~is_e], blen[~is_e])]
+    else:
+        other, lines = pr, []
+    zr = where("zero")
+    nt = where("task_newtask")
+    rn = where("task_rename")
+    loop = np.concatenate([other, zr, nt, rn])
+    if len(loop) or comm_updates:
+        tag = np.concatenate([np.zeros(len(other), np.int64), np.ones(len(zr), np.int64),
+                              np.full(len(nt), 2, np.int64), np.full(len(rn), 3, np.int64)])
+        order = np.argsort(loop, kind="stable")
+        loop, tag = loop[order], tag[order]
+        payload: list = [None] * len(loop)
+        slot = np.empty(len(loop), np.int64)
+        slot[order] = np.arange(len(loop))
+        n0, n1, n2 = len(other), len(other) + len(zr), len(other) + len(zr) + len(nt)
+        for i, line in zip(slot[:n0].tolist(), lines):
+            payload[i] = line
+        if len(zr):
+            f = _kind_fields(dec, e0 + zr, {1: 0, 2: 2, 3: 0, 4: 0})
+            names = _strings(dec, f[2][2], f[2][3])
+            for i, fl, nm, zp, v in zip(slot[n0:n1].tolist(), wire.as_int32(f[1][1]).tolist(), names,
+                                        wire.as_int32(f[3][1]).tolist(), wire.as_int64(f[4][1]).tolist()):
+                payload[i] = (fl, nm, zp, v)
+        if len(nt):
+            f = _kind_fields(dec, e0 + nt, {1: 0, 2: 2, 3: 0})
+            comms = _strings(dec, f[2][2], f[2][3])
+            for i, np_, c, cf in zip(slot[n1:n2].tolist(), wire.as_int32(f[1][1]).tolist(), comms,
+                                     wire.as_int64(f[3][1]).tolist()):
+                payload[i] = (np_, c, cf)
+        if len(rn):
+            f = _kind_fields(dec, e0 + rn, {1: 0, 3: 2})
+            comms = _strings(dec, f[3][2], f[3][3])
+            for i, rp, c in zip(slot[n2:].tolist(), wire.as_int32(f[1][1]).tolist(), comms):
+                payload[i] = (rp, c)
+        _ordered_loop(state, loop, tag, payload, ts_all, pid_all, bundle_all, pos_all, comm_updates, b0, b1,
+                      at_rows, sched_rows, key)
+    if at_rows:
+        k = np.concatenate([r[0] for r in at_rows])
+        o = np.argsort(k, kind="stable")
+        log = state.atrace
+        for arr, col in ((log.ts, 2), (log.tid, 1), (log.code, 3), (log.arg, 4)):
+            vals = np.concatenate([r[col] for r in at_rows])[o]
+            arr.frombytes(vals.astype(np.int8 if col == 3 else np.int64).tobytes())
+    if sched_rows:
+        k = np.concatenate([r[0] for r in sched_rows])
+        o = np.argsort(k, kind="stable")
+        state.sched.extend(*(np.concatenate([r[c] for r in sched_rows])[o] for c in (1, 2, 3, 4)))
+
+
+def _rss(memory, ts, tid, member, size, curr, has_mm, mm) -> None:
+    """``rss_stat`` events in arrival order, as ``MemoryState.rss_values`` reads them one by one:
+    the owner of an mm_id is whoever last reported it as its own (``curr``)."""
+    valid = (member >= 0) & (member < len(_RSS_MEMBERS))
+    setter = valid & curr & has_mm
+    query = valid & ~curr
+    n = len(ts)
+    owner = np.where(curr, tid, -1)
+    q = np.flatnonzero(query)
+    if len(q):
+        qmm = np.where(has_mm, mm, 0)
+        both = np.flatnonzero(setter | query)
+        order = both[np.lexsort((both, qmm[both]))]  # by mm_id, then arrival
+        is_set = setter[order]
+        grp = qmm[order]
+        start = np.ones(len(order), bool)
+        start[1:] = grp[1:] != grp[:-1]
+        last = np.maximum.accumulate(np.where(is_set | start, np.arange(len(order)), 0))
+        found = is_set[last]
+        got = np.where(found, tid[order][last], -1)
+        qs = ~is_set
+        res = got[qs]
+        at = order[qs]
+        missing = np.flatnonzero(res < 0)
+        if len(missing):
+            before = memory.mm_owner
+            res[missing] = [before.get(m, -1) for m in qmm[at[missing]].tolist()]
+        owner[at] = res
+    if setter.any():
+        memory.mm_owner.update(zip(mm[setter].tolist(), tid[setter].tolist()))
+    unowned = query & (owner < 0)
+    memory.rss_unowned += int(unowned.sum())
+    keep = np.flatnonzero(valid & (owner >= 0))
+    if not len(keep):
+        return
+    order = keep[np.lexsort((keep, member[keep], owner[keep]))]
+    o, m = owner[order], member[order]
+    cut = np.flatnonzero((o[1:] != o[:-1]) | (m[1:] != m[:-1])) + 1
+    t_l, v_l = ts[order].tolist(), (size[order] / 1048576.0).tolist()
+    table = memory.rss_by_tid
+    groups = list(zip([0, *cut.tolist()], [*cut.tolist(), len(order)]))
+    groups.sort(key=lambda g: int(order[g[0]]))  # series are created in arrival order
+    for a, b in groups:
+        pts = table.setdefault((int(o[a]), _RSS_MEMBERS[int(m[a])]), [])
+        room = max(MEMORY_MAX_POINTS - len(pts), 0)
+        pts.extend(zip(t_l[a:min(b, a + room)], v_l[a:min(b, a + room)]))
+        memory.dropped += max(b - a - room, 0)
+
+
+class _Staging(AtraceLog):
+    """An AtraceLog that also notes, for each row, the event it came from (``cur``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cur = 0
+        self.at: list[int] = []
+
+    def push(self, tid: int, ts: int, code: int, arg: int = 0) -> None:
+        super().push(tid, ts, code, arg)
+        self.at.append(self.cur)
+
+
+def _ordered_loop(state, loop, tag, payload, ts_all, pid_all, bundle_all, pos_all, comm_updates, b0, b1,
+                  at_rows, sched_rows, key):
+    """Atrace lines, zero events, new tasks and renames, one by one in arrival order; each
+    bundle's compact-sched thread names first (they precede its events)."""
+    staging = _Staging()
+    real, state.atrace = state.atrace, staging
+    at_pos = staging.at
+    nt_rows: list[tuple[int, int, int]] = []  # (event, tid, ts)
+    comm = state.comm
+    tgid_of = state.tgid_of
+    bundles = bundle_all[loop].tolist() if len(loop) else []
+    ts_l = ts_all[loop].tolist()
+    pid_l = pid_all[loop].tolist()
+    tag_l = tag.tolist()
+    loop_l = loop.tolist()
+    j = 0
+    try:
+        for b in range(b0, b1):
+            upd = comm_updates.get(b)
+            if upd:
+                assign, setdef = upd
+                comm.update(assign)
+                for p, c in setdef:
+                    if c and p not in comm:
+                        comm[p] = c
+            while j < len(loop_l) and bundles[j] == b:
+                t, tid, what, pl = ts_l[j], pid_l[j], tag_l[j], payload[j]
+                staging.cur = loop_l[j]
+                if what == 0:
+                    state._atrace_line(t, tid, pl)
+                elif what == 1:
+                    fl, nm, zp, v = pl
+                    state._zero_values(t, tid, fl, nm, zp, v)
+                elif what == 2:
+                    npid, c, cf = pl
+                    if c:
+                        comm[npid] = c
+                    if npid:
+                        state._sched_seen(t)
+                        nt_rows.append((loop_l[j], npid, t))
+                    if cf & _CLONE_THREAD:
+                        tgid_of.setdefault(npid, tgid_of.get(tid, tid))
+                    else:
+                        tgid_of.setdefault(npid, npid)
+                else:
+                    rp, c = pl
+                    if c:
+                        comm[rp] = c
+                j += 1
+    finally:
+        state.atrace = real
+    if at_pos:
+        p = np.array(at_pos, np.int64)
+        at_rows.append((key(bundle_all[p], 2, pos_all[p]), np.frombuffer(staging.tid, np.int64),
+                        np.frombuffer(staging.ts, np.int64), np.frombuffer(staging.code, np.int8),
+                        np.frombuffer(staging.arg, np.int64)))
+    if nt_rows:
+        p = np.array([r[0] for r in nt_rows], np.int64)
+        sched_rows.append((key(bundle_all[p], 2, pos_all[p]), np.array([r[1] for r in nt_rows], np.int64),
+                           np.array([r[2] for r in nt_rows], np.int64), np.full(len(p), NEW, np.int8),
+                           np.zeros(len(p), np.int64)))
+
+
+def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
+    """Compact sched of bundles b0:b1: scheduler rows and counts; returns per bundle the thread
+    names it sets ({bundle: (assignments, first-wins [(tid, comm)])})."""
+    compact = dec["compact"]
+
+    def col(name):
+        """The column over bundles b0:b1, and each value's bundle."""
+        values, counts = compact[name]
+        lo, hi = int(counts[:b0].sum()), int(counts[:b1].sum())
+        return values[lo:hi], np.repeat(np.arange(b0, b1), counts[b0:b1]), counts[b0:b1]
+
+    def times(deltas, owner, counts):
+        """Delta-encoded times → absolute, restarting at each bundle (wrapping sums are exact:
+        every bundle's own total is under 2^61, checked in _decode)."""
+        run = np.cumsum(deltas)  # uint64, wraps
+        first = np.cumsum(counts) - counts
+        base = np.concatenate(([np.uint64(0)], run))[first]
+        return (run - base[owner - b0]).astype(np.int64)
+
+    deltas, sw_b, sw_n = col("switch_timestamp")
+    wdeltas, wk_b, wk_n = col("waking_timestamp")
+    if not len(deltas) and not len(wdeltas):
+        return {}
+    tables = {b: list(items[b][0].compact_sched.intern_table) for b in range(b0, b1)
+              if sw_n[b - b0] or wk_n[b - b0]}
+    updates: dict[int, tuple] = {}
+    first_in: dict[int, int] = {}  # cpu → the bundle whose switch was its first (this segment)
+    n = len(deltas)
+    if n:
+        t = times(deltas, sw_b, sw_n)
+        nxt = wire.as_int32(col("switch_next_pid")[0])
+        # a bundle's columns line up from its first switch (_decode checked next_pid's length)
+        sw_first = np.cumsum(sw_n) - sw_n
+        nxt_all, nxt_n = nxt, col("switch_next_pid")[2]
+        nxt = np.concatenate([nxt_all[o:o + c] for o, c in zip((np.cumsum(nxt_n) - nxt_n).tolist(), sw_n.tolist())]) \
+            if (nxt_n != sw_n).any() else nxt_all
+        ps_all, _, ps_n = col("switch_prev_state")
+        ps_all = wire.as_int64(ps_all)
+        idx_all, _, idx_n = col("switch_next_comm_index")
+        idx_all = wire.as_uint32(idx_all)
+        prev_state = np.ones(n, np.int64)
+        idx = np.full(n, -1, np.int64)
+        pos = np.arange(n) - sw_first[sw_b - b0]  # position within its bundle
+        for arr, src, cnt in ((prev_state, ps_all, ps_n), (idx, idx_all, idx_n)):
+            if (cnt == sw_n).all():
+                arr[:] = src
+            else:  # a column shorter (or longer) than the times: what it has, in order
+                src_first = np.cumsum(cnt) - cnt
+                have = pos < cnt[sw_b - b0]
+                arr[have] = src[src_first[sw_b - b0][have] + pos[have]]
+        state.compact_switches += n
+        state._sched_seen(int(t.min()))
+        state._sched_seen(int(t.max()))
+        prev = np.empty(n, np.int64)
+        prev[1:] = nxt[:-1]
+        skip = np.zeros(n, bool)
+        nxt_l = nxt.tolist()
+        idx_l = idx.tolist()
+        for b, o, c in zip(range(b0, b1), sw_first.tolist(), sw_n.tolist()):
+            if not c:
+                continue
+            cpu = items[b][0].cpu
+            if cpu in state._cpu_current:
+                prev[o] = state._cpu_current[cpu]
+            else:
+                state._cpu_first_switch[cpu] = int(t[o])
+                first_in.setdefault(cpu, b)
+                skip[o] = True  # the CPU's first switch: who ran before is unknown
+            state._cpu_current[cpu] = nxt_l[o + c - 1]
+            state._cpu_first_switch.setdefault(cpu, int(t[o]))
+            table = tables[b]
+            assign = {p: table[i] for p, i in zip(nxt_l[o:o + c], idx_l[o:o + c]) if 0 <= i < len(table) and p}
+            if assign:
+                updates[b] = (assign, [])
+        use = np.flatnonzero(~skip)
+        m = len(use)
+        if m:
+            tid = np.stack([prev[use], nxt[use]], 1).ravel()
+            keep = tid != 0  # tid 0 is the idle task: not a thread anyone asks about
+            k = key(np.repeat(sw_b[use], 2), 0, np.repeat(pos[use], 2), np.tile(np.array([0, 1], np.int64), m))
+            sched_rows.append((k[keep], tid[keep], np.repeat(t[use], 2)[keep],
+                               np.tile(np.array([OUT, IN], np.int8), m)[keep],
+                               np.stack([prev_state[use], np.zeros(m, np.int64)], 1).ravel()[keep]))
+    nw = len(wdeltas)
+    if nw:
+        t = times(wdeltas, wk_b, wk_n)
+        pids_all, _, pid_n = col("waking_pid")
+        pids_all = wire.as_int32(pids_all)
+        wk_first = np.cumsum(wk_n) - wk_n
+        wpos = np.arange(nw) - wk_first[wk_b - b0]
+        pid_first = np.cumsum(pid_n) - pid_n
+        pids = pids_all[pid_first[wk_b - b0] + wpos]
+        widx_all, _, widx_n = col("waking_comm_index")
+        widx_all = wire.as_uint32(widx_all)
+        widx = np.full(nw, -1, np.int64)
+        have = wpos < widx_n[wk_b - b0]
+        widx[have] = widx_all[(np.cumsum(widx_n) - widx_n)[wk_b - b0][have] + wpos[have]]
+        first_t = np.full(b1 - b0, np.iinfo(np.int64).max, np.int64)
+        for b in range(b0, b1):
+            cpu = items[b][0].cpu
+            ft = state._cpu_first_switch.get(cpu)
+            if ft is not None and wk_n[b - b0] and first_in.get(cpu, b) <= b:
+                first_t[b - b0] = ft
+        ok = t >= first_t[wk_b - b0]
+        state.compact_wakings_skipped += int(nw - ok.sum())
+        ok &= pids != 0
+        sel = np.flatnonzero(ok)
+        if len(sel):
+            state.wakings += len(sel)
+            state._sched_seen(int(t[sel].min()))
+            state._sched_seen(int(t[sel].max()))
+            sb = wk_b[sel].tolist()
+            for b, p, i in zip(sb, pids[sel].tolist(), widx[sel].tolist()):
+                table = tables[b]
+                if 0 <= i < len(table):
+                    updates.setdefault(b, ({}, []))[1].append((p, table[i]))
+            sched_rows.append((key(wk_b[sel], 1, wpos[sel]), pids[sel], t[sel],
+                               np.full(len(sel), WAKE, np.int8), np.zeros(len(sel), np.int64)))
+    return updates

@@ -1,0 +1,235 @@
+"""Scheduler events as columns → per-thread running/runnable/sleeping totals and intervals.
+
+Every scheduler event the ftrace reader sees (switch in/out, waking, new task, blocked
+reason) is one row of four columns — thread id, time (ns), event code, argument — kept in
+arrival order (:class:`SchedLog`, 25 bytes a row). :func:`thread_states` replays them all at
+once in vectorised passes instead of one Python loop per thread; it implements the same
+state machine as trace_processor's ThreadStateTracker
+(src/trace_processor/importers/common/thread_state_tracker.cc), thread by thread:
+
+* a switch-in closes whatever was open and opens Running;
+* a switch-out opens the state ``prev_state`` names (R+ — preempted — is runnable). If the
+  thread was not Running (an event was lost), the open state is left without an end and is
+  not counted, as trace_processor leaves its ``dur`` at -1;
+* a ``sched_waking`` (compact sched's waking records included) closes a blocked state —
+  anything but Running and R, so R+ too — and opens R; one for a thread with no state yet
+  opens R; one for a thread Running or in R changes nothing;
+* ``task_newtask`` opens R for the new thread (trace_processor gives it a new thread id, so
+  whatever was open for the old one is not counted);
+* ``sched_blocked_reason`` says whether the last blocked interval waited on IO, as long as the
+  thread has not run since.
+
+An interval is [since, ts). The last state runs to the end of the scheduler data
+(trace_processor leaves it open); time before a thread's first event is not counted. Events
+of one thread are taken in time order, ties in arrival order (ftrace arrives one bundle per
+CPU, so per thread the arrival order is not the time order). tests/thread_state_reference.py
+is an independent event-by-event model of the same rules.
+"""
+
+from __future__ import annotations
+
+from array import array
+from functools import cache
+
+import numpy as np
+
+from nodes.perf.model import SchedIntervals
+from nodes.perf.sched_state import SchedState, classify, from_raw
+
+# Event codes (a switch-out's arg is its raw prev_state, decoded at the end with the kernel's
+# bit layout; a blocked reason's arg is 1 for IO wait, 0 for not).
+IN, OUT, WAKE, BLOCKED, NEW = 0, 1, 4, 5, 6
+#: Coarse states, in the order of the totals.
+COARSE = ("running", "runnable", "sleeping")
+_DEAD = 3  # a dead task's time is in no total
+_RUNNING, _R = int(SchedState.RUNNING), int(SchedState.R)
+_COARSE_CODE = {"running": 0, "runnable": 1, "sleeping": 2, None: _DEAD}
+
+
+@cache
+def _decoded(raw: int, kernel: tuple[int, int] | None) -> tuple[int, int]:
+    """(coarse code, interval code) of a raw prev_state: a trace holds a handful of values."""
+    coarse, code = classify(from_raw(raw, kernel))
+    return _COARSE_CODE[coarse], int(code)
+
+
+class SchedLog:
+    """Scheduler events in arrival order, as columns: small appends go to ``array`` buffers,
+    whole bundles (compact sched) arrive as numpy chunks; both keep the one arrival order."""
+
+    def __init__(self) -> None:
+        self._chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self._tid, self._ts, self._code, self._arg = array("q"), array("q"), array("b"), array("q")
+        self.rows = 0
+
+    def push(self, tid: int, ts: int, code: int, arg: int = 0) -> None:
+        self._ts.append(ts)  # first: a time out of range fails before anything is stored
+        self._tid.append(tid)
+        self._code.append(code)
+        self._arg.append(arg)
+        self.rows += 1
+
+    def _flush(self) -> None:
+        if len(self._code):
+            self._chunks.append((np.frombuffer(self._tid, np.int64).copy(), np.frombuffer(self._ts, np.int64).copy(),
+                                 np.frombuffer(self._code, np.int8).copy(), np.frombuffer(self._arg, np.int64).copy()))
+            self._tid, self._ts, self._code, self._arg = array("q"), array("q"), array("b"), array("q")
+
+    def extend(self, tid: np.ndarray, ts: np.ndarray, code: np.ndarray, arg: np.ndarray) -> None:
+        """Rows after every row pushed so far."""
+        if not len(tid):
+            return
+        self._flush()
+        self._chunks.append((tid.astype(np.int64, copy=False), ts.astype(np.int64, copy=False),
+                             code.astype(np.int8, copy=False), arg.astype(np.int64, copy=False)))
+        self.rows += len(tid)
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        self._flush()
+        if not self._chunks:
+            e = np.zeros(0, np.int64)
+            return e, e, np.zeros(0, np.int8), e
+        cols = tuple(np.concatenate([c[k] for c in self._chunks]) for k in range(4))
+        self._chunks = [cols]
+        return cols  # type: ignore[return-value]
+
+    def clear(self) -> None:
+        self.__init__()  # type: ignore[misc]
+
+
+#: Rows replayed per vectorised pass (whole threads; bounds the temporaries to ~100 MB).
+CHUNK_ROWS = 1 << 18
+
+
+def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None):
+    """Every thread's (tid, totals ns as [running, runnable, sleeping], SchedIntervals), in the
+    order each thread's first event arrived; threads with no state left out. ``log`` is
+    emptied."""
+    tid, ts, code, arg = log.columns()
+    log.clear()
+    n = len(tid)
+    if n == 0:
+        return []
+    uniq, first_at, dense = np.unique(tid, return_index=True, return_inverse=True)
+    rank = np.empty(len(uniq), np.int64)
+    rank[np.argsort(first_at, kind="stable")] = np.arange(len(uniq))
+    order = np.argsort(ts, kind="stable")
+    order = order[np.argsort(dense[order], kind="stable")]  # by thread, then time, then arrival
+    del dense, first_at
+    T, TS, C, A = tid[order], ts[order], code[order], arg[order]
+    del tid, ts, code, arg, order
+    starts = np.flatnonzero(np.concatenate(([True], T[1:] != T[:-1])))
+    out = []
+    lo = 0
+    while lo < n:
+        # whole threads, at least one, about CHUNK_ROWS rows
+        k = int(np.searchsorted(starts, lo + CHUNK_ROWS, side="right"))
+        hi = int(starts[k]) if k < len(starts) and starts[k] > lo else n
+        out += _replay(T[lo:hi], TS[lo:hi], C[lo:hi].astype(np.int64), A[lo:hi], kernel, end)
+        lo = hi
+    ranks = np.searchsorted(uniq, np.array([t for t, _, _ in out], np.int64))
+    return [out[i] for i in np.argsort(rank[ranks], kind="stable").tolist()]
+
+
+def _replay(T, TS, C, A, kernel, end):
+    """The state machine over whole threads' sorted rows: [(tid, totals, SchedIntervals)]."""
+    blocked = C == BLOCKED
+    s = np.flatnonzero(~blocked)  # positions of the state events, in sorted order
+    sT, sC = T[s], C[s]
+    # where each thread's run of state events starts
+    s_start = np.ones(len(s), bool)
+    s_start[1:] = sT[1:] != sT[:-1]
+    # after-state of the anchors (in, out, new): interval code and coarse total
+    is_anchor = sC != WAKE
+    detail = np.full(len(s), _R, np.int64)
+    coarse = np.full(len(s), 1, np.int64)
+    detail[sC == IN] = _RUNNING
+    coarse[sC == IN] = 0
+    outs = np.flatnonzero(sC == OUT)
+    if len(outs):
+        raws, inv = np.unique(A[s[outs]], return_inverse=True)
+        dec = np.array([_decoded(int(r), kernel) for r in raws.tolist()], np.int64).reshape(-1, 2)
+        coarse[outs] = dec[inv, 0]
+        detail[outs] = dec[inv, 1]
+    # a waking is effective when it is the first of its group (the events since the last anchor
+    # of its thread, or since the thread's first event) and the anchor left the thread neither
+    # Running nor R (no anchor: no state yet)
+    group_start = is_anchor | s_start
+    gid = np.cumsum(group_start) - 1
+    gpos = np.flatnonzero(group_start)
+    first_wake = np.zeros(len(s), bool)
+    wake = ~is_anchor
+    prev_is_start = np.zeros(len(s), bool)
+    prev_is_start[1:] = group_start[:-1] & ~s_start[1:]
+    first_wake[wake & s_start] = True  # no anchor before it in its thread
+    anchor_detail = detail[gpos][gid]
+    first_wake |= wake & prev_is_start & is_anchor[gpos][gid] & (anchor_detail != _RUNNING) & (anchor_detail != _R)
+    eff = is_anchor | first_wake
+    e = np.flatnonzero(eff)  # effective events, indices into s
+    eT, eC, eTS = sT[e], sC[e], TS[s[e]]
+    eD, eK = detail[e], coarse[e]
+    m = len(e)
+    e_start = np.ones(m, bool)
+    e_start[1:] = eT[1:] != eT[:-1]
+    e_last = np.ones(m, bool)
+    e_last[:-1] = e_start[1:]
+    # the interval each effective event opens: closed by the next one of its thread, or the end
+    nxt_ts = np.zeros(m, np.int64)
+    nxt_ts[:-1] = eTS[1:]
+    nxt_C = np.full(m, -1, np.int64)
+    nxt_C[:-1] = eC[1:]
+    closes = ~e_last & (nxt_C != NEW) & ~((nxt_C == OUT) & (eD != _RUNNING))
+    if end is not None:
+        nxt_ts[e_last] = end
+        closes |= e_last
+    dur = np.where(closes, nxt_ts - eTS, 0)
+    emitted = closes & (dur > 0)  # a zero-length interval is counted in no list
+    iv_index = np.cumsum(emitted) - 1  # interval index of what k opens, where emitted
+    open_blocked = (eD != _RUNNING) & (eD != _R)
+    # io: the blocked reason's target interval. Last-blocked after each effective event:
+    # forward-filled index of the last emitted blocked interval, reset by a switch-in.
+    io = np.full(int(emitted.sum()), -1, np.int64)
+    b = np.flatnonzero(blocked)
+    if len(b):
+        closes_blocked = np.zeros(m, bool)
+        closes_blocked[1:] = emitted[:-1] & open_blocked[:-1] & ~e_start[1:]  # event k+1 closed a blocked interval
+        setv = np.full(m, -1, np.int64)
+        setv[1:] = np.where(closes_blocked[1:], iv_index[:-1], -1)
+        defines = closes_blocked | (eC == IN) | e_start
+        setv[(eC == IN)] = -1
+        setv[e_start & ~closes_blocked] = -1
+        last_def = np.maximum.accumulate(np.where(defines, np.arange(m), 0))
+        lb = setv[last_def]
+        # each blocked reason's context: the last effective event before it, same thread
+        k = np.searchsorted(s[e], b, side="right") - 1  # s[e]: the effective events' sorted positions
+        ok = k >= 0
+        ok[ok] = eT[k[ok]] == T[b[ok]]
+        kb, bb = k[ok], b[ok]
+        target = np.where(open_blocked[kb], np.where(emitted[kb], iv_index[kb], -1), lb[kb])
+        keep = target >= 0
+        target, val = target[keep], A[bb[keep]]
+        if len(target):
+            # the last assignment to each interval wins (bb is in sorted, i.e. replay, order)
+            last, at = np.unique(target[::-1], return_index=True)
+            io[last] = val[::-1][at]
+    # totals by thread and coarse state
+    thr_id = np.cumsum(e_start) - 1
+    counted = closes & (eK != _DEAD)
+    tot = np.zeros((int(e_start.sum()), 4), np.int64)
+    np.add.at(tot, (thr_id[counted], eK[counted]), (nxt_ts - eTS)[counted])
+    em = np.flatnonzero(emitted)
+    iv_ts = eTS[em] / 1000.0
+    iv_dur = (nxt_ts[em] - eTS[em]) / 1000.0
+    iv_state = eD[em].astype(np.int8)
+    iv_io = io.astype(np.int8)
+    iv_thr = thr_id[em]
+    bounds_lo = np.searchsorted(iv_thr, np.arange(len(tot)), side="left")
+    bounds_hi = np.searchsorted(iv_thr, np.arange(len(tot)), side="right")
+    thr_tids = eT[e_start].tolist()
+    out = []
+    for i, t in enumerate(thr_tids):
+        lo, hi = int(bounds_lo[i]), int(bounds_hi[i])
+        iv = SchedIntervals(ts=array("d", iv_ts[lo:hi].tobytes()), dur=array("d", iv_dur[lo:hi].tobytes()),
+                            state=array("b", iv_state[lo:hi].tobytes()), io_wait=array("b", iv_io[lo:hi].tobytes()))
+        out.append((t, tot[i, :3].tolist(), iv))
+    return out
