@@ -223,8 +223,8 @@ def test_no_task_runner_leads_the_hot_spots_and_scrolling_is_answered_from_frame
     r = ps.ask("why is scrolling janky in chrome-android-thread-time.json.gz?")
     first = _lines(r)[0]
     assert r.route_info["lens"] == "scroll"
-    assert first.startswith("Not read yet: Chrome's scroll updates (EventLatency) and input-to-frame latency; "
-                            "the frames while scrolling: ")
+    assert first.startswith("This trace has no scrolling (no Chrome scroll updates (EventLatency) and "
+                            "input-to-frame latency); its frames: ")
     assert "RunTask" not in first
     report = json.loads(Path(r.report["json"]).read_text())
     hot = [h["name"] for h in report["analysis"]["hotspots"]]
@@ -301,8 +301,8 @@ def test_a_chrome_protobuf_trace_without_scrolling_names_chromes_events(ps):
     EventLatency: the answer names Chrome's events to record, not Android's input events."""
     r = ps.ask("why is scrolling janky in chrome_fcp_lcp_navigations.pftrace?")
     assert r.route_info["lens"] == "scroll"
-    assert _lines(r)[0] == ("This data cannot tell the scrolling: no Chrome's scroll updates (EventLatency) and "
-                            "input-to-frame latency and no frames in this data.")
+    assert _lines(r)[0] == ("This data cannot tell the scrolling: no Chrome scroll updates (EventLatency) and "
+                            "input-to-frame latency, and no frames in this data.")
     assert any("EventLatency" in x or "input.scrolling" in x for x in _lines(r)[1:])  # the recipe
 
 

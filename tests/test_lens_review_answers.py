@@ -164,3 +164,25 @@ def test_memory_says_the_launched_app_has_no_reading(ps):
     first = _first(ps.ask("is memory growing api24_startup_cold.perfetto-trace"))
     assert first.startswith("Memory: no reading of androidx.benchmark.integration.macrobenchmark.target itself — "
                             "the trace has no process_stats scan or rss_stat counter of it"), first
+
+
+def test_a_trace_without_a_scroll_says_so_not_not_read_yet(ps):
+    r = ps.ask("why is scrolling janky webvitals.trace.json.gz")
+    lines = r.answer.splitlines()
+    fr = _analysis(r)["frames"]
+    assert r.route_info["lens"] == "scroll"
+    assert lines[0].startswith("This trace has no scrolling (no Chrome scroll updates (EventLatency) and input-to-frame "
+                               f"latency); its frames: {fr['jank_count']} of {fr['count']} frames"), lines[0]
+    assert not any(x.startswith("Not read yet") for x in lines)
+    assert lines[1].startswith("To record a trace that also has what this one lacks, capture Chrome's input")
+
+
+def test_a_page_question_on_a_scroll_trace_says_there_is_no_page_load_and_what_it_holds(ps):
+    r = ps.ask("is this page fast? scroll.trace.json.gz")  # the file's name asks nothing: the page lens
+    lines = r.answer.splitlines()
+    assert r.route_info["lens"] == "page"
+    assert lines[0].startswith("This data cannot tell the page load: no page load")
+    sc = _analysis(r)["scroll"]
+    can = next(x for x in lines if x.startswith("What this data can say:"))
+    assert can.startswith(f"What this data can say: it holds {counted(sc['scrolls'], 'scroll')}: "
+                          f"{sc['janky_frames']} of {sc['presented_frames']} scroll frames janky"), can

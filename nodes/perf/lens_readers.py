@@ -203,14 +203,16 @@ def scroll(a) -> Reading:
                                         "jank_causes")})
     chrome = (a.format in ("trace_event", "chrome-json") or "Renderer" in str(getattr(a.frames, "process", "") or "")
               or _CHROME_CATEGORIES.search((a.meta or {}).get("perfetto.track_event_categories", "")) is not None)
-    what = ("Chrome's scroll updates (EventLatency) and input-to-frame latency" if chrome
+    # PerfScout reads Chrome's EventLatency from JSON and protobuf traces (metrics/scroll.py): none
+    # here means the capture has no scroll, not that a reader is missing
+    what = ("Chrome scroll updates (EventLatency) and input-to-frame latency" if chrome
             else "input events and their latency to the frame")
     fr = a.frames
-    partial = (f"the frames of this trace: {_frames_sentence(fr)}",) if fr and fr.count else ()
-    if partial:
-        return Reading("scroll", f"Not read yet: {what}; the frames while scrolling: {_frames_sentence(fr)}.",
-                       not_read=what, partial=(), numbers={"count": fr.count, "jank_count": fr.jank_count})
-    missing = f"no {what} and no frames in this data"
+    if fr and fr.count:
+        missing = f"no scrolling: the data has no {what}"
+        return Reading("scroll", f"This trace has no scrolling (no {what}); its frames: {_frames_sentence(fr)}.",
+                       missing=missing, recipe="scroll", numbers={"count": fr.count, "jank_count": fr.jank_count})
+    missing = f"no {what}, and no frames in this data"
     return Reading("scroll", f"This data cannot tell the scrolling: {missing}.", missing=missing, recipe="scroll")
 
 
@@ -525,7 +527,19 @@ def page(a) -> Reading:
         # the reader's own reason where it has one (a file:// navigation Lighthouse does not measure)
         why = (p.missing.get("fcp_ms") or p.missing.get("lcp_ms")) if p is not None else None
         missing = why or "no page load: the data has no navigation with paint timings (firstContentfulPaint, LCP candidates)"
-        return Reading("page", f"This data cannot tell the page load: {missing}.", missing=missing, recipe="page")
+        partial = []
+        if a.scroll is not None and a.scroll.update_count:  # what the capture is of, instead
+            sc = a.scroll
+            partial.append(f"it holds {counted(sc.scrolls, 'scroll')}: {sc.janky_frames} of {sc.presented_frames} "
+                           "scroll frames janky by Chrome's scroll jank v3")
+        elif a.frames and a.frames.count:
+            partial.append(_frames_sentence(a.frames))
+        if a.long_tasks:
+            n = a.long_task_count if a.long_task_count is not None else len(a.long_tasks)
+            t = a.long_tasks[0]
+            partial.append(f"{counted(n, 'long main-thread task')}, the longest {ms(t.dur_ms)}")
+        return Reading("page", f"This data cannot tell the page load: {missing}.", missing=missing, recipe="page",
+                       partial=tuple(partial))
     shown = []
     if p.fcp_ms is not None:
         shown.append(f"FCP {_sec(p.fcp_ms)}")
