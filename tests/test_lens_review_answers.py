@@ -186,3 +186,17 @@ def test_a_page_question_on_a_scroll_trace_says_there_is_no_page_load_and_what_i
     can = next(x for x in lines if x.startswith("What this data can say:"))
     assert can.startswith(f"What this data can say: it holds {counted(sc['scrolls'], 'scroll')}: "
                           f"{sc['janky_frames']} of {sc['presented_frames']} scroll frames janky"), can
+
+
+def test_the_slowest_frame_asked_with_its_file_is_named_first(ps):
+    """「最慢的一帧是哪一帧 x.pftrace」 in one message: the frame (nodes/report/followup.py) leads,
+    then the frames lens's aggregate — not the aggregate alone."""
+    r = ps.ask("最慢的一帧是哪一帧 ms_android12_emulator_sched_cpusampling.pftrace")
+    lines = r.answer.splitlines()
+    fr = _analysis(r)["frames"]
+    longest = max(range(len(fr["durations_ms"])), key=lambda i: fr["durations_ms"][i])  # every frame's duration
+    start, d = fr["starts_ms"][longest], fr["durations_ms"][longest]
+    assert round(d) == 385 and round(start) == 35883
+    assert lines[0].startswith(f"最慢的一帧：{start:,.0f} ms 处开始，持续 {d:,.0f} ms（预算 16.7 ms）"), lines[0]
+    assert "上一次的分析" not in r.answer  # this turn's analysis, not the thread's last
+    assert lines[1].startswith(f"{fr['jank_count']} of {fr['count']} frames of com.android.systemui janky")
