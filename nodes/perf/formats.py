@@ -55,6 +55,7 @@ REGISTRY: tuple[tuple[str, str], ...] = (
     ("nodes.perf.parsers.gfxinfo", "gfxinfo"),
     ("nodes.perf.parsers.amstart", "amstart"),
     ("nodes.perf.parsers.meminfo", "meminfo"),
+    ("nodes.perf.parsers.cpuinfo", "cpuinfo"),
     ("nodes.perf.parsers.perf_script", "perf_script"),
     ("nodes.perf.parsers.atrace", "atrace"),
     ("nodes.perf.parsers.perfetto", "perfetto"),

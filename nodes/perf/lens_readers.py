@@ -245,7 +245,71 @@ def _cpu_rows(a) -> tuple[list[dict], list[dict]]:
     return rows, th
 
 
+#: What each ``CpuStats.measure`` other than "sched" measured, as the sentence says it.
+_MEASURED = {
+    "cpuinfo": "dumpsys cpuinfo, % of all cores",
+    "top": "top, % of one core",
+    "perf_stat": "perf stat task-clock",
+    "thread_time": "Chrome thread time, tdur of top-level slices",
+}
+
+
+def _cpu_other(a, plug) -> Reading | None:
+    """The CPU answer from a source that is not the scheduler (metrics/cpu_shares.py): its own
+    measure, named, never called running time when it is a share."""
+    measure = _get(plug, "measure") or "sched"
+    procs = list(_get(plug, "processes") or [])
+    if measure == "sched" or not procs:
+        return None
+    fine = not _serious(a, ["cpu"])
+    top = procs[:3]
+    window_ms = _get(plug, "window_ms")
+    total = _get(plug, "total_pct")
+    numbers = {"measure": measure, "processes": [{k: _get(p, k) for k in ("pid", "name", "cpu_pct", "running_ms",
+                                                                           "share_of_window", "share_of_cpus")}
+                                                 for p in procs[:10]], "total_pct": total}
+    if measure in ("cpuinfo", "top"):
+        over = f" over the {dur(window_ms)} window" if window_ms else " in one snapshot"
+        s = (f"CPU by process ({_MEASURED[measure]}{over}): "
+             + ", ".join(f"{_get(p, 'name')} {pct(_get(p, 'cpu_pct'))}" for p in top))
+        if total is not None:
+            s += f"; {pct(total)} of all cores busy in all"
+        return Reading("cpu", s + ".", fine=fine, numbers=numbers)
+    if measure == "perf_stat":
+        parts = []
+        for p in top:
+            t = f"{_get(p, 'name')} {dur(_get(p, 'running_ms'))} task-clock"
+            extra = []
+            if _get(p, "cpu_pct") is not None:
+                extra.append(f"{_get(p, 'cpu_pct') / 100:.2f} CPUs utilized")
+            if _get(p, "user_ms") is not None:
+                extra.append(f"user {dur(_get(p, 'user_ms'))}")
+            if _get(p, "sys_ms") is not None:
+                extra.append(f"sys {dur(_get(p, 'sys_ms'))}")
+            parts.append(t + (f" ({', '.join(extra)})" if extra else ""))
+        s = "CPU time (perf stat): " + "; ".join(parts)
+        return Reading("cpu", s + ".", fine=fine, numbers=numbers)
+    if measure == "samples":
+        parts = [f"{_get(p, 'name')} (pid {_get(p, 'pid')}) {dur(_get(p, 'running_ms'))}"
+                 + (f" ({pct(_get(p, 'cpu_pct'))} of the samples)" if _get(p, "cpu_pct") is not None else "")
+                 for p in top]
+        s = "Sampled time by process: " + ", ".join(parts)
+        return Reading("cpu", s + ".", fine=fine, numbers=numbers)
+    parts = [f"{_get(p, 'name')} {dur(_get(p, 'running_ms'))}" for p in top]
+    s = f"CPU time by process ({_MEASURED.get(measure, measure)}): " + ", ".join(parts)
+    threads = list(_get(plug, "threads") or [])
+    if threads:
+        t = threads[0]
+        s += f"; busiest thread {_get(t, 'name')}" + (f" ({_get(t, 'process')})" if _get(t, "process") else "") + f" {dur(_get(t, 'running_ms'))}"
+    return Reading("cpu", s + ".", fine=fine, numbers=numbers)
+
+
 def cpu(a) -> Reading:
+    plug = _family_of_plug(a, "cpu")
+    if plug is not None:
+        other = _cpu_other(a, plug)
+        if other is not None:
+            return other
     procs, threads = _cpu_rows(a)
     fine = not _serious(a, ["cpu"])
     if procs:
@@ -269,11 +333,28 @@ def cpu(a) -> Reading:
         h = sampled[0]
         where = f" ({h.file}:{h.line})" if h.file and h.line else ""
         what = "sampled" if h.kind == "sample" else "profiled"
-        s = f"{pct(h.self_pct)} of the {what} CPU time is in {h.name}{where} by itself"
+        producer = str((a.meta or {}).get("producer") or "")
+        # py-spy samples wall-clock stacks and drops idle ones unless run with --idle; the file
+        # does not record which, so the sentence says it.
+        if producer.startswith("py-spy"):
+            s = (f"{pct(h.self_pct)} of py-spy's samples are in {h.name}{where} by itself"
+                 " (on-CPU stacks unless it ran with --idle, which the file does not record)")
+        else:
+            s = f"{pct(h.self_pct)} of the {what} CPU time is in {h.name}{where} by itself"
         if len(sampled) > 1:
             s += "; then " + ", ".join(f"{x.name} {pct(x.self_pct)}" for x in sampled[1:3])
         return Reading("cpu", s + ".", fine=fine, numbers={"top": h.name, "self_pct": h.self_pct})
     missing = "no CPU time: the data has no scheduler events (sched_switch) and no CPU samples"
+    traced = [h for h in a.hotspots if h.overall and h.kind == "slice" and h.self_ms > 0]
+    if traced:
+        # A tracing profile (viztracer, a Chrome trace without samples): "where does the time go"
+        # is answered by its hot spots, named as wall time — a sleep or a lock wait is in it.
+        h = traced[0]
+        s = (f"{pct(h.self_pct)} of the traced wall time is in {h.name} by itself"
+             + ("; then " + ", ".join(f"{x.name} {pct(x.self_pct)}" for x in traced[1:3]) if len(traced) > 1 else "")
+             + " (wall time, not CPU time: this data has no scheduler events and no CPU samples)")
+        return Reading("cpu", s + ".", fine=fine, missing=missing, recipe="cpu",
+                       numbers={"top": h.name, "self_pct": h.self_pct, "measure": "wall"})
     partial = []
     busy = sorted((t for t in a.threads if t.busy_ms > 0), key=lambda t: -t.busy_ms)[:3]
     if busy:

@@ -519,6 +519,9 @@ class PerfData:
         self.frame_summary = ReportedTotals()
         #: Time spent per thread in each scheduler state, in µs (from sched data).
         self.thread_states: dict[tuple[int, int], dict[str, float]] = {}
+        #: Thread (CPU) time per thread, µs, with the number of slices it is summed over: Chrome's
+        #: ``tdur`` of top-level slices (parsers/trace_event/phases.py ``thread_cpu_us``).
+        self.thread_cpu_us: dict[tuple[int, int], tuple[float, int]] = {}
         #: The same scheduler data as intervals per thread (Perfetto sched), for the startup
         #: breakdown and main-thread states over a window; empty when the trace has no sched.
         self.sched_intervals: dict[tuple[int, int], SchedIntervals] = {}
@@ -757,6 +760,11 @@ class PerfData:
         self.thread(pid, tid)
         d = self.thread_states.setdefault((pid, tid), {})
         d[state] = d.get(state, 0.0) + max(0.0, dur_us)
+
+    def add_thread_cpu_time(self, pid: int, tid: int, cpu_us: float, slices: int) -> None:
+        """A thread's CPU time as the trace's own thread clock measured it (Chrome ``tdur``)."""
+        self.thread(pid, tid)
+        self.thread_cpu_us[(pid, tid)] = (max(0.0, cpu_us), slices)
 
     def add_sched_intervals(self, pid: int, tid: int, intervals: SchedIntervals) -> None:
         self.sched_intervals[(pid, tid)] = intervals
@@ -1215,11 +1223,17 @@ class CpuUse(Result, kw_only=True):
     name: str
     #: The thread's process name (threads only).
     process: str | None = None
-    running_ms: float
-    runnable_ms: float
+    #: None when the source gives shares, not time (``dumpsys cpuinfo``, ``top``: see ``CpuStats.measure``).
+    running_ms: float | None = None
+    runnable_ms: float | None = None
     #: running / window length, and running / (window length × CPUs): fractions 0–1.
-    share_of_window: float
+    share_of_window: float | None = None
     share_of_cpus: float | None = None
+    #: The percentage as the source printed it (``dumpsys cpuinfo``: of all cores; ``top``: of one core).
+    cpu_pct: float | None = None
+    #: CPU time in user and kernel mode, when the source splits it (``perf stat``'s seconds user / sys).
+    user_ms: float | None = None
+    sys_ms: float | None = None
 
 
 class CpuCore(Result, kw_only=True):
@@ -1248,9 +1262,16 @@ class CpuSection(Result, kw_only=True):
 
 
 class CpuStats(Result, kw_only=True):
-    #: What the shares are of: "trace" (the capture's bounds).
+    #: What the shares are of: "trace" (the capture's bounds), "cpuinfo window", "top snapshot".
     window: str = "trace"
-    window_ms: float
+    #: None when the source does not say how long it measured (``top``'s one snapshot).
+    window_ms: float | None = None
+    #: What the rows measured: "sched" (thread_state Running / runnable), "cpuinfo" (``dumpsys
+    #: cpuinfo``: % of all cores over its window), "top" (% of one core, one snapshot),
+    #: "thread_time" (Chrome trace events' ``tdur``), "perf_stat" (``perf stat`` task-clock).
+    measure: str = "sched"
+    #: The source's own total: cpuinfo's TOTAL %, top's busy % of its capacity, perf stat's CPUs utilized.
+    total_pct: float | None = None
     cpu_count: int | None = None
     processes: list[CpuUse] = msgspec.field(default_factory=list)
     threads: list[CpuUse] = msgspec.field(default_factory=list)

@@ -69,7 +69,7 @@ def _cpu_chart(kind: str, title: str, rows: list[CpuUse], label) -> Chart | None
         kind, title,
         [(label(r), [(r.running_ms, "accent", f"{label(r)}: running {r.running_ms:,.1f} ms ({_share(r.share_of_window)} of the window)"),
                      (r.runnable_ms, "soft", f"{label(r)}: runnable {r.runnable_ms:,.1f} ms (waiting for a CPU)")])
-         for r in rows],
+         for r in rows if r.running_ms is not None and r.runnable_ms is not None],
         "ms (dark: running on a CPU, light: runnable, waiting for one)",
         f"{title}: time on a CPU and time waiting for one, the top {min(len(rows), lens_charts.LENS_CHART_ROWS)}.")
 

@@ -20,6 +20,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from nodes.perf.metrics import cpu_shares
 from nodes.perf.metrics.clipped_sum import Intervals
 from nodes.perf.metrics.slice_find import find_slices, name_ids, named_sections
 from nodes.perf.model import CpuCore, CpuSection, CpuStats, CpuUse, MissingData, PerfData
@@ -47,6 +48,10 @@ def _r(x: float, digits: int = 3) -> float:
 def cpu(ctx) -> CpuStats | None:
     pd: PerfData = ctx.pd
     if not pd.thread_states and not pd.cpu_frequency and not pd.cpu_idle:
+        # Files that measure CPU use another way (dumpsys cpuinfo, top, perf stat): metrics/cpu_shares.py.
+        other = cpu_shares.other_sources(pd)
+        if other is not None:
+            return other
         if pd.format != "perfetto":
             return None
         return CpuStats(window_ms=_r(pd.duration_us / 1000.0), cpu_count=pd.cpu_count, missing=[MissingData(
@@ -218,9 +223,22 @@ def summarize_cpu(c: CpuStats | None, top: int = 3) -> str:
     """One sentence with the numbers: the processes and threads that used the CPU."""
     if c is None or not (c.processes or c.threads):
         return "No CPU data: the trace has no scheduler events."
+    if c.measure != "sched":
+        return _summarize_shares(c, top)
     procs = ", ".join(f"{p.name} {p.running_ms:.0f} ms ({p.share_of_cpus if p.share_of_cpus is not None else p.share_of_window:.0%})"
                       for p in c.processes[:top])
     threads = ", ".join(f"{t.name} ({t.process or t.pid}) {t.running_ms:.0f} ms running, {t.runnable_ms:.0f} ms runnable"
                         for t in c.threads[:top])
     cpus = f" of {c.cpu_count} CPUs" if c.cpu_count else ""
     return f"Over {c.window_ms / 1000:.2f} s{cpus}: {procs}; busiest threads {threads}."
+
+
+def _summarize_shares(c: CpuStats, top: int) -> str:
+    """The sentence for a source that is not the scheduler (metrics/cpu_shares.py): its measure named."""
+    def one(p: CpuUse) -> str:
+        if p.running_ms is not None:
+            return f"{p.name} {p.running_ms:.0f} ms"
+        return f"{p.name} {p.cpu_pct:g}%" if p.cpu_pct is not None else p.name
+    over = f"over {c.window_ms / 1000:.2f} s" if c.window_ms else "in one snapshot"
+    total = f"; {c.total_pct:g}% in all" if c.total_pct is not None else ""
+    return f"CPU ({c.measure}, {c.window}) {over}: " + ", ".join(one(p) for p in c.processes[:top]) + total + "."

@@ -141,7 +141,10 @@ def sniff(head: bytes, name: str) -> bool:
     text = head[:65536].decode("utf-8", "replace")
     if "CPU usage from" in text and "TOTAL:" in text:
         return True
-    return bool(re.search(r"^\s*\d+%cpu\s", text, re.M)) and "PID" in text
+    if bool(re.search(r"^\s*\d+%cpu\s", text, re.M)) and "PID" in text:
+        return True
+    # The older top (Android 7 and before): "User 5%, System 3%, IOW 0%, IRQ 0%" and a CPU% column.
+    return bool(re.search(_OLD_TOP_CPU.pattern, text, re.M) and re.search(r"^\s*PID\b.*\bCPU%", text, re.M))
 
 
 def parse(path: str) -> PerfData:

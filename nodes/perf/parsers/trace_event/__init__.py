@@ -113,6 +113,8 @@ def _finish(sink: EventSink, framer: Framer, path: str) -> None:
         pd.extend_bounds(sink.min_ts, sink.max_ts)
     end = pd.end_us or 0.0
     match_begin_end(sink, end)
+    for (pid, tid), (cpu_us, n) in sink.thread_cpu_us().items():
+        pd.add_thread_cpu_time(pid, tid, cpu_us, n)
     match_async(sink, end)
     for prof in sink.profiles.values():
         prof.emit(pd)

@@ -82,6 +82,8 @@ class Ev(msgspec.Struct, gc=False):
     tid: int | float | str | None = None
     ts: float | str | None = None
     dur: float | str | None = None
+    #: Thread (CPU) time of an X event, µs (Chrome's ``tdur``; ``tts`` is its thread clock start).
+    tdur: Any = None
     id: Any = None
     id2: Any = None
     args: msgspec.Raw = msgspec.Raw()
