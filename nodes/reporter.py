@@ -109,6 +109,14 @@ def make(ctx: NodeContext) -> Callable[..., dict]:
             asks = _INTENT_LENS.get(followup.intent(text_in) or "", view.lens)
             if view.lens == "overview" or asks in (view.lens, "overview"):
                 lead = followup.answer(text_in, state.get("analysis"), state.get("previous_analysis"))
+        else:
+            # 「最慢的一帧是哪一帧 x.pftrace」 asks for one frame, which no lens sentence names: the
+            # follow-up's answer leads this turn's analysis too (before the frames lens's aggregate)
+            from nodes.report import followup
+
+            text_in = last_user_text(state)
+            if followup.intent(text_in) == "slowest_frame" and view.lens in ("frames", "overview"):
+                lead = followup.answer(text_in, state.get("analysis"), from_thread=False)
         text = _answer(view, report, lead)
         if state.get("comparison") and not state.get("thread_data"):
             # two sides compared this turn (nodes/analyzer.py): the comparison leads; a follow-up

@@ -221,7 +221,7 @@ def test_a_gc_slice_without_its_end_counts_to_the_trace_end_and_is_named(tmp_pat
     # 2 ms closed + the open one from 5 ms to the trace's end at 10 ms
     assert (gc.count, gc.total_ms, gc.max_ms, gc.types) == (2, 7.0, 5.0, {"young": 1, "full": 1})
     assert gc.thread == "HeapTaskDaemon"
-    assert any("1 GC slice(s) had no end (com.example.app: Background concurrent copying GC)" in w for w in res.warnings)
+    assert any("1 GC slice had no end (com.example.app: Background concurrent copying GC)" in w for w in res.warnings)
 
 
 # --- GC pauses, thread states, reclaimed heap and the main thread's waits ------------------------
@@ -303,7 +303,7 @@ def test_gc_pause_thread_states_and_main_thread_waits_equal_the_decoded_capture(
     # the memory answer names the pause and the wait
     text = summarize_memory(res.memory)
     assert f"com.google.android.gms.persistent 1 GC ({gc.total_ms:,.1f} ms; its threads paused {gc.pause_ms:,.2f} ms" in text
-    assert f"main thread waited {gc.main_thread_wait_ms:,.2f} ms for GC, 2 time(s)" in text
+    assert f"main thread waited {gc.main_thread_wait_ms:,.2f} ms for GC, 2 times" in text
 
 
 def _gc_trace(tmp_path, prints) -> str:
@@ -361,7 +361,7 @@ def test_gc_types_pauses_reclaimed_heap_and_waits_on_a_built_trace(tmp_path):
     assert gc.running_ms is None  # no sched_switch in this trace
     text = summarize_memory(res.memory)
     assert ("2 GC (3.0 ms, the longest 2.0 ms; its threads paused 0.95 ms (longest 0.65 ms); "
-            "main thread waited 1.80 ms for GC, 1 time(s); 22.0 MB reclaimed)") in text
+            "main thread waited 1.80 ms for GC, 1 time; 22.0 MB reclaimed)") in text
 
 
 def test_an_open_gc_has_its_pause_to_the_trace_end_and_is_named(tmp_path):
@@ -373,4 +373,4 @@ def test_an_open_gc_has_its_pause_to_the_trace_end_and_is_named(tmp_path):
     res = analyze_file(path)
     gc = next(x for x in res.memory.processes if x.pid == 100).gc
     assert (gc.count, gc.total_ms, gc.pause_ms, gc.types) == (1, 3.5, 0.5, {"full": 1})
-    assert any("1 GC slice(s) had no end (com.example.app: Background concurrent copying GC)" in w for w in res.warnings)
+    assert any("1 GC slice had no end (com.example.app: Background concurrent copying GC)" in w for w in res.warnings)

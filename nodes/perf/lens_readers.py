@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from nodes.perf.units import dur, ms, pct
+from nodes.perf.units import counted, dur, ms, pct
 
 #: Findings of these severities are "over a named threshold": they, and only they, give a verdict.
 SERIOUS = ("high", "medium")
@@ -179,7 +179,8 @@ def frames(a) -> Reading:
     partial = []
     if a.long_tasks:
         t = max(a.long_tasks, key=lambda x: x.dur_ms)
-        partial.append(f"{len(a.long_tasks)} long main-thread task(s), the longest {t.name} {ms(t.dur_ms)} on {t.thread}")
+        n = a.long_task_count if a.long_task_count is not None else len(a.long_tasks)
+        partial.append(f"{counted(n, 'long main-thread task')}, the longest {t.name} {ms(t.dur_ms)} on {t.thread}")
     return Reading("frames", f"This data cannot tell the jank: {missing}.", missing=missing, recipe="frames",
                    partial=tuple(partial))
 
@@ -201,14 +202,16 @@ def scroll(a) -> Reading:
                                         "jank_causes")})
     chrome = (a.format in ("trace_event", "chrome-json") or "Renderer" in str(getattr(a.frames, "process", "") or "")
               or _CHROME_CATEGORIES.search((a.meta or {}).get("perfetto.track_event_categories", "")) is not None)
-    what = ("Chrome's scroll updates (EventLatency) and input-to-frame latency" if chrome
+    # PerfScout reads Chrome's EventLatency from JSON and protobuf traces (metrics/scroll.py): none
+    # here means the capture has no scroll, not that a reader is missing
+    what = ("Chrome scroll updates (EventLatency) and input-to-frame latency" if chrome
             else "input events and their latency to the frame")
     fr = a.frames
-    partial = (f"the frames of this trace: {_frames_sentence(fr)}",) if fr and fr.count else ()
-    if partial:
-        return Reading("scroll", f"Not read yet: {what}; the frames while scrolling: {_frames_sentence(fr)}.",
-                       not_read=what, partial=(), numbers={"count": fr.count, "jank_count": fr.jank_count})
-    missing = f"no {what} and no frames in this data"
+    if fr and fr.count:
+        missing = f"no scrolling: the data has no {what}"
+        return Reading("scroll", f"This trace has no scrolling (no {what}); its frames: {_frames_sentence(fr)}.",
+                       missing=missing, recipe="scroll", numbers={"count": fr.count, "jank_count": fr.jank_count})
+    missing = f"no {what}, and no frames in this data"
     return Reading("scroll", f"This data cannot tell the scrolling: {missing}.", missing=missing, recipe="scroll")
 
 
@@ -427,7 +430,15 @@ def memory(a) -> Reading:
         from nodes.perf.metrics.memory import summarize_memory
 
         ps = _get(plug, "processes")
-        return Reading("memory", "Memory: " + summarize_memory(plug), fine=not _serious(a, ["memory"]),
+        app = a.app.pid if a.app is not None else None
+        s = "Memory: " + summarize_memory(plug)
+        if app is not None and all(p.pid != app for p in ps):
+            # the app of the question has no reading (e.g. launched after the only process_stats scan)
+            who = a.app.process or f"pid {app}"
+            s = (f"Memory: no reading of {who} itself — the trace has no process_stats scan or rss_stat counter "
+                 f"of it (a process started after the only scan has none); the other processes: "
+                 + summarize_memory(plug))
+        return Reading("memory", s, fine=not _serious(a, ["memory"]),
                        numbers={"processes": [{"name": p.name, "pid": p.pid, "rss_max_mb": p.rss_max_mb} for p in ps[:10]],
                                 "lmk_kills": len(plug.lmk_kills)})
     rows = []
@@ -514,6 +525,13 @@ def blocking(a) -> Reading:
         if s.startswith(label):  # "main thread (com.demo 7694) waited …" → "Main thread (com.demo 7694): waited …"
             s = s[len(label):].lstrip(": ")
         head = label[0].upper() + label[1:] if label.startswith("main thread") else f"Main thread {label}"
+        # waiting for a CPU is a wait too (trace_processor thread_state R / R+): say it beside the others
+        main = next((t for t in a.threads if t.tid == plug.tid and t.pid == plug.pid and t.runnable_ms is not None), None)
+        if main is not None and main.runnable_ms:
+            total = (main.running_ms or 0.0) + main.runnable_ms + (main.sleeping_ms or 0.0)
+            s += (f"; runnable (waiting for a CPU) {dur(main.runnable_ms)}"
+                  + (f", {pct(100 * main.runnable_ms / total)} of its time" if total else "")
+                  + (f", against {dur(main.running_ms)} running" if main.running_ms is not None else ""))
         if waits:
             s += "; longest waits: " + ", ".join(f"{ms(d)} on {what}" for _, d, what in waits)
         if (slept := _launch_sleep(a)) is not None:
@@ -553,13 +571,80 @@ def blocking(a) -> Reading:
 
 
 # --- page load ----------------------------------------------------------------------------------
+def _span(values: list[float]) -> str:
+    """Several loads' values of one vital: "475 ms–1.13 s (median 900 ms)"; one value alone."""
+    from statistics import median
+
+    lo, hi = min(values), max(values)
+    if lo == hi:
+        return dur(lo)
+    return f"{dur(lo)}–{dur(hi)} (median {dur(median(values))})"
+
+
+def _pages(a) -> Reading:
+    """Several navigations of the main frame (a.pages): every load's FCP and LCP, judged against
+    web.dev's "good" bands (nodes/perf/findings/web.py) load by load. The findings judge only the
+    last load, as Lighthouse does (it keeps the last navigation); a question about "the page"
+    over a trace of eight loads is about all of them."""
+    from nodes.perf.findings.web import CLS_GOOD, FCP_GOOD_MS, LCP_GOOD_MS, TBT_GOOD_MS
+
+    ps = a.pages
+    n = len(ps)
+    label = {"fcp_ms": "FCP", "lcp_ms": "LCP", "cls": "CLS", "tbt_ms": "TBT"}
+    good = {"fcp_ms": FCP_GOOD_MS, "lcp_ms": LCP_GOOD_MS, "cls": CLS_GOOD, "tbt_ms": TBT_GOOD_MS}
+    shown, slow, absent, numbers = [], [], [], {"loads": n}
+    for k in ("fcp_ms", "lcp_ms", "cls", "tbt_ms"):
+        vals = [(i, getattr(p, k)) for i, p in enumerate(ps) if getattr(p, k) is not None]
+        numbers[k] = [getattr(p, k) for p in ps]
+        if not vals:
+            absent.append(k)
+            continue
+        span = (f"{min(v for _, v in vals):.3f}–{max(v for _, v in vals):.3f}" if k == "cls"
+                else _span([v for _, v in vals]))
+        without = [i + 1 for i, p in enumerate(ps) if getattr(p, k) is None]
+        where = "" if not without else (f" in {len(vals)} of {n} (none in load "
+                                         + ", ".join(map(str, without)) + ")")
+        shown.append(f"{label[k]} {span}{where}")
+        slow += [(i, k, v) for i, v in vals if v > good[k]]
+    tail = f"; {' and '.join(label[k] for k in absent)} {'is' if len(absent) == 1 else 'are'} not in this trace" if absent else ""
+    judged = " and ".join(label[k] for k in ("fcp_ms", "lcp_ms", "cls", "tbt_ms") if k not in absent)
+    if not slow:
+        lead = (f"The {n} page loads are fast by {judged}: " + ", ".join(shown)
+                + f", every one within web.dev's good range{tail}.")
+    else:
+        which = sorted({i + 1 for i, _, _ in slow})
+        worst_i, worst_k, worst_v = max(slow, key=lambda x: x[2] / good[x[1]])
+        shown_v = f"{worst_v:.3f}" if worst_k == "cls" else _sec(worst_v)
+        lead = (f"{len(which)} of the {n} page loads {'is' if len(which) == 1 else 'are'} slow "
+                f"(load {', '.join(map(str, which))}; the worst {label[worst_k]} {shown_v} in load {worst_i + 1}): "
+                + ", ".join(shown) + tail + ".")
+    missing = ("not in this trace: " + "; ".join(f"{label[k]} ({ps[-1].missing[k]})" if ps[-1].missing.get(k) else label[k]
+                                                for k in absent)) if absent else None
+    return Reading("page", lead, fine=not slow, numbers=numbers, missing=missing,
+                   recipe="page" if absent else None)
+
+
 def page(a) -> Reading:
+    if len(getattr(a, "pages", None) or []) > 1:
+        return _pages(a)
     p = a.page
     if p is None or (p.fcp_ms is None and p.lcp_ms is None):
         # the reader's own reason where it has one (a file:// navigation Lighthouse does not measure)
         why = (p.missing.get("fcp_ms") or p.missing.get("lcp_ms")) if p is not None else None
         missing = why or "no page load: the data has no navigation with paint timings (firstContentfulPaint, LCP candidates)"
-        return Reading("page", f"This data cannot tell the page load: {missing}.", missing=missing, recipe="page")
+        partial = []
+        if a.scroll is not None and a.scroll.update_count:  # what the capture is of, instead
+            sc = a.scroll
+            partial.append(f"it holds {counted(sc.scrolls, 'scroll')}: {sc.janky_frames} of {sc.presented_frames} "
+                           "scroll frames janky by Chrome's scroll jank v3")
+        elif a.frames and a.frames.count:
+            partial.append(_frames_sentence(a.frames))
+        if a.long_tasks:
+            n = a.long_task_count if a.long_task_count is not None else len(a.long_tasks)
+            t = a.long_tasks[0]
+            partial.append(f"{counted(n, 'long main-thread task')}, the longest {ms(t.dur_ms)}")
+        return Reading("page", f"This data cannot tell the page load: {missing}.", missing=missing, recipe="page",
+                       partial=tuple(partial))
     shown = []
     if p.fcp_ms is not None:
         shown.append(f"FCP {_sec(p.fcp_ms)}")

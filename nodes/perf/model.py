@@ -1413,8 +1413,11 @@ class LmkKill(Result, kw_only=True):
 
 
 class MemoryStats(Result, kw_only=True):
-    #: The app first (when one is identified), then by highest RSS.
+    #: The app first (when one is identified), then by highest RSS (the 20 largest), then the
+    #: ones that grew the most among the rest (nodes/perf/metrics/memory.py MAX_GROWERS).
     processes: list[MemoryProcess] = msgspec.field(default_factory=list)
+    #: The app the analysis is scoped to (AnalysisResult.app), None when none was identified.
+    app_pid: int | None = None
     lmk_kills: list[LmkKill] = msgspec.field(default_factory=list)
     missing: list[MissingData] = msgspec.field(default_factory=list)
 
@@ -1583,6 +1586,9 @@ class PowerWindow(Result, kw_only=True):
     energy_uws: float
     #: Sum over rails of energy / that rail's reading span (µW).
     power_uw: float
+    #: The rails' reading spans inside the window (ms): from a rail's first to its last reading,
+    #: the time PowerMetric divides by — shorter than ``dur_ms`` when readings are sparse.
+    reading_span_ms: tuple[float, float] | None = None
     #: PowerMetric category (CPU, DISPLAY, GPU, GPS, MEMORY, MACHINE_LEARNING, NETWORK,
     #: UNCATEGORIZED) → energy (µWs); only categories with a rail.
     categories: dict[str, float] = msgspec.field(default_factory=dict)
@@ -1638,7 +1644,10 @@ class AnalysisResult(Result, kw_only=True):
     #: The app process the analysis is scoped to, when one is identified.
     app: AppScope | None = None
     threads: list[ThreadStat] = msgspec.field(default_factory=list)
+    #: The longest long tasks of the main thread (nodes/perf/metrics/threads.py keeps 20) …
     long_tasks: list[LongTask] = msgspec.field(default_factory=list)
+    #: … and how many there are in all (None: not counted, e.g. an older report.json).
+    long_task_count: int | None = None
     frames: FrameStats | None = None
     startup: StartupStats | None = None
     #: Web vitals of the main navigation (Lighthouse's: the last one in the trace) …

@@ -39,3 +39,10 @@ def dur(v: float | None) -> str:
 def pct(v: float | None, digits: int = 1) -> str:
     """A share already expressed in percent (0–100)."""
     return "–" if _missing(v) else f"{v:,.{digits}f} %"
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """A count with its noun in the right number, thousands grouped: "1 binder call", "3 scrolls",
+    "1,204 frames" — never "call(s)". ``plural`` for nouns that do not take an "s" ("1 reply",
+    "2 replies"); the noun may be several words: the last one is the one inflected."""
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"

@@ -87,9 +87,11 @@ def intent(text: str) -> str | None:
     return None
 
 
-def answer(text: str, analysis: Analysis | None, previous: Analysis | None = None) -> str | None:
+def answer(text: str, analysis: Analysis | None, previous: Analysis | None = None,
+           from_thread: bool = True) -> str | None:
     """The answer from ``analysis``, in the user's language; None when there is none to give.
-    ``previous``: the thread's analysis before it, for "is it better than the previous run?"."""
+    ``previous``: the thread's analysis before it, for "is it better than the previous run?".
+    ``from_thread``: the analysis is the thread's last one (said after the answer), not this turn's."""
     if not analysis:
         return None
     name = intent(text)
@@ -103,6 +105,8 @@ def answer(text: str, analysis: Analysis | None, previous: Analysis | None = Non
     body = _ANSWERERS[name](analysis, lang)
     if body is None:
         return None
+    if not from_thread:
+        return body
     source = analysis.get("source") or "?"
     head = {
         "zh-Hans": f"（来自本会话上一次的分析：{source}）",

@@ -631,7 +631,7 @@ class ReportView:
         out: list[str] = []
         for s in self.summary_sentences():
             out.append(s)
-            if s.startswith(RECIPE_LEAD) and section.get("recipe"):
+            if s.startswith((RECIPE_LEAD, RECIPE_ALSO)) and section.get("recipe"):
                 out += ["    " + x for x in section["recipe"].splitlines()]
         return out
 
@@ -644,7 +644,8 @@ class ReportView:
         if r.recipe:
             from nodes.perf.recipes import RECIPES
 
-            out.append(f"{RECIPE_LEAD} {RECIPES[r.recipe].what}:")
+            # a lead that answered (it has numbers) and lacks a part: the recipe records the rest
+            out.append(f"{RECIPE_ALSO if r.numbers else RECIPE_LEAD} {RECIPES[r.recipe].what}:")
         if r.partial:
             out.append("What this data can say: " + "; ".join(r.partial) + ".")
         elif r.missing and not r.numbers:
@@ -766,6 +767,7 @@ class ReportView:
 
 #: How the sentence before a recipe starts (the reporter prints the recipe after it).
 RECIPE_LEAD = "To record a trace that can answer it, capture"
+RECIPE_ALSO = "To record a trace that also has what this one lacks, capture"
 
 #: The section title of each lens (the report opens with it).
 _LENS_TITLES = {"startup": "Startup", "frames": "Frames and jank", "scroll": "Scrolling and input", "cpu": "CPU",

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from nodes.perf.findings import counters, frames, hotspots, startup, threads, web
 from nodes.perf.findings.common import SEVERITY_ORDER, finding
 from nodes.perf.model import Finding
+from nodes.perf.units import counted
 
 if TYPE_CHECKING:
     from nodes.perf.metrics.common import Context
@@ -70,7 +71,7 @@ def incomplete_data(pd, source: str | None) -> list[Finding]:
     if not (pd.partial or pd.skipped_events):
         return []
     return [finding("Incomplete data", "info",
-                    f"{pd.skipped_events:,} events could not be read; results cover the rest. "
+                    f"{counted(pd.skipped_events, 'event')} could not be read; results cover the rest. "
                     + "; ".join(pd.warnings[:3]), source)]
 
 

@@ -10,6 +10,7 @@ from nodes.perf.metrics.scope import CHOSEN_BY_FRAMES, CHOSEN_BY_LAUNCH, CHOSEN_
 from nodes.perf.metrics.frames import _reported
 from nodes.perf.model import FRAME_CAUSE_LABELS, FrameCause, FrameStats, Finding, WorstFrame
 from nodes.perf.parsers.perfetto_frames import JANK_LABELS, USER_VISIBLE_JANK
+from nodes.perf.units import counted
 
 USER_VISIBLE_LABELS = frozenset(label for bit, label in JANK_LABELS if bit & USER_VISIBLE_JANK)
 
@@ -180,10 +181,10 @@ def frame_causes(fs: FrameStats | None, source: str | None) -> list[Finding]:
             continue
         cause = FrameCause(c)
         w = next((x for x in fs.worst if x.cause == cause), None)
-        detail = (f"{n:,} of the {fs.jank_count:,} janky frames{' of ' + _app(fs) if fs.process else ''} were late "
+        detail = (f"{n:,} of the {fs.jank_count:,} janky frames{' of ' + _app(fs) if fs.process else ''} {'was' if n == 1 else 'were'} late "
                   f"because of {FRAME_CAUSE_LABELS[cause]}")
         if explained < fs.jank_count:
-            detail += f" ({fs.jank_count - explained:,} janky frames had no evidence either way)"
+            detail += f" ({counted(fs.jank_count - explained, 'janky frame')} had no evidence either way)"
         if w is not None:
             detail += f"; e.g. the {_fms(w.dur_ms)} frame at {_fms(w.start_ms)}: " + "; ".join(w.evidence[:3])
         sugg, link = CAUSE_SUGGESTIONS[cause]

@@ -8,6 +8,7 @@ from nodes.perf.metrics.common import _fms, _fpct
 from nodes.perf.metrics.startup import PAGE_LOAD_KIND
 from nodes.perf.metrics.android_startup import DOMINANT_CHILD
 from nodes.perf.model import BreakdownItem, Finding, ImportEntry, MainThreadState, StartupRun, StartupStats
+from nodes.perf.units import counted
 
 #: Median startup from which it is slow, by kind (other kinds: the last value); 2× is "high".
 SLOW_STARTUP_MS = {"cold": 5000.0, "warm": 2000.0, "hot": 1500.0}
@@ -40,7 +41,7 @@ def slow_startup(st: StartupStats | None, source: str | None) -> list[Finding]:
         return []
     return [finding(
         f"Slow startup: {_fms(st.median_ms)} (median)", "high" if st.median_ms >= 2 * limit else "medium",
-        f"{len(st.runs):,} run(s), median {_fms(st.median_ms)}, min {_fms(st.min_ms)}, max {_fms(st.max_ms)} "
+        f"{counted(len(st.runs), 'run')}, median {_fms(st.median_ms)}, min {_fms(st.min_ms)}, max {_fms(st.max_ms)} "
         f"({st.kind}); threshold {_fms(limit)}.",
         source, metric={"median_ms": st.median_ms, "runs": len(st.runs)}, family="startup", **_advice("SLOW_LAUNCH"),
     )]

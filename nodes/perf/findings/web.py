@@ -12,6 +12,7 @@ from __future__ import annotations
 from nodes.perf.findings.common import finding
 from nodes.perf.metrics.common import _fms
 from nodes.perf.model import Finding, PageVitals
+from nodes.perf.units import counted
 
 FCP_GOOD_MS, FCP_POOR_MS = 1800.0, 3000.0
 LCP_GOOD_MS, LCP_POOR_MS = 2500.0, 4000.0
@@ -76,11 +77,11 @@ def layout_shifts(p: PageVitals | None, source: str | None) -> list[Finding]:
     if p is None or p.cls is None:
         return []
     return _one(p, "cls", "Cumulative Layout Shift", p.cls, CLS_GOOD, CLS_POOR, f"{p.cls:.3f}", source,
-                f" {p.layout_shifts} shift(s) counted.")
+                f" {counted(p.layout_shifts, 'shift')} counted.")
 
 
 def blocking_time(p: PageVitals | None, source: str | None) -> list[Finding]:
     if p is None:
         return []
     return _one(p, "tbt_ms", "Total Blocking Time", p.tbt_ms, TBT_GOOD_MS, TBT_POOR_MS, _fms(p.tbt_ms), source,
-                f" {p.blocking_tasks} main-thread task(s) over 50 ms between FCP and TTI ({_fms(p.tti_ms)}).")
+                f" {counted(p.blocking_tasks, 'main-thread task')} over 50 ms between FCP and TTI ({_fms(p.tti_ms)}).")

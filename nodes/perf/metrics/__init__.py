@@ -71,6 +71,7 @@ def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None, r
     res.app = hotspots.app_scope(ctx)
     res.threads = threads.thread_stats(ctx)
     res.long_tasks = threads.long_tasks(ctx)
+    res.long_task_count = ctx.long_count
     res.frames = frames.frames(ctx)
     res.startup = startup.startup(ctx)
     res.page, res.pages = web.web(ctx)

@@ -26,6 +26,7 @@ from nodes.perf.model import (
     BinderServer, BinderWait, BlockingOverlap, BlockingStats, LockWait, MissingData, PerfData,
     StateWait,
 )
+from nodes.perf.units import counted
 
 TOP = 20
 _D = int(SchedState.D)
@@ -170,13 +171,18 @@ def summarize_blocking(b: BlockingStats | None) -> str:
     if no_binder:
         bits = [f"{b.thread}: binder calls not recorded"]
     else:
-        bits = [f"{b.thread} waited {b.binder_ms:.0f} ms in {b.binder_calls} binder call(s)"]
+        bits = [f"{b.thread} waited {b.binder_ms:.0f} ms in {counted(b.binder_calls, 'binder call')}"]
         if b.binder:
             top = b.binder[0]
             bits[0] += f" (longest {top.dur_ms:.1f} ms to {top.server or 'an unknown process'})"
-    bits.append(f"{b.lock_ms:.0f} ms on {b.lock_waits} lock(s)" + (
-        f" (longest {b.locks[0].dur_ms:.1f} ms, owner {b.locks[0].owner or f'tid {b.locks[0].owner_tid}'})"
-        if b.locks else ""))
+    if b.lock_waits or b.other_locks:
+        bits.append(f"{b.lock_ms:.0f} ms on {counted(b.lock_waits, 'lock')}" + (
+            f" (longest {b.locks[0].dur_ms:.1f} ms, owner {b.locks[0].owner or f'tid {b.locks[0].owner_tid}'})"
+            if b.locks else ""))
+    else:
+        # no contention slice in the whole app: "0 ms on 0 locks" would read as measured, and ART
+        # writes them only with atrace category dalvik (trace_processor android_monitor_contention)
+        bits.append("no lock contention slices in the trace (ART writes them with atrace category dalvik)")
     if no_sched:
         bits.append("uninterruptible sleep not recorded (no scheduler events)")
     else:

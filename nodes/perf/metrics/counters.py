@@ -10,6 +10,7 @@ import math
 from nodes.perf.counter_names import is_counter_name
 from nodes.perf.metrics.common import MAX_COUNTER_RESULT_POINTS, MAX_COUNTERS
 from nodes.perf.model import CounterSummary
+from nodes.perf.units import counted
 
 
 def counters(ctx) -> list[CounterSummary]:
@@ -17,10 +18,10 @@ def counters(ctx) -> list[CounterSummary]:
     out = []
     # "Heap size (KB): com.app (123)": the counter's own name is before the process label
     names = [n for n in sorted(pd.counters) if is_counter_name(n.split(": ", 1)[0])]
-    if len(names) < len(pd.counters):
+    if (logs := len(pd.counters) - len(names)) > 0:
         ctx.res.warnings.append(
-            f"{len(pd.counters) - len(names)} counter(s) named like log lines (e.g. HWUI's 'Davey! duration=…') "
-            "are messages, not series: left out of the counters")
+            f"{counted(logs, 'counter')} named like log lines (e.g. HWUI's 'Davey! duration=…') "
+            f"{'is a message' if logs == 1 else 'are messages'}, not series: left out of the counters")
     for name in names[:MAX_COUNTERS]:
         pts = sorted(pd.counters[name])
         if not pts:

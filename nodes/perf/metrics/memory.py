@@ -23,8 +23,12 @@ from collections import defaultdict
 from nodes.perf.metrics.gc import gc_events, open_gcs, summarize_gcs
 from nodes.perf.metrics.slice_find import find_slices, name_ids
 from nodes.perf.model import MAX_MEMORY_SAMPLES, LmkKill, MemoryProcess, MemorySeries, MemoryStats, MissingData, PerfData
+from nodes.perf.units import counted
 
 MAX_PROCESSES = 20
+#: Beyond the largest processes, the ones that grew the most are kept too: "is memory growing"
+#: is about growth, and a small process can grow the most (ms_android12: partnersetup +23.5 MB).
+MAX_GROWERS = 5
 #: lmkd's kill_reason enum (lmkd/statslog.h), as android_lmk_events names it.
 KILL_REASONS = ("PRESSURE_AFTER_KILL", "NOT_RESPONDING", "LOW_SWAP_AND_THRASHING", "LOW_MEM_AND_SWAP",
                 "LOW_MEM_AND_THRASHING", "DIRECT_RECL_AND_THRASHING", "LOW_MEM_AND_SWAP_UTIL",
@@ -102,7 +106,7 @@ def memory(ctx) -> MemoryStats | None:
     gcs = gc_events(pd) + unended
     if unended:
         names = ", ".join(sorted({f"{pd.processes.get(p, p)}: {n}" for p, _t, _ts, _d, n in unended})[:3])
-        ctx.res.warnings.append(f"{len(unended)} GC slice(s) had no end ({names}): counted to the end of the "
+        ctx.res.warnings.append(f"{counted(len(unended), 'GC slice')} had no end ({names}): counted to the end of the "
                                 "trace, as trace_processor does")
     if not pd.memory and not pd.lmk_kills and not gcs and not any(n.startswith("lmk,") for n in pd.strings):
         if pd.format != "perfetto":
@@ -131,12 +135,19 @@ def memory(ctx) -> MemoryStats | None:
         rows.append(proc)
     app = ctx.scope.pid if ctx.scope is not None else None
     rows.sort(key=lambda r: (r.pid != app, -(r.rss_max_mb or 0.0), -(r.gc.total_ms if r.gc else 0.0), r.pid))
-    del rows[MAX_PROCESSES:]
+
+    def growth(r: MemoryProcess) -> float:
+        s = by_pid.get(r.pid, {})
+        pts = s.get("mem.rss") if len(s.get("mem.rss") or ()) >= 2 else s.get("mem.rss.anon")
+        return pts[-1][1] - pts[0][1] if pts and len(pts) >= 2 else float("-inf")
+
+    growers = sorted((r for r in rows[MAX_PROCESSES:] if growth(r) > 0), key=lambda r: (-growth(r), r.pid))
+    rows = rows[:MAX_PROCESSES] + growers[:MAX_GROWERS]
     for proc in rows:  # the series only for the processes kept (a trace can have thousands)
         series_map = by_pid.get(proc.pid, {})
         names = sorted(series_map, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))
         proc.series = [_series(f"{proc.name} ({proc.pid}): {n}", n, series_map[n], ctx) for n in names]
-    out = MemoryStats(processes=rows[:MAX_PROCESSES])
+    out = MemoryStats(processes=rows, app_pid=app)
     out.lmk_kills = [LmkKill(ts_ms=ctx.rel(ts), pid=pid, process=pd.processes.get(pid), kill_reason=_kill_reason(reason),
                              oom_score_adj=adj) for ts, pid, reason, adj in kills]
     if not pd.memory:
@@ -145,17 +156,32 @@ def memory(ctx) -> MemoryStats | None:
     return out
 
 
+def _main_series(p):
+    """The series a process's growth is read from. Growth needs two readings: a lone
+    process_stats scan of mem.rss says nothing about it, while rss_stat may have followed
+    mem.rss.anon all along (api32_startup_warm: 1 vs 43 points)."""
+    ordered = ([s for s in p.series if s.name == "mem.rss"] + [s for s in p.series if s.name == "mem.rss.anon"]
+               + list(p.series))
+    return next((s for s in ordered if s.points >= 2), None) or (ordered[0] if ordered else None)
+
+
+def _growth_mb(p) -> float:
+    s = _main_series(p)
+    if s is None or s.points < 2:
+        return float("-inf")  # growth unknown: after every process whose growth is known
+    return s.growth / 1024.0 if s.unit == "KB" else s.growth
+
+
 def summarize_memory(m: MemoryStats | None, top: int = 3) -> str:
-    """One sentence with the numbers: peak and growth per process."""
+    """One sentence with the numbers: peak and growth per process — the app first (``m.app_pid``),
+    then the processes that grew the most: "is memory growing" is about growth, and the
+    largest process is not the one that grew (ms_android12: systemui +0.6 MB, chrome +10 MB)."""
     if m is None or not m.processes:
         return "No memory data: the trace has no process_stats, rss_stat or heap counters."
     parts = []
-    for p in m.processes[:top]:
-        # growth needs two readings: a lone process_stats scan of mem.rss says nothing about it,
-        # while rss_stat may have followed mem.rss.anon all along (api32_startup_warm: 1 vs 43 points)
-        ordered = ([s for s in p.series if s.name == "mem.rss"] + [s for s in p.series if s.name == "mem.rss.anon"]
-                   + list(p.series))
-        main = next((s for s in ordered if s.points >= 2), None) or (ordered[0] if ordered else None)
+    procs = sorted(m.processes, key=lambda p: (p.pid != m.app_pid, -_growth_mb(p), -(p.rss_max_mb or 0.0), p.pid))
+    for p in procs[:top]:
+        main = _main_series(p)
         bit = f"{p.name}"
         if p.rss_max_mb is not None:
             bit += f" RSS peak {p.rss_max_mb:.1f} MB"
@@ -166,12 +192,12 @@ def summarize_memory(m: MemoryStats | None, top: int = 3) -> str:
         if p.gc and p.gc.count:
             bit += ", " + gc_words(p.gc)
         parts.append(bit)
-    shown = {p.pid for p in m.processes[:top] if p.gc and p.gc.count}
+    shown = {p.pid for p in procs[:top] if p.gc and p.gc.count}
     other = [p for p in m.processes if p.gc and (p.gc.count or p.gc.main_thread_waits) and p.pid not in shown]
     if other:  # GC elsewhere is named too, the heaviest in pause and wait first
         other.sort(key=lambda p: (-(p.gc.pause_ms + p.gc.main_thread_wait_ms), -p.gc.total_ms, p.pid))
         parts.append("GC: " + ", ".join(f"{p.name} {gc_words(p.gc)}" for p in other[:top]))
-    kills = f"; {len(m.lmk_kills)} low-memory kill(s)" if m.lmk_kills else ""
+    kills = f"; {counted(len(m.lmk_kills), 'low-memory kill')}" if m.lmk_kills else ""
     return "; ".join(parts) + kills + "."
 
 
@@ -183,7 +209,7 @@ def gc_words(g) -> str:
         inner.append(f"{g.total_ms:,.1f} ms" + (f", the longest {g.max_ms:,.1f} ms" if g.count > 1 else ""))
         inner.append(f"its threads paused {g.pause_ms:,.2f} ms" + (f" (longest {g.pause_max_ms:,.2f} ms)" if g.count > 1 else ""))
     if g.main_thread_waits:
-        inner.append(f"main thread waited {g.main_thread_wait_ms:,.2f} ms for GC, {g.main_thread_waits} time(s)")
+        inner.append(f"main thread waited {g.main_thread_wait_ms:,.2f} ms for GC, {counted(g.main_thread_waits, 'time')}")
     if g.reclaimed_mb is not None:
         inner.append(f"{g.reclaimed_mb:,.1f} MB reclaimed")
     return f"{g.count} GC ({'; '.join(inner)})"

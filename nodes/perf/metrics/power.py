@@ -109,6 +109,7 @@ def window(pd: PerfData, name: str, start: float, end: float, t0: float,
     categories: dict[str, float] = {}
     category_power: dict[str, float] = {}
     total_power = 0.0
+    spans: list[float] = []
     for rail in pd.power_rails:
         got = _rail_energy(rail, start, end)
         if got is None:
@@ -118,6 +119,7 @@ def window(pd: PerfData, name: str, start: float, end: float, t0: float,
         if n_resets and resets is not None:
             resets[comp] = max(resets.get(comp, 0), n_resets)
         power = energy / span_s
+        spans.append(span_s * 1000.0)
         rails[comp] = round(energy, 3)
         cat = category_of(comp) if rail.described else "UNCATEGORIZED"
         categories[cat] = round(categories.get(cat, 0.0) + energy, 3)
@@ -129,6 +131,7 @@ def window(pd: PerfData, name: str, start: float, end: float, t0: float,
     w = PowerWindow(
         name=name, start_ms=round((start - t0) / 1000.0, 3), dur_ms=round((end - start) / 1000.0, 3),
         energy_uws=round(sum(rails.values()), 3), power_uw=round(total_power, 3),
+        reading_span_ms=(round(min(spans), 3), round(max(spans), 3)) if spans else None,
         categories=dict(sorted(categories.items(), key=lambda kv: -kv[1])),
         category_power_uw=dict(sorted(category_power.items(), key=lambda kv: -kv[1])),
         rails=dict(sorted(rails.items(), key=lambda kv: -kv[1])),
@@ -221,8 +224,16 @@ def _window_sentence(w: PowerWindow) -> str:
         return (f"{w.name}: battery {w.battery_start_mah} → {w.battery_end_mah} mAh "
                 f"({w.battery_diff_mah} mAh used); no power rails recorded")
     top = ", ".join(f"{k} {v / 1e6:.3f} J" for k, v in list(w.categories.items())[:4])
+    # PowerMetric's mean power divides each rail's energy by the time between its first and last
+    # reading in the window (androidx PowerQuery.kt), not by the window: say which span it is, or
+    # "1.198 J in 1.84 s, 745.8 mW" reads as arithmetic that does not add up.
+    over = ""
+    if w.reading_span_ms is not None and abs(w.reading_span_ms[1] - w.dur_ms) > 0.005 * w.dur_ms:
+        lo, hi = w.reading_span_ms
+        span = f"{hi / 1000:.2f} s" if round(lo / 10) == round(hi / 10) else f"{lo / 1000:.2f}–{hi / 1000:.2f} s"
+        over = f" over the {span} between the rails' first and last readings in it"
     return (f"{w.name} ({w.dur_ms / 1000:.2f} s): {w.energy_uws / 1e6:.3f} J, "
-            f"{w.power_uw / 1000:.1f} mW on average; by category {top}")
+            f"{w.power_uw / 1000:.1f} mW on average{over}; by category {top}")
 
 
 def summarize_power(p: PowerStats | None) -> str:

@@ -43,6 +43,7 @@ from bisect import bisect_left
 
 from nodes.perf.model import MAX_SCROLL_UPDATES, MissingData, PerfData, ScrollStage, ScrollStats, ScrollUpdate
 from nodes.perf.parsers.chrome_scroll import SPAN_NAMES
+from nodes.perf.units import counted
 
 UPDATES = ("FIRST_GESTURE_SCROLL_UPDATE", "GESTURE_SCROLL_UPDATE", "INERTIAL_GESTURE_SCROLL_UPDATE")
 CAPTURE = ('Record with the categories "input", "benchmark", "latencyInfo", "input.scrolling", '
@@ -222,9 +223,9 @@ def scroll(ctx) -> ScrollStats | None:
         out.missing.append(MissingData(what="scroll updates", why="the trace has EventLatency spans but no scroll",
                                        capture=CAPTURE))
     if unended:
-        ctx.res.warnings.append(f"{unended} scroll update(s) had no end (EventLatency): counted, no latency")
+        ctx.res.warnings.append(f"{counted(unended, 'scroll update')} had no end (EventLatency): counted, no latency")
     if orphans:
-        ctx.res.warnings.append(f"{orphans} scroll span end(s) had no begin, left out")
+        ctx.res.warnings.append(f"{counted(orphans, 'scroll span end')} had no begin, left out")
     if pd.scroll_spans_dropped:
         ctx.res.warnings.append(f"{pd.scroll_spans_dropped:,} scroll spans beyond the cap were not read")
     return out
@@ -252,5 +253,5 @@ def summarize_scroll(s: ScrollStats | None) -> str:
         top = list(s.jank_reasons.items())[:2]
         why = "; Chrome's jank reasons: " + ", ".join(f"{r} ({n} frame{'s' if n != 1 else ''})" for r, n in top)
     return (f"{s.janky_frames} of {s.presented_frames} scroll frames janky by Chrome's scroll jank v3{ratio}, "
-            f"{s.v4_janky_frames} of {s.v4_frames} by v4, over {s.update_count} scroll updates in {s.scrolls} scroll(s)"
-            f"{lat}; {s.dropped_frames} frame(s) dropped, {s.partial_frames} presented partially{stage}{why}.")
+            f"{s.v4_janky_frames} of {s.v4_frames} by v4, over {counted(s.update_count, 'scroll update')} in {counted(s.scrolls, 'scroll')}"
+            f"{lat}; {counted(s.dropped_frames, 'frame')} dropped, {s.partial_frames} presented partially{stage}{why}.")

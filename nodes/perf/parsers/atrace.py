@@ -24,6 +24,7 @@ from nodes.perf.errors import PerfDataError
 from nodes.perf.formats import looks_text, max_whole_file, open_text, read_all
 from nodes.perf.model import PerfData
 from nodes.perf.sched_state import classify, from_text
+from nodes.perf.units import counted
 
 FORMAT = "atrace"
 
@@ -121,7 +122,7 @@ def _lines_from_html(path: str, pd: PerfData) -> list[str]:
         raise PerfDataError(path, "HTML file without systrace ftrace data")
     pd.meta.note("wrapper", "systrace html")
     if len(blocks) > len(texts):
-        pd.warn(f"{len(blocks) - len(texts)} non-ftrace trace-data block(s) in the HTML were not read")
+        pd.warn(f"{counted(len(blocks) - len(texts), 'non-ftrace trace-data block')} in the HTML were not read")
     lines: list[str] = []
     for t in texts:
         lines.extend(t.decode("utf-8", "replace").splitlines())

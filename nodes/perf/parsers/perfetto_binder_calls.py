@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Callable
 
 from nodes.perf.model import BinderCall, PerfData
+from nodes.perf.units import counted
 
 _SEND, _RECV = 0, 1
 _TF_ONE_WAY = 0x01
@@ -62,7 +63,7 @@ def pair_calls(events: list[tuple[int, int, int, int, int, int]], data: PerfData
     unfinished = sum(len(s) for s in open_by_client.values())
     data.add_binder_calls(calls)
     if orphan_replies:
-        data.warn(f"binder: {orphan_replies} reply(ies) arrived with no transaction open on the thread "
+        data.warn(f"binder: {counted(orphan_replies, 'reply', 'replies')} arrived with no transaction open on the thread "
                   "(its start was before the trace or lost); not counted as calls")
     if unfinished:
-        data.warn(f"binder: {unfinished} call(s) had no reply by the end of the trace; their duration is unknown")
+        data.warn(f"binder: {counted(unfinished, 'call')} had no reply by the end of the trace; {'its' if unfinished == 1 else 'their'} duration is unknown")

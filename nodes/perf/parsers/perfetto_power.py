@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from array import array
 from nodes.perf.model import PerfData, PowerRail
+from nodes.perf.units import counted
 
 #: Rail names trace_processor maps to friendly counter names (MapToFriendlyPowerRailName).
 FRIENDLY_RAILS: dict[str, str] = {
@@ -129,11 +130,11 @@ class PowerState:
                 data.add_counter(name, ts_ns / 1000.0, value, unit)
         if undescribed:
             data.warn(
-                f"power rails: {len(undescribed)} rail(s) had readings but no descriptor "
+                f"power rails: {counted(len(undescribed), 'rail')} had readings but no descriptor "
                 f"(index {', '.join(map(str, undescribed[:8]))}): kept as power.rail<index>, no category"
             )
         if self.bad_index:
-            data.warn(f"power rails: {self.bad_index} descriptor(s) with an index above {MAX_RAIL_INDEX} were skipped")
+            data.warn(f"power rails: {counted(self.bad_index, 'descriptor')} with an index above {MAX_RAIL_INDEX} were skipped")
         if self.dropped:
             data.warn(f"power rails: {self.dropped:,} readings beyond {MAX_RAIL_POINTS:,} per rail were not kept")
         data.meta.note("perfetto.power_rails", str(len(data.power_rails)))

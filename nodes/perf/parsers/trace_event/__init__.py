@@ -43,6 +43,7 @@ from nodes.perf.parsers.trace_event.events import (  # noqa: F401  (re-exported:
 from nodes.perf.parsers.trace_event.framing import Framer
 from nodes.perf.parsers.trace_event.nesting import match_async, match_begin_end, pair_nested
 from nodes.perf.parsers.trace_event.phases import EventSink
+from nodes.perf.units import counted
 
 FORMAT = "trace_event"
 
@@ -137,7 +138,7 @@ def _finish(sink: EventSink, framer: Framer, path: str) -> None:
         pd.warn(f"{n} × {what}")
     if pd.skipped_events:
         pd.mark_partial()
-        pd.warn(f"{pd.skipped_events} events could not be read and were skipped")
+        pd.warn(f"{counted(pd.skipped_events, 'event')} could not be read and {'was' if pd.skipped_events == 1 else 'were'} skipped")
     pd.meta.note("events", str(sink.events_seen))
     has_data = (
         pd.slices or pd.instants or pd.counters or pd.async_slices or pd.stacks or pd.frames
