@@ -134,7 +134,8 @@ def test_blocking_without_atrace_says_what_was_not_recorded_and_names_the_cpu_wa
     from nodes.perf.units import dur, pct
 
     share = 100 * main["runnable_ms"] / (main["running_ms"] + main["runnable_ms"] + main["sleeping_ms"])
-    assert first.startswith("Main thread: ") and "binder calls not recorded" in first
+    assert first.startswith(f"Main thread (com.android.systemui {b['pid']}): ")  # PerfData.thread_label
+    assert "binder calls not recorded" in first
     assert "0 locks" not in first and "no lock contention slices in the trace" in first  # not measured-looking zeros
     assert (f"runnable (waiting for a CPU) {dur(main['runnable_ms'])}, {pct(share)} of its time, "
             f"against {dur(main['running_ms'])} running") in first, first
