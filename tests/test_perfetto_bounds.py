@@ -315,3 +315,14 @@ def test_a_trace_damaged_at_its_start_is_named_as_such_when_its_name_says_perfet
     p.write_bytes(bytes(data))
     with pytest.raises(PerfDataError, match=re.escape(needle)):
         detect(str(p))
+
+
+def test_a_trace_cut_short_says_it_is_partial_without_counting_zero_skipped_events(tmp_path):
+    from nodes.perf.analysis import analyze_file
+
+    p = tmp_path / "cut.perfetto-trace"
+    p.write_bytes(REAL_WARM.read_bytes()[: REAL_WARM.stat().st_size // 2])
+    res = analyze_file(str(p))
+    [inc] = [f for f in res.findings if f.title == "Incomplete data"]
+    assert res.partial and inc.detail.startswith("The data is partial; the results cover what was read. ")
+    assert not inc.detail.startswith("0 ") and any("packet" in w for w in res.warnings)  # where the file ends

@@ -70,9 +70,10 @@ def incomplete_data(pd, source: str | None) -> list[Finding]:
     """The reader skipped events or stopped early: say so, with its first warnings."""
     if not (pd.partial or pd.skipped_events):
         return []
-    return [finding("Incomplete data", "info",
-                    f"{counted(pd.skipped_events, 'event')} could not be read; results cover the rest. "
-                    + "; ".join(pd.warnings[:3]), source)]
+    # A trace cut short or stopped at the event cap skipped nothing it read: no "0 events".
+    lead = (f"{counted(pd.skipped_events, 'event')} could not be read; results cover the rest. "
+            if pd.skipped_events else "The data is partial; the results cover what was read. ")
+    return [finding("Incomplete data", "info", lead + "; ".join(pd.warnings[:3]), source)]
 
 
 def evaluate(ctx: "Context") -> list[Finding]:
