@@ -555,13 +555,7 @@ def sample_hotspots(ctx) -> list[Hotspot]:
         for tr in tracks:
             whole = ctx.sampled_busy[tr]
             label = ctx.pd.thread_label(*tr)
-            for k in sorted(pts[tr], key=lambda k: (-pts[tr][k], -ptt[tr].get(k, 0.0), k[0], k[1] or ""))[:TOP_PER_THREAD]:
-                out.append(Hotspot(
-                    name=k[0], file=k[1], line=line_of(k),
-                    self_ms=_ms(pts[tr][k]), total_ms=_ms(ptt[tr].get(k, 0.0)),
-                    self_pct=_pct(pts[tr][k], whole), total_pct=_pct(ptt[tr].get(k, 0.0), whole),
-                    count=ptc[tr].get(k, 0), thread=label, kind="sample",
-                ))
+            out += _top_sampled(pts[tr], ptt[tr], ptc[tr], whole, line_of, thread=label)
     # per process, over its threads: only a process with more than one sampled thread (one
     # thread's process rows would repeat its thread's)
     threads_of: dict[int, list] = defaultdict(list)
@@ -573,14 +567,19 @@ def sample_hotspots(ctx) -> list[Hotspot]:
         for pid in sorted(weight, key=lambda p: (-weight[p], p))[:8]:
             whole = weight[pid]
             label = ctx.pd.process_label(pid)
-            for k in sorted(pps[pid], key=lambda k: (-pps[pid][k], -ppt[pid].get(k, 0.0), k[0], k[1] or ""))[:TOP_PER_THREAD]:
-                out.append(Hotspot(
-                    name=k[0], file=k[1], line=line_of(k),
-                    self_ms=_ms(pps[pid][k]), total_ms=_ms(ppt[pid].get(k, 0.0)),
-                    self_pct=_pct(pps[pid][k], whole), total_pct=_pct(ppt[pid].get(k, 0.0), whole),
-                    count=ppc[pid].get(k, 0), process=label, kind="sample",
-                ))
+            out += _top_sampled(pps[pid], ppt[pid], ppc[pid], whole, line_of, process=label)
     return out
+
+
+def _top_sampled(self_w: dict, total_w: dict, count: dict, whole: float, line_of, **who) -> list[Hotspot]:
+    """The :data:`TOP_PER_THREAD` functions of one thread's or one process's samples (``who``:
+    ``thread=`` or ``process=`` its label), self/total as shares of its own sampled weight;
+    ties by total, then name and file, so the order never depends on dict order."""
+    keys = sorted(self_w, key=lambda k: (-self_w[k], -total_w.get(k, 0.0), k[0], k[1] or ""))[:TOP_PER_THREAD]
+    return [Hotspot(name=k[0], file=k[1], line=line_of(k), self_ms=_ms(self_w[k]), total_ms=_ms(total_w.get(k, 0.0)),
+                    self_pct=_pct(self_w[k], whole), total_pct=_pct(total_w.get(k, 0.0), whole),
+                    count=count.get(k, 0), kind="sample", **who)
+            for k in keys]
 
 
 def call_hotspots(ctx) -> list[Hotspot]:

@@ -314,14 +314,7 @@ class Framer:
         if not cands:
             # No boundary between events: the array may have closed (its last event, then
             # blanks); decode it rather than growing the buffer over what follows.
-            for k in self._array_ends(buf, n):
-                try:
-                    end = self._decode(memoryview(buf)[:k])
-                except _Fail:
-                    continue
-                self._after_array(bytes(buf[k if end is None else end : n]))
-                return None
-            return -1
+            return None if self._closed_at_array_end(buf, n) else -1
         # No cut decoded: the bytes are bad somewhere. Split exactly and salvage.
         data = bytes(buf[1:n])
         consumed, closed = self._salvage(data, final=False)
@@ -352,17 +345,23 @@ class Framer:
             pos = j
         return out
 
-    def _final(self, buf: bytearray, n: int) -> None:
-        # Usually the array ends in the last few bytes: try the last "}]" in place, so the
-        # events are decoded once (a wrong guess fails, or names the real end).
+    def _closed_at_array_end(self, buf: bytearray, n: int) -> bool:
+        """Decode up to the array's likely end (the last ``}]``, then the one before) and hand
+        what follows it on; False when neither decodes (the caller salvages or reads on)."""
         for k in self._array_ends(buf, n):
             try:
                 end = self._decode(memoryview(buf)[:k])
             except _Fail:
                 continue
             self._after_array(bytes(buf[k if end is None else end : n]))
-            return
-        self._final_slow(bytes(buf[1:n]))
+            return True
+        return False
+
+    def _final(self, buf: bytearray, n: int) -> None:
+        # Usually the array ends in the last few bytes: try the last "}]" in place, so the
+        # events are decoded once (a wrong guess fails, or names the real end).
+        if not self._closed_at_array_end(buf, n):
+            self._final_slow(bytes(buf[1:n]))
 
     def _final_slow(self, buf: bytes) -> None:
         body = buf.rstrip()
