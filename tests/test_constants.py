@@ -29,6 +29,7 @@ def _sources():
     ("ActivityManager's launch slice prefix", r"[\"']launching: ?[\"']", "nodes/perf/android_package.py"),
     ("the result's stack cap", r"stacks\[:\d+\]", None),
     ("the main-thread names", r"""["']Cr(Browser|Renderer)Main["']\s*,\s*["']Cr(Browser|Renderer)Main""", "nodes/perf/model.py"),
+    ("the open-slice cap", r"MAX_OPEN_SLICES\s*=", "nodes/perf/model.py"),
 ])
 def test_no_second_literal_copy(what, pattern, home):
     rx = re.compile(pattern)

@@ -99,6 +99,10 @@ def test_one_long_task_count_in_one_answer_not_the_twenty_kept(ps):
     assert can.startswith(f"What this data can say: {n} long main-thread tasks, the longest BlinkTaskScope")
     title = next(f["title"] for f in a["findings"] if "long task" in f["title"])
     assert title == f"{n} long tasks on the main thread"
+    # the page's tile counts them all too (nodes/report/view.py tiles)
+    html = Path(r.report_paths["html"]).read_text()
+    tile = re.search(r"(\d+)</[^>]+>\s*<[^>]+>long tasks \(≥ 50 ms\)", html)
+    assert tile and int(tile.group(1)) == n, tile
 
 
 def test_the_energy_sentence_says_which_span_its_mean_power_is_over(ps):

@@ -179,7 +179,7 @@ def frames(a) -> Reading:
     partial = []
     if a.long_tasks:
         t = max(a.long_tasks, key=lambda x: x.dur_ms)
-        n = a.long_task_count if a.long_task_count is not None else len(a.long_tasks)
+        n = a.long_tasks_seen()
         partial.append(f"{counted(n, 'long main-thread task')}, the longest {t.name} {ms(t.dur_ms)} on {t.thread}")
     return Reading("frames", f"This data cannot tell the jank: {missing}.", missing=missing, recipe="frames",
                    partial=tuple(partial))
@@ -640,7 +640,7 @@ def page(a) -> Reading:
         elif a.frames and a.frames.count:
             partial.append(_frames_sentence(a.frames))
         if a.long_tasks:
-            n = a.long_task_count if a.long_task_count is not None else len(a.long_tasks)
+            n = a.long_tasks_seen()
             t = a.long_tasks[0]
             partial.append(f"{counted(n, 'long main-thread task')}, the longest {ms(t.dur_ms)}")
         return Reading("page", f"This data cannot tell the page load: {missing}.", missing=missing, recipe="page",

@@ -1673,3 +1673,7 @@ class AnalysisResult(Result, kw_only=True):
     blocking: BlockingStats | None = None
     #: Energy by rail and category (ODPM power rails), whole trace then each measured section.
     power: PowerStats | None = None
+
+    def long_tasks_seen(self) -> int:
+        """How many long tasks there are in all: ``long_tasks`` keeps only the longest."""
+        return self.long_task_count if self.long_task_count is not None else len(self.long_tasks)

@@ -414,7 +414,7 @@ class ReportView:
             of = {"sample": "sampled time", "import": "import time"}.get(h.kind, "self time")
             out.append((fmt.pct(h.self_pct), f"{of} in {h.name}", self.prov.text(sections=("hot spots",))))
         if a.long_tasks:
-            out.append((str(len(a.long_tasks)), "long tasks (≥ 50 ms)", self.prov.text(sections=("long tasks",))))
+            out.append((str(a.long_tasks_seen()), "long tasks (≥ 50 ms)", self.prov.text(sections=("long tasks",))))
         return out
 
     @staticmethod
@@ -493,7 +493,7 @@ class ReportView:
                 out.append(("hotspot", f"{fmt.pct(h.self_pct)} {share} in {h.name}{where}"))
         if a.long_tasks:
             worst = max(a.long_tasks, key=lambda t: t.dur_ms)
-            n = len(a.long_tasks)
+            n = a.long_tasks_seen()
             out.append(("long_tasks", f"{n} long task{'s' if n != 1 else ''} (longest {fmt.ms(worst.dur_ms)} on {worst.thread})"))
         if self.ran_program:  # a profiled program: where the time went leads
             out.sort(key=lambda kv: kv[0] != "hotspot")

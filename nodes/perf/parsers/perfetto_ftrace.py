@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nodes.perf.model import MAX_COUNTER_POINTS, PerfData
+from nodes.perf.model import MAX_COUNTER_POINTS, MAX_OPEN_SLICES, PerfData
 from nodes.perf.parsers.perfetto_binder import BinderState
 from nodes.perf.parsers.perfetto_binder_calls import pair_calls
 from nodes.perf.parsers.perfetto_cpu import CpuState
@@ -30,8 +30,6 @@ from nodes.perf.parsers.perfetto_sched import OUT as _OUT
 from nodes.perf.parsers.perfetto_sched import WAKE as _WAKE
 from nodes.perf.sched_state import kernel_version
 
-#: At most this many slices still open at the end are kept by name (PerfData.open_slices).
-MAX_OPEN_SLICES = 1000
 
 # Event codes in the per-thread atrace columns.
 _B, _E = 1, 2
