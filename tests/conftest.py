@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.env import scrub
+
+# A suite started as a background job of a non-interactive shell (`make test &`, nohup … &)
+# begins with SIGINT ignored, and every program it starts inherits that: the Ctrl-C tests
+# (tests/test_collect_runner.py, tests/test_collect_guard.py, tests/test_stop_and_limit.py)
+# would then send a SIGINT nobody can receive. A handler of our own is reset to the default in
+# each program exec'd, so they get Ctrl-C as a user's terminal would deliver it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ be asserted byte for byte; docs/analyzer.md says so.
 
 from __future__ import annotations
 
-import gzip
 import os
 
 import pytest
@@ -17,6 +16,8 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 from perfetto.trace_builder.proto_builder import TraceProtoBuilder
 
 from nodes.perf.analysis import analyze_file
+from tests.helpers.traces import trace_packets as _packets
+from tests.helpers.traces import trace_start_ns as _trace_start_ns
 from nodes.perf.metrics.power import category_of, component_name, summarize_power
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "perfetto")
@@ -24,15 +25,6 @@ DATA = os.path.join(os.path.dirname(__file__), "data", "perfetto")
 
 def _shared(name: str) -> str:
     return os.path.join(DATA, name)  # tests/data/perfetto/SOURCES.md
-
-
-def _packets(path: str):
-    raw = open(path, "rb").read()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    t = pb.Trace()
-    t.ParseFromString(raw)
-    return t.packet
 
 
 def _reference_rails(path: str, start_ns: int | None = None, end_ns: int | None = None):
@@ -104,12 +96,6 @@ def test_measure_block_window_is_the_section_and_its_readings():
     assert sum(mb.category_power_uw.values()) == pytest.approx(mb.power_uw, rel=0.001)
     text = summarize_power(res.power)
     assert text.startswith("measureBlock (1.84 s)") and "CPU" in text and " J" in text
-
-
-def _trace_start_ns(res) -> float:
-    from nodes.perf.formats import load
-
-    return load(res.source).start_us * 1000.0
 
 
 # --- bad input --------------------------------------------------------------------------

@@ -73,7 +73,7 @@ def test_a_trace_of_eight_page_loads_is_answered_for_all_of_them_and_fast_is_not
     from statistics import median
 
     from nodes.perf.units import dur
-    from tests.test_web_vitals import TRACE_PROCESSOR_PAGE_LOADS as LOADS  # Perfetto's chrome_page_loads
+    from tests.helpers.references import TRACE_PROCESSOR_PAGE_LOADS as LOADS  # Perfetto's chrome_page_loads
 
     fcp = [f / 1e6 for f, _ in LOADS]
     lcp = [x / 1e6 for _, x in LOADS if x is not None]
@@ -108,7 +108,8 @@ def test_one_long_task_count_in_one_answer_not_the_twenty_kept(ps):
 def test_the_energy_sentence_says_which_span_its_mean_power_is_over(ps):
     """PowerMetric's power is a rail's energy over the time between its first and last reading in
     the window (androidx PowerQuery.kt), not over the window: the sentence names that span."""
-    from tests.test_lens_power import _packets, _trace_start_ns
+    from tests.helpers.traces import trace_packets as _packets
+    from tests.helpers.traces import trace_start_ns as _trace_start_ns
 
     from nodes.perf.analysis import analyze_file
 

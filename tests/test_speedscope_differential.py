@@ -116,7 +116,7 @@ def outputs(path: Path, max_events: int | None) -> tuple[dict, dict]:
     from nodes.perf import limits
     from nodes.perf.formats import load
     from nodes.perf.metrics import compute
-    from tests.test_perfetto_differential import perfdata_digest
+    from tests.helpers.differential import perfdata_digest
 
     changes = {} if max_events is None else {"max_events": max_events}
     with limits.using(**changes):

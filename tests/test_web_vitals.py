@@ -25,6 +25,7 @@ from nodes.perf.containers import is_container
 from nodes.perf.findings import web as web_rules
 from nodes.perf.metrics import web
 from tests.helpers.env import scrubbed_environ
+from tests.helpers.references import TRACE_PROCESSOR_PAGE_LOADS
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data" / "web"
@@ -130,12 +131,6 @@ def test_cli_json_has_the_page_keys(tmp_path):
 
 # --- Perfetto: Chrome's page-load metric spans ------------------------------------------
 
-#: google/perfetto test/trace_processor/diff_tests/stdlib/chrome/tests_chrome_interactions.py,
-#: test_chrome_fcp_lcp_navigations: chrome_page_loads on this trace (fcp, lcp in ns; None = NULL).
-TRACE_PROCESSOR_PAGE_LOADS = [
-    (950000000, 950000000), (888000000, 888000000), (1031000000, 1132000000), (539000000, 539000000),
-    (475000000, 475000000), (763000000, 852000000), (1005000000, 1005000000), (900000000, None),
-]
 
 
 def test_perfetto_page_loads_match_trace_processor():
