@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from nodes.perf.model import MAX_COUNTER_POINTS
+from nodes.perf.parsers import perfetto_atrace_columns as columns
 from nodes.perf.parsers import perfetto_wire as wire
 from nodes.perf.parsers.perfetto_binder import _RECV, _SEND, MAX_BINDER_EVENTS
 from nodes.perf.parsers.perfetto_cpu import MAX_POINTS as CPU_MAX_POINTS
@@ -33,7 +35,8 @@ FAST = frozenset({"print", "zero", "sched_blocked_reason", "binder_transaction",
 SLOW = frozenset({"sched_switch", "sched_waking"})
 _SLOW_NUMS = np.array(sorted(_NUM[k] for k in SLOW), np.int64)
 _FAST_NUMS = {k: _NUM[k] for k in FAST}
-_E = ord("E")
+_C = ord("C")
+_EMPTY = "[empty slice name]"
 _CLONE_THREAD = 0x00010000
 _BIG = 1 << 62
 
@@ -216,58 +219,10 @@ def _apply(state, items, dec, b0: int, b1: int) -> None:
         f = _kind_fields(dec, e0 + sel, {1: 0, 2: 0, 3: 0, 4: 0})
         _rss(state.memory, ts_all[sel], pid_all[sel], wire.as_int32(f[1][1]), wire.as_int64(f[2][1]),
              wire.as_uint32(f[3][1]) != 0, f[4][0], wire.as_uint32(f[4][1]))
-    # --- atrace (print, zero), new tasks, renames: one loop in arrival order ---
-    pr = where("print")
-    state.prints += len(pr)
+    # --- atrace (print, zero), new tasks, renames ---
     at_rows: list[tuple] = []  # (key, tid, ts, code, arg) arrays
-    if len(pr):
-        fp = _kind_fields(dec, e0 + pr, {2: 2})
-        boff, blen = fp[2][2], fp[2][3]
-        first = dec["buf"][boff]
-        is_e = (blen > 0) & (first == _E)
-        pe = pr[is_e]
-        if len(pe):
-            at_rows.append((key(bundle_all[pe], 2, pos_all[pe]), pid_all[pe], ts_all[pe],
-                            np.full(len(pe), 2, np.int8), np.zeros(len(pe), np.int64)))
-        other = pr[~is_e]
-        lines = [s.decode("utf-8", "replace") if isinstance(s, bytes) else s
-                 for s in _strings(dec, boff[~is_e], blen[~is_e])]
-    else:
-        other, lines = pr, []
-    zr = where("zero")
-    nt = where("task_newtask")
-    rn = where("task_rename")
-    loop = np.concatenate([other, zr, nt, rn])
-    if len(loop) or comm_updates:
-        tag = np.concatenate([np.zeros(len(other), np.int64), np.ones(len(zr), np.int64),
-                              np.full(len(nt), 2, np.int64), np.full(len(rn), 3, np.int64)])
-        order = np.argsort(loop, kind="stable")
-        loop, tag = loop[order], tag[order]
-        payload: list = [None] * len(loop)
-        slot = np.empty(len(loop), np.int64)
-        slot[order] = np.arange(len(loop))
-        n0, n1, n2 = len(other), len(other) + len(zr), len(other) + len(zr) + len(nt)
-        for i, line in zip(slot[:n0].tolist(), lines):
-            payload[i] = line
-        if len(zr):
-            f = _kind_fields(dec, e0 + zr, {1: 0, 2: 2, 3: 0, 4: 0})
-            names = _strings(dec, f[2][2], f[2][3])
-            for i, fl, nm, zp, v in zip(slot[n0:n1].tolist(), wire.as_int32(f[1][1]).tolist(), names,
-                                        wire.as_int32(f[3][1]).tolist(), wire.as_int64(f[4][1]).tolist()):
-                payload[i] = (fl, nm, zp, v)
-        if len(nt):
-            f = _kind_fields(dec, e0 + nt, {1: 0, 2: 2, 3: 0})
-            comms = _strings(dec, f[2][2], f[2][3])
-            for i, np_, c, cf in zip(slot[n1:n2].tolist(), wire.as_int32(f[1][1]).tolist(), comms,
-                                     wire.as_int64(f[3][1]).tolist()):
-                payload[i] = (np_, c, cf)
-        if len(rn):
-            f = _kind_fields(dec, e0 + rn, {1: 0, 3: 2})
-            comms = _strings(dec, f[3][2], f[3][3])
-            for i, rp, c in zip(slot[n2:].tolist(), wire.as_int32(f[1][1]).tolist(), comms):
-                payload[i] = (rp, c)
-        _ordered_loop(state, loop, tag, payload, ts_all, pid_all, bundle_all, pos_all, comm_updates, b0, b1,
-                      at_rows, sched_rows, key)
+    _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_updates, b0, b1, at_rows, sched_rows,
+            key)
     if at_rows:
         k = np.concatenate([r[0] for r in at_rows])
         o = np.argsort(k, kind="stable")
@@ -343,11 +298,170 @@ class _Staging(AtraceLog):
         self.at.append(self.cur)
 
 
-def _ordered_loop(state, loop, tag, payload, ts_all, pid_all, bundle_all, pos_all, comm_updates, b0, b1,
+def _replace(raw: bytes) -> str:
+    """An atrace line's bytes as ``FtraceState.bundle`` reads them: invalid UTF-8 replaced."""
+    return raw.decode("utf-8", "replace")
+
+
+def _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_updates, b0, b1, at_rows,
+            sched_rows, key) -> None:
+    """Print and zero events of the run: the strict ``B``/``E``/``C`` shapes as columns
+    (perfetto_atrace_columns.py); every other line, new tasks and renames one by one in
+    arrival order (``_ordered_loop``), together with what of the columns that loop can see.
+
+    The columns' effects that depend on order are placed in that loop at the event they come
+    from: the first begin of each thread not yet in ``tgid_of`` (first wins, and a new task
+    reads its parent's entry) and the first begin of each name not yet interned (name ids are
+    given in order of first appearance). Counter points keep arrival order per series and
+    series are created in order of first point; when a line left to the loop is a counter
+    (``C`` not in the strict form) all counters of the run go through the loop instead, so the
+    two never interleave out of order.
+    """
+    joined, buf = dec["joined"], dec["buf"]
+    names = state.names
+    values: dict = {}  # this run's begin and counter names → index
+
+    def value_ids(keys: list[bytes], text, empty: str | None) -> np.ndarray:
+        out = np.empty(len(keys), np.int64)
+        for i, k in enumerate(keys):  # once per distinct name
+            v = text(k)
+            if empty is not None and not v:
+                v = empty
+            out[i] = values.setdefault(v, len(values))
+        return out
+
+    begins: list[tuple] = []  # (event, tid, tgid, value index) arrays
+    counts: list[tuple] = []  # (event, tgid, value index, ts, value) arrays
+    parts: list[tuple] = []  # (events, tag, payloads) for the ordered loop
+    pr = where("print")
+    state.prints += len(pr)
+    counters_here = True
+    if len(pr):
+        fp = _kind_fields(dec, e0 + pr, {2: 2})
+        boff, blen = fp[2][2], fp[2][3]
+        sh = columns.print_lines(buf, boff, blen)
+        rest = sh.rest
+        counters_here = not ((blen[rest] > 0) & (buf[boff[rest]] == _C)).any()
+        pe = pr[sh.e]
+        if len(pe):
+            at_rows.append((key(bundle_all[pe], 2, pos_all[pe]), pid_all[pe], ts_all[pe],
+                            np.full(len(pe), 2, np.int8), np.zeros(len(pe), np.int64)))
+        if len(sh.b):
+            uniq, idx = columns.intern(joined, *sh.b_name)
+            p = pr[sh.b]
+            begins.append((p, pid_all[p], sh.b_tgid, value_ids(uniq, _replace, _EMPTY)[idx]))
+        if counters_here:
+            if len(sh.c):
+                uniq, idx = columns.intern(joined, *sh.c_name)
+                p = pr[sh.c]
+                counts.append((p, sh.c_tgid, value_ids(uniq, _replace, None)[idx], ts_all[p],
+                               sh.c_value.astype(np.float64)))
+        else:
+            rest = np.union1d(rest, sh.c)
+        parts.append((pr[rest], 0, [joined[o:o + n].decode("utf-8", "replace")
+                                    for o, n in zip(boff[rest].tolist(), blen[rest].tolist())]))
+    zr = where("zero")
+    if len(zr):
+        f = _kind_fields(dec, e0 + zr, {1: 0, 2: 2, 3: 0, 4: 0})
+        flag, zpid = wire.as_int32(f[1][1]), wire.as_int32(f[3][1])
+        tid = pid_all[zr]
+        tgid = np.where(zpid != 0, zpid, tid)
+        is_b = (flag & 1) != 0
+        is_e = ~is_b & ((flag & 2) != 0)
+        is_c = ~is_b & ~is_e & ((flag & 4) != 0)
+        n_off, n_end = f[2][2], f[2][2] + f[2][3]
+        if is_b.any():
+            uniq, idx = columns.intern(joined, n_off[is_b], n_end[is_b])
+            begins.append((zr[is_b], tid[is_b], tgid[is_b], value_ids(uniq, _text, _EMPTY)[idx]))
+        ze = zr[is_e]
+        if len(ze):
+            at_rows.append((key(bundle_all[ze], 2, pos_all[ze]), pid_all[ze], ts_all[ze],
+                            np.full(len(ze), 2, np.int8), np.zeros(len(ze), np.int64)))
+        if is_c.any():
+            value = wire.as_int64(f[4][1])[is_c]
+            uniq, idx = columns.intern(joined, n_off[is_c], n_end[is_c])
+            if counters_here:
+                counts.append((zr[is_c], tgid[is_c], value_ids(uniq, _text, None)[idx], ts_all[zr[is_c]],
+                               value.astype(np.float64)))
+            else:
+                text = [_text(k) for k in uniq]
+                parts.append((zr[is_c], 1, list(zip(flag[is_c].tolist(), [text[i] for i in idx.tolist()],
+                                                    zpid[is_c].tolist(), value.tolist()))))
+    if begins:
+        ev, tids, tgids, vids = (np.concatenate([r[c] for r in begins]) for c in range(4))
+        at = columns.first_of(ev, tids)
+        tgid_of = state.tgid_of
+        at = at[np.array([t not in tgid_of for t in tids[at].tolist()], bool)]
+        parts.append((ev[at], 4, list(zip(tids[at].tolist(), tgids[at].tolist()))))
+        listed = list(values)
+        at = columns.first_of(ev, vids)
+        new = [listed[v] for v in vids[at].tolist()]
+        at = at[np.array([v not in names for v in new], bool)]
+        parts.append((ev[at], 5, [v for v in new if v not in names]))
+    nt = where("task_newtask")
+    if len(nt):
+        f = _kind_fields(dec, e0 + nt, {1: 0, 2: 2, 3: 0})
+        parts.append((nt, 2, list(zip(wire.as_int32(f[1][1]).tolist(), _strings(dec, f[2][2], f[2][3]),
+                                      wire.as_int64(f[3][1]).tolist()))))
+    rn = where("task_rename")
+    if len(rn):
+        f = _kind_fields(dec, e0 + rn, {1: 0, 3: 2})
+        parts.append((rn, 3, list(zip(wire.as_int32(f[1][1]).tolist(), _strings(dec, f[3][2], f[3][3])))))
+    loop = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+    staging = _Staging()
+    try:
+        if len(loop) or comm_updates:
+            tag = np.concatenate([np.full(len(p[0]), p[1], np.int64) for p in parts]) if parts else loop
+            payload = [x for p in parts for x in p[2]]
+            order = np.argsort(loop, kind="stable")
+            _ordered_loop(state, staging, loop[order], tag[order], [payload[i] for i in order.tolist()], ts_all,
+                          pid_all, bundle_all, pos_all, comm_updates, b0, b1, at_rows, sched_rows, key)
+    except Exception:
+        _counters(state, counts, values, before=staging.cur)  # what came before the failure stays
+        raise
+    _counters(state, counts, values)
+    if begins:
+        ids = np.zeros(len(values), np.int64)
+        used = np.unique(vids)
+        ids[used] = [names[listed[v]] for v in used.tolist()]
+        at_rows.append((key(bundle_all[ev], 2, pos_all[ev]), tids, ts_all[ev], np.full(len(ev), 1, np.int8),
+                        ids[vids]))
+
+
+def _counters(state, counts: list[tuple], values: dict, before: int | None = None) -> None:
+    """Counter points of the run into ``state.counters`` as ``FtraceState._counter`` adds them
+    one by one: series created in order of first point, points in arrival order up to the cap;
+    with ``before``, only those of events before it."""
+    if not counts:
+        return
+    ev, tgid, vid, ts, value = (np.concatenate([r[c] for r in counts]) for c in range(5))
+    if before is not None:
+        keep = ev < before
+        ev, tgid, vid, ts, value = ev[keep], tgid[keep], vid[keep], ts[keep], value[keep]
+    if not len(ev):
+        return
+    order = np.lexsort((ev, vid, tgid))
+    g, v = tgid[order], vid[order]
+    cut = np.flatnonzero((g[1:] != g[:-1]) | (v[1:] != v[:-1])) + 1
+    lo = np.concatenate(([0], cut))
+    hi = np.concatenate((cut, [len(order)]))
+    by_first = np.argsort(ev[order][lo], kind="stable")
+    ts_l, v_l = ts[order].tolist(), value[order].tolist()
+    listed = list(values)
+    table = state.counters
+    for a, b, t, n in zip(lo[by_first].tolist(), hi[by_first].tolist(), g[lo][by_first].tolist(),
+                          v[lo][by_first].tolist()):
+        pts = table.setdefault((t, listed[n]), [])
+        room = max(MAX_COUNTER_POINTS - len(pts), 0)
+        pts.extend(zip(ts_l[a:min(b, a + room)], v_l[a:min(b, a + room)]))
+
+
+def _ordered_loop(state, staging, loop, tag, payload, ts_all, pid_all, bundle_all, pos_all, comm_updates, b0, b1,
                   at_rows, sched_rows, key):
     """Atrace lines, zero events, new tasks and renames, one by one in arrival order; each
-    bundle's compact-sched thread names first (they precede its events)."""
-    staging = _Staging()
+    bundle's compact-sched thread names first (they precede its events). Tags: 0 a line, 1 a
+    zero event, 2 a new task, 3 a rename, 4 a thread's first begin (tid, tgid), 5 a name's
+    first begin."""
     real, state.atrace = state.atrace, staging
     at_pos = staging.at
     nt_rows: list[tuple[int, int, int]] = []  # (event, tid, ts)
@@ -373,6 +487,10 @@ def _ordered_loop(state, loop, tag, payload, ts_all, pid_all, bundle_all, pos_al
                 staging.cur = loop_l[j]
                 if what == 0:
                     state._atrace_line(t, tid, pl)
+                elif what == 4:
+                    tgid_of.setdefault(*pl)
+                elif what == 5:
+                    state._name_id(pl)
                 elif what == 1:
                     fl, nm, zp, v = pl
                     state._zero_values(t, tid, fl, nm, zp, v)
