@@ -25,6 +25,7 @@ import numpy as np
 
 _PIPE, _MINUS, _B, _C, _E = ord("|"), ord("-"), ord("B"), ord("C"), ord("E")
 _MAX_DIGITS = 18  # below 2^63: every strict number fits an int64
+_POW10 = 10 ** np.arange(_MAX_DIGITS + 1, dtype=np.int64)
 _NONE = 1 << 62  # "no such separator": beyond any line, and +1 does not overflow
 
 
@@ -67,49 +68,57 @@ def print_lines(buf: np.ndarray, off: np.ndarray, ln: np.ndarray) -> PrintLines:
         shift = o - starts  # sub position + shift = buffer position
         total = int(L.sum())
         sub = buf[np.repeat(shift, L) + np.arange(total)]
-        keep = (sub != 10) & (sub != 0)
-        last = np.maximum.accumulate(np.where(keep, np.arange(total), -1))
-        end = last[starts + L - 1] + 1  # after rstrip("\n\0"); the first byte (B or C) stays
+        end = starts + L
+        while True:  # rstrip("\n\0"), a byte at a time (lines end in at most a few); B or C stays
+            last = sub[end - 1]
+            cut = (last == 10) | (last == 0)
+            if not cut.any():
+                break
+            end = end - cut
         pipes = np.concatenate((np.flatnonzero(sub == _PIPE), np.full(4, _NONE, np.int64)))
         k = np.searchsorted(pipes, starts)
         p1, p2, p3, p4 = (pipes[k + j] for j in range(4))
         has1, has2, has3, has4 = (p < end for p in (p1, p2, p3, p4))
-        digit = (sub >= 48) & (sub <= 57)
-        nondigit = np.concatenate(([0], np.cumsum(~digit)))
 
-        def digits(a, b, ok):
-            """Fields sub[a:b] that are 1–18 ASCII digits (where ``ok``)."""
-            a, b = np.where(ok, a, 0), np.where(ok, b, 0)
-            w = b - a
-            return ok & (w >= 1) & (w <= _MAX_DIGITS) & (nondigit[b] - nondigit[a] == 0)
-
-        def number(a, b):
+        def number(a, b, ok):
+            """Where ``ok`` and sub[a:b] is 1–18 ASCII digits: True and its value (one pass over
+            a lines × digits matrix)."""
+            w = np.where(ok, b - a, 0)
+            ok = ok & (w >= 1) & (w <= _MAX_DIGITS)
             val = np.zeros(len(a), np.int64)
-            w = b - a
-            for d in range(int(w.max()) if len(w) else 0):
-                take = d < w
-                dig = sub[np.minimum(a + d, total - 1)].astype(np.int64) - 48
-                val = np.where(take, val * 10 + dig, val)
-            return val
+            r = np.flatnonzero(ok)
+            if not len(r):
+                return ok, val
+            w, a = w[r], a[r]
+            j = np.arange(int(w.max()))
+            take = j < w[:, None]
+            dig = sub[np.where(take, a[:, None] + j, 0)].astype(np.int64) - 48
+            good = (((dig >= 0) & (dig <= 9)) | ~take).all(1)
+            ok[r] = good
+            take &= good[:, None]
+            val[r] = (np.where(take, dig, 0) * _POW10[np.where(take, w[:, None] - 1 - j, 0)]).sum(1)
+            return ok, val
 
         is_b = sub[starts] == _B
         # B|tgid|name: the tgid runs to the second '|' (or the end), the name is the rest
         t_end = np.where(has2, p2, end)
-        ok_b = digits(p1 + 1, t_end, is_b & has1)
+        ok_b, b_tgid = number(p1 + 1, t_end, is_b & has1)
         # C|tgid|name|value: the value runs to the fourth '|' (or the end)
-        v_end = np.where(has4, p4, end)
-        neg = np.where(has3, sub[np.minimum(p3 + 1, total - 1)] == _MINUS, False)
-        ok_c = digits(p1 + 1, p2, ~is_b & has1 & has2) & has3 & digits(p3 + 1 + neg, v_end, ~is_b & has3)
+        is_c = ~is_b & has1 & has2 & has3
+        ok_c, c_tgid = number(p1 + 1, p2, is_c)
+        neg = is_c & (sub[np.where(is_c, p3 + 1, 0)] == _MINUS)
+        v_start = p3 + 1 + neg
+        ok_v, mag = number(v_start, np.where(has4, p4, end), is_c)
+        ok_c &= ok_v
         sb, sc = np.flatnonzero(ok_b), np.flatnonzero(ok_c)
         strict_b[cand[sb]] = True
         strict_c[cand[sc]] = True
         n_start = np.where(has2, p2 + 1, end)
-        out["b_tgid"] = number(p1[sb] + 1, t_end[sb])
+        out["b_tgid"] = b_tgid[sb]
         out["b_name"] = (n_start[sb] + shift[sb], end[sb] + shift[sb])
-        out["c_tgid"] = number(p1[sc] + 1, p2[sc])
+        out["c_tgid"] = c_tgid[sc]
         out["c_name"] = (p2[sc] + 1 + shift[sc], p3[sc] + shift[sc])
-        mag = number(p3[sc] + 1 + neg[sc], v_end[sc])
-        out["c_value"] = np.where(neg[sc], -mag, mag)
+        out["c_value"] = np.where(neg[sc], -mag[sc], mag[sc])
     rest = np.ones(n, bool)
     rest[e] = False
     rest &= ~strict_b & ~strict_c
