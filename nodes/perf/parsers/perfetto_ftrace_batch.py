@@ -5,9 +5,10 @@ are decoded together (``perfetto_wire``): one pass gives every event's time, thr
 one pass per kind its fields. What each kind does is what ``FtraceState.bundle`` does event by
 event — the same state, the same order of arrival wherever order counts (the atrace and
 scheduler columns, first-wins thread group ids, last-wins thread names, the caps that keep the
-first N points) — so the two paths give the same PerfData. Work that is per event by nature
-(parsing an atrace line other than ``E``, an ``rss_stat`` owner lookup, new tasks and renames)
-stays a Python loop over plain lists, in arrival order.
+first N points) — so the two paths give the same PerfData. atrace lines of the common shapes
+(``B|tgid|name``, ``E``, ``C|tgid|name|value``) and ``zero`` events are columns too
+(perfetto_atrace_columns.py); what is per event by nature (the other atrace lines, new tasks and
+renames) stays a Python loop over plain lists, in arrival order.
 
 A bundle this path does not read — non-compact ``sched_switch`` / ``sched_waking`` (older
 kernels' traces), a time beyond 64 bits, a column shorter than its timestamps, wire shapes the
