@@ -9,6 +9,7 @@ from __future__ import annotations
 from unittest import mock
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
@@ -132,6 +133,22 @@ def test_the_common_shapes_are_read_as_columns_and_the_rest_left_to_the_line_par
     assert sh.c.tolist() == [2] and sh.c_tgid.tolist() == [7] and sh.c_value.tolist() == [-5]
     assert sh.e.tolist() == [1, 7]
     assert sh.rest.tolist() == [4, 5, 6, 8, 10, 11]
+
+
+_EDGES = [b"C|7|n|", b"C|7|n|\n", b"C|7|n|-", b"C|7|n|-\0", b"C|7|", b"C|", b"C", b"B|7|", b"B|7", b"B|", b"B",
+          b"B\n", b"E", b"", b"\n", b"C|7|n|12|", b"B|1234567890123456789|x", b"C|7|n|1234567890123456789"]
+
+
+@pytest.mark.parametrize("line", _EDGES)
+def test_a_line_at_the_edge_of_the_buffer_reads_as_the_line_parser_reads_it(line):
+    """Each shape alone and last in its batch, where a separator or sign lookup one byte too far
+    would leave the buffer."""
+    items = _items([(0, [("print", 1, 5, b"B|5|a"), ("print", 2, 5, line)])])
+    want = FtraceState()
+    assert want.bundle_checked(items[0][0]) == 0
+    got = FtraceState()
+    assert read_batch(got, items) == 0
+    assert _state(got) == _state(want)
 
 
 def test_a_line_that_fails_mid_run_keeps_what_came_before_it():

@@ -106,7 +106,7 @@ def print_lines(buf: np.ndarray, off: np.ndarray, ln: np.ndarray) -> PrintLines:
         # C|tgid|name|value: the value runs to the fourth '|' (or the end)
         is_c = ~is_b & has1 & has2 & has3
         ok_c, c_tgid = number(p1 + 1, p2, is_c)
-        neg = is_c & (sub[np.where(is_c, p3 + 1, 0)] == _MINUS)
+        neg = is_c & (p3 + 1 < end) & (sub[np.where(is_c & (p3 + 1 < end), p3 + 1, 0)] == _MINUS)
         v_start = p3 + 1 + neg
         ok_v, mag = number(v_start, np.where(has4, p4, end), is_c)
         ok_c &= ok_v
