@@ -27,7 +27,7 @@ from nodes.perf.parsers.perfetto_stream import StreamReport, iter_packets_from_b
 from tests.helpers.differential import perfdata_digest
 
 ROOT = Path(__file__).resolve().parent.parent
-CAPTURES = sorted((ROOT / "tests" / "data" / "perfetto").glob("*.perfetto-trace"))
+CAPTURES = sorted(p for p in (ROOT / "tests" / "data" / "perfetto").iterdir() if p.suffix in (".perfetto-trace", ".pftrace"))
 C = wire.NATIVE
 
 if C is None:
@@ -132,6 +132,35 @@ def test_reader_output_same_with_either_walk(path, monkeypatch):
     native = perfdata_digest(parse(str(path)))
     monkeypatch.setattr(wire, "NATIVE", None)
     assert perfdata_digest(parse(str(path))) == native
+
+
+def _strings_both(buf: bytes, off, ln):
+    off, ln = np.asarray(off, np.int64), np.asarray(ln, np.int64)
+    got = wire.strings(buf, off, ln)
+    ref = [wire.text(buf[o:o + n]) for o, n in zip(off.tolist(), ln.tolist())]
+    assert [type(x) for x in got] == [type(x) for x in ref]
+    assert got == ref
+    return got
+
+
+@pytest.mark.parametrize("name", sorted(_ITEMS))
+def test_real_captures_strings_alike(name):
+    items = _ITEMS[name]
+    if not items:
+        return
+    dec = batch._decode(items[:400])
+    f = wire.fields(dec["buf"], dec["k_off"], dec["k_end"], {2: 2, 3: 2})  # print's buf, rename's comm …
+    for k in (2, 3):
+        _strings_both(dec["joined"], f[k][2], f[k][3])
+
+
+@settings(max_examples=300, deadline=None)
+@given(buf=st.one_of(st.binary(max_size=40), st.text(max_size=20).map(lambda t: t.encode("utf-8", "surrogatepass"))),
+       ranges=st.lists(st.tuples(st.integers(0, 50), st.integers(0, 50)), max_size=8))
+@example(buf="é€😀".encode() + b"\xc3\x28\xed\xa0\x80\xf8\x88\x80\x80\x80\xc0\xaf", ranges=[(0, 2), (0, 1), (2, 7), (9, 30)])
+def test_strings_random_bytes_alike(buf, ranges):
+    """UTF-8 or not (cut characters, surrogates, overlong forms), ranges past the end clipped."""
+    _strings_both(buf, [o for o, _ in ranges], [n for _, n in ranges])
 
 
 # --- fields on made-up bytes ---------------------------------------------------------------

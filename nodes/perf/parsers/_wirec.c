@@ -10,6 +10,7 @@
  *   fields(buf, start, end, wanted)  ==  perfetto_wire.fields_numpy
  *   bundles(packets)                 ==  the LitePacket parse + packed + fields of
  *                                        perfetto_ftrace_batch._decode, without the joins
+ *   strings(buf, off, len)           ==  [perfetto_ftrace_batch._text(buf[o:o + n]) ...]
  *   set_error(cls)                   the exception raised for bytes it does not decode
  *
  * Every read is bounds-checked against the buffer's length; nothing is read past it.
@@ -586,6 +587,59 @@ done:
 }
 
 /* ------------------------------------------------------------------------------------ */
+/* strings(buf, off, len) -> [str | bytes]: buf[off:off+len] each as upb hands a proto2 string
+ * over (perfetto_ftrace_batch._text): str, or the bytes when they are not UTF-8. Ranges are
+ * clipped to the buffer as a slice is. */
+
+static PyObject *w_strings(PyObject *self, PyObject *args)
+{
+    Py_buffer bb = {0}, ob = {0}, lb = {0};
+    PyObject *out = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &bb, &ob, &lb))
+        return NULL;
+    if (ob.len != lb.len || ob.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "off and len: int64 arrays of one length");
+        goto done;
+    }
+    Py_ssize_t n = ob.len / 8, L = bb.len;
+    const int64_t *off = ob.buf, *len = lb.buf;
+    const char *b = bb.buf;
+    if (!(out = PyList_New(n)))
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t s = off[i], e;
+        if (s < 0 || len[i] < 0) {
+            PyErr_SetString(PyExc_ValueError, "negative offset or length");
+            Py_CLEAR(out);
+            goto done;
+        }
+        e = len[i] > INT64_MAX - s ? INT64_MAX : s + len[i];
+        if (s > L)
+            s = L;
+        if (e > L)
+            e = L;
+        PyObject *v = PyUnicode_DecodeUTF8(b + s, (Py_ssize_t)(e - s), NULL);
+        if (!v) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+                Py_CLEAR(out);
+                goto done;
+            }
+            PyErr_Clear();
+            if (!(v = PyBytes_FromStringAndSize(b + s, (Py_ssize_t)(e - s)))) {
+                Py_CLEAR(out);
+                goto done;
+            }
+        }
+        PyList_SET_ITEM(out, i, v);
+    }
+done:
+    PyBuffer_Release(&bb);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&lb);
+    return out;
+}
+
+/* ------------------------------------------------------------------------------------ */
 
 static PyObject *w_set_error(PyObject *self, PyObject *cls)
 {
@@ -606,6 +660,8 @@ static PyMethodDef methods[] = {
      "bundles(packets, columns, pad) -> dict: the packets joined (+pad zero bytes), per bundle event\n"
      "counts and unpacked-column flags, per event ts/pid/nlen/kind_no/k_off/k_len, per column\n"
      "(values, counts)."},
+    {"strings", w_strings, METH_VARARGS,
+     "strings(buf, off, len) -> [str, or bytes when not UTF-8]: buf[off:off+len] each."},
     {"set_error", w_set_error, METH_O, "set_error(cls): the exception raised for bytes not decoded."},
     {NULL, NULL, 0, NULL},
 };

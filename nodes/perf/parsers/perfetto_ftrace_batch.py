@@ -38,14 +38,6 @@ _CLONE_THREAD = 0x00010000
 _BIG = 1 << 62
 
 
-def _text(raw: bytes) -> str | bytes:
-    """A proto2 string as upb hands it over: str, or the bytes when they are not UTF-8."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw
-
-
 def read_batch(state, items: list) -> int:
     """Read ``items`` — [(FtraceEventBundle, raw packet bytes)] in arrival order — into
     ``state`` (an FtraceState); returns how many bundles were dropped as malformed."""
@@ -172,8 +164,7 @@ def _kind_fields(dec, sel: np.ndarray, wanted: dict[int, int]):
 
 
 def _strings(dec, off: np.ndarray, ln: np.ndarray) -> list:
-    joined = dec["joined"]
-    return [_text(joined[o:o + n]) for o, n in zip(off.tolist(), ln.tolist())]
+    return wire.strings(dec["joined"], off, ln)
 
 
 def _apply(state, items, dec, b0: int, b1: int) -> None:

@@ -136,6 +136,21 @@ def bundles(packets: list[bytes]) -> dict:
     return out
 
 
+def text(raw: bytes) -> str | bytes:
+    """A proto2 string as upb hands it over: str, or the bytes when they are not UTF-8."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
+def strings(buf: bytes, off: np.ndarray, ln: np.ndarray) -> list:
+    """``text(buf[o:o + n])`` for each (o, n): the strings of a batch's events in one call."""
+    if NATIVE is None:
+        return [text(buf[o:o + n]) for o, n in zip(off.tolist(), ln.tolist())]
+    return NATIVE.strings(buf, np.ascontiguousarray(off, np.int64), np.ascontiguousarray(ln, np.int64))
+
+
 def fields_numpy(buf: np.ndarray, start: np.ndarray, end: np.ndarray, wanted: dict[int, int]):
     """Decode the messages ``buf[start:end]`` field by field, all messages in each pass.
 
