@@ -42,14 +42,6 @@ _CLONE_THREAD = 0x00010000
 _BIG = 1 << 62
 
 
-def _text(raw: bytes) -> str | bytes:
-    """A proto2 string as upb hands it over: str, or the bytes when they are not UTF-8."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw
-
-
 def read_batch(state, items: list) -> int:
     """Read ``items`` — [(FtraceEventBundle, raw packet bytes)] in arrival order — into
     ``state`` (an FtraceState); returns how many bundles were dropped as malformed."""
@@ -85,6 +77,53 @@ def read_batch(state, items: list) -> int:
 
 def _decode(items):
     """Every bundle's events and compact columns as arrays, and which bundles need the slow path."""
+    walk = _walk_native(items) if wire.NATIVE is not None else _walk_numpy(items)
+    slow, compact, ev_count = walk["slow"], walk["compact"], walk["ev_count"]
+    nb = len(items)
+    for c in ("switch_timestamp", "waking_timestamp"):
+        values, counts = compact[c]
+        if len(values):
+            hi = np.cumsum(counts)
+            total = np.concatenate(([0.0], np.cumsum(values.astype(np.float64))))
+            big = np.concatenate(([0], np.cumsum(values >= np.uint64(_BIG))))
+            huge = (total[hi] - total[hi - counts] >= 2.0 ** 61) | (big[hi] - big[hi - counts] > 0)
+            slow[huge] = True  # times beyond 62 bits: the event-by-event reader decides
+    nlen, kind_no = walk["nlen"], walk["kind_no"]
+    if (nlen > 1).any():
+        raise wire.WireError("an event with more than one message field")
+    kind = np.where(nlen == 1, kind_no.astype(np.int64), -1)
+    bundle_of = np.repeat(np.arange(nb), ev_count)
+    ts = walk["ts"]
+    slow_ev = np.isin(kind, _SLOW_NUMS)
+    handled = np.isin(kind, np.array(list(_FAST_NUMS.values()), np.int64))
+    slow_ev |= handled & (ts >= np.uint64(1 << 63))
+    if slow_ev.any():
+        slow[np.unique(bundle_of[slow_ev])] = True
+    return {"slow": slow, "joined": walk["joined"], "buf": walk["buf"], "ev_count": ev_count,
+            "ev_first": np.cumsum(ev_count) - ev_count, "kind": kind, "k_off": walk["k_off"],
+            "k_end": walk["k_off"] + walk["k_len"], "ts": wire.as_int64(ts), "pid": wire.as_uint32(walk["pid"]),
+            "compact": compact, "bundle_of": bundle_of}
+
+
+def _walk_native(items):
+    """The packets walked in C (perfetto_wire.bundles): offsets into the packets joined once,
+    no bytes object per event. A column written unpacked is counted by upb's full parse and
+    not by the packed read: such a bundle is slow, as :func:`_walk_numpy` finds by comparing
+    the counts; a column shorter than its timestamps likewise."""
+    w = wire.bundles([raw for _, raw in items])
+    ev_count, compact = w["ev_count"], w["compact"]
+    nb = len(items)
+    slow = w["unpacked"].copy()
+    slow |= np.fromiter((len(b.event) for b, _ in items), np.int64, nb) != ev_count
+    slow |= (compact["switch_next_pid"][1] < compact["switch_timestamp"][1]) | (
+        compact["waking_pid"][1] < compact["waking_timestamp"][1])
+    return {"slow": slow, "compact": compact, "ev_count": ev_count, "joined": w["buf"],
+            "buf": np.frombuffer(w["buf"], np.uint8), "ts": w["ts"], "pid": w["pid"], "nlen": w["nlen"],
+            "kind_no": w["kind_no"], "k_off": w["k_off"], "k_len": w["k_len"]}
+
+
+def _walk_numpy(items):
+    """The packets walked by upb (the lite schema) and numpy: the reference for :func:`_walk_native`."""
     nb = len(items)
     ev_bytes: list[bytes] = []
     ev_count = np.zeros(nb, np.int64)
@@ -113,34 +152,15 @@ def _decode(items):
             if (len(full.switch_next_pid) < len(full.switch_timestamp)
                     or len(full.waking_pid) < len(full.waking_timestamp)):
                 slow[k] = True  # a short column: the event-by-event reader drops the packet
-    for c in ("switch_timestamp", "waking_timestamp"):
-        values, counts = compact[c]
-        if len(values):
-            hi = np.cumsum(counts)
-            total = np.concatenate(([0.0], np.cumsum(values.astype(np.float64))))
-            big = np.concatenate(([0], np.cumsum(values >= np.uint64(_BIG))))
-            huge = (total[hi] - total[hi - counts] >= 2.0 ** 61) | (big[hi] - big[hi - counts] > 0)
-            slow[huge] = True  # times beyond 62 bits: the event-by-event reader decides
     lens = np.fromiter(map(len, ev_bytes), np.int64, len(ev_bytes))
     joined = b"".join(ev_bytes)
     buf = np.frombuffer(joined + bytes(wire.PAD), np.uint8)
     end = np.cumsum(lens)
     start = end - lens
-    f = wire.fields(buf, start, end, {1: 0, 2: 0})
+    f = wire.fields_numpy(buf, start, end, {1: 0, 2: 0})
     nlen, kind_no, k_off, k_len = f[-1]
-    if (nlen > 1).any():
-        raise wire.WireError("an event with more than one message field")
-    kind = np.where(nlen == 1, kind_no.astype(np.int64), -1)
-    bundle_of = np.repeat(np.arange(nb), ev_count)
-    ts = f[1][1]
-    slow_ev = np.isin(kind, _SLOW_NUMS)
-    handled = np.isin(kind, np.array(list(_FAST_NUMS.values()), np.int64))
-    slow_ev |= handled & (ts >= np.uint64(1 << 63))
-    if slow_ev.any():
-        slow[np.unique(bundle_of[slow_ev])] = True
-    return {"slow": slow, "joined": joined, "buf": buf, "ev_count": ev_count, "ev_first": np.cumsum(ev_count) - ev_count,
-            "kind": kind, "k_off": k_off, "k_end": k_off + k_len, "ts": wire.as_int64(ts),
-            "pid": wire.as_uint32(f[2][1]), "compact": compact, "bundle_of": bundle_of}
+    return {"slow": slow, "compact": compact, "ev_count": ev_count, "joined": joined, "buf": buf,
+            "ts": f[1][1], "pid": f[2][1], "nlen": nlen, "kind_no": kind_no, "k_off": k_off, "k_len": k_len}
 
 
 def _kind_fields(dec, sel: np.ndarray, wanted: dict[int, int]):
@@ -148,8 +168,7 @@ def _kind_fields(dec, sel: np.ndarray, wanted: dict[int, int]):
 
 
 def _strings(dec, off: np.ndarray, ln: np.ndarray) -> list:
-    joined = dec["joined"]
-    return [_text(joined[o:o + n]) for o, n in zip(off.tolist(), ln.tolist())]
+    return wire.strings(dec["joined"], off, ln)
 
 
 def _apply(state, items, dec, b0: int, b1: int) -> None:

@@ -8,9 +8,17 @@ fields inside are then read here for all events of a batch of bundles together. 
 shapes Perfetto writes are read this way — anything else (a varint over 10 bytes, a group, a
 field that ends past its message) is reported so the caller can read that bundle with the
 generated classes instead.
+
+The walks that are sequential by nature (a message's fields, one varint after another) run in C
+when the extension ``_wirec`` (nodes/perf/parsers/_wirec.c, built by ``pip install``) imports:
+:func:`fields` and :func:`bundles`. The numpy code here stays as the fallback for a machine
+without a compiler and as the reference the C is tested against
+(tests/test_perfetto_wire_native.py); ``PERFSCOUT_PURE_PYTHON_WIRE=1`` forces it.
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -54,6 +62,22 @@ class WireError(ValueError):
     """Bytes that are not the shape this reader decodes in bulk."""
 
 
+def _native():
+    """The C walks, or None: not built, or ``PERFSCOUT_PURE_PYTHON_WIRE=1``."""
+    if os.environ.get("PERFSCOUT_PURE_PYTHON_WIRE") == "1":
+        return None
+    try:
+        from nodes.perf.parsers import _wirec
+    except ImportError:
+        return None
+    _wirec.set_error(WireError)
+    return _wirec
+
+
+#: The C extension when it is used (tests switch it off to run the numpy code).
+NATIVE = _native()
+
+
 def varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The varint at each position: (value as uint64, its length in bytes). Byte by byte over
     the varints still going: most are one byte, a timestamp six or seven."""
@@ -74,6 +98,60 @@ def varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def fields(buf: np.ndarray, start: np.ndarray, end: np.ndarray, wanted: dict[int, int]):
+    """:func:`fields_numpy`'s result, from the C walk when it is built. ``buf`` must end with
+    :data:`PAD` zero bytes past every message (the numpy code reads ahead into them)."""
+    if NATIVE is None:
+        return fields_numpy(buf, start, end, wanted)
+    return fields_native(buf, start, end, wanted)
+
+
+def fields_native(buf, start, end, wanted: dict[int, int]):
+    """:func:`fields_numpy` in C: the same arrays (writable), the same messages rejected."""
+    rows, last = NATIVE.fields(buf, np.ascontiguousarray(start, np.int64), np.ascontiguousarray(end, np.int64),
+                               tuple(wanted.items()))
+    out = {f: _row(r) for f, r in zip(wanted, rows)}
+    out[-1] = _row(last, np.int64)
+    return out
+
+
+def _row(r, count=bool):
+    return [np.frombuffer(r[0], count), np.frombuffer(r[1], np.uint64), np.frombuffer(r[2], np.int64),
+            np.frombuffer(r[3], np.int64)]
+
+
+def bundles(packets: list[bytes]) -> dict:
+    """TracePackets' ftrace bundles in one C walk, as the lite parse + :func:`packed` +
+    :func:`fields_numpy` read them, without a bytes object per event: ``buf`` the packets joined
+    (plus PAD zero bytes), per bundle ``ev_count`` and ``unpacked`` (a compact column written
+    unpacked, which the packed read does not count), per event ``ts``, ``pid`` (fields 1 and 2),
+    ``nlen``, ``kind_no``, ``k_off``, ``k_len`` (as key -1 of :func:`fields`, offsets into
+    ``buf``), and ``compact`` {column: (values, count per bundle)}. Needs the extension."""
+    r = NATIVE.bundles(packets, tuple(COMPACT.values()), PAD)
+    u64, i64 = np.uint64, np.int64
+    out = {"buf": r["buf"], "ev_count": np.frombuffer(r["ev_count"], i64),
+           "unpacked": np.frombuffer(r["unpacked"], bool)}
+    for k, t in (("ts", u64), ("pid", u64), ("nlen", i64), ("kind_no", u64), ("k_off", i64), ("k_len", i64)):
+        out[k] = np.frombuffer(r[k], t)
+    out["compact"] = {c: (np.frombuffer(v, u64), np.frombuffer(n, i64)) for c, (v, n) in zip(COMPACT, r["compact"])}
+    return out
+
+
+def text(raw: bytes) -> str | bytes:
+    """A proto2 string as upb hands it over: str, or the bytes when they are not UTF-8."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
+def strings(buf: bytes, off: np.ndarray, ln: np.ndarray) -> list:
+    """``text(buf[o:o + n])`` for each (o, n): the strings of a batch's events in one call."""
+    if NATIVE is None:
+        return [text(buf[o:o + n]) for o, n in zip(off.tolist(), ln.tolist())]
+    return NATIVE.strings(buf, np.ascontiguousarray(off, np.int64), np.ascontiguousarray(ln, np.int64))
+
+
+def fields_numpy(buf: np.ndarray, start: np.ndarray, end: np.ndarray, wanted: dict[int, int]):
     """Decode the messages ``buf[start:end]`` field by field, all messages in each pass.
 
     ``wanted`` maps a field number to its wire type (0 varint, 2 length-delimited); returns

@@ -1,0 +1,676 @@
+/* The protobuf wire walks of nodes/perf/parsers/perfetto_wire.py in C: the sequential varint
+ * reads numpy cannot vectorise (issue #25).
+ *
+ * Plain CPython C API and the buffer protocol, nothing else (no numpy headers): every array
+ * comes back as a bytearray of little-endian int64 / uint64 / bool that the Python side wraps
+ * with np.frombuffer. The numpy functions in perfetto_wire.py are the reference: same values,
+ * and a WireError wherever they raise one (tests/test_perfetto_wire_native.py compares the two
+ * on real captures and on random, mutated and truncated bytes).
+ *
+ *   fields(buf, start, end, wanted)  ==  perfetto_wire.fields_numpy
+ *   bundles(packets)                 ==  the LitePacket parse + packed + fields of
+ *                                        perfetto_ftrace_batch._decode, without the joins
+ *   strings(buf, off, len)           ==  [perfetto_ftrace_batch._text(buf[o:o + n]) ...]
+ *   set_error(cls)                   the exception raised for bytes it does not decode
+ *
+ * Every read is bounds-checked against the buffer's length; nothing is read past it.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+static PyObject *wire_error = NULL; /* perfetto_wire.WireError once set_error is called */
+
+static int fail(const char *msg)
+{
+    PyErr_SetString(wire_error ? wire_error : PyExc_ValueError, msg);
+    return -1;
+}
+
+/* The varint at b[p]: at most 10 bytes, bits past 64 dropped (what numpy's uint64 shifts do). */
+static inline int varint(const uint8_t *b, Py_ssize_t n, Py_ssize_t p, uint64_t *val, Py_ssize_t *len)
+{
+    uint64_t v = 0;
+    if (p < 0)
+        return fail("position before the buffer");
+    for (int k = 0; k < 10; k++) {
+        if (p + k >= n)
+            return fail("varint runs past the buffer");
+        uint8_t c = b[p + k];
+        v |= (uint64_t)(c & 0x7F) << (7 * k);
+        if (c < 0x80) {
+            *val = v;
+            *len = k + 1;
+            return 0;
+        }
+    }
+    return fail("varint longer than 10 bytes");
+}
+
+/* One field of a message in the shapes perfetto_wire.fields decodes (no groups). */
+typedef struct {
+    uint64_t fno;
+    int wt;
+    uint64_t val; /* the varint, or for wire type 2 the length; 0 for fixed widths */
+    Py_ssize_t off; /* wire type 2: where the bytes start */
+    Py_ssize_t nxt; /* where the next field starts */
+} field_t;
+
+static inline int bulk_field(const uint8_t *b, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t end, field_t *f)
+{
+    uint64_t tag, v;
+    Py_ssize_t tl, vl;
+    if (varint(b, n, pos, &tag, &tl) < 0)
+        return -1;
+    f->fno = tag >> 3;
+    f->wt = (int)(tag & 7);
+    Py_ssize_t vpos = pos + tl;
+    f->val = 0;
+    f->off = 0;
+    switch (f->wt) {
+    case 0:
+        if (varint(b, n, vpos, &v, &vl) < 0)
+            return -1;
+        f->val = v;
+        f->nxt = vpos + vl;
+        break;
+    case 2:
+        if (varint(b, n, vpos, &v, &vl) < 0)
+            return -1;
+        if (v >= ((uint64_t)1 << 40))
+            return fail("length beyond its message");
+        f->val = v;
+        f->off = vpos + vl;
+        f->nxt = f->off + (Py_ssize_t)v;
+        break;
+    case 1:
+        f->nxt = vpos + 8;
+        break;
+    case 5:
+        f->nxt = vpos + 4;
+        break;
+    default:
+        return fail("wire type this reader does not decode in bulk");
+    }
+    if (f->fno == 0)
+        return fail("wire type this reader does not decode in bulk");
+    if (f->nxt > end)
+        return fail("field ends past its message");
+    return 0;
+}
+
+/* A growable array of fixed-width items. */
+typedef struct {
+    char *p;
+    Py_ssize_t n, cap; /* in bytes */
+} vec_t;
+
+static int vec_put(vec_t *v, const void *item, Py_ssize_t size)
+{
+    if (size <= 0)
+        return 0;
+    if (v->n + size > v->cap) {
+        Py_ssize_t cap = v->cap ? v->cap : 4096;
+        while (cap < v->n + size)
+            cap *= 2;
+        char *p = PyMem_Realloc(v->p, cap);
+        if (!p) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        v->p = p;
+        v->cap = cap;
+    }
+    memcpy(v->p + v->n, item, size);
+    v->n += size;
+    return 0;
+}
+
+static PyObject *vec_take(vec_t *v)
+{
+    PyObject *r = PyByteArray_FromStringAndSize(v->p ? v->p : "", v->n);
+    PyMem_Free(v->p);
+    v->p = NULL;
+    v->n = v->cap = 0;
+    return r;
+}
+
+static PyObject *zeros(Py_ssize_t nbytes)
+{
+    PyObject *r = PyByteArray_FromStringAndSize(NULL, nbytes);
+    if (r && nbytes)
+        memset(PyByteArray_AS_STRING(r), 0, nbytes);
+    return r;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* fields(buf, start, end, wanted) -> ([[present, value, off, len] per wanted], [count, fno, off, len])
+ *
+ * perfetto_wire.fields_numpy message by message instead of field position by field position:
+ * each message's walk is independent of the others', so the same fields are read and the same
+ * messages fail. wanted: a sequence of (field number, wire type). */
+
+#define MAX_WANTED 32
+
+static PyObject *w_fields(PyObject *self, PyObject *args)
+{
+    Py_buffer bb = {0}, sb = {0}, eb = {0};
+    PyObject *wanted, *seq = NULL, *out = NULL, *lrow = NULL, *res = NULL;
+    PyObject *arr[MAX_WANTED][4] = {{0}};
+    PyObject *last[4] = {0};
+    uint64_t wf[MAX_WANTED];
+    int ww[MAX_WANTED];
+    Py_ssize_t nw = 0;
+    if (!PyArg_ParseTuple(args, "y*y*y*O", &bb, &sb, &eb, &wanted))
+        return NULL;
+    if (!(seq = PySequence_Fast(wanted, "wanted: a sequence of (field, wire type)")))
+        goto done;
+    if (PySequence_Fast_GET_SIZE(seq) > MAX_WANTED) {
+        PyErr_SetString(PyExc_ValueError, "too many wanted fields");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        unsigned long long f;
+        int w;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "Ki", &f, &w))
+            goto done;
+        wf[nw] = f;
+        ww[nw++] = w;
+    }
+    if (sb.len != eb.len || sb.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "start and end: int64 arrays of one length");
+        goto done;
+    }
+    Py_ssize_t n = sb.len / 8;
+    const int64_t *start = sb.buf, *end = eb.buf;
+    const uint8_t *b = bb.buf;
+    for (Py_ssize_t i = 0; i < nw; i++)
+        for (int j = 0; j < 4; j++)
+            if (!(arr[i][j] = zeros(j == 0 ? n : 8 * n)))
+                goto done;
+    for (int j = 0; j < 4; j++)
+        if (!(last[j] = zeros(8 * n)))
+            goto done;
+    int64_t *lcount = (int64_t *)PyByteArray_AS_STRING(last[0]);
+    uint64_t *lfno = (uint64_t *)PyByteArray_AS_STRING(last[1]);
+    int64_t *loff = (int64_t *)PyByteArray_AS_STRING(last[2]);
+    int64_t *llen = (int64_t *)PyByteArray_AS_STRING(last[3]);
+    for (Py_ssize_t r = 0; r < n; r++) {
+        Py_ssize_t pos = start[r], e = end[r];
+        while (pos < e) {
+            field_t f;
+            if (bulk_field(b, bb.len, pos, e, &f) < 0)
+                goto done;
+            if (f.wt == 2) {
+                lcount[r] += 1;
+                lfno[r] = f.fno;
+                loff[r] = f.off;
+                llen[r] = (int64_t)f.val;
+            }
+            for (Py_ssize_t i = 0; i < nw; i++) {
+                if (f.fno != wf[i] || f.wt != ww[i])
+                    continue;
+                PyByteArray_AS_STRING(arr[i][0])[r] = 1;
+                if (ww[i] == 2) {
+                    ((int64_t *)PyByteArray_AS_STRING(arr[i][2]))[r] = f.off;
+                    ((int64_t *)PyByteArray_AS_STRING(arr[i][3]))[r] = (int64_t)f.val;
+                } else {
+                    ((uint64_t *)PyByteArray_AS_STRING(arr[i][1]))[r] = f.val;
+                }
+            }
+            pos = f.nxt;
+        }
+    }
+    if (!(out = PyList_New(nw)) || !(lrow = PyList_New(4)))
+        goto done;
+    for (Py_ssize_t i = 0; i < nw; i++) {
+        PyObject *row = PyList_New(4);
+        if (!row)
+            goto done;
+        for (int j = 0; j < 4; j++) {
+            PyList_SET_ITEM(row, j, arr[i][j]);
+            arr[i][j] = NULL;
+        }
+        PyList_SET_ITEM(out, i, row);
+    }
+    for (int j = 0; j < 4; j++) {
+        PyList_SET_ITEM(lrow, j, last[j]);
+        last[j] = NULL;
+    }
+    res = PyTuple_Pack(2, out, lrow);
+done:
+    Py_XDECREF(out);
+    Py_XDECREF(lrow);
+    Py_XDECREF(seq);
+    for (Py_ssize_t i = 0; i < MAX_WANTED; i++)
+        for (int j = 0; j < 4; j++)
+            Py_XDECREF(arr[i][j]);
+    for (int j = 0; j < 4; j++)
+        Py_XDECREF(last[j]);
+    PyBuffer_Release(&bb);
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&eb);
+    return res;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* bundles(packets, columns, pad): TracePackets (each already accepted by upb's full parse)
+ * walked as perfscout_lite.Packet reads them (perfetto_wire.LitePacket): every occurrence of
+ * field 1 (ftrace_events) merged into one bundle, its field-2 events in order, its field-4
+ * compact_sched columns' packed chunks concatenated per column. Unknown fields of every shape
+ * are skipped as upb skips them, groups included. */
+
+#define MAX_DEPTH 100 /* upb's own limit: the walk is never stricter than the parse before it */
+#define MAX_COLUMNS 16
+
+/* Any field upb accepts: wire type 4 (an end group) is returned for the caller to match. */
+static int any_field(const uint8_t *b, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t end, field_t *f, int depth)
+{
+    uint64_t tag, v;
+    Py_ssize_t tl, vl;
+    if (depth > MAX_DEPTH)
+        return fail("groups nested too deep");
+    if (varint(b, n, pos, &tag, &tl) < 0)
+        return -1;
+    f->fno = tag >> 3;
+    f->wt = (int)(tag & 7);
+    f->val = 0;
+    f->off = 0;
+    if (f->fno == 0)
+        return fail("field number 0");
+    Py_ssize_t vpos = pos + tl;
+    switch (f->wt) {
+    case 0:
+        if (varint(b, n, vpos, &v, &vl) < 0)
+            return -1;
+        f->val = v;
+        f->nxt = vpos + vl;
+        break;
+    case 1:
+        f->nxt = vpos + 8;
+        break;
+    case 2:
+        if (varint(b, n, vpos, &v, &vl) < 0)
+            return -1;
+        f->off = vpos + vl;
+        if (f->off > end || v > (uint64_t)(end - f->off))
+            return fail("length beyond its message");
+        f->val = v;
+        f->nxt = f->off + (Py_ssize_t)v;
+        break;
+    case 3: {
+        Py_ssize_t p = vpos;
+        for (;;) {
+            field_t g;
+            if (p >= end)
+                return fail("group not closed");
+            if (any_field(b, n, p, end, &g, depth + 1) < 0)
+                return -1;
+            if (g.wt == 4) {
+                if (g.fno != f->fno)
+                    return fail("group closed by another field number");
+                f->nxt = g.nxt;
+                break;
+            }
+            p = g.nxt;
+        }
+        break;
+    }
+    case 4:
+        f->nxt = vpos;
+        break;
+    case 5:
+        f->nxt = vpos + 4;
+        break;
+    default:
+        return fail("unknown wire type");
+    }
+    if (f->nxt > end)
+        return fail("field ends past its message");
+    return 0;
+}
+
+typedef struct {
+    const uint8_t *b;
+    Py_ssize_t n;
+    Py_ssize_t ncol;
+    uint64_t colno[MAX_COLUMNS];
+    vec_t chunk[MAX_COLUMNS];  /* this bundle's packed bytes, per column */
+    vec_t values[MAX_COLUMNS]; /* uint64 */
+    int64_t *counts[MAX_COLUMNS];
+    char *unpacked;
+    int64_t *ev_count;
+    vec_t ts, pid, nlen, kno, koff, klen;
+} walk_t;
+
+static int walk_event(walk_t *w, Py_ssize_t s, Py_ssize_t e)
+{
+    uint64_t ts = 0, pid = 0, kno = 0;
+    int64_t nlen = 0, koff = 0, klen = 0;
+    Py_ssize_t pos = s;
+    while (pos < e) {
+        field_t f;
+        if (bulk_field(w->b, w->n, pos, e, &f) < 0)
+            return -1;
+        if (f.wt == 2) {
+            nlen += 1;
+            kno = f.fno;
+            koff = f.off;
+            klen = (int64_t)f.val;
+        } else if (f.wt == 0 && f.fno == 1) {
+            ts = f.val;
+        } else if (f.wt == 0 && f.fno == 2) {
+            pid = f.val;
+        }
+        pos = f.nxt;
+    }
+    if (vec_put(&w->ts, &ts, 8) < 0 || vec_put(&w->pid, &pid, 8) < 0 || vec_put(&w->nlen, &nlen, 8) < 0
+        || vec_put(&w->kno, &kno, 8) < 0 || vec_put(&w->koff, &koff, 8) < 0 || vec_put(&w->klen, &klen, 8) < 0)
+        return -1;
+    return 0;
+}
+
+static int walk_compact(walk_t *w, Py_ssize_t k, Py_ssize_t s, Py_ssize_t e)
+{
+    Py_ssize_t pos = s;
+    while (pos < e) {
+        field_t f;
+        if (any_field(w->b, w->n, pos, e, &f, 0) < 0)
+            return -1;
+        if (f.wt == 4)
+            return fail("end group outside a group");
+        for (Py_ssize_t c = 0; c < w->ncol; c++) {
+            if (f.fno != w->colno[c])
+                continue;
+            if (f.wt == 2) {
+                if (vec_put(&w->chunk[c], w->b + f.off, (Py_ssize_t)f.val) < 0)
+                    return -1;
+            } else if (f.wt == 0) {
+                w->unpacked[k] = 1; /* upb's full parse counts it, the packed read does not */
+            }
+        }
+        pos = f.nxt;
+    }
+    return 0;
+}
+
+static int walk_bundle(walk_t *w, Py_ssize_t k, Py_ssize_t s, Py_ssize_t e)
+{
+    Py_ssize_t pos = s;
+    while (pos < e) {
+        field_t f;
+        if (any_field(w->b, w->n, pos, e, &f, 0) < 0)
+            return -1;
+        if (f.wt == 4)
+            return fail("end group outside a group");
+        if (f.fno == 2 && f.wt == 2) {
+            if (walk_event(w, f.off, f.nxt) < 0)
+                return -1;
+            w->ev_count[k] += 1;
+        } else if (f.fno == 4 && f.wt == 2) {
+            if (walk_compact(w, k, f.off, f.nxt) < 0)
+                return -1;
+        }
+        pos = f.nxt;
+    }
+    return 0;
+}
+
+/* The bundle's packed columns, as perfetto_wire.packed reads one chunk. */
+static int flush_columns(walk_t *w, Py_ssize_t k)
+{
+    for (Py_ssize_t c = 0; c < w->ncol; c++) {
+        vec_t *ch = &w->chunk[c];
+        const uint8_t *p = (const uint8_t *)ch->p;
+        Py_ssize_t m = ch->n, i = 0;
+        int64_t count = 0;
+        if (m && (p[m - 1] & 0x80))
+            return fail("packed column ends inside a varint");
+        while (i < m) {
+            uint64_t acc = 0;
+            for (int j = 0;; j++) {
+                if (j == 10)
+                    return fail("varint longer than 10 bytes");
+                uint8_t x = p[i++]; /* in bounds: the chunk's last byte ends a varint */
+                acc |= (uint64_t)(x & 0x7F) << (7 * j);
+                if (x < 0x80)
+                    break;
+            }
+            if (vec_put(&w->values[c], &acc, 8) < 0)
+                return -1;
+            count++;
+        }
+        w->counts[c][k] = count;
+        ch->n = 0;
+    }
+    return 0;
+}
+
+static PyObject *w_bundles(PyObject *self, PyObject *args)
+{
+    PyObject *packets, *columns, *seq = NULL, *cseq = NULL, *joined = NULL, *res = NULL;
+    PyObject *evc = NULL, *unp = NULL, *cols = NULL;
+    PyObject *counts[MAX_COLUMNS] = {0};
+    Py_ssize_t pad;
+    walk_t w;
+    memset(&w, 0, sizeof w);
+    if (!PyArg_ParseTuple(args, "OOn", &packets, &columns, &pad))
+        return NULL;
+    if (pad < 0) {
+        PyErr_SetString(PyExc_ValueError, "pad < 0");
+        return NULL;
+    }
+    if (!(seq = PySequence_Fast(packets, "packets: a sequence of bytes")))
+        goto done;
+    if (!(cseq = PySequence_Fast(columns, "columns: a sequence of field numbers")))
+        goto done;
+    if (PySequence_Fast_GET_SIZE(cseq) > MAX_COLUMNS) {
+        PyErr_SetString(PyExc_ValueError, "too many columns");
+        goto done;
+    }
+    for (Py_ssize_t c = 0; c < PySequence_Fast_GET_SIZE(cseq); c++) {
+        unsigned long long no = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(cseq, c));
+        if (PyErr_Occurred())
+            goto done;
+        w.colno[w.ncol++] = no;
+    }
+    Py_ssize_t nb = PySequence_Fast_GET_SIZE(seq), total = 0;
+    for (Py_ssize_t k = 0; k < nb; k++) {
+        Py_buffer pb;
+        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seq, k), &pb, PyBUF_SIMPLE) < 0)
+            goto done;
+        total += pb.len;
+        PyBuffer_Release(&pb);
+    }
+    if (!(joined = PyBytes_FromStringAndSize(NULL, total + pad)))
+        goto done;
+    char *jb = PyBytes_AS_STRING(joined);
+    Py_ssize_t at = 0;
+    for (Py_ssize_t k = 0; k < nb; k++) {
+        Py_buffer pb;
+        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seq, k), &pb, PyBUF_SIMPLE) < 0)
+            goto done;
+        if (at + pb.len > total) { /* a buffer that grew since it was measured */
+            PyBuffer_Release(&pb);
+            PyErr_SetString(PyExc_ValueError, "a packet changed size");
+            goto done;
+        }
+        memcpy(jb + at, pb.buf, pb.len);
+        at += pb.len;
+        PyBuffer_Release(&pb);
+    }
+    memset(jb + at, 0, total + pad - at);
+    w.b = (const uint8_t *)jb;
+    w.n = total + pad;
+    if (!(evc = zeros(8 * nb)) || !(unp = zeros(nb)))
+        goto done;
+    w.ev_count = (int64_t *)PyByteArray_AS_STRING(evc);
+    w.unpacked = PyByteArray_AS_STRING(unp);
+    for (Py_ssize_t c = 0; c < w.ncol; c++) {
+        if (!(counts[c] = zeros(8 * nb)))
+            goto done;
+        w.counts[c] = (int64_t *)PyByteArray_AS_STRING(counts[c]);
+    }
+    /* the packets again, now as ranges of the joined copy */
+    at = 0;
+    for (Py_ssize_t k = 0; k < nb; k++) {
+        Py_buffer pb;
+        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seq, k), &pb, PyBUF_SIMPLE) < 0)
+            goto done;
+        Py_ssize_t s = at, e = at + pb.len;
+        PyBuffer_Release(&pb);
+        at = e;
+        if (e > total) {
+            PyErr_SetString(PyExc_ValueError, "a packet changed size");
+            goto done;
+        }
+        Py_ssize_t pos = s;
+        while (pos < e) {
+            field_t f;
+            if (any_field(w.b, w.n, pos, e, &f, 0) < 0)
+                goto done;
+            if (f.wt == 4) {
+                fail("end group outside a group");
+                goto done;
+            }
+            if (f.fno == 1 && f.wt == 2 && walk_bundle(&w, k, f.off, f.nxt) < 0)
+                goto done;
+            pos = f.nxt;
+        }
+        if (flush_columns(&w, k) < 0)
+            goto done;
+    }
+    if (!(cols = PyList_New(w.ncol)))
+        goto done;
+    for (Py_ssize_t c = 0; c < w.ncol; c++) {
+        PyObject *v = vec_take(&w.values[c]);
+        if (!v)
+            goto done;
+        PyObject *pair = PyTuple_Pack(2, v, counts[c]);
+        Py_DECREF(v);
+        if (!pair)
+            goto done;
+        PyList_SET_ITEM(cols, c, pair);
+    }
+    PyObject *ts = vec_take(&w.ts), *pid = vec_take(&w.pid), *nlen = vec_take(&w.nlen);
+    PyObject *kno = vec_take(&w.kno), *koff = vec_take(&w.koff), *klen = vec_take(&w.klen);
+    if (ts && pid && nlen && kno && koff && klen)
+        res = Py_BuildValue("{sOsOsOsOsOsOsOsOsOsO}", "buf", joined, "ev_count", evc, "unpacked", unp,
+                            "ts", ts, "pid", pid, "nlen", nlen, "kind_no", kno, "k_off", koff, "k_len", klen,
+                            "compact", cols);
+    Py_XDECREF(ts);
+    Py_XDECREF(pid);
+    Py_XDECREF(nlen);
+    Py_XDECREF(kno);
+    Py_XDECREF(koff);
+    Py_XDECREF(klen);
+done:
+    Py_XDECREF(seq);
+    Py_XDECREF(cseq);
+    Py_XDECREF(joined);
+    Py_XDECREF(evc);
+    Py_XDECREF(unp);
+    Py_XDECREF(cols);
+    for (Py_ssize_t c = 0; c < MAX_COLUMNS; c++) {
+        Py_XDECREF(counts[c]);
+        PyMem_Free(w.chunk[c].p);
+        PyMem_Free(w.values[c].p);
+    }
+    PyMem_Free(w.ts.p);
+    PyMem_Free(w.pid.p);
+    PyMem_Free(w.nlen.p);
+    PyMem_Free(w.kno.p);
+    PyMem_Free(w.koff.p);
+    PyMem_Free(w.klen.p);
+    return res;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* strings(buf, off, len) -> [str | bytes]: buf[off:off+len] each as upb hands a proto2 string
+ * over (perfetto_ftrace_batch._text): str, or the bytes when they are not UTF-8. Ranges are
+ * clipped to the buffer as a slice is. */
+
+static PyObject *w_strings(PyObject *self, PyObject *args)
+{
+    Py_buffer bb = {0}, ob = {0}, lb = {0};
+    PyObject *out = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &bb, &ob, &lb))
+        return NULL;
+    if (ob.len != lb.len || ob.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "off and len: int64 arrays of one length");
+        goto done;
+    }
+    Py_ssize_t n = ob.len / 8, L = bb.len;
+    const int64_t *off = ob.buf, *len = lb.buf;
+    const char *b = bb.buf;
+    if (!(out = PyList_New(n)))
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t s = off[i], e;
+        if (s < 0 || len[i] < 0) {
+            PyErr_SetString(PyExc_ValueError, "negative offset or length");
+            Py_CLEAR(out);
+            goto done;
+        }
+        e = len[i] > INT64_MAX - s ? INT64_MAX : s + len[i];
+        if (s > L)
+            s = L;
+        if (e > L)
+            e = L;
+        PyObject *v = PyUnicode_DecodeUTF8(b + s, (Py_ssize_t)(e - s), NULL);
+        if (!v) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+                Py_CLEAR(out);
+                goto done;
+            }
+            PyErr_Clear();
+            if (!(v = PyBytes_FromStringAndSize(b + s, (Py_ssize_t)(e - s)))) {
+                Py_CLEAR(out);
+                goto done;
+            }
+        }
+        PyList_SET_ITEM(out, i, v);
+    }
+done:
+    PyBuffer_Release(&bb);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&lb);
+    return out;
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+static PyObject *w_set_error(PyObject *self, PyObject *cls)
+{
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, (PyTypeObject *)PyExc_Exception)) {
+        PyErr_SetString(PyExc_TypeError, "set_error: an exception class");
+        return NULL;
+    }
+    Py_INCREF(cls);
+    Py_XSETREF(wire_error, cls);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"fields", w_fields, METH_VARARGS,
+     "fields(buf, start, end, wanted) -> (per wanted [present, value, off, len], [count, fno, off, len]);\n"
+     "perfetto_wire.fields_numpy's arrays as bytearrays."},
+    {"bundles", w_bundles, METH_VARARGS,
+     "bundles(packets, columns, pad) -> dict: the packets joined (+pad zero bytes), per bundle event\n"
+     "counts and unpacked-column flags, per event ts/pid/nlen/kind_no/k_off/k_len, per column\n"
+     "(values, counts)."},
+    {"strings", w_strings, METH_VARARGS,
+     "strings(buf, off, len) -> [str, or bytes when not UTF-8]: buf[off:off+len] each."},
+    {"set_error", w_set_error, METH_O, "set_error(cls): the exception raised for bytes not decoded."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_wirec", "Protobuf wire walks for perfetto_wire (see _wirec.c).", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__wirec(void)
+{
+    return PyModule_Create(&module);
+}
