@@ -392,7 +392,7 @@ def _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_up
         n_off, n_end = f[2][2], f[2][2] + f[2][3]
         if is_b.any():
             uniq, idx = columns.intern(joined, n_off[is_b], n_end[is_b])
-            begins.append((zr[is_b], tid[is_b], tgid[is_b], value_ids(uniq, _text, _EMPTY)[idx]))
+            begins.append((zr[is_b], tid[is_b], tgid[is_b], value_ids(uniq, wire.text, _EMPTY)[idx]))
         ze = zr[is_e]
         if len(ze):
             at_rows.append((key(bundle_all[ze], 2, pos_all[ze]), pid_all[ze], ts_all[ze],
@@ -401,10 +401,10 @@ def _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_up
             value = wire.as_int64(f[4][1])[is_c]
             uniq, idx = columns.intern(joined, n_off[is_c], n_end[is_c])
             if counters_here:
-                counts.append((zr[is_c], tgid[is_c], value_ids(uniq, _text, None)[idx], ts_all[zr[is_c]],
+                counts.append((zr[is_c], tgid[is_c], value_ids(uniq, wire.text, None)[idx], ts_all[zr[is_c]],
                                value.astype(np.float64)))
             else:
-                text = [_text(k) for k in uniq]
+                text = [wire.text(k) for k in uniq]
                 parts.append((zr[is_c], 1, list(zip(flag[is_c].tolist(), [text[i] for i in idx.tolist()],
                                                     zpid[is_c].tolist(), value.tolist()))))
     if begins:
