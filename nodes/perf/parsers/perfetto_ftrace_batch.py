@@ -544,6 +544,19 @@ def _ordered_loop(state, staging, loop, tag, payload, ts_all, pid_all, bundle_al
                            np.zeros(len(p), np.int64)))
 
 
+def _first_last(bundle: np.ndarray, pid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each distinct (bundle, pid), the positions of its first and last row, in order of
+    first rows: what a dict filled row by row would keep as its key order and its last value."""
+    k = (bundle.astype(np.int64) << 32) | (pid.astype(np.int64) & 0xFFFFFFFF)
+    order = np.argsort(k, kind="stable")
+    ks = k[order]
+    starts = np.flatnonzero(np.concatenate(([True], ks[1:] != ks[:-1])))
+    ends = np.concatenate((starts[1:], [len(ks)])) - 1
+    first, last = order[starts], order[ends]
+    o = np.argsort(first, kind="stable")
+    return first[o], last[o]
+
+
 def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
     """Compact sched of bundles b0:b1: scheduler rows and counts; returns per bundle the thread
     names it sets ({bundle: (assignments, first-wins [(tid, comm)])})."""
@@ -567,8 +580,17 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
     wdeltas, wk_b, wk_n = col("waking_timestamp")
     if not len(deltas) and not len(wdeltas):
         return {}
-    tables = {b: list(items[b][0].compact_sched.intern_table) for b in range(b0, b1)
-              if sw_n[b - b0] or wk_n[b - b0]}
+    tables: dict[int, list] = {}
+
+    def table(b: int) -> list:
+        """Bundle ``b``'s intern table (thread names), read from upb once, when first used."""
+        t = tables.get(b)
+        if t is None:
+            t = tables[b] = list(items[b][0].compact_sched.intern_table)
+        return t
+
+    tlen = np.array([len(items[b][0].compact_sched.intern_table) if sw_n[b - b0] or wk_n[b - b0] else 0
+                     for b in range(b0, b1)], np.int64)
     updates: dict[int, tuple] = {}
     first_in: dict[int, int] = {}  # cpu → the bundle whose switch was its first (this segment)
     n = len(deltas)
@@ -600,8 +622,6 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
         prev = np.empty(n, np.int64)
         prev[1:] = nxt[:-1]
         skip = np.zeros(n, bool)
-        nxt_l = nxt.tolist()
-        idx_l = idx.tolist()
         for b, o, c in zip(range(b0, b1), sw_first.tolist(), sw_n.tolist()):
             if not c:
                 continue
@@ -612,12 +632,14 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
                 state._cpu_first_switch[cpu] = int(t[o])
                 first_in.setdefault(cpu, b)
                 skip[o] = True  # the CPU's first switch: who ran before is unknown
-            state._cpu_current[cpu] = nxt_l[o + c - 1]
+            state._cpu_current[cpu] = int(nxt[o + c - 1])
             state._cpu_first_switch.setdefault(cpu, int(t[o]))
-            table = tables[b]
-            assign = {p: table[i] for p, i in zip(nxt_l[o:o + c], idx_l[o:o + c]) if 0 <= i < len(table) and p}
-            if assign:
-                updates[b] = (assign, [])
+        # each bundle's names by switch: {next_pid: name} in first-seen order, the last name winning
+        named = np.flatnonzero((idx >= 0) & (idx < tlen[sw_b - b0]) & (nxt != 0))
+        if len(named):
+            first, last = _first_last(sw_b[named], nxt[named])
+            for b, p, i in zip(sw_b[named[first]].tolist(), nxt[named[first]].tolist(), idx[named[last]].tolist()):
+                updates.setdefault(b, ({}, []))[0][p] = table(b)[i]
         use = np.flatnonzero(~skip)
         m = len(use)
         if m:
@@ -655,11 +677,18 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
             state.wakings += len(sel)
             state._sched_seen(int(t[sel].min()))
             state._sched_seen(int(t[sel].max()))
-            sb = wk_b[sel].tolist()
-            for b, p, i in zip(sb, pids[sel].tolist(), widx[sel].tolist()):
-                table = tables[b]
-                if 0 <= i < len(table):
-                    updates.setdefault(b, ({}, []))[1].append((p, table[i]))
+            # names by waking, first-wins: only each bundle's first non-empty name of a pid counts
+            named = sel[(widx[sel] >= 0) & (widx[sel] < tlen[wk_b[sel] - b0])]
+            if len(named):
+                nb_, ni = wk_b[named], widx[named]
+                pairs, inv = np.unique((nb_.astype(np.int64) << 32) | ni, return_inverse=True)
+                text = [table(int(k >> 32))[int(k & 0xFFFFFFFF)] for k in pairs.tolist()]
+                named = named[np.array([bool(x) for x in text], bool)[inv.ravel()]]
+            if len(named):
+                first, _ = _first_last(wk_b[named], pids[named])
+                for b, p, i in zip(wk_b[named[first]].tolist(), pids[named[first]].tolist(),
+                                   widx[named[first]].tolist()):
+                    updates.setdefault(b, ({}, []))[1].append((p, table(b)[i]))
             sched_rows.append((key(wk_b[sel], 1, wpos[sel]), pids[sel], t[sel],
                                np.full(len(sel), WAKE, np.int8), np.zeros(len(sel), np.int64)))
     return updates
