@@ -11,11 +11,18 @@ thread slices named as trace_processor's BinderTracker names them
 
 Events are buffered and paired in time order at the end: ftrace arrives one bundle per CPU,
 so a server's reply (one CPU) can be read before the client's transaction (another CPU).
+The pairing runs on columns (:func:`sorted_columns`): which transaction a receipt answers is a
+look-back within its ``debug_id`` in numpy, and only the per-thread stacks of open slices are
+walked in Python, one step per push or close; the slices go into the model in one call
+(``PerfData.add_slice_rows``). ``_finish_reference`` is the event-by-event walk it replaces,
+kept for times numpy cannot hold (tests/test_perfetto_binder.py checks that they agree).
 """
 
 from __future__ import annotations
 
 from typing import Callable
+
+import numpy as np
 
 from nodes.perf.model import PerfData
 
@@ -28,6 +35,49 @@ TF_ONE_WAY = 0x01
 #: At most this many binder events are kept (bounded memory); the rest are counted.
 MAX_BINDER_EVENTS = 400_000
 _SEND, _RECV = 0, 1
+#: Times (ns) at and beyond this magnitude are paired by the reference walk (int64 headroom).
+SAFE_NS = 1 << 61
+#: Slice names by code, as the vectorised pairing emits them.
+_NAMES = (TRANSACTION, REPLY, ASYNC, ASYNC_RCV)
+_T, _R, _A, _AR = 0, 1, 2, 3
+#: What a send leaves for its debug_id (``kinds`` of the reference walk).
+_K_REPLY, _K_ASYNC, _K_SYNC = 1, 2, 3
+
+
+def sorted_columns(events: list[tuple[int, int, int, int, int, int]]):
+    """``events`` as six int64 columns (ts, kind, tid, debug_id, reply, flags) in the order
+    ``sorted(events)`` puts the tuples; None when a value is beyond what numpy pairs safely."""
+    if not events:
+        e = np.zeros(0, np.int64)
+        return e, e, e, e, e, e
+    try:
+        a = np.array(events, np.int64)
+    except OverflowError:
+        return None
+    if a.ndim != 2 or a.shape[1] != 6:
+        return None
+    ts = a[:, 0]
+    if int(ts.max()) >= SAFE_NS or int(ts.min()) <= -SAFE_NS:
+        return None
+    order = np.lexsort(a.T[::-1])  # ts first, then every other field, as tuples compare
+    return tuple(np.ascontiguousarray(a[order, c]) for c in range(6))
+
+
+def previous_in_group(key: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """For each row, the index of the row before it (in row order) with the same ``key`` among
+    the rows where ``among`` is set; -1 where there is none."""
+    idx = np.flatnonzero(among)
+    g = idx[np.lexsort((idx, key[idx]))]  # by key, then row order
+    prev = np.full(len(key), -1, np.int64)
+    same = key[g[1:]] == key[g[:-1]]
+    prev[g[1:][same]] = g[:-1][same]
+    return prev
+
+
+def pids_of(tids: np.ndarray, pid_for: Callable[[int], int]) -> np.ndarray:
+    """``pid_for`` of every tid, asked once per distinct tid."""
+    u, inv = np.unique(tids, return_inverse=True)
+    return np.array([pid_for(t) for t in u.tolist()], np.int64)[inv].reshape(-1)
 
 
 class BinderState:
@@ -48,8 +98,68 @@ class BinderState:
         else:
             self.dropped += 1
 
-    def finish(self, data: PerfData, pid_for: Callable[[int], int]) -> None:
-        """Pair the events in time order and add the slices to ``data``."""
+    def finish(self, data: PerfData, pid_for: Callable[[int], int], columns=None) -> None:
+        """Pair the events in time order and add the slices to ``data`` (``columns``: what
+        :func:`sorted_columns` made of the events, when the caller has them)."""
+        cols = sorted_columns(self.events) if columns is None else columns
+        if cols is None:
+            self._finish_reference(data, pid_for)
+            return
+        ts, kind, tid, did, reply, flags = cols
+        send = kind == _SEND
+        left = np.where(reply != 0, _K_REPLY, np.where(flags & TF_ONE_WAY, _K_ASYNC, _K_SYNC))
+        # a receipt takes what the event before it of its debug_id left, if that was a send
+        # (every send sets kinds[debug_id], every receipt pops it)
+        prev = previous_in_group(did, np.ones(len(ts), bool))
+        got = np.where(~send & (prev >= 0), np.where(send[np.maximum(prev, 0)], left[np.maximum(prev, 0)], 0), 0)
+        got[send] = 0
+        # zero-length slices: one-way sends and their receipts
+        a_pos = np.flatnonzero((send & (left == _K_ASYNC)) | (~send & (got == _K_ASYNC)))
+        a_name = np.where(send[a_pos], _A, _AR)
+        # stack steps: push a transaction (sync send) or a reply (receipt of a sync send);
+        # close a reply (reply send) or a transaction (receipt of a reply)
+        push_t = send & (left == _K_SYNC)
+        push_r = ~send & (got == _K_SYNC)
+        close_r = send & (left == _K_REPLY)
+        close_t = ~send & (got == _K_REPLY)
+        step = np.flatnonzero(push_t | push_r | close_r | close_t)
+        code = np.select([push_t[step], push_r[step], close_r[step]], [0, 1, 2], 3)
+        stacks: dict[int, list[tuple[int, int]]] = {}
+        e_pos: list[int] = []
+        e_tid: list[int] = []
+        e_name: list[int] = []
+        e_t0: list[int] = []
+        e_t1: list[int] = []
+        for i, c, t, now in zip(step.tolist(), code.tolist(), tid[step].tolist(), ts[step].tolist()):
+            if c < 2:
+                stacks.setdefault(t, []).append((_T if c == 0 else _R, now))
+                continue
+            stack = stacks.get(t)
+            if not stack:
+                continue
+            name = _R if c == 2 else _T
+            for j in range(len(stack) - 1, -1, -1):
+                if stack[j][0] == name:
+                    for inner, t0 in stack[j + 1:] + [stack[j]]:  # the ones left open inside it, then it
+                        e_pos.append(i)
+                        e_tid.append(t)
+                        e_name.append(inner)
+                        e_t0.append(t0)
+                        e_t1.append(now)
+                    del stack[j:]
+                    break
+        self.unfinished = sum(len(s) for s in stacks.values())
+        pos = np.concatenate([np.array(e_pos, np.int64), a_pos])
+        order = np.argsort(pos, kind="stable")  # emission order: by event, a close's slices as made
+        s_tid = np.concatenate([np.array(e_tid, np.int64), tid[a_pos]])[order]
+        s_name = np.concatenate([np.array(e_name, np.int64), a_name])[order]
+        t0 = np.concatenate([np.array(e_t0, np.int64), ts[a_pos]])[order]
+        t1 = np.concatenate([np.array(e_t1, np.int64), ts[a_pos]])[order]
+        self.events.clear()
+        data.add_slice_rows(pids_of(s_tid, pid_for), s_tid, t0 / 1000.0, (t1 - t0) / 1000.0, s_name, _NAMES)
+
+    def _finish_reference(self, data: PerfData, pid_for: Callable[[int], int]) -> None:
+        """The event-by-event walk :meth:`finish` vectorises."""
         open_: dict[int, list[tuple[str, int]]] = {}  # tid → stack of (name, start ts)
         kinds: dict[int, str] = {}  # debug_id → "sync" | "reply" | "async"
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nodes.perf.model import MAX_COUNTER_POINTS, MAX_OPEN_SLICES, PerfData
-from nodes.perf.parsers.perfetto_binder import BinderState
+from nodes.perf.parsers.perfetto_binder import BinderState, sorted_columns
 from nodes.perf.parsers.perfetto_binder_calls import pair_calls
 from nodes.perf.parsers.perfetto_cpu import CpuState
 from nodes.perf.parsers.perfetto_ftrace_batch import read_batch
@@ -387,27 +387,37 @@ class FtraceState:
         self.unmatched_ends += unmatched
         self.unfinished += unfinished
         names = self.name_list
-        for tid, t0, t1, nid, open_t0, open_nid in threads:
-            pid = self.pid_for(tid, known_tgid)
-            if len(t0):
-                data.add_slices(pid, tid, (t0 / 1000.0).tolist(), ((t1 - t0) / 1000.0).tolist(),
-                                [names[i] for i in nid.tolist()])
-            room = MAX_OPEN_SLICES - len(data.open_slices)
-            for t, i in zip(open_t0[:max(room, 0)].tolist(), open_nid[:max(room, 0)].tolist()):
-                data.add_open_slice(pid, tid, t / 1000.0, names[i])
+        pid_of = [self.pid_for(t[0], known_tgid) for t in threads]
+        counts = np.array([len(t[1]) for t in threads], np.int64)
+        # the open slices of the threads add_slices would reach before the event cap stops it
+        # (the thread it stops in, and those after, add none)
+        room = max(data.max_events - data.stored, 0)
+        reached = int(np.searchsorted(np.cumsum(counts), room, side="right"))
+        for k in range(min(reached, len(threads))):
+            tid, _, _, _, open_t0, open_nid = threads[k]
+            room_open = MAX_OPEN_SLICES - len(data.open_slices)
+            if len(open_t0) and room_open > 0:
+                for t, i in zip(open_t0[:room_open].tolist(), open_nid[:room_open].tolist()):
+                    data.add_open_slice(pid_of[k], tid, t / 1000.0, names[i])
+        if int(counts.sum()):
+            t0 = np.concatenate([t[1] for t in threads])
+            t1 = np.concatenate([t[2] for t in threads])
+            data.add_slice_rows(np.repeat(np.array(pid_of, np.int64), counts),
+                                np.repeat(np.array([t[0] for t in threads], np.int64), counts),
+                                t0 / 1000.0, (t1 - t0) / 1000.0, np.concatenate([t[3] for t in threads]), names)
         self.atrace = AtraceLog()
-        pair_calls(self.binder.events, data, lambda t: self.pid_for(t, known_tgid))
-        self.binder.finish(data, lambda t: self.pid_for(t, known_tgid))
+        binder = sorted_columns(self.binder.events)
+        pair_calls(self.binder.events, data, lambda t: self.pid_for(t, known_tgid), binder)
+        self.binder.finish(data, lambda t: self.pid_for(t, known_tgid), binder)
         if self.binder.dropped:
             data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
         for tgid, tid, ts, name in self.instants:
             data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
+        states = thread_states(self.sched, kernel, self.sched_last_ns)
+        keys = [(self.pid_for(tid, known_tgid), tid) for tid, _, _ in states]
+        data.add_thread_state_totals(keys, [totals for _, totals, _ in states], COARSE)
         kept = 0
-        for tid, totals, iv in thread_states(self.sched, kernel, self.sched_last_ns):
-            pid = self.pid_for(tid, known_tgid)
-            for k, v in zip(COARSE, totals):
-                if v:
-                    data.add_thread_state(pid, tid, k, v / 1000.0)
+        for (pid, tid), (_, _, iv) in zip(keys, states):
             if len(iv):
                 if kept + len(iv) <= MAX_SCHED_INTERVALS:
                     data.add_sched_intervals(pid, tid, iv)
