@@ -106,13 +106,14 @@ class MemoryState:
                 continue
             src_key.append(keys.setdefault(key, len(keys)))
             src_pts.append(pts)
-        # the cap: the first MAX_POINTS a series' sources add, in order
+        # the cap: the first MAX_POINTS a series' sources add, in order (process_stats
+        # points were capped as they were read)
         had = [0] * len(keys)
         kept_pts = []
         kept_key = []
-        for k, pts in zip(src_key, src_pts):
+        for n, (k, pts) in enumerate(zip(src_key, src_pts)):
             room = MAX_POINTS - had[k]
-            if room < len(pts):
+            if room < len(pts) and n >= len(self.series):
                 self.dropped += len(pts) - max(room, 0)
                 pts = pts[:max(room, 0)]
             had[k] += len(pts)
