@@ -8,8 +8,6 @@ Fed from the ftrace bundle loop (``perfetto_ftrace.FtraceState.bundle``), one ca
 
 from __future__ import annotations
 
-import numpy as np
-
 from nodes.perf.model import PerfData
 
 #: cpu_idle's "left idle" state (PWR_EVENT_EXIT, (u32)-1).
@@ -42,19 +40,8 @@ class CpuState:
         if self.cpus:
             data.set_cpu_count(max(self.cpus) + 1)
         for cpu, pts in self.frequency.items():
-            data.add_cpu_frequency(cpu, _in_order(pts, np.float64))
+            data.add_cpu_frequency(cpu, [(ts / 1000.0, float(v)) for ts, v in sorted(pts)])
         for cpu, pts in self.idle.items():
-            data.add_cpu_idle(cpu, _in_order(pts, np.int64))
+            data.add_cpu_idle(cpu, [(ts / 1000.0, v) for ts, v in sorted(pts)])
         if self.dropped:
             data.warn(f"cpu frequency/idle: {self.dropped:,} events beyond {MAX_POINTS:,} per CPU were not kept")
-
-
-def _in_order(pts: list[tuple[int, int]], value_type) -> list:
-    """``[(ts / 1000.0, value as value_type) for ts, value in sorted(pts)]``, sorted on columns."""
-    try:
-        a = np.array(pts, np.int64).reshape(-1, 2)
-    except OverflowError:  # beyond int64: the tuples sorted one by one
-        cast = float if value_type is np.float64 else int
-        return [(ts / 1000.0, cast(v)) for ts, v in sorted(pts)]
-    a = a[np.lexsort((a[:, 1], a[:, 0]))]
-    return list(zip((a[:, 0] / 1000.0).tolist(), a[:, 1].astype(value_type).tolist()))

@@ -1,7 +1,7 @@
-"""The memory and CPU series the Perfetto reader sorts on columns equal the tuple sorts they
-replaced: ``MemoryState.finish`` against ``_finish_reference`` (sources merged in turn under
-each series' cap, then sorted by time and value), ``perfetto_cpu._in_order`` against
-``sorted`` — same series, same order, same points, same counts of points dropped."""
+"""The memory series the Perfetto reader merges and sorts on columns equal the point-by-point
+merge they replaced: ``MemoryState.finish`` against ``_finish_reference`` (sources merged in
+turn under each series' cap, then sorted by time and value) — same series, same order, same
+points, same count of points dropped."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from nodes.perf.model import PerfData
 from nodes.perf.parsers import perfetto_memory
-from nodes.perf.parsers.perfetto_cpu import _in_order
 from nodes.perf.parsers.perfetto_memory import MemoryState
 
 PIDS = {11: 1, 12: 1, 21: 2}
@@ -61,12 +60,3 @@ def test_a_thread_rss_goes_under_its_process_after_process_stats():
     pd = PerfData("x", "x")
     m.finish(pd, {}, lambda t: PIDS.get(t, t))
     assert pd.memory == {(1, "mem.rss"): [(0.001, 2.0), (0.003, 9.0), (0.005, 3.0)]}
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(-10, 10 ** 15), st.integers(0, 4294967295)), max_size=30))
-def test_cpu_points_in_order(pts):
-    assert repr(_in_order(pts, __import__("numpy").float64)) == repr([(t / 1000.0, float(v)) for t, v in sorted(pts)])
-    assert repr(_in_order(pts, __import__("numpy").int64)) == repr([(t / 1000.0, v) for t, v in sorted(pts)])
-    big = pts + [(1 << 64, 1)]
-    assert _in_order(big, __import__("numpy").int64) == [(t / 1000.0, v) for t, v in sorted(big)]
