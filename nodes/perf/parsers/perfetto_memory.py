@@ -17,10 +17,6 @@ counters; an atrace counter keeps the app's own unit (``Heap size (KB)`` in KB).
 from __future__ import annotations
 
 import re
-from itertools import chain
-from operator import itemgetter
-
-import numpy as np
 
 from nodes.perf.counter_names import is_counter_name
 from nodes.perf.model import MAX_COUNTER_POINTS, PerfData
@@ -78,66 +74,37 @@ class MemoryState:
                 return
         self._add(self.rss_by_tid, (owner, name), ts, size / 1048576.0)
 
+    def _extend(self, key, pts: list[tuple[int, float]]) -> None:
+        """``_add`` of each point of ``pts`` in turn, in one step: the first that fit are kept."""
+        if not pts:
+            return  # adds nothing, so makes no series
+        have = self.series.setdefault(key, [])
+        room = MAX_POINTS - len(have)
+        if room >= len(pts):
+            have.extend(pts)
+        else:
+            have.extend(pts[:max(room, 0)])
+            self.dropped += len(pts) - max(room, 0)
+
     def finish(self, data: PerfData, ftrace_counters: dict, pid_for) -> None:
         """Into ``data.memory``: process_stats and rss_stat series, atrace memory counters, kills.
 
-        Each series is what its sources add in turn (process_stats, then each thread's rss_stat
-        under its process, then the atrace counter), the first :data:`MAX_POINTS` kept, sorted
-        by (time, value) — done on columns, in one sort for every series (one Python step per
-        source list, none per point); ``_finish_reference`` is the point-by-point merge."""
+        Each series is what its sources add in turn — process_stats, then each thread's
+        rss_stat under its process, then the atrace counter — the first :data:`MAX_POINTS`
+        kept, sorted by (time, value); a source list is added in one step, its thread's
+        process asked once (tests/test_perfetto_memory_merge.py checks it against the
+        point-by-point merge)."""
         kills, memory_counters, skipped_names = _split_counters(ftrace_counters)
-        keys: dict[tuple[int, str], int] = {k: i for i, k in enumerate(self.series)}
-        src_key: list[int] = []
-        src_pts: list[list[tuple[int, float]]] = []
-        for key, pts in self.series.items():
-            src_key.append(keys[key])
-            src_pts.append(pts)
         owners: dict[int, int] = {}
         for (tid, name), pts in self.rss_by_tid.items():
-            if not pts:  # adds nothing, so makes no series
-                continue
             pid = owners.get(tid)
             if pid is None:
                 pid = owners[tid] = pid_for(tid)
-            src_key.append(keys.setdefault((pid, name), len(keys)))
-            src_pts.append(pts)
+            self._extend((pid, name), pts)
         for key, pts in memory_counters:
-            if not pts:
-                continue
-            src_key.append(keys.setdefault(key, len(keys)))
-            src_pts.append(pts)
-        # the cap: the first MAX_POINTS a series' sources add, in order (process_stats
-        # points were capped as they were read)
-        had = [0] * len(keys)
-        kept_pts = []
-        kept_key = []
-        for n, (k, pts) in enumerate(zip(src_key, src_pts)):
-            room = MAX_POINTS - had[k]
-            if room < len(pts) and n >= len(self.series):
-                self.dropped += len(pts) - max(room, 0)
-                pts = pts[:max(room, 0)]
-            had[k] += len(pts)
-            kept_pts.append(pts)
-            kept_key.append(k)
-        flat = list(chain.from_iterable(kept_pts))
-        try:
-            ts = np.fromiter(map(itemgetter(0), flat), np.int64, len(flat))
-        except OverflowError:  # a time beyond 64 bits: merge point by point
-            self._finish_reference(data, ftrace_counters, pid_for)
-            return
-        value = np.fromiter(map(itemgetter(1), flat), np.float64, len(flat))
-        del flat
-        key = np.repeat(np.array(kept_key, np.int64), np.array([len(p) for p in kept_pts], np.int64))
-        order = np.lexsort((value, ts, key))  # by series, then (time, value) as tuples sort
-        points = list(zip((ts[order] / 1000.0).tolist(), value[order].tolist()))
-        ends = np.cumsum(np.bincount(key, minlength=len(keys))).tolist()
-        a = 0
-        for (pid, name), b in zip(keys, ends):
-            data.add_memory_series(pid, name, points[a:b])
-            a = b
-        self._store_rest(data, kills, skipped_names)
-
-    def _store_rest(self, data: PerfData, kills: list[tuple[float, int]], skipped_names: int) -> None:
+            self._extend(key, pts)  # as the app wrote them: "Heap size (KB)" stays in KB
+        for (pid, name), pts in self.series.items():
+            data.add_memory_series(pid, name, [(ts / 1000.0, v) for ts, v in sorted(pts)])
         data.add_lmk_kills(kills)
         data.warn_counts(
             (self.rss_unowned, "rss_stat: {n:,} events of another process's mm_id never tied to a process, dropped"),
@@ -145,24 +112,11 @@ class MemoryState:
             (self.dropped, f"memory counters: {{n:,}} points beyond {MAX_POINTS:,} per series were not kept"),
         )
 
-    def _finish_reference(self, data: PerfData, ftrace_counters: dict, pid_for) -> None:
-        """The point-by-point merge :meth:`finish` does on columns (for times beyond int64)."""
-        kills, memory_counters, skipped_names = _split_counters(ftrace_counters)
-        for (tid, name), pts in self.rss_by_tid.items():
-            for ts, v in pts:
-                self._add(self.series, (pid_for(tid), name), ts, v)
-        for key, pts in memory_counters:
-            for ts, v in pts:  # as the app wrote them: "Heap size (KB)" stays in KB
-                self._add(self.series, key, ts, v)
-        for (pid, name), pts in self.series.items():
-            data.add_memory_series(pid, name, [(ts / 1000.0, v) for ts, v in sorted(pts)])
-        self._store_rest(data, kills, skipped_names)
-
 
 def _split_counters(ftrace_counters: dict):
     """The atrace counters the memory lens reads: lmkd's kills (ts µs, pid), the memory
-    counters as ((tgid, name), points) — kept as the app wrote them: "Heap size (KB)" stays in
-    KB — and how many memory-looking names were not counter names."""
+    counters as ((tgid, name), points), and how many memory-looking names were not counter
+    names."""
     kills: list[tuple[float, int]] = []
     memory: list = []
     skipped_names = 0
