@@ -24,9 +24,7 @@ Not read (counted in ``meta`` so a report can say so): Chrome's callstack sampli
 
 from __future__ import annotations
 
-import gc
 from collections import Counter
-from contextlib import contextmanager
 
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError
@@ -191,10 +189,6 @@ class _TraceReader:
                     self.unknown_fields[f.field_number] += 1
 
     def finish(self, report: StreamReport) -> None:
-        with _collector_paused():
-            self._finish(report)
-
-    def _finish(self, report: StreamReport) -> None:
         self.flush()
         data = self.data
         known: dict[int, int] = {}
@@ -315,21 +309,6 @@ class _TraceReader:
             data.warn(problem)
         if report.truncated or report.oversized:
             data.mark_partial()
-
-
-@contextmanager
-def _collector_paused():
-    """Python's cyclic garbage collector off while the end-of-trace assembly runs: it builds
-    a few hundred thousand small containers (series points, per-thread columns, binder calls)
-    that form no cycles, and each full collection meanwhile walks the whole heap for nothing
-    (~0.6 s of CPU at 100 MB). Turned back on after, when it was on before."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
 
 
 def parse(path: str, packet_limit: int = DEFAULT_PACKET_LIMIT) -> PerfData:
