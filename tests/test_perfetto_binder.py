@@ -95,3 +95,4 @@ def test_times_beyond_int64_headroom_take_the_walk():
 @pytest.mark.parametrize("evs", [[], [(5, _RECV, 1, 1, 0, 0)]])
 def test_nothing_to_pair(evs):
     assert _run(evs, 100, True) == _run(evs, 100, False)
+

@@ -25,7 +25,7 @@ import numpy as np
 
 from nodes.perf.model import BinderCall, PerfData
 from nodes.perf.parsers.perfetto_binder import pids_of, previous_in_group, sorted_columns
-from nodes.perf.parsers.perfetto_slices import AtraceLog, pair
+from nodes.perf.parsers.perfetto_slices import AtraceLog, pair_rows
 from nodes.perf.units import counted
 
 _SEND, _RECV = 0, 1
@@ -65,7 +65,8 @@ def pair_calls(events: list[tuple[int, int, int, int, int, int]], data: PerfData
     log.ts.frombytes(steps.astype(np.int64).tobytes())  # the sorted position orders them
     log.code.frombytes(np.where(sync[steps], 1, 2).astype(np.int8).tobytes())
     log.arg.frombytes(steps.astype(np.int64).tobytes())
-    threads, orphan_replies, unfinished = pair(log)
+    paired = pair_rows(log)
+    orphan_replies, unfinished = paired.unmatched, paired.unfinished
     # one BinderCall per call, in time order
     at = np.flatnonzero(call)
     slot = np.full(n, -1, np.int64)
@@ -76,9 +77,8 @@ def pair_calls(events: list[tuple[int, int, int, int, int, int]], data: PerfData
     dur = np.full(m, None, object)
     dur[oneway] = 0.0
     replied = np.zeros(m, bool)
-    if threads:
-        b_pos = np.concatenate([t[3] for t in threads])  # the begin's arg: its position
-        e_pos = np.concatenate([t[2] for t in threads])  # the end's ts: its position
+    if len(paired.nid):
+        b_pos, e_pos = paired.nid, paired.t1  # the begin's arg and the end's time: their positions
         c = slot[b_pos]
         dur[c] = ts[e_pos] / 1000.0 - ts_us[c]
         replied[c] = True

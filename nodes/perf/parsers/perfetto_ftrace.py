@@ -21,7 +21,7 @@ from nodes.perf.parsers.perfetto_binder_calls import pair_calls
 from nodes.perf.parsers.perfetto_cpu import CpuState
 from nodes.perf.parsers.perfetto_ftrace_batch import read_batch
 from nodes.perf.parsers.perfetto_memory import MemoryState
-from nodes.perf.parsers.perfetto_slices import AtraceLog, pair
+from nodes.perf.parsers.perfetto_slices import AtraceLog, pair_rows
 from nodes.perf.parsers.perfetto_sched import BLOCKED as _BLOCKED
 from nodes.perf.parsers.perfetto_sched import COARSE, SchedLog, thread_states
 from nodes.perf.parsers.perfetto_sched import IN as _IN
@@ -383,28 +383,27 @@ class FtraceState:
     def finish(self, data: PerfData, known_tgid: dict[int, int]) -> None:
         """Rebuild per-thread slice stacks and scheduler states in time order, into ``data``."""
         kernel = kernel_version(data.facts.kernel)
-        threads, unmatched, unfinished = pair(self.atrace)
-        self.unmatched_ends += unmatched
-        self.unfinished += unfinished
+        p = pair_rows(self.atrace)
+        self.unmatched_ends += p.unmatched
+        self.unfinished += p.unfinished
         names = self.name_list
-        pid_of = [self.pid_for(t[0], known_tgid) for t in threads]
-        counts = np.array([len(t[1]) for t in threads], np.int64)
-        # the open slices of the threads add_slices would reach before the event cap stops it
-        # (the thread it stops in, and those after, add none)
+        pid_of = {t: self.pid_for(t, known_tgid) for t in p.threads}
+        # the open slices of the threads the event cap lets add_slices reach (the thread it
+        # stops in, and those after, add none); threads in order, each thread's rows together
+        u = np.array(p.threads, np.int64)
+        by_tid = np.argsort(u)
+        place = by_tid[np.searchsorted(u[by_tid], p.tid)]  # each slice's thread, as its place in p.threads
         room = max(data.max_events - data.stored, 0)
-        reached = int(np.searchsorted(np.cumsum(counts), room, side="right"))
-        for k in range(min(reached, len(threads))):
-            tid, _, _, _, open_t0, open_nid = threads[k]
-            room_open = MAX_OPEN_SLICES - len(data.open_slices)
-            if len(open_t0) and room_open > 0:
-                for t, i in zip(open_t0[:room_open].tolist(), open_nid[:room_open].tolist()):
-                    data.add_open_slice(pid_of[k], tid, t / 1000.0, names[i])
-        if int(counts.sum()):
-            t0 = np.concatenate([t[1] for t in threads])
-            t1 = np.concatenate([t[2] for t in threads])
-            data.add_slice_rows(np.repeat(np.array(pid_of, np.int64), counts),
-                                np.repeat(np.array([t[0] for t in threads], np.int64), counts),
-                                t0 / 1000.0, (t1 - t0) / 1000.0, np.concatenate([t[3] for t in threads]), names)
+        reached = int(place[room]) if room < len(place) else len(u)
+        if len(p.open_t0):
+            o_place = by_tid[np.searchsorted(u[by_tid], p.open_tid)]
+            k = int(np.searchsorted(o_place, reached, side="left"))
+            k = min(k, max(MAX_OPEN_SLICES - len(data.open_slices), 0))
+            for tid, t, i in zip(p.open_tid[:k].tolist(), p.open_t0[:k].tolist(), p.open_nid[:k].tolist()):
+                data.add_open_slice(pid_of[tid], tid, t / 1000.0, names[i])
+        if len(p.t0):
+            pids = np.array([pid_of[t] for t in p.threads], np.int64)[place]
+            data.add_slice_rows(pids, p.tid, p.t0 / 1000.0, (p.t1 - p.t0) / 1000.0, p.nid, names)
         self.atrace = AtraceLog()
         binder = sorted_columns(self.binder.events)
         pair_calls(self.binder.events, data, lambda t: self.pid_for(t, known_tgid), binder)
