@@ -25,6 +25,7 @@ from typing import Callable
 import numpy as np
 
 from nodes.perf.model import PerfData
+from nodes.perf.parsers.perfetto_slices import AtraceLog, pair_rows
 
 TRANSACTION = "binder transaction"
 REPLY = "binder reply"
@@ -80,6 +81,58 @@ def pids_of(tids: np.ndarray, pid_for: Callable[[int], int]) -> np.ndarray:
     return np.array([pid_for(t) for t in u.tolist()], np.int64)[inv].reshape(-1)
 
 
+def _closes_on_top(step, code, tid, ts):
+    """The stack steps (codes 0/1 push a transaction/reply, 2/3 close a reply/transaction) when
+    every close finds its name on top of its thread's stack — the usual case: then it is
+    begin/end pairing (``perfetto_slices.pair_rows``). None when some close does not."""
+    log = AtraceLog()
+    log.tid.frombytes(tid[step].tobytes())
+    log.ts.frombytes(step.astype(np.int64).tobytes())  # the sorted position orders them
+    log.code.frombytes(np.where(code < 2, 1, 2).astype(np.int8).tobytes())
+    log.arg.frombytes(np.arange(len(step), dtype=np.int64).tobytes())
+    p = pair_rows(log)
+    b = p.nid  # step index of each closed push
+    e = np.searchsorted(step, p.t1)  # step index of its close
+    name_b = np.where(code[b] == 0, _T, _R)
+    name_e = np.where(code[e] == 2, _R, _T)
+    if not np.array_equal(name_b, name_e):
+        return None
+    # a close with an empty stack closes nothing here as in the walk; one with a non-empty
+    # stack always closed the top (checked above)
+    return p.t1, p.tid, name_e, ts[p.t0], ts[p.t1], p.unfinished
+
+
+def _closes_walked(step, code, tid, ts):
+    """The stack steps walked one by one: a close ends the innermost open slice of its name
+    and, first, the ones left open inside it."""
+    stacks: dict[int, list[tuple[int, int]]] = {}
+    e_pos: list[int] = []
+    e_tid: list[int] = []
+    e_name: list[int] = []
+    e_t0: list[int] = []
+    e_t1: list[int] = []
+    for i, c, t, now in zip(step.tolist(), code.tolist(), tid[step].tolist(), ts[step].tolist()):
+        if c < 2:
+            stacks.setdefault(t, []).append((_T if c == 0 else _R, now))
+            continue
+        stack = stacks.get(t)
+        if not stack:
+            continue
+        name = _R if c == 2 else _T
+        for j in range(len(stack) - 1, -1, -1):
+            if stack[j][0] == name:
+                for inner, t0 in stack[j + 1:] + [stack[j]]:  # the ones left open inside it, then it
+                    e_pos.append(i)
+                    e_tid.append(t)
+                    e_name.append(inner)
+                    e_t0.append(t0)
+                    e_t1.append(now)
+                del stack[j:]
+                break
+    col = lambda xs: np.array(xs, np.int64)  # noqa: E731
+    return col(e_pos), col(e_tid), col(e_name), col(e_t0), col(e_t1), sum(len(s) for s in stacks.values())
+
+
 class BinderState:
     def __init__(self) -> None:
         self.events: list[tuple[int, int, int, int, int, int]] = []  # ts, kind, tid, debug_id, reply, flags
@@ -124,37 +177,16 @@ class BinderState:
         close_t = ~send & (got == _K_REPLY)
         step = np.flatnonzero(push_t | push_r | close_r | close_t)
         code = np.select([push_t[step], push_r[step], close_r[step]], [0, 1, 2], 3)
-        stacks: dict[int, list[tuple[int, int]]] = {}
-        e_pos: list[int] = []
-        e_tid: list[int] = []
-        e_name: list[int] = []
-        e_t0: list[int] = []
-        e_t1: list[int] = []
-        for i, c, t, now in zip(step.tolist(), code.tolist(), tid[step].tolist(), ts[step].tolist()):
-            if c < 2:
-                stacks.setdefault(t, []).append((_T if c == 0 else _R, now))
-                continue
-            stack = stacks.get(t)
-            if not stack:
-                continue
-            name = _R if c == 2 else _T
-            for j in range(len(stack) - 1, -1, -1):
-                if stack[j][0] == name:
-                    for inner, t0 in stack[j + 1:] + [stack[j]]:  # the ones left open inside it, then it
-                        e_pos.append(i)
-                        e_tid.append(t)
-                        e_name.append(inner)
-                        e_t0.append(t0)
-                        e_t1.append(now)
-                    del stack[j:]
-                    break
-        self.unfinished = sum(len(s) for s in stacks.values())
-        pos = np.concatenate([np.array(e_pos, np.int64), a_pos])
+        closed = _closes_on_top(step, code, tid, ts)
+        if closed is None:
+            closed = _closes_walked(step, code, tid, ts)
+        e_pos, e_tid, e_name, e_t0, e_t1, self.unfinished = closed
+        pos = np.concatenate([e_pos, a_pos])
         order = np.argsort(pos, kind="stable")  # emission order: by event, a close's slices as made
-        s_tid = np.concatenate([np.array(e_tid, np.int64), tid[a_pos]])[order]
-        s_name = np.concatenate([np.array(e_name, np.int64), a_name])[order]
-        t0 = np.concatenate([np.array(e_t0, np.int64), ts[a_pos]])[order]
-        t1 = np.concatenate([np.array(e_t1, np.int64), ts[a_pos]])[order]
+        s_tid = np.concatenate([e_tid, tid[a_pos]])[order]
+        s_name = np.concatenate([e_name, a_name])[order]
+        t0 = np.concatenate([e_t0, ts[a_pos]])[order]
+        t1 = np.concatenate([e_t1, ts[a_pos]])[order]
         self.events.clear()
         data.add_slice_rows(pids_of(s_tid, pid_for), s_tid, t0 / 1000.0, (t1 - t0) / 1000.0, s_name, _NAMES)
 
