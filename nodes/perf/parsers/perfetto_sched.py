@@ -232,12 +232,12 @@ def _replay(T, TS, C, A, kernel, end):
     b_state, b_io = memoryview(iv_state.tobytes()), memoryview(iv_io.tobytes())
     out = []
     for t, lo, hi, totals in zip(thr_tids, bounds_lo.tolist(), bounds_hi.tolist(), tot[:, :3].tolist()):
-        iv = SchedIntervals()
-        iv.ts.frombytes(b_ts[lo * 8:hi * 8])
-        iv.dur.frombytes(b_dur[lo * 8:hi * 8])
-        iv.state.frombytes(b_state[lo:hi])
-        iv.io_wait.frombytes(b_io[lo:hi])
-        out.append((t, totals, iv))
+        c_ts, c_dur, c_state, c_io = array("d"), array("d"), array("b"), array("b")
+        c_ts.frombytes(b_ts[lo * 8:hi * 8])
+        c_dur.frombytes(b_dur[lo * 8:hi * 8])
+        c_state.frombytes(b_state[lo:hi])
+        c_io.frombytes(b_io[lo:hi])
+        out.append((t, totals, SchedIntervals(c_ts, c_dur, c_state, c_io)))
     return out
 
 
