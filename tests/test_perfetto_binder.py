@@ -10,11 +10,13 @@ both must leave the same PerfData, in the same order.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nodes.perf.model import CapacityReached, PerfData
+from nodes.perf.parsers import perfetto_binder
 from nodes.perf.parsers.perfetto_binder import _RECV, _SEND, SAFE_NS, BinderState, sorted_columns
 from nodes.perf.parsers.perfetto_binder_calls import _pair_calls_reference, pair_calls
 
@@ -42,16 +44,20 @@ def _run(evs, cap: int, vectorised: bool):
     pd = PerfData("x", "x", max_events=cap)
     pd.add_slice(10, 1, 0.0, 1.0, "earlier")  # a thread that has slices already
     b = BinderState()
-    b.events.extend(evs)
+    half = len(evs) // 2
+    b.events.extend(evs[:half])  # as the per-event path keeps them
+    if evs[half:]:  # as the batch reader hands them over
+        b.extend_columns(*(np.array(c, np.int64) for c in zip(*evs[half:])))
     raised = False
     if vectorised:
-        pair_calls(list(evs), pd, pid_for)
+        pair_calls(b, pd, pid_for)
     else:
-        _pair_calls_reference(list(evs), pd, pid_for)
+        _pair_calls_reference(b.all_events(), pd, pid_for)
     try:
         if vectorised:
             b.finish(pd, pid_for)
         else:
+            b.events = b.all_events()
             b._finish_reference(pd, pid_for)
     except CapacityReached:
         raised = True
@@ -72,7 +78,7 @@ def test_a_call_and_its_reply():
     pd = PerfData("x", "x")
     b = BinderState()
     b.events.extend(evs)
-    pair_calls(evs, pd, pid_for)
+    pair_calls(b, pd, pid_for)
     b.finish(pd, pid_for)
     slices = {k: [(t, d, pd.strings[n]) for t, d, n in zip(c.ts, c.dur, c.name)] for k, c in pd.slices.items()}
     assert slices == {
@@ -96,3 +102,14 @@ def test_times_beyond_int64_headroom_take_the_walk():
 def test_nothing_to_pair(evs):
     assert _run(evs, 100, True) == _run(evs, 100, False)
 
+
+
+def test_the_first_events_are_kept_under_the_cap(monkeypatch):
+    monkeypatch.setattr(perfetto_binder, "MAX_BINDER_EVENTS", 3)
+    b = BinderState()
+    b.transaction(1, 1, type("E", (), {"debug_id": 1, "reply": 0, "flags": 0})())
+    b.extend_columns(*(np.array(c, np.int64) for c in zip((2, _RECV, 3, 1, 0, 0), (3, _SEND, 3, 2, 1, 0),
+                                                            (4, _RECV, 1, 2, 0, 0))))
+    b.received(5, 1, type("E", (), {"debug_id": 9})())
+    assert b.all_events() == [(1, _SEND, 1, 1, 0, 0), (2, _RECV, 3, 1, 0, 0), (3, _SEND, 3, 2, 1, 0)]
+    assert b.dropped == 2

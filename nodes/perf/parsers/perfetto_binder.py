@@ -136,8 +136,47 @@ def _closes_walked(step, code, tid, ts):
 class BinderState:
     def __init__(self) -> None:
         self.events: list[tuple[int, int, int, int, int, int]] = []  # ts, kind, tid, debug_id, reply, flags
+        #: Whole batches of events (perfetto_ftrace_batch.py), as (n, 6) int64 rows like ``events``.
+        self.chunks: list[np.ndarray] = []
+        self.chunk_rows = 0
         self.dropped = 0
         self.unfinished = 0
+
+    def kept(self) -> int:
+        return len(self.events) + self.chunk_rows
+
+    def extend_columns(self, ts, kind, tid, debug_id, reply, flags) -> None:
+        """Events as int64 columns in arrival order: the first that fit under
+        :data:`MAX_BINDER_EVENTS` are kept, the rest counted."""
+        room = max(MAX_BINDER_EVENTS - self.kept(), 0)
+        n = len(ts)
+        k = min(n, room)
+        if k:
+            self.chunks.append(np.stack([np.asarray(c, np.int64)[:k] for c in (ts, kind, tid, debug_id, reply, flags)], 1))
+            self.chunk_rows += k
+        self.dropped += n - k
+
+    def all_events(self) -> list[tuple[int, int, int, int, int, int]]:
+        """Every event kept, as tuples (for the reference walks)."""
+        return self.events + [tuple(r) for c in self.chunks for r in c.tolist()]
+
+    def columns(self):
+        """:func:`sorted_columns` of every event kept, batches included."""
+        if not self.chunks:
+            return sorted_columns(self.events)
+        if self.events:
+            cols = sorted_columns(self.events)
+            if cols is None:
+                return None
+            parts = [np.stack(cols, 1)] + self.chunks
+        else:
+            parts = self.chunks
+        a = np.concatenate(parts)
+        ts = a[:, 0]
+        if int(ts.max()) >= SAFE_NS or int(ts.min()) <= -SAFE_NS:
+            return None
+        order = np.lexsort(a.T[::-1])
+        return tuple(np.ascontiguousarray(a[order, c]) for c in range(6))
 
     def transaction(self, ts: int, tid: int, ev) -> None:
         self._keep((ts, _SEND, tid, ev.debug_id, 1 if ev.reply else 0, ev.flags))
@@ -146,7 +185,7 @@ class BinderState:
         self._keep((ts, _RECV, tid, ev.debug_id, 0, 0))
 
     def _keep(self, e: tuple[int, int, int, int, int, int]) -> None:
-        if len(self.events) < MAX_BINDER_EVENTS:
+        if self.kept() < MAX_BINDER_EVENTS:
             self.events.append(e)
         else:
             self.dropped += 1
@@ -154,8 +193,10 @@ class BinderState:
     def finish(self, data: PerfData, pid_for: Callable[[int], int], columns=None) -> None:
         """Pair the events in time order and add the slices to ``data`` (``columns``: what
         :func:`sorted_columns` made of the events, when the caller has them)."""
-        cols = sorted_columns(self.events) if columns is None else columns
+        cols = self.columns() if columns is None else columns
         if cols is None:
+            self.events = self.all_events()
+            self.chunks, self.chunk_rows = [], 0
             self._finish_reference(data, pid_for)
             return
         ts, kind, tid, did, reply, flags = cols
@@ -188,6 +229,7 @@ class BinderState:
         t0 = np.concatenate([e_t0, ts[a_pos]])[order]
         t1 = np.concatenate([e_t1, ts[a_pos]])[order]
         self.events.clear()
+        self.chunks, self.chunk_rows = [], 0
         data.add_slice_rows(pids_of(s_tid, pid_for), s_tid, t0 / 1000.0, (t1 - t0) / 1000.0, s_name, _NAMES)
 
     def _finish_reference(self, data: PerfData, pid_for: Callable[[int], int]) -> None:

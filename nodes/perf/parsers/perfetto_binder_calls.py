@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 
 from nodes.perf.model import BinderCall, PerfData
-from nodes.perf.parsers.perfetto_binder import pids_of, previous_in_group, sorted_columns
+from nodes.perf.parsers.perfetto_binder import BinderState, pids_of, previous_in_group
 from nodes.perf.parsers.perfetto_slices import AtraceLog, pair_rows
 from nodes.perf.units import counted
 
@@ -32,14 +32,12 @@ _SEND, _RECV = 0, 1
 _TF_ONE_WAY = 0x01
 
 
-def pair_calls(events: list[tuple[int, int, int, int, int, int]], data: PerfData,
-               pid_for: Callable[[int], int], columns=None) -> None:
-    """``events`` as ``perfetto_binder.BinderState`` buffers them: (ts, kind, tid, debug_id,
-    reply, flags). Adds them to ``data.binder_calls``. ``columns``: what
-    ``perfetto_binder.sorted_columns`` made of them, when the caller has them."""
-    cols = sorted_columns(events) if columns is None else columns
+def pair_calls(binder: BinderState, data: PerfData, pid_for: Callable[[int], int], columns=None) -> None:
+    """The events ``binder`` (``perfetto_binder.BinderState``) kept, into ``data.binder_calls``.
+    ``columns``: what ``binder.columns()`` gave, when the caller has it."""
+    cols = binder.columns() if columns is None else columns
     if cols is None:
-        _pair_calls_reference(events, data, pid_for)
+        _pair_calls_reference(binder.all_events(), data, pid_for)
         return
     ts, kind, tid, did, reply, flags = cols
     n = len(ts)
@@ -96,7 +94,8 @@ def pair_calls(events: list[tuple[int, int, int, int, int, int]], data: PerfData
 
 def _pair_calls_reference(events: list[tuple[int, int, int, int, int, int]], data: PerfData,
                           pid_for: Callable[[int], int]) -> None:
-    """The event-by-event walk :func:`pair_calls` vectorises."""
+    """The event-by-event walk :func:`pair_calls` vectorises: ``events`` as
+    ``BinderState.all_events()`` gives them, (ts, kind, tid, debug_id, reply, flags)."""
     sync: dict[int, BinderCall] = {}  # debug_id of an outstanding sync transaction → call
     replies: set[int] = set()  # debug_ids of reply transactions sent, not yet received
     open_by_client: dict[int, list[BinderCall]] = {}

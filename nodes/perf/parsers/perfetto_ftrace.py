@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nodes.perf.model import MAX_COUNTER_POINTS, MAX_OPEN_SLICES, PerfData
-from nodes.perf.parsers.perfetto_binder import BinderState, sorted_columns
+from nodes.perf.parsers.perfetto_binder import BinderState
 from nodes.perf.parsers.perfetto_binder_calls import pair_calls
 from nodes.perf.parsers.perfetto_cpu import CpuState
 from nodes.perf.parsers.perfetto_ftrace_batch import read_batch
@@ -405,8 +405,8 @@ class FtraceState:
             pids = np.array([pid_of[t] for t in p.threads], np.int64)[place]
             data.add_slice_rows(pids, p.tid, p.t0 / 1000.0, (p.t1 - p.t0) / 1000.0, p.nid, names)
         self.atrace = AtraceLog()
-        binder = sorted_columns(self.binder.events)
-        pair_calls(self.binder.events, data, lambda t: self.pid_for(t, known_tgid), binder)
+        binder = self.binder.columns()
+        pair_calls(self.binder, data, lambda t: self.pid_for(t, known_tgid), binder)
         self.binder.finish(data, lambda t: self.pid_for(t, known_tgid), binder)
         if self.binder.dropped:
             data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
