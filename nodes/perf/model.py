@@ -730,6 +730,62 @@ class PerfData:
         if k < n:
             self._stop()
 
+    def add_slice_rows(self, pid, tid, ts_us, dur_us, name, names: Sequence[str]) -> None:
+        """Complete slices of any threads as numpy columns, row ``i`` on thread ``(pid[i],
+        tid[i])`` named ``names[name[i]]``, in the order ``add_slice`` would take them one by
+        one — and stored exactly as it would store them (no locations): each thread's rows in
+        row order, a thread's columns and ThreadInfo created at its first row, names interned
+        at their first row, a negative duration as 0, and the event cap after the rows that fit
+        (they are kept, then it raises). For a reader that pairs its slices in vectorised
+        passes (nodes/perf/parsers/perfetto_ftrace.py): no Python work per slice."""
+        import numpy as np
+
+        n = len(ts_us)
+        if not n:
+            return
+        room = self.max_events - self.stored
+        if room <= 0:
+            self._stop()
+        k = min(n, room)
+        pid = np.asarray(pid, np.int64)[:k]
+        tid = np.asarray(tid, np.int64)[:k]
+        ts = np.asarray(ts_us, np.float64)[:k]
+        dur = np.asarray(dur_us, np.float64)[:k]
+        dur = np.where(dur > 0.0, dur, 0.0)  # as max(0.0, d): NaN and -0.0 become 0.0 too
+        name = np.asarray(name, np.int64)[:k]
+        used, first = np.unique(name, return_index=True)
+        ids = np.empty(len(used), np.dtype("l"))  # the name column's type (array "l")
+        intern = self.intern
+        for j in np.argsort(first, kind="stable").tolist():
+            ids[j] = intern(names[int(used[j])])
+        nid = ids[np.searchsorted(used, name)]
+        order = np.lexsort((tid, pid))  # by thread; stable, so each thread's rows stay in order
+        P, T = pid[order], tid[order]
+        new = np.ones(k, bool)
+        new[1:] = (P[1:] != P[:-1]) | (T[1:] != T[:-1])
+        starts = np.flatnonzero(new)
+        ends = np.append(starts[1:], k)
+        TS, DUR, NID = ts[order].tobytes(), dur[order].tobytes(), nid[order].tobytes()
+        f8, fl = 8, ids.itemsize
+        # threads in the order of their first row (the smallest row index of each group)
+        for g in np.argsort(order[starts], kind="stable").tolist():
+            a, b = int(starts[g]), int(ends[g])
+            key = (int(P[a]), int(T[a]))
+            cols = self.slices.get(key)
+            if cols is None:
+                cols = self.slices[key] = SliceColumns()
+                self.thread(*key)
+            cols.extend_raw(TS[a * f8:b * f8], DUR[a * f8:b * f8], NID[a * fl:b * fl])
+        self.stored += k
+        lo = float(ts.min())
+        hi = float((ts + dur).max())
+        if self.start_us is None or lo < self.start_us:
+            self.start_us = lo
+        if self.end_us is None or hi > self.end_us:
+            self.end_us = hi
+        if k < n:
+            self._stop()
+
     def slice_columns(self, pid: int, tid: int) -> SliceColumns:
         """One thread's slice columns (created, with the thread, the first time), for a reader
         that fills them itself (counted with :meth:`check_capacity`)."""
@@ -792,6 +848,24 @@ class PerfData:
         self.thread(pid, tid)
         d = self.thread_states.setdefault((pid, tid), {})
         d[state] = d.get(state, 0.0) + max(0.0, dur_us)
+
+    def add_thread_state_totals(self, threads: Sequence[tuple[int, int]], totals: Sequence[Sequence[int]],
+                                states: Sequence[str]) -> None:
+        """Scheduler time of many threads at once, what ``add_thread_state`` does for each
+        nonzero total in turn: thread ``threads[i]`` spent ``totals[i][j]`` **ns** in
+        ``states[j]`` (converted to µs here). For a reader that sums the states in vectorised
+        passes (nodes/perf/parsers/perfetto_sched.py): one Python step per thread."""
+        table = self.thread_states
+        thread = self.thread
+        for key, row in zip(threads, totals):
+            d = None
+            for state, v in zip(states, row):
+                if v:
+                    if d is None:
+                        thread(*key)
+                        d = table.setdefault(key, {})
+                    us = v / 1000.0
+                    d[state] = d.get(state, 0.0) + (us if us > 0.0 else 0.0)
 
     def add_thread_cpu_time(self, pid: int, tid: int, cpu_us: float, slices: int) -> None:
         """A thread's CPU time as the trace's own thread clock measured it (Chrome ``tdur``)."""

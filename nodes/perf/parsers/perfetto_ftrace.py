@@ -21,7 +21,7 @@ from nodes.perf.parsers.perfetto_binder_calls import pair_calls
 from nodes.perf.parsers.perfetto_cpu import CpuState
 from nodes.perf.parsers.perfetto_ftrace_batch import read_batch
 from nodes.perf.parsers.perfetto_memory import MemoryState
-from nodes.perf.parsers.perfetto_slices import AtraceLog, pair
+from nodes.perf.parsers.perfetto_slices import AtraceLog, pair_rows
 from nodes.perf.parsers.perfetto_sched import BLOCKED as _BLOCKED
 from nodes.perf.parsers.perfetto_sched import COARSE, SchedLog, thread_states
 from nodes.perf.parsers.perfetto_sched import IN as _IN
@@ -383,31 +383,40 @@ class FtraceState:
     def finish(self, data: PerfData, known_tgid: dict[int, int]) -> None:
         """Rebuild per-thread slice stacks and scheduler states in time order, into ``data``."""
         kernel = kernel_version(data.facts.kernel)
-        threads, unmatched, unfinished = pair(self.atrace)
-        self.unmatched_ends += unmatched
-        self.unfinished += unfinished
+        p = pair_rows(self.atrace)
+        self.unmatched_ends += p.unmatched
+        self.unfinished += p.unfinished
         names = self.name_list
-        for tid, t0, t1, nid, open_t0, open_nid in threads:
-            pid = self.pid_for(tid, known_tgid)
-            if len(t0):
-                data.add_slices(pid, tid, (t0 / 1000.0).tolist(), ((t1 - t0) / 1000.0).tolist(),
-                                [names[i] for i in nid.tolist()])
-            room = MAX_OPEN_SLICES - len(data.open_slices)
-            for t, i in zip(open_t0[:max(room, 0)].tolist(), open_nid[:max(room, 0)].tolist()):
-                data.add_open_slice(pid, tid, t / 1000.0, names[i])
+        pid_of = {t: self.pid_for(t, known_tgid) for t in p.threads}
+        # the open slices of the threads the event cap lets add_slices reach (the thread it
+        # stops in, and those after, add none); threads in order, each thread's rows together
+        u = np.array(p.threads, np.int64)
+        by_tid = np.argsort(u)
+        place = by_tid[np.searchsorted(u[by_tid], p.tid)]  # each slice's thread, as its place in p.threads
+        room = max(data.max_events - data.stored, 0)
+        reached = int(place[room]) if room < len(place) else len(u)
+        if len(p.open_t0):
+            o_place = by_tid[np.searchsorted(u[by_tid], p.open_tid)]
+            k = int(np.searchsorted(o_place, reached, side="left"))
+            k = min(k, max(MAX_OPEN_SLICES - len(data.open_slices), 0))
+            for tid, t, i in zip(p.open_tid[:k].tolist(), p.open_t0[:k].tolist(), p.open_nid[:k].tolist()):
+                data.add_open_slice(pid_of[tid], tid, t / 1000.0, names[i])
+        if len(p.t0):
+            pids = np.array([pid_of[t] for t in p.threads], np.int64)[place]
+            data.add_slice_rows(pids, p.tid, p.t0 / 1000.0, (p.t1 - p.t0) / 1000.0, p.nid, names)
         self.atrace = AtraceLog()
-        pair_calls(self.binder.events, data, lambda t: self.pid_for(t, known_tgid))
-        self.binder.finish(data, lambda t: self.pid_for(t, known_tgid))
+        binder = self.binder.columns()
+        pair_calls(self.binder, data, lambda t: self.pid_for(t, known_tgid), binder)
+        self.binder.finish(data, lambda t: self.pid_for(t, known_tgid), binder)
         if self.binder.dropped:
             data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
         for tgid, tid, ts, name in self.instants:
             data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
+        states = thread_states(self.sched, kernel, self.sched_last_ns)
+        keys = [(self.pid_for(tid, known_tgid), tid) for tid, _, _ in states]
+        data.add_thread_state_totals(keys, [totals for _, totals, _ in states], COARSE)
         kept = 0
-        for tid, totals, iv in thread_states(self.sched, kernel, self.sched_last_ns):
-            pid = self.pid_for(tid, known_tgid)
-            for k, v in zip(COARSE, totals):
-                if v:
-                    data.add_thread_state(pid, tid, k, v / 1000.0)
+        for (pid, tid), (_, _, iv) in zip(keys, states):
             if len(iv):
                 if kept + len(iv) <= MAX_SCHED_INTERVALS:
                     data.add_sched_intervals(pid, tid, iv)

@@ -22,7 +22,7 @@ import numpy as np
 from nodes.perf.model import MAX_COUNTER_POINTS
 from nodes.perf.parsers import perfetto_atrace_columns as columns
 from nodes.perf.parsers import perfetto_wire as wire
-from nodes.perf.parsers.perfetto_binder import _RECV, _SEND, MAX_BINDER_EVENTS
+from nodes.perf.parsers.perfetto_binder import _RECV, _SEND
 from nodes.perf.parsers.perfetto_cpu import MAX_POINTS as CPU_MAX_POINTS
 from nodes.perf.parsers.perfetto_memory import _RSS_MEMBERS
 from nodes.perf.parsers.perfetto_memory import MAX_POINTS as MEMORY_MAX_POINTS
@@ -208,16 +208,13 @@ def _apply(state, items, dec, b0: int, b1: int) -> None:
     if len(st) or len(rc):
         fs = _kind_fields(dec, e0 + st, {1: 0, 5: 0, 7: 0})
         fr = _kind_fields(dec, e0 + rc, {1: 0})
-        rows = sorted(
-            [(i, (t, _SEND, p, d, 1 if r else 0, fl)) for i, t, p, d, r, fl in zip(
-                st.tolist(), ts_all[st].tolist(), pid_all[st].tolist(), wire.as_int32(fs[1][1]).tolist(),
-                wire.as_int32(fs[5][1]).tolist(), wire.as_uint32(fs[7][1]).tolist())]
-            + [(i, (t, _RECV, p, d, 0, 0)) for i, t, p, d in zip(
-                rc.tolist(), ts_all[rc].tolist(), pid_all[rc].tolist(), wire.as_int32(fr[1][1]).tolist())])
-        binder = state.binder
-        room = max(MAX_BINDER_EVENTS - len(binder.events), 0)
-        binder.events.extend(r for _, r in rows[:room])
-        binder.dropped += max(len(rows) - room, 0)
+        # sends and receipts in arrival order, as columns (perfetto_binder.BinderState)
+        o = np.argsort(np.concatenate([st, rc]), kind="stable")
+        z = np.zeros(len(rc), np.int64)
+        state.binder.extend_columns(*(np.concatenate(c)[o] for c in (
+            (ts_all[st], ts_all[rc]), (np.full(len(st), _SEND, np.int64), np.full(len(rc), _RECV, np.int64)),
+            (pid_all[st], pid_all[rc]), (wire.as_int32(fs[1][1]), wire.as_int32(fr[1][1])),
+            ((wire.as_int32(fs[5][1]) != 0).astype(np.int64), z), (wire.as_uint32(fs[7][1]), z))))
     # --- CPU frequency and idle ---
     for name, table in (("cpu_frequency", state.cpu.frequency), ("cpu_idle", state.cpu.idle)):
         sel = where(name)

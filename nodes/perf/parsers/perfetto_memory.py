@@ -74,24 +74,35 @@ class MemoryState:
                 return
         self._add(self.rss_by_tid, (owner, name), ts, size / 1048576.0)
 
+    def _extend(self, key, pts: list[tuple[int, float]]) -> None:
+        """``_add`` of each point of ``pts`` in turn, in one step: the first that fit are kept."""
+        if not pts:
+            return  # adds nothing, so makes no series
+        have = self.series.setdefault(key, [])
+        room = MAX_POINTS - len(have)
+        if room >= len(pts):
+            have.extend(pts)
+        else:
+            have.extend(pts[:max(room, 0)])
+            self.dropped += len(pts) - max(room, 0)
+
     def finish(self, data: PerfData, ftrace_counters: dict, pid_for) -> None:
-        """Into ``data.memory``: process_stats and rss_stat series, atrace memory counters, kills."""
+        """Into ``data.memory``: process_stats and rss_stat series, atrace memory counters, kills.
+
+        Each series is what its sources add in turn — process_stats, then each thread's
+        rss_stat under its process, then the atrace counter — the first :data:`MAX_POINTS`
+        kept, sorted by (time, value); a source list is added in one step, its thread's
+        process asked once (tests/test_perfetto_memory_merge.py checks it against the
+        point-by-point merge)."""
+        kills, memory_counters, skipped_names = _split_counters(ftrace_counters)
+        owners: dict[int, int] = {}
         for (tid, name), pts in self.rss_by_tid.items():
-            for ts, v in pts:
-                self._add(self.series, (pid_for(tid), name), ts, v)
-        skipped_names = 0
-        kills: list[tuple[float, int]] = []
-        for (tgid, name), pts in ftrace_counters.items():
-            if name == "kill_one_process":
-                kills += [(ts / 1000.0, int(v)) for ts, v in pts]
-                continue
-            if not _MEMORY_NAME.search(name):
-                continue
-            if not is_counter_name(name):
-                skipped_names += 1
-                continue
-            for ts, v in pts:  # as the app wrote them: "Heap size (KB)" stays in KB
-                self._add(self.series, (tgid, name), ts, v)
+            pid = owners.get(tid)
+            if pid is None:
+                pid = owners[tid] = pid_for(tid)
+            self._extend((pid, name), pts)
+        for key, pts in memory_counters:
+            self._extend(key, pts)  # as the app wrote them: "Heap size (KB)" stays in KB
         for (pid, name), pts in self.series.items():
             data.add_memory_series(pid, name, [(ts / 1000.0, v) for ts, v in sorted(pts)])
         data.add_lmk_kills(kills)
@@ -100,3 +111,23 @@ class MemoryState:
             (skipped_names, "{n} atrace counter(s) named like log lines, not memory counters, were left out"),
             (self.dropped, f"memory counters: {{n:,}} points beyond {MAX_POINTS:,} per series were not kept"),
         )
+
+
+def _split_counters(ftrace_counters: dict):
+    """The atrace counters the memory lens reads: lmkd's kills (ts µs, pid), the memory
+    counters as ((tgid, name), points), and how many memory-looking names were not counter
+    names."""
+    kills: list[tuple[float, int]] = []
+    memory: list = []
+    skipped_names = 0
+    for (tgid, name), pts in ftrace_counters.items():
+        if name == "kill_one_process":
+            kills += [(ts / 1000.0, int(v)) for ts, v in pts]
+            continue
+        if not _MEMORY_NAME.search(name):
+            continue
+        if not is_counter_name(name):
+            skipped_names += 1
+            continue
+        memory.append(((tgid, name), pts))
+    return kills, memory, skipped_names

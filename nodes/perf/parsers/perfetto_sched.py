@@ -110,15 +110,16 @@ def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None
     n = len(tid)
     if n == 0:
         return []
-    uniq, first_at, dense = np.unique(tid, return_index=True, return_inverse=True)
+    order = np.argsort(ts, kind="stable")
+    order = order[np.argsort(tid[order], kind="stable")]  # by thread, then time, then arrival
+    T, TS, C, A = tid[order], ts[order], code[order], arg[order]
+    del tid, ts, code, arg
+    starts = np.flatnonzero(np.concatenate(([True], T[1:] != T[:-1])))
+    uniq = T[starts]  # every thread once, ascending
+    first_at = np.minimum.reduceat(order, starts)  # where each thread's first event arrived
+    del order
     rank = np.empty(len(uniq), np.int64)
     rank[np.argsort(first_at, kind="stable")] = np.arange(len(uniq))
-    order = np.argsort(ts, kind="stable")
-    order = order[np.argsort(dense[order], kind="stable")]  # by thread, then time, then arrival
-    del dense, first_at
-    T, TS, C, A = tid[order], ts[order], code[order], arg[order]
-    del tid, ts, code, arg, order
-    starts = np.flatnonzero(np.concatenate(([True], T[1:] != T[:-1])))
     out = []
     lo = 0
     while lo < n:
@@ -147,7 +148,7 @@ def _replay(T, TS, C, A, kernel, end):
     coarse[sC == IN] = 0
     outs = np.flatnonzero(sC == OUT)
     if len(outs):
-        raws, inv = np.unique(A[s[outs]], return_inverse=True)
+        raws, inv = _distinct(A[s[outs]])
         dec = np.array([_decoded(int(r), kernel) for r in raws.tolist()], np.int64).reshape(-1, 2)
         coarse[outs] = dec[inv, 0]
         detail[outs] = dec[inv, 1]
@@ -226,10 +227,27 @@ def _replay(T, TS, C, A, kernel, end):
     bounds_lo = np.searchsorted(iv_thr, np.arange(len(tot)), side="left")
     bounds_hi = np.searchsorted(iv_thr, np.arange(len(tot)), side="right")
     thr_tids = eT[e_start].tolist()
+    # each thread's columns cut from one buffer per column (no numpy call per thread)
+    b_ts, b_dur = memoryview(iv_ts.tobytes()), memoryview(iv_dur.tobytes())
+    b_state, b_io = memoryview(iv_state.tobytes()), memoryview(iv_io.tobytes())
     out = []
-    for i, t in enumerate(thr_tids):
-        lo, hi = int(bounds_lo[i]), int(bounds_hi[i])
-        iv = SchedIntervals(ts=array("d", iv_ts[lo:hi].tobytes()), dur=array("d", iv_dur[lo:hi].tobytes()),
-                            state=array("b", iv_state[lo:hi].tobytes()), io_wait=array("b", iv_io[lo:hi].tobytes()))
-        out.append((t, tot[i, :3].tolist(), iv))
+    for t, lo, hi, totals in zip(thr_tids, bounds_lo.tolist(), bounds_hi.tolist(), tot[:, :3].tolist()):
+        c_ts, c_dur, c_state, c_io = array("d"), array("d"), array("b"), array("b")
+        c_ts.frombytes(b_ts[lo * 8:hi * 8])
+        c_dur.frombytes(b_dur[lo * 8:hi * 8])
+        c_state.frombytes(b_state[lo:hi])
+        c_io.frombytes(b_io[lo:hi])
+        out.append((t, totals, SchedIntervals(c_ts, c_dur, c_state, c_io)))
     return out
+
+
+def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)``; by counting when the values are small
+    non-negative ints (raw prev_states: a handful of bit patterns), which needs no sort."""
+    if len(values) and int(values.min()) >= 0 and int(values.max()) < 1 << 16:
+        seen = np.flatnonzero(np.bincount(values))
+        lut = np.zeros(int(seen[-1]) + 1, np.int64)
+        lut[seen] = np.arange(len(seen))
+        return seen, lut[values]
+    raws, inv = np.unique(values, return_inverse=True)
+    return raws, inv.reshape(-1)

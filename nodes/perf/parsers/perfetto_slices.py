@@ -13,6 +13,7 @@ time) puts every ``E`` right after its ``B``.
 from __future__ import annotations
 
 from array import array
+from typing import NamedTuple
 
 import numpy as np
 
@@ -63,23 +64,61 @@ def _pair_reference(log: AtraceLog):
     return out, unmatched, unfinished
 
 
+class Paired(NamedTuple):
+    """Every thread's slices as columns: threads in the order their first event arrived, each
+    thread's closed slices in close order (``tid``, ``t0``, ``t1``, ``nid``: start ns, end ns,
+    name id) and its begins still open, bottom first (``open_tid``, ``open_t0``, ``open_nid``)."""
+
+    threads: list[int]
+    tid: np.ndarray
+    t0: np.ndarray
+    t1: np.ndarray
+    nid: np.ndarray
+    open_tid: np.ndarray
+    open_t0: np.ndarray
+    open_nid: np.ndarray
+    unmatched: int
+    unfinished: int
+
+
 def pair(log: AtraceLog):
     """Every thread's slices: ([(tid, start ns, end ns, name id arrays in close order, start ns and
     name id arrays of the begins still open, bottom first)] in the order each thread's first
     event arrived, unmatched ends, unfinished begins)."""
+    p = pair_rows(log)
+    out = []
+    u = np.array(p.threads, np.int64)
+    by_tid = np.argsort(u)
+    r = by_tid[np.searchsorted(u[by_tid], p.tid)]  # each row's thread, as its place in p.threads
+    o = by_tid[np.searchsorted(u[by_tid], p.open_tid)]
+    ks = np.arange(len(u))
+    lo, hi = np.searchsorted(r, ks, side="left").tolist(), np.searchsorted(r, ks, side="right").tolist()
+    olo, ohi = np.searchsorted(o, ks, side="left").tolist(), np.searchsorted(o, ks, side="right").tolist()
+    for k, t in enumerate(p.threads):
+        out.append((t, p.t0[lo[k]:hi[k]], p.t1[lo[k]:hi[k]], p.nid[lo[k]:hi[k]], p.open_t0[olo[k]:ohi[k]],
+                    p.open_nid[olo[k]:ohi[k]]))
+    return out, p.unmatched, p.unfinished
+
+
+def pair_rows(log: AtraceLog) -> Paired:
+    """:func:`pair` as columns, rows in thread order (no numpy call per thread)."""
     n = len(log)
+    e = np.zeros(0, np.int64)
     if n == 0:
-        return [], 0, 0
+        return Paired([], e, e, e, e, e, e, e, 0, 0)
     tid = np.frombuffer(log.tid, np.int64)
     ts = np.frombuffer(log.ts, np.int64)
     if int(ts.max()) >= SAFE_NS or int(ts.min()) <= -SAFE_NS:
         rows, unmatched, unfinished = _pair_reference(log)
         col = lambda xs, k: np.array([x[k] for x in xs], np.int64)  # noqa: E731
-        return [(t, col(rs, 0), col(rs, 1), col(rs, 2), col(st, 0), col(st, 1)) for t, rs, st in rows], \
-            unmatched, unfinished
+        cat = lambda f: np.concatenate([e] + [f(t, rs, st) for t, rs, st in rows])  # noqa: E731
+        return Paired([t for t, _, _ in rows], cat(lambda t, rs, st: np.full(len(rs), t, np.int64)),
+                      cat(lambda t, rs, st: col(rs, 0)), cat(lambda t, rs, st: col(rs, 1)),
+                      cat(lambda t, rs, st: col(rs, 2)), cat(lambda t, rs, st: np.full(len(st), t, np.int64)),
+                      cat(lambda t, rs, st: col(st, 0)), cat(lambda t, rs, st: col(st, 1)), unmatched, unfinished)
     code = np.frombuffer(log.code, np.int8)
     arg = np.frombuffer(log.arg, np.int64)
-    order = np.lexsort((np.arange(n), ts, tid))
+    order = np.lexsort((ts, tid))  # by thread, time, then arrival (lexsort is stable)
     T, TS, C, A = tid[order], ts[order], code[order], arg[order]
     start = np.ones(n, bool)
     start[1:] = T[1:] != T[:-1]
@@ -97,29 +136,23 @@ def pair(log: AtraceLog):
     unmatched = int((~is_b & (before == 0)).sum())
     level = np.where(is_b, depth, before)
     pos = np.flatnonzero(is_b | matched)
-    by = pos[np.lexsort((pos, level[pos], seg[pos]))]
+    by = pos[np.lexsort((level[pos], seg[pos]))]  # pos ascending: stable keeps it within a level
     closes = np.flatnonzero(matched[by])  # an E in this order follows its own B
     e_pos, b_pos = by[closes], by[closes - 1]
     unfinished = int(is_b.sum()) - len(e_pos)
     closed_b = np.zeros(n, bool)
     closed_b[b_pos] = True
     open_pos = np.flatnonzero(is_b & ~closed_b)  # in sorted order: bottom of each stack first
-    e_order = np.argsort(e_pos, kind="stable")
-    e_pos, b_pos = e_pos[e_order], b_pos[e_order]
-    # threads in the order their first event arrived
-    uniq, first_at = np.unique(tid, return_index=True)
-    thread_order = uniq[np.argsort(first_at, kind="stable")].tolist()
-    e_tid = T[e_pos]
-    bounds = np.searchsorted(e_tid, uniq, side="left"), np.searchsorted(e_tid, uniq, side="right")
-    where = {t: (int(a), int(b)) for t, a, b in zip(uniq.tolist(), bounds[0].tolist(), bounds[1].tolist())}
-    o_tid = T[open_pos]
-    o_bounds = np.searchsorted(o_tid, uniq, side="left"), np.searchsorted(o_tid, uniq, side="right")
-    o_where = {t: (int(a), int(b)) for t, a, b in zip(uniq.tolist(), o_bounds[0].tolist(), o_bounds[1].tolist())}
-    t0, t1, nid = TS[b_pos], TS[e_pos], A[b_pos]
-    o_t0, o_nid = TS[open_pos], A[open_pos]
-    out = []
-    for t in thread_order:
-        a, b = where[t]
-        oa, ob = o_where[t]
-        out.append((t, t0[a:b], t1[a:b], nid[a:b], o_t0[oa:ob], o_nid[oa:ob]))
-    return out, unmatched, unfinished
+    # threads in the order their first event arrived; rows by thread (that order), then as sorted
+    first_at = np.minimum.reduceat(order, first)
+    rank = np.empty(len(first), np.int64)
+    rank[np.argsort(first_at, kind="stable")] = np.arange(len(first))
+    b_of_e = np.empty(n, np.int64)
+    b_of_e[e_pos] = b_pos
+    e_pos = np.sort(e_pos)  # close order within a thread
+    e_pos = e_pos[np.argsort(rank[seg[e_pos]], kind="stable")]
+    open_pos = open_pos[np.argsort(rank[seg[open_pos]], kind="stable")]
+    b_pos = b_of_e[e_pos]
+    threads = T[first][np.argsort(first_at, kind="stable")].tolist()
+    return Paired(threads, T[e_pos], TS[b_pos], TS[e_pos], A[b_pos], T[open_pos], TS[open_pos], A[open_pos],
+                  unmatched, unfinished)

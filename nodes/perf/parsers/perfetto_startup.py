@@ -22,9 +22,12 @@ def launched_pids(data: PerfData, async_slices: list[AsyncSlice]) -> list[int]:
     package is noted in ``meta["startup_package"]``, and a package with no process is a warning."""
     launches = sorted((a for a in async_slices if a.name.startswith(LAUNCHING)), key=lambda a: a.ts_ns)
     pids: list[int] = []
+    found_of: dict[str, list[int]] = {}  # a trace of many launches of one app scans the processes once
     for launch in launches:
         package = launched_package(launch.name) or ""
-        found = app_pids(data.processes, package)
+        found = found_of.get(package)
+        if found is None:
+            found = found_of[package] = app_pids(data.processes, package)
         if not found:
             data.warn(f"launch of {package}: no process of that name in the trace; phases unknown")
         pids += [p for p in found if p not in pids]

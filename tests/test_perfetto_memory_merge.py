@@ -1,0 +1,90 @@
+"""``MemoryState.finish`` adds each source list of a series in one step; it must equal the
+point-by-point merge it replaced (``_reference`` below: every point through ``_add``, each
+series then sorted by time and value) — same series, same order, same points, same count of
+points dropped."""
+
+from __future__ import annotations
+
+import copy
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nodes.perf.model import PerfData
+from nodes.perf.parsers import perfetto_memory
+from nodes.perf.parsers.perfetto_memory import MemoryState
+
+PIDS = {11: 1, 12: 1, 21: 2}
+points = st.lists(st.tuples(st.integers(0, 20), st.sampled_from([0.0, 1.5, 2.0, 1024.0])), max_size=6)
+names = st.sampled_from(["mem.rss", "mem.rss.anon", "mem.swap"])
+
+
+def _reference(m: MemoryState, data: PerfData, ftrace_counters: dict, pid_for) -> None:
+    """The merge as it was, point by point."""
+    for (tid, name), pts in m.rss_by_tid.items():
+        for ts, v in pts:
+            m._add(m.series, (pid_for(tid), name), ts, v)
+    skipped_names = 0
+    kills = []
+    for (tgid, name), pts in ftrace_counters.items():
+        if name == "kill_one_process":
+            kills += [(ts / 1000.0, int(v)) for ts, v in pts]
+            continue
+        if not perfetto_memory._MEMORY_NAME.search(name):
+            continue
+        if not perfetto_memory.is_counter_name(name):
+            skipped_names += 1
+            continue
+        for ts, v in pts:
+            m._add(m.series, (tgid, name), ts, v)
+    for (pid, name), pts in m.series.items():
+        data.add_memory_series(pid, name, [(ts / 1000.0, v) for ts, v in sorted(pts)])
+    data.add_lmk_kills(kills)
+    data.warn_counts(
+        (m.rss_unowned, "rss_stat: {n:,} events of another process's mm_id never tied to a process, dropped"),
+        (skipped_names, "{n} atrace counter(s) named like log lines, not memory counters, were left out"),
+        (m.dropped, f"memory counters: {{n:,}} points beyond {perfetto_memory.MAX_POINTS:,} per series were not kept"),
+    )
+
+
+def _memory_state(series, rss):
+    m = MemoryState()
+    for key, pts in series:
+        m.series.setdefault(key, []).extend(pts)
+    for key, pts in rss:
+        m.rss_by_tid.setdefault(key, []).extend(pts)
+    m.rss_unowned = 2
+    return m
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.tuples(st.sampled_from([1, 2, 3]), names), points), max_size=5),
+       st.lists(st.tuples(st.tuples(st.sampled_from([1, 11, 12, 21, 4]), names), points), max_size=6),
+       st.lists(st.tuples(st.tuples(st.sampled_from([1, 2]), st.sampled_from(
+           ["Heap size (KB)", "kill_one_process", "GC heap: 3 objects moved", "cpu"])), points), max_size=4),
+       st.integers(1, 8))
+def test_memory_merge_equals_the_point_by_point_merge(series, rss, counters, cap):
+    ftrace_counters: dict = {}
+    for key, pts in counters:
+        ftrace_counters.setdefault(key, []).extend(pts)
+    out = []
+    saved = perfetto_memory.MAX_POINTS
+    perfetto_memory.MAX_POINTS = cap
+    try:
+        for vectorised in (True, False):
+            m = _memory_state(copy.deepcopy(series), copy.deepcopy(rss))
+            pd = PerfData("x", "x")
+            fc = copy.deepcopy(ftrace_counters)
+            pid_for = lambda t: PIDS.get(t, t)  # noqa: E731
+            m.finish(pd, fc, pid_for) if vectorised else _reference(m, pd, fc, pid_for)
+            out.append((repr(list(pd.memory.items())), repr(pd.lmk_kills), list(pd.warnings), m.dropped, fc))
+    finally:
+        perfetto_memory.MAX_POINTS = saved
+    assert out[0] == out[1]
+
+
+def test_a_thread_rss_goes_under_its_process_after_process_stats():
+    m = _memory_state([((1, "mem.rss"), [(5, 3.0), (1, 2.0)])], [((11, "mem.rss"), [(3, 9.0)])])
+    pd = PerfData("x", "x")
+    m.finish(pd, {}, lambda t: PIDS.get(t, t))
+    assert pd.memory == {(1, "mem.rss"): [(0.001, 2.0), (0.003, 9.0), (0.005, 3.0)]}
