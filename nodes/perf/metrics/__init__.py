@@ -59,8 +59,7 @@ def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None, r
         for name in unknown:
             res.warnings.append(f"section {name!r}: no slice of that name in the trace; no window measured for it")
     res.partial = bool(pd.partial)
-    for key in pd.slices:
-        hotspots.walk(ctx, key)
+    hotspots.walk_all(ctx)
     hotspots.samples(ctx)
     ctx.scope, scope_warnings = scope.identify(pd, process)
     res.warnings.extend(scope_warnings)
