@@ -49,6 +49,18 @@ class Intervals:
             self.first[i] = starts[self.offsets[i]:self.offsets[i + 1]].min()
             self.last[i] = ends[self.offsets[i]:self.offsets[i + 1]].max()
         self._totals: dict[int, float] = {}
+        # the threads :meth:`clipped_sums` bisects all at once: ordered, every time finite
+        bad_values = ~(np.isfinite(starts) & np.isfinite(ends))
+        self._batch = self.ordered.copy()
+        if bad_values.any():
+            self._batch[np.unique(np.searchsorted(self.offsets, np.flatnonzero(bad_values), side="right") - 1)] = False
+        # (thread, time) as one sortable key: numpy orders complex numbers by real part, then
+        # imaginary part, so one searchsorted bisects every thread's own stretch; the threads
+        # left out of the batch get keys that keep the whole array sorted
+        thread = np.repeat(np.arange(len(counts), dtype=np.float64), counts)
+        keep = np.repeat(self._batch, counts)
+        self._start_keys = _keys(thread, np.where(keep, starts, -np.inf))
+        self._end_keys = _keys(thread, np.where(keep, ends, -np.inf))
 
     def clipped_sum(self, i: int, a: float, b: float) -> float:
         """Thread ``i``'s ``float(np.clip(np.minimum(ends, b) - np.maximum(starts, a), 0,
@@ -73,6 +85,98 @@ class Intervals:
         if hi - lo == 1:
             return 0.0 + float(vals[0])  # one value among exact zeros: the sum is that value
         return 0.0 + _pairwise(vals, lo, hi, 0, n)
+
+
+    def clipped_sums(self, threads: np.ndarray, a: float, b: float) -> list[float]:
+        """:meth:`clipped_sum` of each of ``threads`` (indices) in one window, bit for bit the
+        same floats, without a Python call per thread where it can: the bisections of all
+        threads in one ``searchsorted`` each; a window that misses a thread or overlaps one
+        interval computed for all at once; the pairwise sums of threads of at most
+        :data:`_BLOCK` intervals (one block of numpy's pairwise sum) by :func:`_block_sums`
+        for all at once. The others (longer threads, threads :attr:`_batch` leaves out, or
+        every thread if :func:`_block_sums` is not numpy's sum here) by :meth:`clipped_sum`."""
+        threads = np.asarray(threads, dtype=np.int64)
+        if not len(threads):
+            return []
+        if not (np.isfinite(a) and np.isfinite(b)):
+            return [self.clipped_sum(i, a, b) for i in threads.tolist()]
+        out = np.zeros(len(threads))
+        off = self.offsets[threads]
+        n = self.offsets[threads + 1] - off
+        q = threads.astype(np.float64)
+        lo = np.searchsorted(self._end_keys, _keys(q, np.full(len(q), a)), side="right") - off
+        hi = np.searchsorted(self._start_keys, _keys(q, np.full(len(q), b)), side="left") - off
+        batch = self._batch[threads] & (n > 0)
+        first = self.starts[np.minimum(off, max(len(self.starts) - 1, 0))] if len(self.starts) else np.zeros(len(off))
+        last = self.ends[np.maximum(off + n - 1, 0)] if len(self.ends) else np.zeros(len(off))
+        whole = batch & (lo == 0) & (hi == n) & (a <= first) & (last <= b)
+        one = batch & (hi - lo == 1) & ~whole
+        at = off[one] + lo[one]
+        out[one] = 0.0 + np.clip(np.minimum(self.ends[at], b) - np.maximum(self.starts[at], a), 0.0, None)
+        summed = batch & (hi > lo) & ~one  # a pairwise sum: the whole thread, or a stretch of it
+        block = summed & (n <= _BLOCK) if _block_sums_are_numpys() else np.zeros(len(threads), dtype=bool)
+        rows = np.flatnonzero(block)
+        if len(rows):
+            cols = np.arange(_BLOCK)
+            idx = off[rows, None] + cols
+            inside = cols < n[rows, None]
+            idx = np.where(inside, idx, 0)
+            s, e = self.starts[idx], self.ends[idx]
+            w = whole[rows, None]
+            # the whole thread: its cached total, ends - starts; a stretch: clipped values there, 0 elsewhere
+            vals = np.where(w, e - s, np.clip(np.minimum(e, b) - np.maximum(s, a), 0.0, None))
+            keep = inside & (w | ((cols >= lo[rows, None]) & (cols < hi[rows, None])))
+            out[rows] = 0.0 + _block_sums(np.where(keep, vals, 0.0), n[rows])
+        vals_out = out.tolist()
+        for k in np.flatnonzero(((n > 0) & ~batch) | (summed & ~block)).tolist():
+            vals_out[k] = self.clipped_sum(int(threads[k]), a, b)
+        return vals_out
+
+
+def _block_sums(m: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """numpy's ``np.add.reduce`` of each row's first ``n[r]`` values (1 ≤ n ≤ :data:`_BLOCK`),
+    for all rows at once: fewer than 8 values added one after another, more in eight
+    interleaved partial sums over the largest multiple of 8, combined pairwise, then the rest
+    one after another (``pairwise_sum`` in numpy's ``loops_utils.h.src``). A row's values past
+    ``n[r]`` are never added. :func:`_block_sums_are_numpys` checks it against numpy itself."""
+    r = np.arange(len(n))
+    seq = np.zeros(len(n))
+    for j in range(7):
+        seq = np.where(j < n, seq + m[:, j], seq)
+    acc = m[:, :8].copy()
+    full = n - n % 8
+    for i in range(8, _BLOCK, 8):
+        acc = np.where((i < full)[:, None], acc + m[:, i:i + 8], acc)
+    tot = ((acc[:, 0] + acc[:, 1]) + (acc[:, 2] + acc[:, 3])) + ((acc[:, 4] + acc[:, 5]) + (acc[:, 6] + acc[:, 7]))
+    for k in range(7):
+        c = full + k
+        tot = np.where(c < n, tot + m[r, np.minimum(c, _BLOCK - 1)], tot)
+    return np.where(n < 8, seq, tot)
+
+
+_BLOCK_SUMS_OK: list[bool] = []
+
+
+def _block_sums_are_numpys() -> bool:
+    """Whether :func:`_block_sums` gives numpy's own sums here (checked once, on values of many
+    magnitudes whose sums round, at every length up to a block); when not — another numpy
+    summing another way — every sum is numpy's own, one call per thread."""
+    if not _BLOCK_SUMS_OK:
+        rng = np.random.default_rng(25)
+        lengths = np.repeat(np.arange(1, _BLOCK + 1), 4)
+        m = rng.exponential(1.0, (len(lengths), _BLOCK)) * 10.0 ** rng.uniform(-6, 6, (len(lengths), _BLOCK))
+        m[np.arange(_BLOCK)[None, :] >= lengths[:, None]] = 0.0
+        want = np.array([np.add.reduce(row[:k]) for row, k in zip(m, lengths.tolist())])
+        _BLOCK_SUMS_OK.append(bool(np.array_equal(_block_sums(m, lengths), want)))
+    return _BLOCK_SUMS_OK[0]
+
+
+def _keys(thread: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """(thread, time) pairs as complex numbers, set part by part (``thread + 1j * t`` would
+    turn an infinite time's real part into NaN)."""
+    k = np.empty(len(t), dtype=np.complex128)
+    k.real, k.imag = thread, t
+    return k
 
 
 def _pairwise(vals: np.ndarray, lo: int, hi: int, first: int, n: int) -> float:

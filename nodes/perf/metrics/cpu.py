@@ -128,11 +128,11 @@ def section(ctx, name: str, start: float, end: float) -> CpuSection:
     run_iv, wait_iv = idx.running, idx.runnable
     near = np.flatnonzero(((run_iv.first < end) & (run_iv.last > start))
                           | ((wait_iv.first < end) & (wait_iv.last > start)))
-    for i in near.tolist():  # in the order of pd.sched_intervals: the process sums add up alike
-        pid, tid = idx.keys[i]
-        run = run_iv.clipped_sum(i, start, end)
-        wait = wait_iv.clipped_sum(i, start, end)
+    keys = idx.keys
+    # in the order of pd.sched_intervals: the process sums add up alike
+    for i, run, wait in zip(near.tolist(), run_iv.clipped_sums(near, start, end), wait_iv.clipped_sums(near, start, end)):
         if run or wait:
+            pid, tid = keys[i]
             per_thread.append((run, wait, pid, tid))
             per_proc[pid][0] += run
             per_proc[pid][1] += wait
