@@ -138,6 +138,14 @@ def test_clipped_sums_of_many_threads_are_each_threads_clipped_sum(ordered, nump
         assert [repr(g) for g in got] == [repr(w) for w in want], (a, b)  # repr: exact, -0.0 and nan too
         kinds.update("zero" if w == 0 else "value" for w in want)
     assert kinds == {"zero", "value"}
+    # every window at once, one per thread (how the CPU lens asks for all its sections)
+    which = np.concatenate([everyone for _w in windows])
+    a_s = np.repeat([a for a, _b in windows], len(everyone))
+    b_s = np.repeat([b for _a, b in windows], len(everyone))
+    a_s[5], b_s[7] = np.nan, np.inf
+    got = iv.clipped_sums(which, a_s, b_s)
+    assert [repr(g) for g in got] == [repr(iv.clipped_sum(int(i), float(a), float(b)))
+                                      for i, a, b in zip(which, a_s, b_s)]
     assert iv.clipped_sums(np.zeros(0, dtype=np.int64), lo, hi) == []
     assert [repr(g) for g in iv.clipped_sums(everyone, lo, float("inf"))] == [
         repr(iv.clipped_sum(int(i), lo, float("inf"))) for i in everyone]

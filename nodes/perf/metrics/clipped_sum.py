@@ -87,70 +87,76 @@ class Intervals:
         return 0.0 + _pairwise(vals, lo, hi, 0, n)
 
 
-    def clipped_sums(self, threads: np.ndarray, a: float, b: float) -> list[float]:
-        """:meth:`clipped_sum` of each of ``threads`` (indices) in one window, bit for bit the
-        same floats, without a Python call per thread where it can: the bisections of all
-        threads in one ``searchsorted`` each; a window that misses a thread or overlaps one
-        interval computed for all at once; the pairwise sums of threads of at most
-        :data:`_BLOCK` intervals (one block of numpy's pairwise sum) by :func:`_block_sums`
-        for all at once. The others (longer threads, threads :attr:`_batch` leaves out, or
-        every thread if :func:`_block_sums` is not numpy's sum here) by :meth:`clipped_sum`."""
+    def clipped_sums(self, threads: np.ndarray, a, b) -> list[float]:
+        """:meth:`clipped_sum` of each of ``threads`` (indices) in its window (``a``, ``b``:
+        one window for all, or one per thread: every section of the CPU lens at once), bit for
+        bit the same floats, without a Python call per thread where it can: the bisections of
+        all in one ``searchsorted`` each; a window that misses a thread or overlaps one interval
+        computed for all at once; the pairwise sums of threads of at most :data:`_BLOCK`
+        intervals (one block of numpy's pairwise sum) by :func:`_block_sums` for all at once.
+        The others (longer threads, threads :attr:`_batch` leaves out, windows that are not
+        finite, or every one if :func:`_block_sums` is not numpy's sum here) by
+        :meth:`clipped_sum` itself."""
         threads = np.asarray(threads, dtype=np.int64)
         if not len(threads):
             return []
-        if not (np.isfinite(a) and np.isfinite(b)):
-            return [self.clipped_sum(i, a, b) for i in threads.tolist()]
+        a = np.broadcast_to(np.asarray(a, dtype=np.float64), threads.shape)
+        b = np.broadcast_to(np.asarray(b, dtype=np.float64), threads.shape)
         out = np.zeros(len(threads))
         off = self.offsets[threads]
         n = self.offsets[threads + 1] - off
         q = threads.astype(np.float64)
-        lo = np.searchsorted(self._end_keys, _keys(q, np.full(len(q), a)), side="right") - off
-        hi = np.searchsorted(self._start_keys, _keys(q, np.full(len(q), b)), side="left") - off
-        batch = self._batch[threads] & (n > 0)
+        finite = np.isfinite(a) & np.isfinite(b)
+        lo = np.searchsorted(self._end_keys, _keys(q, a), side="right") - off
+        hi = np.searchsorted(self._start_keys, _keys(q, b), side="left") - off
+        batch = self._batch[threads] & (n > 0) & finite
         first = self.starts[np.minimum(off, max(len(self.starts) - 1, 0))] if len(self.starts) else np.zeros(len(off))
         last = self.ends[np.maximum(off + n - 1, 0)] if len(self.ends) else np.zeros(len(off))
         whole = batch & (lo == 0) & (hi == n) & (a <= first) & (last <= b)
         one = batch & (hi - lo == 1) & ~whole
         at = off[one] + lo[one]
-        out[one] = 0.0 + np.clip(np.minimum(self.ends[at], b) - np.maximum(self.starts[at], a), 0.0, None)
+        out[one] = 0.0 + np.clip(np.minimum(self.ends[at], b[one]) - np.maximum(self.starts[at], a[one]), 0.0, None)
         summed = batch & (hi > lo) & ~one  # a pairwise sum: the whole thread, or a stretch of it
         block = summed & (n <= _BLOCK) if _block_sums_are_numpys() else np.zeros(len(threads), dtype=bool)
-        rows = np.flatnonzero(block)
-        if len(rows):
-            cols = np.arange(_BLOCK)
+        all_rows = np.flatnonzero(block)
+        width = np.maximum(8, 1 << np.ceil(np.log2(np.maximum(n[all_rows], 1))).astype(np.int64))
+        for wide in np.unique(width).tolist():  # rows as wide as their thread (most are short)
+            rows = all_rows[width == wide]
+            cols = np.arange(wide)
             idx = off[rows, None] + cols
             inside = cols < n[rows, None]
             idx = np.where(inside, idx, 0)
             s, e = self.starts[idx], self.ends[idx]
             w = whole[rows, None]
             # the whole thread: its cached total, ends - starts; a stretch: clipped values there, 0 elsewhere
-            vals = np.where(w, e - s, np.clip(np.minimum(e, b) - np.maximum(s, a), 0.0, None))
+            vals = np.where(w, e - s, np.clip(np.minimum(e, b[rows, None]) - np.maximum(s, a[rows, None]), 0.0, None))
             keep = inside & (w | ((cols >= lo[rows, None]) & (cols < hi[rows, None])))
             out[rows] = 0.0 + _block_sums(np.where(keep, vals, 0.0), n[rows])
         vals_out = out.tolist()
-        for k in np.flatnonzero(((n > 0) & ~batch) | (summed & ~block)).tolist():
-            vals_out[k] = self.clipped_sum(int(threads[k]), a, b)
+        for k in np.flatnonzero((n > 0) & ~batch | (summed & ~block)).tolist():
+            vals_out[k] = self.clipped_sum(int(threads[k]), float(a[k]), float(b[k]))
         return vals_out
 
 
 def _block_sums(m: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """numpy's ``np.add.reduce`` of each row's first ``n[r]`` values (1 ≤ n ≤ :data:`_BLOCK`),
-    for all rows at once: fewer than 8 values added one after another, more in eight
+    """numpy's ``np.add.reduce`` of each row's first ``n[r]`` values (1 ≤ n ≤ the rows' width,
+    a multiple of 8 up to :data:`_BLOCK`), for all rows at once: fewer than 8 values added one after another, more in eight
     interleaved partial sums over the largest multiple of 8, combined pairwise, then the rest
     one after another (``pairwise_sum`` in numpy's ``loops_utils.h.src``). A row's values past
     ``n[r]`` are never added. :func:`_block_sums_are_numpys` checks it against numpy itself."""
+    wide = m.shape[1]  # a multiple of 8, at most _BLOCK; every n[r] <= wide
     r = np.arange(len(n))
     seq = np.zeros(len(n))
     for j in range(7):
         seq = np.where(j < n, seq + m[:, j], seq)
     acc = m[:, :8].copy()
     full = n - n % 8
-    for i in range(8, _BLOCK, 8):
+    for i in range(8, wide, 8):
         acc = np.where((i < full)[:, None], acc + m[:, i:i + 8], acc)
     tot = ((acc[:, 0] + acc[:, 1]) + (acc[:, 2] + acc[:, 3])) + ((acc[:, 4] + acc[:, 5]) + (acc[:, 6] + acc[:, 7]))
     for k in range(7):
         c = full + k
-        tot = np.where(c < n, tot + m[r, np.minimum(c, _BLOCK - 1)], tot)
+        tot = np.where(c < n, tot + m[r, np.minimum(c, wide - 1)], tot)
     return np.where(n < 8, seq, tot)
 
 
@@ -167,7 +173,11 @@ def _block_sums_are_numpys() -> bool:
         m = rng.exponential(1.0, (len(lengths), _BLOCK)) * 10.0 ** rng.uniform(-6, 6, (len(lengths), _BLOCK))
         m[np.arange(_BLOCK)[None, :] >= lengths[:, None]] = 0.0
         want = np.array([np.add.reduce(row[:k]) for row, k in zip(m, lengths.tolist())])
-        _BLOCK_SUMS_OK.append(bool(np.array_equal(_block_sums(m, lengths), want)))
+        ok = True
+        for wide in (8, 16, 32, 64, _BLOCK):  # each width clipped_sums uses
+            fit = lengths <= wide
+            ok &= bool(np.array_equal(_block_sums(np.ascontiguousarray(m[fit, :wide]), lengths[fit]), want[fit]))
+        _BLOCK_SUMS_OK.append(ok)
     return _BLOCK_SUMS_OK[0]
 
 
