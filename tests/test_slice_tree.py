@@ -229,11 +229,12 @@ def test_many_threads_walked_together_are_each_walked_alone(seed, monkeypatch):
     thread's slices never nest in another's): thread by thread, every sum, dict order, path and
     the order the threads and paths are listed in are the per-thread walk's — with threads of
     equal times, empty threads, all-NaN threads, big threads among small ones, the same name
-    ids in several threads and a path cap reached part way."""
+    ids in several threads, a path cap reached part way, in one batch or several."""
     import tests.slice_walk_reference as ref
 
     rnd = random.Random(500 + seed)
     monkeypatch.setattr(hotspots, "SMALL_THREAD", 64)
+    monkeypatch.setattr(hotspots, "BATCH_SLICES", [10**9, 150][seed % 2])  # one batch, or many
     cap = [10**9, 300, 40][seed % 3]
     monkeypatch.setattr(hotspots, "MAX_PATHS", cap)
     monkeypatch.setattr(ref, "MAX_PATHS", cap)

@@ -83,17 +83,32 @@ def walk(ctx, key: tuple[int, int]) -> None:
 
 #: Threads with at most this many slices are walked together (:func:`_walk_batch`): for a few
 #: dozen slices the fixed cost of the numpy passes is the whole cost, and a trace of many
-#: short-lived threads (tens of thousands) paid it for each.
-SMALL_THREAD = 256
+#: short-lived threads (tens of thousands) paid it for each; up to a few thousand the batch
+#: is still cheaper than a pass of its own (measured on the 100 MB trace of ROUND6).
+SMALL_THREAD = 2048
+#: Slices walked in one batch at most: the batch's columns (a few dozen arrays of its length)
+#: stay a few tens of MB however many threads a trace has.
+BATCH_SLICES = 200_000
 
 
 def walk_all(ctx) -> None:
     """:func:`walk` for every thread of the trace, in the order of ``pd.slices`` (the order
     ``ctx.threads`` lists them in, and the order the path cap is checked in): the threads of at
-    most :data:`SMALL_THREAD` slices in one batch (:func:`_walk_batch`), the others one by one."""
+    most :data:`SMALL_THREAD` slices in batches (:func:`_walk_batch`) of up to
+    :data:`BATCH_SLICES` slices, the others one by one."""
     slices = ctx.pd.slices
-    small = [(key, cols) for key, cols in slices.items() if 0 < len(cols) <= SMALL_THREAD]
-    done = dict(zip([k for k, _c in small], _walk_batch([k for k, _c in small], [c for _k, c in small])))
+    done: dict = {}
+    chunk: list = []
+    held = 0
+    for key, cols in slices.items():
+        if 0 < len(cols) <= SMALL_THREAD:
+            if chunk and held + len(cols) > BATCH_SLICES:
+                done.update(zip([k for k, _c in chunk], _walk_batch([k for k, _c in chunk], [c for _k, c in chunk])))
+                chunk, held = [], 0
+            chunk.append((key, cols))
+            held += len(cols)
+    if chunk:
+        done.update(zip([k for k, _c in chunk], _walk_batch([k for k, _c in chunk], [c for _k, c in chunk])))
     for key in slices:
         got = done.get(key)
         if got is None:
@@ -208,17 +223,13 @@ def _walk_batch(keys: list, cols: list) -> list[tuple[_Thread, "SlicePaths | Non
     c_at, c_name, c_val = split(np.arange(len(pair)), count_of)
     b = bounds.tolist()
     for s, key in enumerate(keys):
-        th = _Thread(key)
         lo, hi = b[s], b[s + 1]
-        th.ts, th.dur, th.name = ts[lo:hi], dur[lo:hi], name[lo:hi]
-        th.count = hi - lo
-        if hi > lo:
-            th.self_by.update(zip(s_name[s_at[s]:s_at[s + 1]], s_val[s_at[s]:s_at[s + 1]]))
-            th.total_by.update(zip(t_name[t_at[s]:t_at[s + 1]], t_val[t_at[s]:t_at[s + 1]]))
-            th.count_by.update(zip(c_name[c_at[s]:c_at[s + 1]], c_val[c_at[s]:c_at[s + 1]]))
-            th.busy_us = busy[s]
-            th.top_level.extend(top[root_bounds[s]:root_bounds[s + 1]])
-        out.append((th, paths[s]))
+        sa, sb, ta, tb, ca, cb = s_at[s], s_at[s + 1], t_at[s], t_at[s + 1], c_at[s], c_at[s + 1]
+        out.append((_Thread.of(key, ts[lo:hi], dur[lo:hi], name[lo:hi], busy[s],
+                               defaultdict(float, zip(s_name[sa:sb], s_val[sa:sb])),
+                               defaultdict(float, zip(t_name[ta:tb], t_val[ta:tb])),
+                               defaultdict(int, zip(c_name[ca:cb], c_val[ca:cb])),
+                               top[root_bounds[s]:root_bounds[s + 1]]), paths[s]))
     return out
 
 
