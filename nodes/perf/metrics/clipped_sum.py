@@ -54,13 +54,6 @@ class Intervals:
         self._batch = self.ordered.copy()
         if bad_values.any():
             self._batch[np.unique(np.searchsorted(self.offsets, np.flatnonzero(bad_values), side="right") - 1)] = False
-        # (thread, time) as one sortable key: numpy orders complex numbers by real part, then
-        # imaginary part, so one searchsorted bisects every thread's own stretch; the threads
-        # left out of the batch get keys that keep the whole array sorted
-        thread = np.repeat(np.arange(len(counts), dtype=np.float64), counts)
-        keep = np.repeat(self._batch, counts)
-        self._start_keys = _keys(thread, np.where(keep, starts, -np.inf))
-        self._end_keys = _keys(thread, np.where(keep, ends, -np.inf))
 
     def clipped_sum(self, i: int, a: float, b: float) -> float:
         """Thread ``i``'s ``float(np.clip(np.minimum(ends, b) - np.maximum(starts, a), 0,
@@ -91,7 +84,7 @@ class Intervals:
         """:meth:`clipped_sum` of each of ``threads`` (indices) in its window (``a``, ``b``:
         one window for all, or one per thread: every section of the CPU lens at once), bit for
         bit the same floats, without a Python call per thread where it can: the bisections of
-        all in one ``searchsorted`` each; a window that misses a thread or overlaps one interval
+        all at once (:func:`_bisect`); a window that misses a thread or overlaps one interval
         computed for all at once; the pairwise sums of threads of at most :data:`_BLOCK`
         intervals (one block of numpy's pairwise sum) by :func:`_block_sums` for all at once.
         The others (longer threads, threads :attr:`_batch` leaves out, windows that are not
@@ -105,10 +98,9 @@ class Intervals:
         out = np.zeros(len(threads))
         off = self.offsets[threads]
         n = self.offsets[threads + 1] - off
-        q = threads.astype(np.float64)
         finite = np.isfinite(a) & np.isfinite(b)
-        lo = np.searchsorted(self._end_keys, _keys(q, a), side="right") - off
-        hi = np.searchsorted(self._start_keys, _keys(q, b), side="left") - off
+        lo = _bisect(self.ends, off, n, a, right=True) - off
+        hi = _bisect(self.starts, off, n, b, right=False) - off
         batch = self._batch[threads] & (n > 0) & finite
         first = self.starts[np.minimum(off, max(len(self.starts) - 1, 0))] if len(self.starts) else np.zeros(len(off))
         last = self.ends[np.maximum(off + n - 1, 0)] if len(self.ends) else np.zeros(len(off))
@@ -181,12 +173,22 @@ def _block_sums_are_numpys() -> bool:
     return _BLOCK_SUMS_OK[0]
 
 
-def _keys(thread: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """(thread, time) pairs as complex numbers, set part by part (``thread + 1j * t`` would
-    turn an infinite time's real part into NaN)."""
-    k = np.empty(len(t), dtype=np.complex128)
-    k.real, k.imag = thread, t
-    return k
+def _bisect(values: np.ndarray, off: np.ndarray, n: np.ndarray, x: np.ndarray, right: bool) -> np.ndarray:
+    """``off[k] + values[off[k]:off[k] + n[k]].searchsorted(x[k], side)`` for every ``k`` at
+    once (each stretch sorted): one bisection step for all of them at a time, no copy of the
+    columns. Only meaningful where the stretch is sorted and ``x`` is not NaN."""
+    lo, hi = off.copy(), off + n
+    last = max(len(values) - 1, 0)
+    for _ in range(int(n.max()).bit_length() if len(n) else 0):
+        active = lo < hi
+        if not active.any():
+            break
+        mid = (lo + hi) // 2
+        v = values[np.minimum(mid, last)] if len(values) else np.zeros(len(mid))
+        after = (v <= x) if right else (v < x)  # the answer lies after mid
+        lo = np.where(active & after, mid + 1, lo)
+        hi = np.where(active & ~after, mid, hi)
+    return lo
 
 
 def _pairwise(vals: np.ndarray, lo: int, hi: int, first: int, n: int) -> float:

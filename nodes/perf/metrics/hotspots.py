@@ -88,7 +88,7 @@ def walk(ctx, key: tuple[int, int]) -> None:
 SMALL_THREAD = 2048
 #: Slices walked in one batch at most: the batch's columns (a few dozen arrays of its length)
 #: stay a few tens of MB however many threads a trace has.
-BATCH_SLICES = 200_000
+BATCH_SLICES = 100_000
 
 
 def walk_all(ctx) -> None:
