@@ -24,13 +24,13 @@ event, the caps, the helpers). This module runs them and finishes the PerfData.
 
 from __future__ import annotations
 
-import gc
 import re
 
 import numpy as np
 
 from nodes.perf.errors import PerfDataError
 from nodes.perf.formats import open_input, strip_json_start
+from nodes.perf.gc_pause import cyclic_gc_paused
 from nodes.perf.model import PerfData
 from nodes.perf.parsers.trace_event.events import (  # noqa: F401  (re-exported: the reader's caps)
     KEEP_INSTANTS,
@@ -76,13 +76,8 @@ def parse(path: str) -> PerfData:
     with open_input(path) as f:
         sink = EventSink(pd)
         framer = Framer(f, path, pd, sink, CHUNK)
-        enabled = gc.isenabled()
-        gc.disable()  # millions of short-lived Structs: the cyclic GC only costs time here
-        try:
+        with cyclic_gc_paused():  # millions of short-lived Structs: the cyclic GC only costs time here
             framer.run()
-        finally:
-            if enabled:
-                gc.enable()
         _finish(sink, framer, path)
     return pd
 
