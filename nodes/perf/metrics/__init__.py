@@ -21,11 +21,11 @@ main thread, then everything that reads it) and the rules last.
 
 from __future__ import annotations
 
-import gc as _cyclic_gc  # not ``gc``: the package's own .gc module (ART GC metrics) takes that name here
 import os
 from typing import Sequence
 
 from nodes.perf import findings  # a module, not its names: findings imports metrics.common
+from nodes.perf.gc_pause import cyclic_gc_paused
 from nodes.perf.metrics import blocking, counters, cpu, frames, hotspots, memory, power, scope, scroll, slice_find, startup, threads, web
 from nodes.perf.metrics.common import (
     LONG_TASK_MS,
@@ -46,19 +46,13 @@ def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None, r
     findings show file paths relative to; ``sections`` are slice names the power and CPU lenses
     measure as windows of their own (a name no slice has is named in the warnings).
 
-    The cyclic garbage collector is off while the metrics run, as in the Trace Event reader
-    (nodes/perf/parsers/trace_event/__init__.py): the families build hundreds of thousands of
-    small tuples, dicts and lists that live to the end (per-thread sums, top-level tasks, slice
-    stats), and each full collection walked them and the whole PerfData again — about a
-    quarter of the metrics' CPU on a 100 MB Perfetto trace, for no garbage (what they drop is
-    acyclic: reference counting frees it at once)."""
-    enabled = _cyclic_gc.isenabled()
-    _cyclic_gc.disable()
-    try:
+    The cyclic garbage collector is paused while the metrics run, as in the readers
+    (nodes/perf/gc_pause.py): the families build hundreds of thousands of small tuples, dicts
+    and lists that live to the end (per-thread sums, top-level tasks, slice stats), and each
+    full collection walked them and the whole PerfData again — about a quarter of the metrics'
+    CPU on a 100 MB Perfetto trace, for no garbage."""
+    with cyclic_gc_paused():
         return _compute(pd, top, process, root, sections)
-    finally:
-        if enabled:
-            _cyclic_gc.enable()
 
 
 def _compute(pd: PerfData, top: int, process: str | None, root: str | None, sections: Sequence[str]) -> AnalysisResult:
