@@ -19,6 +19,7 @@ lmkd kills, and ART garbage collections.
 from __future__ import annotations
 
 from collections import defaultdict
+from itertools import chain
 
 import numpy as np
 
@@ -94,7 +95,8 @@ def _parts_total(by_name: dict[str, list[tuple[float, float]]]) -> float | None:
     as :func:`_parts_total_loop` walks it; with numpy (a trace has thousands of processes)."""
     if not all(p in by_name for p in _PARTS):
         return None
-    cols = [np.array(by_name[p], dtype=np.float64).reshape(-1, 2) for p in _PARTS]
+    cols = [np.fromiter(chain.from_iterable(by_name[p]), dtype=np.float64, count=2 * len(by_name[p])).reshape(-1, 2)
+            for p in _PARTS]
     t = np.concatenate([c[:, 0] for c in cols])
     v = np.concatenate([c[:, 1] for c in cols])
     if not (np.isfinite(t).all() and np.isfinite(v).all()):
