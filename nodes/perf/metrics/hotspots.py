@@ -84,7 +84,7 @@ def walk(ctx, key: tuple[int, int]) -> None:
 #: Threads with at most this many slices are walked together (:func:`_walk_batch`): for a few
 #: dozen slices the fixed cost of the numpy passes is the whole cost, and a trace of many
 #: short-lived threads (tens of thousands) paid it for each; up to a few thousand the batch
-#: is still cheaper than a pass of its own (measured on the 100 MB trace of ROUND6).
+#: is still cheaper than a pass of its own (benchmarks/metrics_growth.py, 32 copies).
 SMALL_THREAD = 2048
 #: Slices walked in one batch at most: the batch's columns (a few dozen arrays of its length)
 #: stay a few tens of MB however many threads a trace has.
