@@ -100,3 +100,52 @@ def test_cpu_sections_equal_the_literal_walk_on_the_warm_start():
         top = sorted(procs.items(), key=lambda kv: (-kv[1][0], kv[0]))[:cpu.SECTION_TOP]
         assert [(p.pid, p.running_ms, p.runnable_ms) for p in sec.processes] == [
             (pid, round(r / 1000.0, 3), round(w / 1000.0, 3)) for pid, (r, w) in top]
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+@pytest.mark.parametrize("numpys", [True, False])
+def test_clipped_sums_of_many_threads_are_each_threads_clipped_sum(ordered, numpys, monkeypatch):
+    """Intervals.clipped_sums (every thread of a window at once: the CPU sections) gives each
+    thread's clipped_sum bit for bit: windows that miss a thread, hold all of it, overlap one
+    interval or a stretch, on threads of 0 to 20,011 intervals, some not in time order, one
+    with a NaN; and with its block sums switched off (another numpy) all by clipped_sum."""
+    from nodes.perf.metrics import clipped_sum
+
+    assert clipped_sum._block_sums_are_numpys()  # the fast path is live on this numpy
+    if not numpys:
+        monkeypatch.setattr(clipped_sum, "_BLOCK_SUMS_OK", [False])
+    rng = np.random.default_rng(7)
+    sizes = [0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 64, 127, 128, 129, 300, 0, 1000, 20011, 5, 40]
+    starts, ends, counts = _threads(rng, sizes, ordered)
+    at_nan = int(np.sum(sizes[:4])) + 1  # the thread of 7 gets a NaN end
+    ends[at_nan] = np.nan
+    iv = Intervals(starts, ends, counts)
+    lo, hi = float(np.nanmin(starts)), float(np.nanmax(ends))
+    windows = [(lo - 10, hi + 10), (lo, hi), (hi + 1, hi + 5), (lo - 5, lo - 1)]
+    for i in range(len(sizes)):
+        s = starts[iv.offsets[i]:iv.offsets[i + 1]]
+        if len(s):
+            windows.append((float(s.min()), float(s.min()) + 1e-3))
+    for _ in range(300):
+        a = rng.uniform(lo - 100, hi)
+        windows.append((a, a + rng.uniform(0, (hi - lo) * rng.choice([0.0005, 0.01, 0.05, 0.5]))))
+    everyone = np.arange(len(sizes))
+    kinds = set()
+    for a, b in windows:
+        some = everyone[rng.random(len(sizes)) < 0.7]
+        got = iv.clipped_sums(some, a, b)
+        want = [iv.clipped_sum(int(i), a, b) for i in some]
+        assert [repr(g) for g in got] == [repr(w) for w in want], (a, b)  # repr: exact, -0.0 and nan too
+        kinds.update("zero" if w == 0 else "value" for w in want)
+    assert kinds == {"zero", "value"}
+    # every window at once, one per thread (how the CPU lens asks for all its sections)
+    which = np.concatenate([everyone for _w in windows])
+    a_s = np.repeat([a for a, _b in windows], len(everyone))
+    b_s = np.repeat([b for _a, b in windows], len(everyone))
+    a_s[5], b_s[7] = np.nan, np.inf
+    got = iv.clipped_sums(which, a_s, b_s)
+    assert [repr(g) for g in got] == [repr(iv.clipped_sum(int(i), float(a), float(b)))
+                                      for i, a, b in zip(which, a_s, b_s)]
+    assert iv.clipped_sums(np.zeros(0, dtype=np.int64), lo, hi) == []
+    assert [repr(g) for g in iv.clipped_sums(everyone, lo, float("inf"))] == [
+        repr(iv.clipped_sum(int(i), lo, float("inf"))) for i in everyone]

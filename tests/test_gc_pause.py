@@ -59,3 +59,21 @@ def test_collector_left_off_when_the_caller_had_it_off(gc_on):
     gc.disable()
     perfetto.parse(str(WARM))
     assert not gc.isenabled()
+
+
+def test_metrics_run_with_the_collector_off_and_restore_it(gc_on, monkeypatch):
+    """metrics.compute pauses it too (nodes/perf/metrics/__init__.py), and switches it back on."""
+    from nodes.perf import metrics
+    from nodes.perf.metrics import hotspots
+
+    seen = []
+    real = hotspots.walk_all
+
+    def walk_all(ctx):
+        seen.append(gc.isenabled())
+        return real(ctx)
+
+    monkeypatch.setattr(hotspots, "walk_all", walk_all)
+    res = metrics.compute(perfetto.parse(str(WARM)))
+    assert res.hotspots and seen == [False]
+    assert gc.isenabled()

@@ -24,12 +24,17 @@ KEY = (1, 2)
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True, params=["numpy", "python"])
+@pytest.fixture(autouse=True, params=["numpy", "batch"])
 def _walk_path(request, monkeypatch):
-    """Every comparison runs twice: all threads through the numpy passes, and all through the
-    plain walk hotspots.walk uses for small threads (hotspots.SMALL_THREAD)."""
+    """Every comparison runs twice: all threads through the per-thread numpy passes, and all
+    through the batch that hotspots.walk_all walks small threads in (hotspots.SMALL_THREAD)."""
     monkeypatch.setattr(hotspots, "SMALL_THREAD", 0 if request.param == "numpy" else 10**9)
     return request.param
+
+
+def _reference_walk_all(ctx) -> None:
+    for key in ctx.pd.slices:
+        reference_walk(ctx, key)
 
 
 def _ctx(ts, dur, name):
@@ -172,7 +177,7 @@ def test_whole_analysis_of_real_captures_is_unchanged(path, monkeypatch):
     tasks, frames, startup, stacks, findings) is what the old walk and stacks gave."""
     pd = load(path)
     new = compute(pd).model_dump()
-    monkeypatch.setattr(hotspots, "walk", reference_walk)
+    monkeypatch.setattr(hotspots, "walk_all", _reference_walk_all)
     monkeypatch.setattr(hotspots, "stacks", reference_stacks)
     old = compute(load(path)).model_dump()
     assert new == old
@@ -197,8 +202,65 @@ def test_path_cap_across_threads_and_samples(monkeypatch):
     monkeypatch.setattr(hotspots, "MAX_PATHS", 150)
     monkeypatch.setattr(ref, "MAX_PATHS", 150)
     new = compute(data()).model_dump()
-    monkeypatch.setattr(hotspots, "walk", reference_walk)
+    monkeypatch.setattr(hotspots, "walk_all", _reference_walk_all)
     monkeypatch.setattr(hotspots, "stacks", reference_stacks)
     old = compute(data()).model_dump()
     assert new == old
     assert len({s["thread"] for s in new["stacks"]}) < 4  # the cap did cut some threads' paths
+
+
+def _same_threads(ctx_a, ctx_b) -> None:
+    assert list(ctx_b.threads) == list(ctx_a.threads)
+    for key, ta in ctx_a.threads.items():
+        tb = ctx_b.threads[key]
+        assert list(tb.self_by.items()) == list(ta.self_by.items())
+        assert list(tb.total_by.items()) == list(ta.total_by.items())
+        assert list(tb.count_by.items()) == list(ta.count_by.items())
+        assert tb.top_level == ta.top_level
+        assert tb.busy_us == ta.busy_us and tb.count == ta.count
+        for f in ("ts", "dur", "name"):
+            assert np.array_equal(getattr(tb, f), getattr(ta, f))
+    assert _slice_paths(ctx_b) == list(ctx_a.paths.items())
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_many_threads_walked_together_are_each_walked_alone(seed, monkeypatch):
+    """hotspots.walk_all walks small threads in one batch (times ranked per thread so one
+    thread's slices never nest in another's): thread by thread, every sum, dict order, path and
+    the order the threads and paths are listed in are the per-thread walk's — with threads of
+    equal times, empty threads, all-NaN threads, big threads among small ones, the same name
+    ids in several threads, a path cap reached part way, in one batch or several."""
+    import tests.slice_walk_reference as ref
+
+    rnd = random.Random(500 + seed)
+    monkeypatch.setattr(hotspots, "SMALL_THREAD", 64)
+    monkeypatch.setattr(hotspots, "BATCH_SLICES", [10**9, 150][seed % 2])  # one batch, or many
+    cap = [10**9, 300, 40][seed % 3]
+    monkeypatch.setattr(hotspots, "MAX_PATHS", cap)
+    monkeypatch.setattr(ref, "MAX_PATHS", cap)
+
+    def data() -> PerfData:
+        pd = PerfData("test", "generated")
+        r = random.Random(seed)
+        for tid in range(r.randrange(1, 60)):
+            kind = r.random()
+            if kind < 0.1:
+                ts, dur, name = [], [], []
+            elif kind < 0.15:
+                ts, dur, name = [float("nan")] * 3, [1.0] * 3, [1, 2, 3]
+            elif kind < 0.3:
+                ts, dur, name = _nested(r, r.randrange(65, 400), overhang=0.3, ints=True, names=8)
+            else:
+                ts, dur, name = _nested(r, r.randrange(1, 60), overhang=[0.0, 0.3][tid % 2], ints=tid % 3 != 0,
+                                        names=r.choice([2, 6, 30]))
+            if r.random() < 0.3 and tid:  # the same times as the thread before: no nesting across threads
+                prev = pd.slices[(7, tid - 1)]
+                ts, dur, name = list(prev.ts), list(prev.dur), list(prev.name)
+            pd.thread(7, tid)
+            pd.slices[(7, tid)] = SliceColumns(array("d", ts), array("d", dur), array("l", name))
+        return pd
+
+    a, b = Context(data(), 30), Context(data(), 30)
+    _reference_walk_all(a)
+    hotspots.walk_all(b)
+    _same_threads(a, b)

@@ -49,6 +49,11 @@ class Intervals:
             self.first[i] = starts[self.offsets[i]:self.offsets[i + 1]].min()
             self.last[i] = ends[self.offsets[i]:self.offsets[i + 1]].max()
         self._totals: dict[int, float] = {}
+        # the threads :meth:`clipped_sums` bisects all at once: ordered, every time finite
+        bad_values = ~(np.isfinite(starts) & np.isfinite(ends))
+        self._batch = self.ordered.copy()
+        if bad_values.any():
+            self._batch[np.unique(np.searchsorted(self.offsets, np.flatnonzero(bad_values), side="right") - 1)] = False
 
     def clipped_sum(self, i: int, a: float, b: float) -> float:
         """Thread ``i``'s ``float(np.clip(np.minimum(ends, b) - np.maximum(starts, a), 0,
@@ -73,6 +78,117 @@ class Intervals:
         if hi - lo == 1:
             return 0.0 + float(vals[0])  # one value among exact zeros: the sum is that value
         return 0.0 + _pairwise(vals, lo, hi, 0, n)
+
+
+    def clipped_sums(self, threads: np.ndarray, a, b) -> list[float]:
+        """:meth:`clipped_sum` of each of ``threads`` (indices) in its window (``a``, ``b``:
+        one window for all, or one per thread: every section of the CPU lens at once), bit for
+        bit the same floats, without a Python call per thread where it can: the bisections of
+        all at once (:func:`_bisect`); a window that misses a thread or overlaps one interval
+        computed for all at once; the pairwise sums of threads of at most :data:`_BLOCK`
+        intervals (one block of numpy's pairwise sum) by :func:`_block_sums` for all at once.
+        The others (longer threads, threads :attr:`_batch` leaves out, windows that are not
+        finite, or every one if :func:`_block_sums` is not numpy's sum here) by
+        :meth:`clipped_sum` itself."""
+        threads = np.asarray(threads, dtype=np.int64)
+        if not len(threads):
+            return []
+        a = np.broadcast_to(np.asarray(a, dtype=np.float64), threads.shape)
+        b = np.broadcast_to(np.asarray(b, dtype=np.float64), threads.shape)
+        out = np.zeros(len(threads))
+        off = self.offsets[threads]
+        n = self.offsets[threads + 1] - off
+        finite = np.isfinite(a) & np.isfinite(b)
+        lo = _bisect(self.ends, off, n, a, right=True) - off
+        hi = _bisect(self.starts, off, n, b, right=False) - off
+        batch = self._batch[threads] & (n > 0) & finite
+        first = self.starts[np.minimum(off, max(len(self.starts) - 1, 0))] if len(self.starts) else np.zeros(len(off))
+        last = self.ends[np.maximum(off + n - 1, 0)] if len(self.ends) else np.zeros(len(off))
+        whole = batch & (lo == 0) & (hi == n) & (a <= first) & (last <= b)
+        one = batch & (hi - lo == 1) & ~whole
+        at = off[one] + lo[one]
+        out[one] = 0.0 + np.clip(np.minimum(self.ends[at], b[one]) - np.maximum(self.starts[at], a[one]), 0.0, None)
+        summed = batch & (hi > lo) & ~one  # a pairwise sum: the whole thread, or a stretch of it
+        block = summed & (n <= _BLOCK) if _block_sums_are_numpys() else np.zeros(len(threads), dtype=bool)
+        all_rows = np.flatnonzero(block)
+        width = np.maximum(8, 1 << np.ceil(np.log2(np.maximum(n[all_rows], 1))).astype(np.int64))
+        for wide in np.unique(width).tolist():  # rows as wide as their thread (most are short)
+            rows = all_rows[width == wide]
+            cols = np.arange(wide)
+            idx = off[rows, None] + cols
+            inside = cols < n[rows, None]
+            idx = np.where(inside, idx, 0)
+            s, e = self.starts[idx], self.ends[idx]
+            w = whole[rows, None]
+            # the whole thread: its cached total, ends - starts; a stretch: clipped values there, 0 elsewhere
+            vals = np.where(w, e - s, np.clip(np.minimum(e, b[rows, None]) - np.maximum(s, a[rows, None]), 0.0, None))
+            keep = inside & (w | ((cols >= lo[rows, None]) & (cols < hi[rows, None])))
+            out[rows] = 0.0 + _block_sums(np.where(keep, vals, 0.0), n[rows])
+        vals_out = out.tolist()
+        for k in np.flatnonzero((n > 0) & ~batch | (summed & ~block)).tolist():
+            vals_out[k] = self.clipped_sum(int(threads[k]), float(a[k]), float(b[k]))
+        return vals_out
+
+
+def _block_sums(m: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """numpy's ``np.add.reduce`` of each row's first ``n[r]`` values (1 ≤ n ≤ the rows' width,
+    a multiple of 8 up to :data:`_BLOCK`), for all rows at once: fewer than 8 values added one after another, more in eight
+    interleaved partial sums over the largest multiple of 8, combined pairwise, then the rest
+    one after another (``pairwise_sum`` in numpy's ``loops_utils.h.src``). A row's values past
+    ``n[r]`` are never added. :func:`_block_sums_are_numpys` checks it against numpy itself."""
+    wide = m.shape[1]  # a multiple of 8, at most _BLOCK; every n[r] <= wide
+    r = np.arange(len(n))
+    seq = np.zeros(len(n))
+    for j in range(7):
+        seq = np.where(j < n, seq + m[:, j], seq)
+    acc = m[:, :8].copy()
+    full = n - n % 8
+    for i in range(8, wide, 8):
+        acc = np.where((i < full)[:, None], acc + m[:, i:i + 8], acc)
+    tot = ((acc[:, 0] + acc[:, 1]) + (acc[:, 2] + acc[:, 3])) + ((acc[:, 4] + acc[:, 5]) + (acc[:, 6] + acc[:, 7]))
+    for k in range(7):
+        c = full + k
+        tot = np.where(c < n, tot + m[r, np.minimum(c, wide - 1)], tot)
+    return np.where(n < 8, seq, tot)
+
+
+_BLOCK_SUMS_OK: list[bool] = []
+
+
+def _block_sums_are_numpys() -> bool:
+    """Whether :func:`_block_sums` gives numpy's own sums here (checked once, on values of many
+    magnitudes whose sums round, at every length up to a block); when not — another numpy
+    summing another way — every sum is numpy's own, one call per thread."""
+    if not _BLOCK_SUMS_OK:
+        rng = np.random.default_rng(25)
+        lengths = np.repeat(np.arange(1, _BLOCK + 1), 4)
+        m = rng.exponential(1.0, (len(lengths), _BLOCK)) * 10.0 ** rng.uniform(-6, 6, (len(lengths), _BLOCK))
+        m[np.arange(_BLOCK)[None, :] >= lengths[:, None]] = 0.0
+        want = np.array([np.add.reduce(row[:k]) for row, k in zip(m, lengths.tolist())])
+        ok = True
+        for wide in (8, 16, 32, 64, _BLOCK):  # each width clipped_sums uses
+            fit = lengths <= wide
+            ok &= bool(np.array_equal(_block_sums(np.ascontiguousarray(m[fit, :wide]), lengths[fit]), want[fit]))
+        _BLOCK_SUMS_OK.append(ok)
+    return _BLOCK_SUMS_OK[0]
+
+
+def _bisect(values: np.ndarray, off: np.ndarray, n: np.ndarray, x: np.ndarray, right: bool) -> np.ndarray:
+    """``off[k] + values[off[k]:off[k] + n[k]].searchsorted(x[k], side)`` for every ``k`` at
+    once (each stretch sorted): one bisection step for all of them at a time, no copy of the
+    columns. Only meaningful where the stretch is sorted and ``x`` is not NaN."""
+    lo, hi = off.copy(), off + n
+    last = max(len(values) - 1, 0)
+    for _ in range(int(n.max()).bit_length() if len(n) else 0):
+        active = lo < hi
+        if not active.any():
+            break
+        mid = (lo + hi) // 2
+        v = values[np.minimum(mid, last)] if len(values) else np.zeros(len(mid))
+        after = (v <= x) if right else (v < x)  # the answer lies after mid
+        lo = np.where(active & after, mid + 1, lo)
+        hi = np.where(active & ~after, mid, hi)
+    return lo
 
 
 def _pairwise(vals: np.ndarray, lo: int, hi: int, first: int, n: int) -> float:

@@ -94,7 +94,7 @@ def cpu(ctx) -> CpuStats | None:
         out.missing.append(MissingData(what="CPU time per process and thread",
                                        why="the trace has no scheduler events", capture=CAPTURE))
     elif pd.sched_intervals:
-        out.sections = [section(ctx, name, a, b) for name, a, b in _sections(ctx)]
+        out.sections = _all_sections(ctx, _sections(ctx))
     return out
 
 
@@ -115,24 +115,53 @@ def _sections(ctx) -> list[tuple[str, float, float]]:
     return out + named
 
 
-def section(ctx, name: str, start: float, end: float) -> CpuSection:
+def _near(idx: "_SchedIndex", start: float, end: float) -> np.ndarray:
+    """The threads with a Running or runnable interval that can overlap [start, end]."""
+    run_iv, wait_iv = idx.running, idx.runnable
+    return np.flatnonzero(((run_iv.first < end) & (run_iv.last > start))
+                          | ((wait_iv.first < end) & (wait_iv.last > start)))
+
+
+def _all_sections(ctx, windows: list[tuple[str, float, float]]) -> list[CpuSection]:
+    """:func:`section` of each window, the clipped sums of every section's threads asked in
+    one :meth:`.clipped_sum.Intervals.clipped_sums` call per state (a trace of many launches
+    paid that call's fixed cost per section)."""
+    if not windows:
+        return []
+    idx = _index(ctx)
+    nears = [_near(idx, a, b) for _name, a, b in windows]
+    sizes = [len(x) for x in nears]
+    which = np.concatenate(nears)
+    starts = np.repeat(np.array([a for _n, a, _b in windows], dtype=np.float64), sizes)
+    ends = np.repeat(np.array([b for _n, _a, b in windows], dtype=np.float64), sizes)
+    runs = idx.running.clipped_sums(which, starts, ends)
+    waits = idx.runnable.clipped_sums(which, starts, ends)
+    out, at = [], 0
+    for (name, a, b), near, k in zip(windows, nears, sizes):
+        out.append(section(ctx, name, a, b, (near, runs[at:at + k], waits[at:at + k])))
+        at += k
+    return out
+
+
+def section(ctx, name: str, start: float, end: float, sums: tuple | None = None) -> CpuSection:
     """CPU time per thread and process inside [start, end] µs, from the scheduler intervals
     clipped to the section: each thread's Running and runnable intervals summed as
-    :func:`.clipped_sum.clipped_sum` does, only for threads with such an interval there."""
+    :func:`.clipped_sum.clipped_sum` does, only for threads with such an interval there;
+    ``sums`` (those threads and their sums) when :func:`_all_sections` computed them."""
     pd: PerfData = ctx.pd
     length = max(0.0, end - start)
     ncpu = pd.cpu_count
     per_thread = []
     per_proc: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
     idx = _index(ctx)
-    run_iv, wait_iv = idx.running, idx.runnable
-    near = np.flatnonzero(((run_iv.first < end) & (run_iv.last > start))
-                          | ((wait_iv.first < end) & (wait_iv.last > start)))
-    for i in near.tolist():  # in the order of pd.sched_intervals: the process sums add up alike
-        pid, tid = idx.keys[i]
-        run = run_iv.clipped_sum(i, start, end)
-        wait = wait_iv.clipped_sum(i, start, end)
+    if sums is None:
+        near = _near(idx, start, end)
+        sums = (near, idx.running.clipped_sums(near, start, end), idx.runnable.clipped_sums(near, start, end))
+    keys = idx.keys
+    # in the order of pd.sched_intervals: the process sums add up alike
+    for i, run, wait in zip(sums[0].tolist(), sums[1], sums[2]):
         if run or wait:
+            pid, tid = keys[i]
             per_thread.append((run, wait, pid, tid))
             per_proc[pid][0] += run
             per_proc[pid][1] += wait

@@ -9,6 +9,7 @@ rows and ``-X importtime`` modules as they come. Also the heaviest stacks for fl
 from __future__ import annotations
 
 import os
+from array import array
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -28,6 +29,9 @@ def walk(ctx, key: tuple[int, int]) -> None:
     filled in the order the walk first touched each name or path, so ties rank as before."""
     cols = ctx.pd.slices[key]
     n = len(cols)
+    if 0 < n <= SMALL_THREAD:
+        _keep(ctx, key, *_walk_batch([key], [cols])[0])
+        return
     th = ctx.threads[key] = _Thread(key)
     if not n:
         return
@@ -46,9 +50,6 @@ def walk(ctx, key: tuple[int, int]) -> None:
         return
     del order, ok
     track_paths = ctx.path_count() < MAX_PATHS
-    if n <= SMALL_THREAD:
-        _walk_small(ctx, th, ts.tolist(), dur.tolist(), name.tolist(), track_paths)
-        return
     tree = slice_tree.build(ts, dur)
     post = tree.post_order()
     # Per-name sums are bincounts: over the trace's name ids they would cost the size of the
@@ -80,105 +81,212 @@ def walk(ctx, key: tuple[int, int]) -> None:
     th.top_level.extend(zip(ts[roots].tolist(), dur[roots].tolist(), name[roots].tolist()))
 
 
-#: Threads with at most this many slices are walked in plain Python (:func:`_walk_small`): for
-#: a few dozen slices the fixed cost of the numpy passes is the whole cost, and a trace of many
-#: short-lived threads (tens of thousands) paid it for each.
-SMALL_THREAD = 256
+#: Threads with at most this many slices are walked together (:func:`_walk_batch`): for a few
+#: dozen slices the fixed cost of the numpy passes is the whole cost, and a trace of many
+#: short-lived threads (tens of thousands) paid it for each; up to a few thousand the batch
+#: is still cheaper than a pass of its own (benchmarks/metrics_growth.py, 32 copies).
+SMALL_THREAD = 2048
+#: Slices walked in one batch at most: the batch's columns (a few dozen arrays of its length)
+#: stay a few tens of MB however many threads a trace has.
+BATCH_SLICES = 100_000
 
 
-def _walk_small(ctx, th, ts: list[float], dur: list[float], name: list[int], track_paths: bool) -> None:
-    """:func:`walk`'s results for one thread's slices (sorted by start, longer first) from the
-    stack walk itself, as :mod:`.slice_tree` defines the nesting (an end is cut to the end of
-    the slice it starts in) and with every sum added in the order :func:`walk` adds it:
-    children's time in index order, self time and path weights in closing order, totals and
-    busy time in start order; dicts filled in the order of first touch, counts by name id."""
-    n = len(ts)
-    parent = [-1] * n
-    cut = [0.0] * n  # the cut durations (tree.dur)
-    outer = [True] * n
-    post: list[int] = []
-    stack: list[int] = []  # open slices; their cut ends never grow towards the top
-    ends: list[float] = []
-    active: dict[int, int] = defaultdict(int)  # names on the stack
-    for i in range(n):
-        t = ts[i]
-        while ends and ends[-1] <= t:
-            j = stack.pop()
-            ends.pop()
-            active[name[j]] -= 1
-            post.append(j)
-        e = t + dur[i]
-        if ends and e > ends[-1]:
-            cut[i] = ends[-1] - t  # runs past the slice it starts in: cut at that end
-            e = ends[-1]
-        else:
-            cut[i] = dur[i]
-        if stack:
-            parent[i] = stack[-1]
-        if active[name[i]]:
-            outer[i] = False
-        active[name[i]] += 1
-        stack.append(i)
-        ends.append(e)
-    post.extend(reversed(stack))
-    children = [0.0] * n
-    for i in range(n):
-        if parent[i] >= 0:
-            children[parent[i]] += cut[i]
-    own = [cut[i] - children[i] for i in range(n)]
-    self_sums: dict[int, float] = {}
-    for i in post:
-        o = own[i]
-        self_sums[name[i]] = self_sums.get(name[i], 0.0) + (o if o > 0.0 else 0.0)
-    for k, v in self_sums.items():
-        th.self_by[k] += v
-    total_sums: dict[int, float] = {}
-    for i in range(n):
-        if outer[i]:
-            total_sums[name[i]] = total_sums.get(name[i], 0.0) + cut[i]
-    for k, v in total_sums.items():
-        th.total_by[k] += v
-    counts: dict[int, int] = defaultdict(int)
-    for nid in name:
-        counts[nid] += 1
-    for nid in sorted(counts):
-        th.count_by[nid] = counts[nid]
-    busy = 0.0
-    for i in range(n):
-        if parent[i] < 0:
-            busy += dur[i]
-            th.top_level.append((ts[i], dur[i], name[i]))
-    th.busy_us = busy
-    if track_paths:
-        _paths_small(ctx, th.key, parent, name, own, post)
-
-
-def _paths_small(ctx, key: tuple[int, int], parent: list[int], name: list[int], own: list[float],
-                 post: list[int]) -> None:
-    """:func:`_paths` for :func:`_walk_small`: the same paths and weights, in the same order."""
-    pid = [0] * len(name)
-    depth = [0] * len(name)
-    made: dict[tuple[int, int], int] = {}
-    for i, (p, nid) in enumerate(zip(parent, name)):  # parents come first
-        depth[i] = depth[p] + 1 if p >= 0 else 0
-        if depth[i] >= MAX_PATH_DEPTH:
-            pid[i] = pid[p]
-            continue
-        k = (pid[p] if p >= 0 else -1, nid)
-        got = made.get(k)
+def walk_all(ctx) -> None:
+    """:func:`walk` for every thread of the trace, in the order of ``pd.slices`` (the order
+    ``ctx.threads`` lists them in, and the order the path cap is checked in): the threads of at
+    most :data:`SMALL_THREAD` slices in batches (:func:`_walk_batch`) of up to
+    :data:`BATCH_SLICES` slices, the others one by one."""
+    slices = ctx.pd.slices
+    done: dict = {}
+    chunk: list = []
+    held = 0
+    for key, cols in slices.items():
+        if 0 < len(cols) <= SMALL_THREAD:
+            if chunk and held + len(cols) > BATCH_SLICES:
+                done.update(zip([k for k, _c in chunk], _walk_batch([k for k, _c in chunk], [c for _k, c in chunk])))
+                chunk, held = [], 0
+            chunk.append((key, cols))
+            held += len(cols)
+    if chunk:
+        done.update(zip([k for k, _c in chunk], _walk_batch([k for k, _c in chunk], [c for _k, c in chunk])))
+    for key in slices:
+        got = done.get(key)
         if got is None:
-            got = made[k] = len(made)
-        pid[i] = got
-    weights: dict[int, float] = {}
-    for i in post:
-        if own[i] > 0.0:
-            weights[pid[i]] = weights.get(pid[i], 0.0) + own[i]
-    if not weights:
-        return
-    ctx.slice_paths.append(SlicePaths(
-        key=key, pid=np.array(list(weights), dtype=np.int64), weight=np.array(list(weights.values()), dtype=np.float64),
-        up=np.array([u for u, _ in made], dtype=np.int64), names=np.array([m for _, m in made], dtype=np.int64)))
-    ctx.slice_path_count += len(weights)
+            walk(ctx, key)
+        else:
+            _keep(ctx, key, *got)
+
+
+def _keep(ctx, key: tuple[int, int], th: _Thread, paths: "SlicePaths | None") -> None:
+    """A batch-walked thread's results into ``ctx``: its paths only while the cap allows, as
+    :func:`walk` checks it before each thread."""
+    ctx.threads[key] = th
+    if paths is not None and ctx.path_count() < MAX_PATHS:
+        ctx.slice_paths.append(paths)
+        ctx.slice_path_count += len(paths.pid)
+
+
+def _column(cols: list, field: str, dtype) -> np.ndarray:
+    """One column of many tracks, concatenated (one join of their buffers when they are arrays
+    of that type already)."""
+    parts = [getattr(c, field) for c in cols]
+    dt = np.dtype(dtype)
+    if all(isinstance(x, array) and np.dtype(x.typecode) == dt for x in parts):
+        return np.frombuffer(b"".join(parts), dtype=dt)
+    return np.concatenate([np.asarray(x).astype(dt, copy=False) for x in parts])
+
+
+def _walk_batch(keys: list, cols: list) -> list[tuple[_Thread, "SlicePaths | None"]]:
+    """:func:`walk`'s results for many threads at once, each thread's exactly as its own walk
+    gives them: all threads' slices in one set of columns sorted by (thread, start, longer
+    first), one :mod:`.slice_tree` nesting for all, and every per-name sum a ``bincount`` over
+    (thread, name) keys in the order the walk adds it (closing order for self time and paths,
+    start order for totals and busy time; dicts filled in the order of first touch, counts by
+    name id).
+
+    The nesting of threads laid end to end is each thread's own only if no slice of one thread
+    can seem open when the next thread's begin; times are therefore replaced by their ranks,
+    thread ``s``'s shifted past every rank of the threads before it. The walk compares times and
+    never adds them, so ranks give the same tree; the cut durations (``cut end - start``) are
+    then computed from the real times, as :func:`.slice_tree.build` does."""
+    if not keys:
+        return []
+    counts = np.array([len(c) for c in cols], dtype=np.int64)
+    ts = _column(cols, "ts", np.float64)
+    dur = _column(cols, "dur", np.float64)
+    name = _column(cols, "name", np.int64)
+    seg = np.repeat(np.arange(len(keys), dtype=np.int64), counts)
+    ok = np.isfinite(ts) & np.isfinite(dur)
+    if not ok.all():
+        ts, dur, name, seg = ts[ok], dur[ok], name[ok], seg[ok]
+    dur = np.maximum(dur, 0.0)
+    order = np.lexsort((-dur, ts, seg))
+    ts, dur, name, seg = ts[order], dur[order], name[order], seg[order]
+    del order, ok
+    nseg = len(keys)
+    bounds = np.searchsorted(seg, np.arange(nseg + 1, dtype=np.int64))  # thread s: [bounds[s], bounds[s + 1])
+    n = len(ts)
+    out: list[tuple[_Thread, SlicePaths | None]] = []
+    if not n:
+        for s, key in enumerate(keys):
+            th = _Thread(key)
+            th.ts, th.dur, th.name = ts, dur, name
+            out.append((th, None))
+        return out
+    e = ts + dur
+    uniq, inv = np.unique(np.concatenate([ts, e]), return_inverse=True)
+    inv = inv.reshape(-1).astype(np.float64)
+    shift = seg.astype(np.float64) * float(len(uniq))
+    rts = inv[:n] + shift
+    tree = slice_tree.build(rts, (inv[n:] + shift) - rts)
+    del inv
+    c = uniq[(tree.end - shift).astype(np.int64)]  # the cut ends, as times
+    del uniq, shift, rts
+    cut = np.where(c < e, c - ts, dur)
+    del c, e
+    parent = tree.parent
+    has = parent >= 0
+    children = np.bincount(parent[has], weights=cut[has], minlength=n)
+    own = cut - children
+    del children
+    post = tree.post_order()
+    span = int(name.max()) + 1
+    pair, dense = np.unique(seg * span + name, return_inverse=True)
+    dense = dense.reshape(-1)
+    pair_seg, pair_name = pair // span, pair % span
+    # self time: closing order
+    kpost = dense[post]
+    self_sum = np.bincount(kpost, weights=np.where(own > 0.0, own, 0.0)[post], minlength=len(pair))
+    self_keys = _first_seen(kpost)
+    del kpost
+    # totals: outermost occurrences, start order
+    outer = np.flatnonzero(tree.outermost(name))
+    kout = dense[outer]
+    total_sum = np.bincount(kout, weights=cut[outer], minlength=len(pair))
+    total_keys = _first_seen(kout)
+    del kout, outer
+    count_of = np.bincount(dense, minlength=len(pair))
+    roots = np.flatnonzero(parent < 0)
+    busy = np.bincount(seg[roots], weights=dur[roots], minlength=nseg).tolist()
+    root_bounds = np.searchsorted(seg[roots], np.arange(nseg + 1, dtype=np.int64)).tolist()
+    top = list(zip(ts[roots].tolist(), dur[roots].tolist(), name[roots].tolist()))
+    paths = _batch_paths(keys, tree, name, seg, own, post)
+    del tree, post, own, dense
+
+    def split(keys_: np.ndarray, vals: np.ndarray):
+        sk = pair_seg[keys_]
+        at = np.searchsorted(sk, np.arange(nseg + 1, dtype=np.int64)).tolist()
+        return at, pair_name[keys_].tolist(), vals[keys_].tolist()
+
+    s_at, s_name, s_val = split(self_keys, self_sum)
+    t_at, t_name, t_val = split(total_keys, total_sum)
+    c_at, c_name, c_val = split(np.arange(len(pair)), count_of)
+    b = bounds.tolist()
+    for s, key in enumerate(keys):
+        lo, hi = b[s], b[s + 1]
+        sa, sb, ta, tb, ca, cb = s_at[s], s_at[s + 1], t_at[s], t_at[s + 1], c_at[s], c_at[s + 1]
+        out.append((_Thread.of(key, ts[lo:hi], dur[lo:hi], name[lo:hi], busy[s],
+                               defaultdict(float, zip(s_name[sa:sb], s_val[sa:sb])),
+                               defaultdict(float, zip(t_name[ta:tb], t_val[ta:tb])),
+                               defaultdict(int, zip(c_name[ca:cb], c_val[ca:cb])),
+                               top[root_bounds[s]:root_bounds[s + 1]]), paths[s]))
+    return out
+
+
+def _batch_paths(keys: list, tree, name: np.ndarray, seg: np.ndarray, own: np.ndarray,
+                 post: np.ndarray) -> list["SlicePaths | None"]:
+    """:func:`_paths` for :func:`_walk_batch`'s threads: per thread, the same paths and weights
+    in the same order (paths numbered per thread, level by level)."""
+    n = len(name)
+    nseg = len(keys)
+    pid = np.empty(n, dtype=np.int64)
+    ups: list[np.ndarray] = []
+    names: list[np.ndarray] = []
+    segs: list[np.ndarray] = []
+    count = 0
+    span = int(name.max()) + 1
+    by_depth, bounds = tree.by_depth, tree.depth_bounds
+    parent = tree.parent
+    for d in range(len(bounds) - 1):
+        ids = by_depth[bounds[d]:bounds[d + 1]]
+        if d >= MAX_PATH_DEPTH:
+            pid[ids] = pid[parent[ids]]
+            continue
+        # a root's path is its thread's and its name; a deeper one its parent's path and its name
+        up = pid[parent[ids]] if d else seg[ids]
+        uniq, inv = np.unique(up * span + name[ids], return_inverse=True)
+        pid[ids] = inv.reshape(-1) + count
+        count += len(uniq)
+        ups.append(uniq // span if d else np.full(len(uniq), -1, dtype=np.int64))
+        names.append(uniq % span)
+        segs.append(seg[ids][np.unique(inv.reshape(-1), return_index=True)[1]])
+    up_all, name_all, seg_all = np.concatenate(ups), np.concatenate(names), np.concatenate(segs)
+    # per thread, its paths renumbered from 0 in the global order (levels ascending)
+    by_thread = np.argsort(seg_all, kind="stable")
+    path_bounds = np.searchsorted(seg_all[by_thread], np.arange(nseg + 1, dtype=np.int64))
+    local = np.empty(count, dtype=np.int64)
+    local[by_thread] = np.arange(count, dtype=np.int64) - np.repeat(path_bounds[:-1], np.diff(path_bounds))
+    up_local = np.where(up_all >= 0, local[np.maximum(up_all, 0)], -1)
+    o = own[post]
+    pos = o > 0.0
+    keys_ = pid[post][pos]
+    weights = o[pos]
+    del pid, o
+    listed = _first_seen(keys_) if len(keys_) else np.zeros(0, dtype=np.int64)
+    sums = np.bincount(keys_, weights=weights, minlength=count) if len(keys_) else np.zeros(count)
+    listed_seg = seg_all[listed]
+    at = np.searchsorted(listed_seg, np.arange(nseg + 1, dtype=np.int64)).tolist()
+    pb = path_bounds.tolist()
+    up_t, name_t = up_local[by_thread], name_all[by_thread]
+    out: list[SlicePaths | None] = []
+    for s, key in enumerate(keys):
+        if at[s] == at[s + 1]:
+            out.append(None)
+            continue
+        mine = listed[at[s]:at[s + 1]]
+        out.append(SlicePaths(key=key, pid=local[mine], weight=sums[mine],
+                              up=up_t[pb[s]:pb[s + 1]], names=name_t[pb[s]:pb[s + 1]]))
+    return out
 
 
 def _sequential_sum(v: np.ndarray) -> float:
@@ -633,10 +741,10 @@ def stacks(ctx) -> list[StackWeight]:
     else:
         cand = np.arange(len(w))
     top = cand[np.lexsort((cand, -w[cand]))][:k].tolist()
-    starts = np.cumsum([0] + [len(x) for x in weights]).tolist()
+    bounds = np.cumsum([0] + [len(x) for x in weights])
+    starts = bounds.tolist()
     out = []
-    for i in top:
-        j = int(np.searchsorted(starts, i, side="right")) - 1
+    for i, j in zip(top, (np.searchsorted(bounds, top, side="right") - 1).tolist()):
         is_sample = j >= len(ctx.slice_paths)
         if not is_sample:
             sp = ctx.slice_paths[j]

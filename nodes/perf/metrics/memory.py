@@ -19,6 +19,9 @@ lmkd kills, and ART garbage collections.
 from __future__ import annotations
 
 from collections import defaultdict
+from itertools import chain
+
+import numpy as np
 
 from nodes.perf.metrics.gc import gc_events, open_gcs, summarize_gcs
 from nodes.perf.metrics.slice_find import find_slices, name_ids
@@ -87,8 +90,33 @@ def _series(label: str, name: str, pts: list[tuple[float, float]], ctx) -> Memor
 
 
 def _parts_total(by_name: dict[str, list[tuple[float, float]]]) -> float | None:
+    """The largest anon + file + shmem over time: at each sample of any part, the sum of each
+    part's latest value (once all three have one), summed in the order the parts first appear,
+    as :func:`_parts_total_loop` walks it; with numpy (a trace has thousands of processes)."""
     if not all(p in by_name for p in _PARTS):
         return None
+    cols = [np.fromiter(chain.from_iterable(by_name[p]), dtype=np.float64, count=2 * len(by_name[p])).reshape(-1, 2)
+            for p in _PARTS]
+    t = np.concatenate([c[:, 0] for c in cols])
+    v = np.concatenate([c[:, 1] for c in cols])
+    if not (np.isfinite(t).all() and np.isfinite(v).all()):
+        return _parts_total_loop(by_name)
+    part = np.repeat(np.arange(len(_PARTS)), [len(c) for c in cols])
+    order = np.lexsort((v, part, t))  # sorted((t, p, v)): _PARTS is in name order
+    part, v = part[order], v[order]
+    at = np.arange(len(v))
+    latest = [np.maximum.accumulate(np.where(part == k, at, -1)) for k in range(len(_PARTS))]
+    ready = np.flatnonzero(np.minimum.reduce(latest) >= 0)
+    if not len(ready):
+        return None
+    first = sorted(range(len(_PARTS)), key=lambda k: int(np.argmax(part == k)))
+    total = 0.0 + v[latest[first[0]][ready]]
+    for k in first[1:]:
+        total = total + v[latest[k][ready]]
+    return float(total[int(np.argmax(total))])  # the first of equal maxima, as the loop keeps
+
+
+def _parts_total_loop(by_name: dict[str, list[tuple[float, float]]]) -> float | None:
     events = sorted((t, p, v) for p in _PARTS for t, v in by_name[p])
     last: dict[str, float] = {}
     best = None

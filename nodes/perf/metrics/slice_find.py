@@ -38,12 +38,26 @@ def find_slices(pd: PerfData, ids: Iterable[int], thread: bool = True, async_: b
     tables = ([pd.slices] if thread else []) + ([pd.async_slices] if async_ else [])
     only = set(keys) if keys is not None else None
     for table in tables:
-        for key, cols in table.items():
-            if only is not None and key not in only:
-                continue
-            names = np.frombuffer(cols.name, dtype=np.int64) if cols.name.itemsize == 8 else np.asarray(cols.name)
-            hit = np.nonzero(np.isin(names, wanted))[0]
-            for i in hit.tolist():
-                out.append((key, cols.ts[i], cols.dur[i], int(names[i])))
+        tracks = [(key, cols) for key, cols in table.items()
+                  if len(cols) and (only is None or key in only)]
+        if not tracks:
+            continue
+        # one isin over every track's names at once: per track, its fixed cost was the whole
+        # cost of a trace of thousands of short-lived threads
+        names = np.concatenate([_ids(cols.name) for _k, cols in tracks])
+        hit = np.flatnonzero(np.isin(names, wanted))
+        if not len(hit):
+            continue
+        offsets = np.cumsum([0] + [len(cols) for _k, cols in tracks])
+        which = np.searchsorted(offsets, hit, side="right") - 1
+        for w, i, nid in zip(which.tolist(), (hit - offsets[which]).tolist(), names[hit].tolist()):
+            key, cols = tracks[w]
+            out.append((key, cols.ts[i], cols.dur[i], nid))
     out.sort(key=lambda r: (r[1], -r[2]))
     return out
+
+
+def _ids(col) -> np.ndarray:
+    """A name column as int64 ids (no copy when it is one already)."""
+    a = np.frombuffer(col, dtype=np.dtype(col.typecode)) if hasattr(col, "typecode") else np.asarray(col)
+    return a.astype(np.int64, copy=False)

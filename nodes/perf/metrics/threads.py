@@ -85,16 +85,23 @@ def pick_main(ctx) -> None:
 
 
 def thread_stats(ctx) -> list[ThreadStat]:
+    """The main thread, then the busiest, :data:`MAX_THREADS` at most: ranked on their numbers
+    first and only the rows kept built (a trace can have tens of thousands of threads)."""
     pd = ctx.pd
     keys = set(pd.threads) | set(ctx.threads) | set(ctx.sampled_busy) | set(pd.thread_states)
-    rows = []
+    ranked = []
     for k in keys:
-        info = pd.threads.get(k)
         states = pd.thread_states.get(k, {})
         th = ctx.threads.get(k)
         busy = thread_busy_us(ctx, k)
         if not busy and not states and not (th and th.count):
             continue
+        running = _ms(states["running"]) if "running" in states else None
+        ranked.append(((k != ctx.main, -_ms(busy), -(running or 0.0)), k, busy, states, th))
+    ranked.sort(key=lambda r: r[0])
+    rows = []
+    for _rank, k, busy, states, th in ranked[:MAX_THREADS]:
+        info = pd.threads.get(k)
         rows.append(ThreadStat(
             pid=k[0], tid=k[1],
             name=(info.name if info and info.name else f"tid {k[1]}"),
@@ -106,8 +113,7 @@ def thread_stats(ctx) -> list[ThreadStat]:
             runnable_ms=_ms(states["runnable"]) if "runnable" in states else None,
             sleeping_ms=_ms(states["sleeping"]) if "sleeping" in states else None,
         ))
-    rows.sort(key=lambda r: (not r.is_main, -r.busy_ms, -(r.running_ms or 0.0)))
-    return rows[:MAX_THREADS]
+    return rows
 
 
 def long_tasks(ctx) -> list[LongTask]:
