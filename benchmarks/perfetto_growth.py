@@ -7,7 +7,8 @@ shifted so the copies do not collide (benchmarks/_perfetto_concat.py), written t
 
 At each size, each as its own process, least CPU of ``--runs`` (3) runs:
 
-* **ours** — ``perfscout analyze --json FILE`` (the command a user types; stdout discarded);
+* **ours** — ``perfscout analyze --json FILE`` (the command a user types; its output goes to a temporary
+  file, read only for whether the result is partial, stopped at the event cap);
 * **baseline** — ``python -m benchmarks.perfetto_growth --baseline FILE``: the whole file into
   ``Trace.FromString`` (protobuf's upb backend, the ``perfetto`` package's generated protos),
   then a Python loop reading every ftrace event's timestamp and pid and every compact-sched
@@ -62,18 +63,36 @@ def baseline(path: str) -> dict:
 
 
 def _run(cmd: list[str], cwd: str | os.PathLike = ROOT) -> dict:
-    """One process: its user+sys CPU, wall time and peak RSS; stdout discarded."""
+    """One process: its user+sys CPU, wall time and peak RSS. Its stdout goes to a temporary
+    file (not a pipe: nothing here reads while it runs), and when it is ``analyze --json``
+    output, whether the result is partial and the read stopped at the event cap is kept, so
+    a size whose read stopped early says so beside its figures."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    err = p.stderr.read().decode(errors="replace") if p.stderr else ""
-    if p.stderr:
-        p.stderr.close()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode != 0:
-        raise RuntimeError(f"{cmd} failed ({p.returncode}): {err[-500:]}")
-    return {"cpu_s": ru.ru_utime + ru.ru_stime, "wall_s": wall, "peak_rss_mb": ru.ru_maxrss / 1024}
+    with tempfile.TemporaryFile() as out:
+        p = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.PIPE)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        err = p.stderr.read().decode(errors="replace") if p.stderr else ""
+        if p.stderr:
+            p.stderr.close()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode != 0:
+            raise RuntimeError(f"{cmd} failed ({p.returncode}): {err[-500:]}")
+        out.seek(0)
+        result = _completeness(out.read())
+    return {"cpu_s": ru.ru_utime + ru.ru_stime, "wall_s": wall, "peak_rss_mb": ru.ru_maxrss / 1024, **result}
+
+
+def _completeness(stdout: bytes) -> dict:
+    """``partial`` and ``stopped_at_event_cap`` of an ``analyze --json`` output; {} for other output."""
+    try:
+        doc = json.loads(stdout)
+    except ValueError:
+        return {}
+    if not isinstance(doc, dict) or "partial" not in doc:
+        return {}
+    capped = any("event cap" in str(w) for w in doc.get("warnings") or [])
+    return {"partial": bool(doc["partial"]), "stopped_at_event_cap": capped}
 
 
 def _best(cmd: list[str], runs: int, cwd: str | os.PathLike = ROOT) -> dict:
@@ -142,7 +161,9 @@ def main(argv: list[str]) -> int:
                          **({"compare": others} if others else {})})
             print(f"{size:8.1f} {ours['cpu_s']:10.2f} {base['cpu_s']:10.2f} {ratio:6.2f} {size / ours['cpu_s']:9.1f} "
                   f"{ours['wall_s']:11.2f} {base['wall_s']:11.2f} {ours['peak_rss_mb_max']:12.0f} "
-                  f"{base['peak_rss_mb_max']:12.0f}", flush=True)
+                  f"{base['peak_rss_mb_max']:12.0f}"
+                  + ("  (read stopped at the event cap: partial, no like-for-like ratio)"
+                     if ours.get("stopped_at_event_cap") else ""), flush=True)
             if not args.keep and path != str(SOURCE):
                 os.unlink(path)
     finally:
