@@ -698,6 +698,14 @@ class PerfData:
             self.locations[nid] = (file, line)
         self.extend_bounds(ts_us, ts_us + max(0.0, dur_us))
 
+    def _fitting(self, n: int) -> int:
+        """How many of ``n`` new rows fit under the event cap; the read stops here when none do
+        (the bulk adds keep the rows that fit, then stop after storing them)."""
+        room = self.max_events - self.stored
+        if room <= 0:
+            self._stop()
+        return min(n, room)
+
     def add_slices(self, pid: int, tid: int, ts_us: Sequence[float], dur_us: Sequence[float],
                    names: Sequence[str]) -> None:
         """Complete slices of one thread, in order: what ``add_slice`` does for each (no
@@ -705,10 +713,7 @@ class PerfData:
         n = len(ts_us)
         if not n:
             return
-        room = self.max_events - self.stored
-        if room <= 0:
-            self._stop()
-        k = min(n, room)
+        k = self._fitting(n)
         key = (pid, tid)
         cols = self.slices.get(key)
         if cols is None:
@@ -743,10 +748,7 @@ class PerfData:
         n = len(ts_us)
         if not n:
             return
-        room = self.max_events - self.stored
-        if room <= 0:
-            self._stop()
-        k = min(n, room)
+        k = self._fitting(n)
         pid = np.asarray(pid, np.int64)[:k]
         tid = np.asarray(tid, np.int64)[:k]
         ts = np.asarray(ts_us, np.float64)[:k]
