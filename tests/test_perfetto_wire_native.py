@@ -25,6 +25,7 @@ from nodes.perf.parsers import perfetto_ftrace_batch as batch
 from nodes.perf.parsers import perfetto_wire as wire
 from nodes.perf.parsers.perfetto_stream import StreamReport, iter_packets_from_bytes
 from tests.helpers.differential import perfdata_digest
+from tests.protowire import varint as _vint
 
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURES = sorted(p for p in (ROOT / "tests" / "data" / "perfetto").iterdir() if p.suffix in (".perfetto-trace", ".pftrace"))
@@ -164,18 +165,6 @@ def test_strings_random_bytes_alike(buf, ranges):
 
 
 # --- fields on made-up bytes ---------------------------------------------------------------
-
-def _vint(v: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
 
 def _fields_both(msgs: list[bytes], wanted, tail: bytes = b""):
     """Both fields() on messages laid end to end (then ``tail``, then the pad)."""
