@@ -176,3 +176,19 @@ def test_counter_cap_counts_the_points_earlier_batches_stored():
         read_batch(got, items[:1])
         read_batch(got, items[1:])
     assert got.counters == want.counters == {(7, "c"): [(1, 1.0), (2, 2.0)], (7, "d"): [(4, 4.0)]}
+
+
+@pytest.mark.parametrize("line", [b"B|99999999999999999999|n", b"C|99999999999999999999|n|1",
+                                  b"S|99999999999999999999|n|1", b"I|99999999999999999999|n"])
+def test_a_tgid_beyond_64_bits_is_a_malformed_line_not_a_crash(line):
+    """Found by the property test above: ``B|<20 digits>`` was kept as a process id and the
+    end-of-trace assembly raised OverflowError putting it into int64 columns (an uncaught
+    error out of ``perfscout analyze``). Both readers now count it as a malformed line."""
+    items = _items([(0, [("print", 1, 5, line), ("print", 2, 5, b"E")])])
+    for read in (lambda s: s.bundle_checked(items[0][0]), lambda s: read_batch(s, items)):
+        s = FtraceState()
+        assert read(s) == 0
+        assert s.print_failures == 1 and s.tgid_of == {}
+        data = PerfData("perfetto", "t.perfetto-trace")
+        s.finish(data, {})
+        assert not data.slices

@@ -315,8 +315,7 @@ class FtraceState:
         line = buf.rstrip("\n\0")
         if line[:1] == "B":  # the common case first: B|tgid|name
             p = line.split("|", 2)
-            if len(p) > 1 and p[1].isdigit():
-                tgid = int(p[1])
+            if len(p) > 1 and p[1].isdigit() and (tgid := int(p[1])) < _TGID_LIMIT:
                 self.tgid_of.setdefault(tid, tgid)
                 self.atrace.push(tid, ts, _B, self._name_id((p[2] if len(p) > 2 else "") or "[empty slice name]"))
             else:
@@ -329,6 +328,8 @@ class FtraceState:
         parts = line.split("|")
         tgid_s = parts[1] if len(parts) > 1 else ""
         tgid = int(tgid_s) if tgid_s.isdigit() else None
+        if tgid is not None and tgid >= _TGID_LIMIT:
+            tgid = None  # no process id: a malformed line, as one with no digits
         if phase == "B":
             if tgid is None:
                 self.print_failures += 1
@@ -450,6 +451,11 @@ _HANDLED = frozenset({
     "print", "sched_switch", "sched_waking", "zero", "sched_blocked_reason", "binder_transaction",
     "binder_transaction_received", "cpu_frequency", "cpu_idle", "rss_stat", "task_newtask", "task_rename",
 })
+
+
+#: An atrace tgid at or beyond this is no process id (Linux's pid_max is at most 2^22) and would
+#: not fit the int64 columns the slices are assembled in: the line counts as malformed.
+_TGID_LIMIT = 1 << 63
 
 
 def _is_int(s: str) -> bool:
