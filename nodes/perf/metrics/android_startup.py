@@ -108,9 +108,12 @@ class _Slices:
         i = ids.get(name)
         if i is None:
             return []
+        return self.rows(pd, {i}) if i in self.present_ids() else []
+
+    def present_ids(self) -> frozenset[int]:
         if self.present_set is None:
             self.present_set = frozenset(self.names())
-        return self.rows(pd, {i}) if i in self.present_set else []
+        return self.present_set
 
     def rows(self, pd: PerfData, ids: set[int]) -> list[tuple[float, float, str]]:
         """The slices whose name id is in ``ids``, in start order."""
@@ -310,16 +313,29 @@ def _first_frame_after_maxsdk28(ctx, ts: float) -> float | None:
 
 
 def _process_slices(ctx, pid: int, test, thread_name: str | None = None) -> list[tuple[float, float, str]]:
+    """The process's thread slices whose name passes ``test``, sorted: ``test`` asked once per
+    distinct name of the process, not once per thread that holds it (an app's threads share
+    most names; 3,200 such questions on the 100 MB trace)."""
     idx = _index(ctx)
-    out = []
+    pd = ctx.pd
+    held = []
     for key in idx.by_pid.get(pid, ()):
         if thread_name is not None:
-            info = ctx.pd.threads.get(key)
+            info = pd.threads.get(key)
             if not info or (info.name or "") != thread_name:
                 continue
         s = idx.slices.get(key)
         if s is not None:
-            out += s.where(ctx.pd, test)
+            held.append(s)
+    if not held:
+        return []
+    names = set(held[0].names()).union(*(s.names() for s in held[1:]))
+    strings = pd.strings
+    match = {i for i in names if test(strings[i])}
+    out = []
+    if match:
+        for s in held:
+            out += s.rows(pd, match.intersection(s.present_ids()))
     out.sort()
     return out
 
