@@ -88,6 +88,7 @@ class _Slices:
     name: np.ndarray  # string ids
     #: The distinct name ids of the thread, ascending (set once, by the index).
     present: list[int] | None = None
+    present_set: frozenset[int] | None = None
 
     def names(self) -> list[int]:
         if self.present is None:
@@ -96,6 +97,23 @@ class _Slices:
 
     def where(self, pd: PerfData, test) -> list[tuple[float, float, str]]:
         return self.rows(pd, {i for i in self.names() if test(pd.strings[i])})
+
+    def named(self, pd: PerfData, name: str) -> list[tuple[float, float, str]]:
+        """``where(pd, lambda n: n == name)`` by the name's one interned id (the string table
+        maps each string to one id): no test of each of the thread's names, which a launch
+        asks for each of its threads and names (4,000 such passes on the 100 MB trace)."""
+        ids = getattr(pd.strings, "ids", None)
+        if ids is None:  # a plain list of strings (a PerfData built by hand)
+            return self.where(pd, lambda n: n == name)
+        i = ids.get(name)
+        if i is None:
+            return []
+        return self.rows(pd, {i}) if i in self.present_ids() else []
+
+    def present_ids(self) -> frozenset[int]:
+        if self.present_set is None:
+            self.present_set = frozenset(self.names())
+        return self.present_set
 
     def rows(self, pd: PerfData, ids: set[int]) -> list[tuple[float, float, str]]:
         """The slices whose name id is in ``ids``, in start order."""
@@ -282,7 +300,7 @@ def _first_frame_after_maxsdk28(ctx, ts: float) -> float | None:
         s = _thread_slices(ctx, key)
         if s is None:
             continue
-        frames = s.where(ctx.pd, lambda n: n == DO_FRAME)
+        frames = s.named(ctx.pd, DO_FRAME)
         for i, (ft, _fd, _n) in enumerate(frames):
             if ft <= ts or (best is not None and ft >= best[0]):
                 continue
@@ -295,16 +313,29 @@ def _first_frame_after_maxsdk28(ctx, ts: float) -> float | None:
 
 
 def _process_slices(ctx, pid: int, test, thread_name: str | None = None) -> list[tuple[float, float, str]]:
+    """The process's thread slices whose name passes ``test``, sorted: ``test`` asked once per
+    distinct name of the process, not once per thread that holds it (an app's threads share
+    most names; 3,200 such questions on the 100 MB trace)."""
     idx = _index(ctx)
-    out = []
+    pd = ctx.pd
+    held = []
     for key in idx.by_pid.get(pid, ()):
         if thread_name is not None:
-            info = ctx.pd.threads.get(key)
+            info = pd.threads.get(key)
             if not info or (info.name or "") != thread_name:
                 continue
         s = idx.slices.get(key)
         if s is not None:
-            out += s.where(ctx.pd, test)
+            held.append(s)
+    if not held:
+        return []
+    names = set(held[0].names()).union(*(s.names() for s in held[1:]))
+    strings = pd.strings
+    match = {i for i in names if test(strings[i])}
+    out = []
+    if match:
+        for s in held:
+            out += s.rows(pd, match.intersection(s.present_ids()))
     out.sort()
     return out
 
@@ -318,7 +349,7 @@ def _count_on(ctx, key, start: float, end: float, name: str) -> int:
     got = starts.get((key, name))
     if got is None:
         s = _thread_slices(ctx, key)
-        got = starts[(key, name)] = [t for t, _d, _n in s.where(ctx.pd, lambda n: n == name)] if s is not None else []
+        got = starts[(key, name)] = [t for t, _d, _n in s.named(ctx.pd, name)] if s is not None else []
     return max(0, bisect_left(got, end) - bisect_left(got, start))
 
 

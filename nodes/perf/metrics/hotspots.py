@@ -481,7 +481,7 @@ def slice_stats(ctx) -> list[SliceStat]:
                 add(scope, kind, nid, int(counts[j]), float(sums[j]), float(mins[j]), float(maxs[j]),
                     float(ts[i]), float(dur[i]), pid)
 
-    _thread_groups(ctx, add)
+    _thread_groups(ctx, add, acc)
     for (pid, _track), cols in pd.async_slices.items():
         group("async", pid, np.frombuffer(cols.ts, dtype=np.float64), np.frombuffer(cols.dur, dtype=np.float64),
               np.frombuffer(cols.name, dtype=np.dtype(cols.name.typecode)).astype(np.int64))
@@ -496,7 +496,7 @@ def slice_stats(ctx) -> list[SliceStat]:
     return out
 
 
-def _thread_groups(ctx, add) -> None:
+def _thread_groups(ctx, add, acc: dict) -> None:
     """slice_stats' per-thread groups of every thread at once: all threads' slices in one set
     of columns sorted by (thread, name, start) — what each thread's own sort by name gave, as
     its slices come sorted by start — and per-group count, sum, min and max by ``reduceat``
@@ -516,13 +516,60 @@ def _thread_groups(ctx, add) -> None:
     new = np.ones(len(ts), dtype=bool)
     new[1:] = (which[1:] != which[:-1]) | (name[1:] != name[:-1])
     first = np.flatnonzero(new)
-    counts = np.diff(np.append(first, len(ts))).tolist()
-    sums = np.add.reduceat(dur, first).tolist()
-    mins = np.minimum.reduceat(dur, first).tolist()
-    maxs = np.maximum.reduceat(dur, first).tolist()
+    counts = np.diff(np.append(first, len(ts)))
+    sums = np.add.reduceat(dur, first)
+    mins = np.minimum.reduceat(dur, first)
+    maxs = np.maximum.reduceat(dur, first)
     app = sc.app_pids if sc is not None else frozenset()
-    for j, (t, d0, w, nid) in enumerate(zip(ts[first].tolist(), dur[first].tolist(), which[first].tolist(),
-                                            name[first].tolist())):
+    t_first, d_first, w_first, n_first = ts[first], dur[first], which[first], name[first]
+    values = np.concatenate((sums, mins, maxs, t_first, d_first))
+    if not _foldable(values):
+        _thread_groups_loop(threads, add, app, counts.tolist(), sums.tolist(), mins.tolist(), maxs.tolist(),
+                            t_first.tolist(), d_first.tolist(), w_first.tolist(), n_first.tolist())
+        return
+    pids = np.fromiter((p for p, _th in threads), dtype=np.int64, count=len(threads))[w_first]
+    cols = (counts, sums, mins, maxs, t_first, d_first, pids)
+    _fold(acc, "all", n_first, cols)
+    if app:
+        in_app = np.isin(pids, np.fromiter(app, dtype=np.int64, count=len(app)))
+        if in_app.any():
+            _fold(acc, "app", n_first[in_app], tuple(c[in_app] for c in cols))
+
+
+def _foldable(values: np.ndarray) -> bool:
+    """No NaN and no -0.0: with either, ``np.minimum``/``np.maximum``/``0.0 + x`` would not give
+    what ``min()``/``max()``/``+=`` give one group at a time."""
+    return not (np.isnan(values).any() or ((values == 0.0) & np.signbit(values)).any())
+
+
+def _fold(acc: dict, scope: str, nid: np.ndarray, cols: tuple) -> None:
+    """One scope's thread groups (in thread order, names ascending) folded into ``acc`` per
+    name as slice_stats' ``add`` folds them one by one: counts and sums added in that order
+    (``np.add.at`` is sequential; 0.0 + x is x without -0.0), min and max, the earliest first
+    slice (the first group of the earliest start), entries in the order of each name's first group."""
+    counts, sums, mins, maxs, t0, d0, pids = cols
+    keys, at, inv = np.unique(nid, return_index=True, return_inverse=True)
+    k = len(keys)
+    n = np.zeros(k, dtype=np.int64)
+    np.add.at(n, inv, counts)
+    tot = np.zeros(k)
+    np.add.at(tot, inv, sums)
+    lo = np.full(k, np.inf)
+    np.minimum.at(lo, inv, mins)
+    hi = np.full(k, -np.inf)
+    np.maximum.at(hi, inv, maxs)
+    order = np.lexsort((np.arange(len(nid)), t0, inv))
+    pick = order[np.searchsorted(inv[order], np.arange(k))]
+    seen = np.argsort(at, kind="stable")
+    for key, row in zip(keys[seen].tolist(), zip(n[seen].tolist(), tot[seen].tolist(), lo[seen].tolist(),
+                                                 hi[seen].tolist(), t0[pick][seen].tolist(),
+                                                 d0[pick][seen].tolist(), pids[pick][seen].tolist())):
+        acc[(scope, "thread", key)] = list(row)
+
+
+def _thread_groups_loop(threads, add, app, counts, sums, mins, maxs, ts, durs, which, names) -> None:
+    """The groups one ``add`` at a time (the reference of :func:`_fold`)."""
+    for j, (t, d0, w, nid) in enumerate(zip(ts, durs, which, names)):
         pid = threads[w][0]
         add("all", "thread", nid, counts[j], sums[j], mins[j], maxs[j], t, d0, pid)
         if pid in app:

@@ -114,7 +114,7 @@ def _do_frame_pids(pd: PerfData) -> Counter[int]:
         return out
     for (pid, tid), cols in pd.slices.items():
         if pid == tid and pid > 0:
-            n = sum(1 for x in cols.name if x in ids)
+            n = sum(map(ids.__contains__, cols.name))  # the slices named so, without a Python step each
             if n:
                 out[pid] = n
     return out
@@ -127,7 +127,7 @@ def harness_pids(pd: PerfData, app_pids: frozenset[int]) -> frozenset[int]:
     for (pid, _tid), cols in pd.slices.items():
         if pid in app_pids or pid in out or pid <= 0:
             continue
-        if marks and any(x in marks for x in cols.name):
+        if marks and not marks.isdisjoint(cols.name):  # any(x in marks ...), in C
             out.add(pid)
     for (pid, _tid), t in pd.threads.items():
         name = t.name or ""

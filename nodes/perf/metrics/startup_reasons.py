@@ -293,7 +293,7 @@ def binder_transactions_blocked(ctx, launch: Launch, _all) -> SlowReason | None:
     if main is None:
         return None
     limit = BINDER_TRANSACTION_MS * 1000.0
-    calls = [(t, d) for t, d, _ in main.where(ctx.pd, lambda n: n == "binder transaction")
+    calls = [(t, d) for t, d, _ in main.named(ctx.pd, "binder transaction")
              if st.ts <= t <= st.ts_end and d > limit]
     if not calls:
         return None
