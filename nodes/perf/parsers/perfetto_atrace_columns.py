@@ -65,12 +65,11 @@ def print_lines(buf: np.ndarray, off: np.ndarray, ln: np.ndarray) -> PrintLines:
     strict_c = np.zeros(n, bool)
     out = dict(b_tgid=none, b_name=(none, none), c_tgid=none, c_name=(none, none), c_value=none)
     if len(cand):
-        o, L = off[cand], ln[cand]
-        starts = np.cumsum(L) - L  # each line's start in ``sub``
-        shift = o - starts  # sub position + shift = buffer position
-        total = int(L.sum())
-        sub = buf[np.repeat(shift, L) + np.arange(total)]
-        end = starts + L
+        # Positions are the buffer's own: the separators are found over the whole buffer (one
+        # byte compare each) rather than over the candidate lines gathered into a copy.
+        sub = buf
+        starts = off[cand]
+        end = starts + ln[cand]
         while True:  # rstrip("\n\0"), a byte at a time (lines end in at most a few); B or C stays
             last = sub[end - 1]
             cut = (last == 10) | (last == 0)
@@ -117,9 +116,9 @@ def print_lines(buf: np.ndarray, off: np.ndarray, ln: np.ndarray) -> PrintLines:
         strict_c[cand[sc]] = True
         n_start = np.where(has2, p2 + 1, end)
         out["b_tgid"] = b_tgid[sb]
-        out["b_name"] = (n_start[sb] + shift[sb], end[sb] + shift[sb])
+        out["b_name"] = (n_start[sb], end[sb])
         out["c_tgid"] = c_tgid[sc]
-        out["c_name"] = (p2[sc] + 1 + shift[sc], p3[sc] + shift[sc])
+        out["c_name"] = (p2[sc] + 1, p3[sc])
         out["c_value"] = np.where(neg[sc], -mag[sc], mag[sc])
     rest = np.ones(n, bool)
     rest[e] = False
