@@ -179,9 +179,10 @@ class _TraceReader:
             self.samples.sample(pkt)
         elif kind == "trace_config":
             self.samples.config(pkt.trace_config)
-        if kind is None or b"\xe2\x04" in raw:
+        unknown = UnknownFieldSet(pkt)  # upb's top level only: ~0.5 µs, a scan of a bundle's bytes ~25 µs
+        if len(unknown) and (kind is None or b"\xe2\x04" in raw):
             # Field 76 (tag bytes E2 04) is the frame timeline; anything else unknown is counted.
-            for f in UnknownFieldSet(pkt):
+            for f in unknown:
                 if f.field_number == FRAME_TIMELINE_FIELD and f.wire_type == 2:
                     self.kinds["frame_timeline_event"] += 1
                     self.frames.packet(bytes(f.data), ts)

@@ -38,17 +38,27 @@ class SystemState:
         self.units[(pid, name)] = unit
 
     def process_tree(self, tree, data: PerfData) -> None:
-        for p in tree.processes:
-            self.processes_seen += 1
-            name = p.cmdline[0] if p.cmdline else None
-            if name:
-                # Android app processes are named by package; native ones by their binary path.
-                data.set_process_name(p.pid, name)
-            self.tgid_of[p.pid] = p.pid
+        # Each field read once (a upb attribute read is the cost here: a system trace repeats
+        # its whole tree, ~80 processes and ~350 threads, in every snapshot).
+        tgid_of = self.tgid_of
+        name_process, name_thread = data.set_process_name, data.set_thread_name
+        processes = tree.processes
+        self.processes_seen += len(processes)
+        for p in processes:
+            pid = p.pid
+            cmdline = p.cmdline
+            if cmdline:
+                name = cmdline[0]
+                if name:
+                    # Android app processes are named by package; native ones by their binary path.
+                    name_process(pid, name)
+            tgid_of[pid] = pid
         for t in tree.threads:
-            self.tgid_of[t.tid] = t.tgid
-            if t.name:
-                data.set_thread_name(t.tgid, t.tid, t.name)
+            tid, tgid = t.tid, t.tgid
+            tgid_of[tid] = tgid
+            name = t.name
+            if name:
+                name_thread(tgid, tid, name)
 
     def process_stats(self, stats, ts: int) -> None:
         for p in stats.processes:
