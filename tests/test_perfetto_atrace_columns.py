@@ -19,31 +19,11 @@ from nodes.perf.parsers import perfetto_atrace_columns as columns
 from nodes.perf.parsers import perfetto_ftrace, perfetto_ftrace_batch
 from nodes.perf.parsers.perfetto_ftrace import FtraceState
 from nodes.perf.parsers.perfetto_ftrace_batch import read_batch
-from tests.helpers.differential import perfdata_digest
-from tests.protowire import field, varint
-
-_U64 = (1 << 64) - 1
-
-
-def _v(num: int, value: int) -> bytes:
-    return varint(num << 3) + varint(value & _U64)
-
-
-def _event(kind: str, ts: int, tid: int, body) -> bytes:
-    if kind == "print":
-        inner = b"" if body is None else field(2, body)
-        payload = field(3, inner)
-    elif kind == "zero":
-        flag, name, pid, value = body
-        payload = field(331, _v(1, flag) + field(2, name) + _v(3, pid) + _v(4, value))
-    elif kind == "newtask":
-        pid, comm, clone = body
-        payload = field(235, _v(1, pid) + field(2, comm) + _v(3, clone))
-    else:
-        pid, comm = body
-        payload = field(236, _v(1, pid) + field(3, comm))
-    return _v(1, ts) + _v(2, tid) + payload
-
+from tests.helpers.ftrace_events import event as _event
+from tests.helpers.ftrace_events import finished as _finished
+from tests.helpers.ftrace_events import state as _state
+from tests.helpers.ftrace_events import v as _v
+from tests.protowire import field
 
 def _items(bundles) -> list:
     out = []
@@ -85,25 +65,6 @@ _event_spec = st.one_of(
     st.tuples(st.just("rename"), _ts, _tid, _rename),
 )
 _bundles = st.lists(st.tuples(st.integers(0, 2), st.lists(_event_spec, max_size=12)), max_size=6)
-
-
-def _state(s: FtraceState) -> dict:
-    s.sched._flush()
-    return {
-        "log": [list(c) for c in (s.atrace.tid, s.atrace.ts, s.atrace.code, s.atrace.arg)],
-        "tgid_of": list(s.tgid_of.items()), "comm": list(s.comm.items()), "names": list(s.names.items()),
-        "name_list": s.name_list, "counters": list(s.counters.items()), "async_open": list(s.async_open.items()),
-        "async_slices": s.async_slices, "instants": s.instants, "prints": s.prints,
-        "print_failures": s.print_failures, "unmatched_ends": s.unmatched_ends,
-        "sched": [sum((chunk[c].tolist() for chunk in s.sched._chunks), []) for c in range(4)],
-        "sched_range": (s.sched_first_ns, s.sched_last_ns),
-    }
-
-
-def _finished(s: FtraceState) -> dict:
-    data = PerfData("perfetto", "random.perfetto-trace")
-    s.finish(data, {})
-    return perfdata_digest(data)
 
 
 @settings(max_examples=600, deadline=None)

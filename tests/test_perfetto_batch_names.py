@@ -16,7 +16,11 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 from nodes.perf.parsers.perfetto_ftrace import FtraceState
 from nodes.perf.parsers.perfetto_ftrace_batch import read_batch
 from tests.protowire import field, varint
-from tests.test_perfetto_atrace_columns import _U64, _event, _finished, _state, _v
+from tests.helpers.ftrace_events import U64 as _U64
+from tests.helpers.ftrace_events import event as _event
+from tests.helpers.ftrace_events import finished as _finished
+from tests.helpers.ftrace_events import state as _state
+from tests.helpers.ftrace_events import v as _v
 
 
 def _packed(num: int, values: list[int]) -> bytes:
