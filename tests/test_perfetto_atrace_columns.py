@@ -155,12 +155,14 @@ def test_a_tgid_beyond_64_bits_is_a_malformed_line_not_a_crash(line):
         assert not data.slices
 
 
+_NATIVE = pytest.mark.skipif(columns.wire.NATIVE is None, reason="the C extension is not built")
+
+
+@_NATIVE
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=64), st.lists(st.tuples(st.integers(0, 64), st.integers(0, 8)), max_size=40))
 def test_native_intern_equals_the_python_reference(buf, cuts):
     """The C intern (_wirec.c) gives the Python one's distinct strings, order and indices."""
-    if columns.wire.NATIVE is None:
-        pytest.skip("the C extension is not built")
     cuts = [(a, min(a + n, len(buf))) for a, n in cuts if a <= len(buf)]
     start = np.array([a for a, _ in cuts], np.int64)
     end = np.array([b for _, b in cuts], np.int64)
@@ -170,9 +172,8 @@ def test_native_intern_equals_the_python_reference(buf, cuts):
     assert [uniq[i] for i in idx.tolist()] == [buf[a:b] for a, b in cuts]
 
 
+@_NATIVE
 def test_native_intern_refuses_a_slice_outside_the_buffer():
-    if columns.wire.NATIVE is None:
-        pytest.skip("the C extension is not built")
     with pytest.raises(ValueError):
         columns.wire.NATIVE.intern(b"abc", np.array([2], np.int64), np.array([4], np.int64))
     with pytest.raises(ValueError):

@@ -726,12 +726,7 @@ class PerfData:
         cols.dur.extend(dur)
         cols.name.extend([intern(x) for x in names[:k]])
         self.stored += k
-        lo = min(ts)
-        hi = max([t + d for t, d in zip(ts, dur)])
-        if self.start_us is None or lo < self.start_us:
-            self.start_us = lo
-        if self.end_us is None or hi > self.end_us:
-            self.end_us = hi
+        self.extend_bounds(min(ts), max([t + d for t, d in zip(ts, dur)]))
         if k < n:
             self._stop()
 
@@ -779,12 +774,7 @@ class PerfData:
                 self.thread(*key)
             cols.extend_raw(TS[a * f8:b * f8], DUR[a * f8:b * f8], NID[a * fl:b * fl])
         self.stored += k
-        lo = float(ts.min())
-        hi = float((ts + dur).max())
-        if self.start_us is None or lo < self.start_us:
-            self.start_us = lo
-        if self.end_us is None or hi > self.end_us:
-            self.end_us = hi
+        self.extend_bounds(float(ts.min()), float((ts + dur).max()))
         if k < n:
             self._stop()
 
