@@ -1,12 +1,16 @@
 """atrace lines (ftrace ``print``) and kernel atrace events (``zero``) split into columns.
 
 Nine in ten ``tracing_mark_write`` lines of a system trace are ``B|tgid|name``, ``E…`` or
-``C|tgid|name|value`` (about 550 k in the 100 MB benchmark capture). Parsing each one in Python
-(``FtraceState._atrace_line``) was the largest per-event cost of the batch reader, so those
-three shapes are read here for a whole batch at once: the lines' bytes are gathered into one
-array, the ``|`` separators found with ``searchsorted``, digit runs checked with a running count
-of non-digits and read by place value. Names are sliced out and interned once per distinct
-bytes string; only distinct names are ever decoded.
+``C|tgid|name|value`` (about 690 k in the 100 MB benchmark capture, beside 290 k zero events).
+Parsing each one in Python (``FtraceState._atrace_line``) was the largest per-event cost of the
+batch reader, so those three shapes are read here for a whole batch at once. :func:`split` does
+it in one C pass over the lines and zero events in arrival order (nodes/perf/parsers/_atracec.c:
+a hash probe per name, a Python object only per distinct name); :func:`split_python` is its
+reference and the fallback (no compiler, ``PERFSCOUT_PURE_PYTHON_WIRE=1``): the lines' bytes
+read in numpy passes (:func:`print_lines`: the ``|`` separators found with ``searchsorted``,
+digit runs checked and read by place value), names sliced out and interned once per distinct
+bytes string (:func:`intern`), the first begins found by sorting (:func:`first_of`). Only
+distinct names are ever decoded. :func:`counters` puts a run's counter points into their series.
 
 Only the strict forms are taken: a tgid of 1–18 ASCII digits, a counter value of an optional
 ``-`` and 1–18 ASCII digits. Anything else — no tgid, a tgid ``str.isdigit`` and ``int`` read
@@ -19,13 +23,31 @@ the pieces with ``errors="replace"`` gives what decoding the line and splitting 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from nodes.perf.parsers import perfetto_wire as wire
 
+
+def _native():
+    """nodes/perf/parsers/_atracec.c, or None: not built, or ``PERFSCOUT_PURE_PYTHON_WIRE=1``."""
+    if os.environ.get("PERFSCOUT_PURE_PYTHON_WIRE") == "1":
+        return None
+    try:
+        from nodes.perf.parsers import _atracec
+    except ImportError:
+        return None
+    return _atracec
+
+
+#: The C pass when it is used (tests switch it off to run the numpy code).
+NATIVE = _native()
+
 _PIPE, _MINUS, _B, _C, _E = ord("|"), ord("-"), ord("B"), ord("C"), ord("E")
+#: ``split``'s line shapes, and its zero-event codes (BEGIN, COUNTER).
+REST, BEGIN, COUNTER, END = 0, 1, 2, 3
 _MAX_DIGITS = 18  # below 2^63: every strict number fits an int64
 _POW10 = 10 ** np.arange(_MAX_DIGITS + 1, dtype=np.int64)
 _NONE = 1 << 62  # "no such separator": beyond any line, and +1 does not overflow
@@ -155,3 +177,116 @@ def first_of(pos: np.ndarray, key: np.ndarray) -> np.ndarray:
     head[1:] = k[1:] != k[:-1]
     at = order[head]
     return at[np.argsort(pos[at], kind="stable")]
+
+
+def replace(raw: bytes) -> str:
+    """An atrace line's bytes as ``FtraceState.bundle`` reads them: invalid UTF-8 replaced."""
+    return raw.decode("utf-8", "replace")
+
+
+def split(joined: bytes, buf: np.ndarray, pr: tuple, zero: tuple, names: dict, tgid_of: dict, empty: str) -> dict:
+    """A run's print lines and zero begins/counters as columns, in arrival order, with what of
+    them depends on order noted for the ordered loop: in one C pass (nodes/perf/parsers/_atracec.c)
+    when it is built, else :func:`split_python`, its reference.
+
+    ``pr``: the print events' (event index, line offset, line length, tid); ``zero``: the zero
+    begins and counters' (event index, BEGIN or COUNTER, name offset, name length, tid, tgid,
+    value). Event indices ascend within each. Returns ``shape`` (per print line: REST, BEGIN,
+    COUNTER or END), ``rest_c`` (lines beginning with ``C`` left to the line parser), ``listed``
+    (the run's begin and counter names, str — or bytes, a zero event's name that is not UTF-8;
+    a begin's empty name is ``empty``), the begins ``b_ev``/``b_tid``/``b_tgid``/``b_vid`` (name
+    as index into ``listed``) and counters ``c_ev``/``c_tgid``/``c_vid``/``c_value``/``c_zero``
+    (from a zero event) in arrival order, the first begin of each thread not in ``tgid_of``
+    (``t_ev``, ``t_pairs`` [(tid, tgid)]) and of each name not in ``names`` (``n_ev``,
+    ``n_names``)."""
+    if NATIVE is None:
+        return split_python(joined, buf, pr, zero, names, tgid_of, empty)
+    c64 = np.ascontiguousarray
+    r = NATIVE.split(joined, *(c64(a, np.int64) for a in pr), *(c64(a, np.int64) for a in zero), names, tgid_of,
+                     empty)
+    for k in ("b_ev", "b_tid", "b_tgid", "b_vid", "c_ev", "c_tgid", "c_vid", "c_value", "c_zero", "t_ev", "n_ev"):
+        r[k] = np.frombuffer(r[k], np.int64)
+    r["shape"] = np.frombuffer(r["shape"], np.int8)
+    return r
+
+
+def split_python(joined: bytes, buf: np.ndarray, pr: tuple, zero: tuple, names: dict, tgid_of: dict,
+                 empty: str) -> dict:
+    """:func:`split` with numpy (:func:`print_lines`, :func:`intern`, :func:`first_of`)."""
+    pr_ev, pr_off, pr_len, pr_tid = (np.asarray(a, np.int64) for a in pr)
+    z_ev, z_code, z_off, z_len, z_tid, z_tgid, z_value = (np.asarray(a, np.int64) for a in zero)
+    sh = print_lines(buf, pr_off, pr_len)
+    shape = np.zeros(len(pr_ev), np.int8)
+    shape[sh.b], shape[sh.c], shape[sh.e] = BEGIN, COUNTER, END
+    rest_c = int(((pr_len[sh.rest] > 0) & (buf[pr_off[sh.rest]] == _C)).sum()) if len(sh.rest) else 0
+    values: dict = {}
+
+    def ids(keys: list[bytes], text, empty_: str | None) -> np.ndarray:
+        out = np.empty(len(keys), np.int64)
+        for i, k in enumerate(keys):  # once per distinct name
+            v = text(k)
+            if empty_ is not None and not v:
+                v = empty_
+            out[i] = values.setdefault(v, len(values))
+        return out
+
+    def named(ev, off, end, text, empty_, *cols):
+        uniq, idx = intern(joined, off, end)
+        return (ev, *cols, ids(uniq, text, empty_)[idx])
+
+    zb, zc = np.flatnonzero(z_code == BEGIN), np.flatnonzero(z_code == COUNTER)
+    begins = [named(pr_ev[sh.b], *sh.b_name, replace, empty, pr_tid[sh.b], sh.b_tgid),
+              named(z_ev[zb], z_off[zb], z_off[zb] + z_len[zb], wire.text, empty, z_tid[zb], z_tgid[zb])]
+    counts = [named(pr_ev[sh.c], *sh.c_name, replace, None, sh.c_tgid, sh.c_value, np.zeros(len(sh.c), np.int64)),
+              named(z_ev[zc], z_off[zc], z_off[zc] + z_len[zc], wire.text, None, z_tgid[zc], z_value[zc],
+                    np.ones(len(zc), np.int64))]
+
+    def merged(parts):  # the print and zero rows in arrival order
+        cols = [np.concatenate([p[c] for p in parts]).astype(np.int64) for c in range(len(parts[0]))]
+        o = np.argsort(cols[0], kind="stable")
+        return [c[o] for c in cols]
+
+    b_ev, b_tid, b_tgid, b_vid = merged(begins)
+    c_ev, c_tgid, c_value, c_zero, c_vid = merged(counts)
+    listed = list(values)
+    at = first_of(b_ev, b_tid)
+    at = at[np.array([t not in tgid_of for t in b_tid[at].tolist()], bool)]
+    t_ev, t_pairs = b_ev[at], list(zip(b_tid[at].tolist(), b_tgid[at].tolist()))
+    at = first_of(b_ev, b_vid)
+    at = at[np.array([listed[v] not in names for v in b_vid[at].tolist()], bool)]
+    return {"shape": shape, "rest_c": rest_c, "listed": listed, "b_ev": b_ev, "b_tid": b_tid, "b_tgid": b_tgid,
+            "b_vid": b_vid, "c_ev": c_ev, "c_tgid": c_tgid, "c_vid": c_vid, "c_value": c_value, "c_zero": c_zero,
+            "t_ev": t_ev, "t_pairs": t_pairs, "n_ev": b_ev[at], "n_names": [listed[v] for v in b_vid[at].tolist()]}
+
+
+def counters(table: dict, listed: list, tgid: np.ndarray, vid: np.ndarray, ts: np.ndarray, value: np.ndarray,
+             cap: int) -> None:
+    """Counter points in arrival order into ``table`` {(tgid, name): [(ts, float value)]} as
+    ``FtraceState._counter`` adds them one by one — a series created at its first point, at
+    most ``cap`` points — in C when it is built, else :func:`counters_python`."""
+    if NATIVE is None:
+        return counters_python(table, listed, tgid, vid, ts, value, cap)
+    c64 = np.ascontiguousarray
+    NATIVE.counters(table, listed, c64(tgid, np.int64), c64(vid, np.int64), c64(ts, np.int64),
+                    c64(value, np.int64), len(tgid), cap)
+    return None
+
+
+def counters_python(table: dict, listed: list, tgid: np.ndarray, vid: np.ndarray, ts: np.ndarray,
+                    value: np.ndarray, cap: int) -> None:
+    """:func:`counters` in numpy: the points sorted by series, each series extended once."""
+    if not len(tgid):
+        return
+    ev = np.arange(len(tgid))
+    order = np.lexsort((ev, vid, tgid))
+    g, v = tgid[order], vid[order]
+    cut = np.flatnonzero((g[1:] != g[:-1]) | (v[1:] != v[:-1])) + 1
+    lo = np.concatenate(([0], cut))
+    hi = np.concatenate((cut, [len(order)]))
+    by_first = np.argsort(order[lo], kind="stable")
+    ts_l, v_l = ts[order].tolist(), value[order].astype(np.float64).tolist()
+    for a, b, t, n in zip(lo[by_first].tolist(), hi[by_first].tolist(), g[lo][by_first].tolist(),
+                          v[lo][by_first].tolist()):
+        pts = table.setdefault((t, listed[n]), [])
+        room = max(cap - len(pts), 0)
+        pts.extend(zip(ts_l[a:min(b, a + room)], v_l[a:min(b, a + room)]))

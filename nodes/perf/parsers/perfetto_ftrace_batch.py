@@ -7,7 +7,7 @@ event — the same state, the same order of arrival wherever order counts (the a
 scheduler columns, first-wins thread group ids, last-wins thread names, the caps that keep the
 first N points) — so the two paths give the same PerfData. atrace lines of the common shapes
 (``B|tgid|name``, ``E``, ``C|tgid|name|value``) and ``zero`` events are columns too
-(perfetto_atrace_columns.py); what is per event by nature (the other atrace lines, new tasks and
+(perfetto_atrace_columns.py, one C pass when built); what is per event by nature (the other atrace lines, new tasks and
 renames) stays a Python loop over plain lists, in arrival order.
 
 A bundle this path does not read — non-compact ``sched_switch`` / ``sched_waking`` (older
@@ -315,16 +315,12 @@ class _Staging(AtraceLog):
         self.at.append(self.cur)
 
 
-def _replace(raw: bytes) -> str:
-    """An atrace line's bytes as ``FtraceState.bundle`` reads them: invalid UTF-8 replaced."""
-    return raw.decode("utf-8", "replace")
-
-
 def _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_updates, b0, b1, at_rows,
             sched_rows, key) -> None:
-    """Print and zero events of the run: the strict ``B``/``E``/``C`` shapes as columns
-    (perfetto_atrace_columns.py); every other line, new tasks and renames one by one in
-    arrival order (``_ordered_loop``), together with what of the columns that loop can see.
+    """Print and zero events of the run: the strict ``B``/``E``/``C`` shapes and the zero begins,
+    ends and counters as columns (``columns.split``: one C pass, or its numpy reference); every
+    other line, new tasks and renames one by one in arrival order (``_ordered_loop``), together
+    with what of the columns that loop can see.
 
     The columns' effects that depend on order are placed in that loop at the event they come
     from: the first begin of each thread not yet in ``tgid_of`` (first wins, and a new task
@@ -336,85 +332,50 @@ def _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_up
     """
     joined, buf = dec["joined"], dec["buf"]
     names = state.names
-    values: dict = {}  # this run's begin and counter names → index
-
-    def value_ids(keys: list[bytes], text, empty: str | None) -> np.ndarray:
-        out = np.empty(len(keys), np.int64)
-        for i, k in enumerate(keys):  # once per distinct name
-            v = text(k)
-            if empty is not None and not v:
-                v = empty
-            out[i] = values.setdefault(v, len(values))
-        return out
-
-    begins: list[tuple] = []  # (event, tid, tgid, value index) arrays
-    counts: list[tuple] = []  # (event, tgid, value index, ts, value) arrays
+    none = np.zeros(0, np.int64)
     parts: list[tuple] = []  # (events, tag, payloads) for the ordered loop
     pr = where("print")
     state.prints += len(pr)
-    counters_here = True
+    boff = blen = none
     if len(pr):
         fp = _kind_fields(dec, e0 + pr, {2: 2})
         boff, blen = fp[2][2], fp[2][3]
-        sh = columns.print_lines(buf, boff, blen)
-        rest = sh.rest
-        counters_here = not ((blen[rest] > 0) & (buf[boff[rest]] == _C)).any()
-        pe = pr[sh.e]
-        if len(pe):
-            at_rows.append((key(bundle_all[pe], 2, pos_all[pe]), pid_all[pe], ts_all[pe],
-                            np.full(len(pe), 2, np.int8), np.zeros(len(pe), np.int64)))
-        if len(sh.b):
-            uniq, idx = columns.intern(joined, *sh.b_name)
-            p = pr[sh.b]
-            begins.append((p, pid_all[p], sh.b_tgid, value_ids(uniq, _replace, _EMPTY)[idx]))
-        if counters_here:
-            if len(sh.c):
-                uniq, idx = columns.intern(joined, *sh.c_name)
-                p = pr[sh.c]
-                counts.append((p, sh.c_tgid, value_ids(uniq, _replace, None)[idx], ts_all[p],
-                               sh.c_value.astype(np.float64)))
-        else:
-            rest = np.union1d(rest, sh.c)
-        parts.append((pr[rest], 0, [joined[o:o + n].decode("utf-8", "replace")
-                                    for o, n in zip(boff[rest].tolist(), blen[rest].tolist())]))
     zr = where("zero")
+    zsel = ze = none
+    z = (none,) * 7
     if len(zr):
         f = _kind_fields(dec, e0 + zr, {1: 0, 2: 2, 3: 0, 4: 0})
         flag, zpid = wire.as_int32(f[1][1]), wire.as_int32(f[3][1])
         tid = pid_all[zr]
         tgid = np.where(zpid != 0, zpid, tid)
-        is_b = (flag & 1) != 0
-        is_e = ~is_b & ((flag & 2) != 0)
-        is_c = ~is_b & ~is_e & ((flag & 4) != 0)
-        n_off, n_end = f[2][2], f[2][2] + f[2][3]
-        if is_b.any():
-            uniq, idx = columns.intern(joined, n_off[is_b], n_end[is_b])
-            begins.append((zr[is_b], tid[is_b], tgid[is_b], value_ids(uniq, wire.text, _EMPTY)[idx]))
-        ze = zr[is_e]
-        if len(ze):
-            at_rows.append((key(bundle_all[ze], 2, pos_all[ze]), pid_all[ze], ts_all[ze],
-                            np.full(len(ze), 2, np.int8), np.zeros(len(ze), np.int64)))
-        if is_c.any():
-            value = wire.as_int64(f[4][1])[is_c]
-            uniq, idx = columns.intern(joined, n_off[is_c], n_end[is_c])
-            if counters_here:
-                counts.append((zr[is_c], tgid[is_c], value_ids(uniq, wire.text, None)[idx], ts_all[zr[is_c]],
-                               value.astype(np.float64)))
-            else:
-                text = [wire.text(k) for k in uniq]
-                parts.append((zr[is_c], 1, list(zip(flag[is_c].tolist(), [text[i] for i in idx.tolist()],
-                                                    zpid[is_c].tolist(), value.tolist()))))
-    if begins:
-        ev, tids, tgids, vids = (np.concatenate([r[c] for r in begins]) for c in range(4))
-        at = columns.first_of(ev, tids)
-        tgid_of = state.tgid_of
-        at = at[np.array([t not in tgid_of for t in tids[at].tolist()], bool)]
-        parts.append((ev[at], 4, list(zip(tids[at].tolist(), tgids[at].tolist()))))
-        listed = list(values)
-        at = columns.first_of(ev, vids)
-        new = [listed[v] for v in vids[at].tolist()]
-        at = at[np.array([v not in names for v in new], bool)]
-        parts.append((ev[at], 5, [v for v in new if v not in names]))
+        code = np.where((flag & 1) != 0, columns.BEGIN,
+                        np.where((flag & 2) != 0, columns.END, np.where((flag & 4) != 0, columns.COUNTER, 0)))
+        ze = zr[code == columns.END]
+        zsel = np.flatnonzero((code == columns.BEGIN) | (code == columns.COUNTER))
+        z = (zr[zsel], code[zsel], f[2][2][zsel], f[2][3][zsel], tid[zsel], tgid[zsel], wire.as_int64(f[4][1])[zsel])
+    s = columns.split(joined, buf, (pr, boff, blen, pid_all[pr]), z, names, state.tgid_of, _EMPTY)
+    shape = s["shape"]
+    ends = np.concatenate((pr[shape == columns.END], ze))
+    if len(ends):
+        at_rows.append((key(bundle_all[ends], 2, pos_all[ends]), pid_all[ends], ts_all[ends],
+                        np.full(len(ends), 2, np.int8), np.zeros(len(ends), np.int64)))
+    counters_here = s["rest_c"] == 0
+    if len(pr):
+        rest = np.flatnonzero(shape == columns.REST)
+        if not counters_here:
+            rest = np.union1d(rest, np.flatnonzero(shape == columns.COUNTER))
+        parts.append((pr[rest], 0, [joined[o:o + n].decode("utf-8", "replace")
+                                    for o, n in zip(boff[rest].tolist(), blen[rest].tolist())]))
+    if not counters_here:  # the zero counters go through the loop too
+        zc = zsel[z[1] == columns.COUNTER]
+        if len(zc):
+            name = f[2][2][zc], f[2][3][zc]
+            parts.append((zr[zc], 1, list(zip(flag[zc].tolist(), _strings(dec, *name), zpid[zc].tolist(),
+                                              wire.as_int64(f[4][1])[zc].tolist()))))
+    b_ev = s["b_ev"]
+    if len(b_ev):
+        parts.append((s["t_ev"], 4, s["t_pairs"]))
+        parts.append((s["n_ev"], 5, s["n_names"]))
     nt = where("task_newtask")
     if len(nt):
         f = _kind_fields(dec, e0 + nt, {1: 0, 2: 2, 3: 0})
@@ -424,8 +385,15 @@ def _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_up
     if len(rn):
         f = _kind_fields(dec, e0 + rn, {1: 0, 3: 2})
         parts.append((rn, 3, list(zip(wire.as_int32(f[1][1]).tolist(), _strings(dec, f[3][2], f[3][3])))))
-    loop = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+    loop = np.concatenate([p[0] for p in parts]) if parts else none
     staging = _Staging()
+    c_ev = s["c_ev"] if counters_here else none
+
+    def store_counters(n: int) -> None:
+        """The run's first ``n`` counter points into ``state.counters``."""
+        columns.counters(state.counters, s["listed"], s["c_tgid"][:n], s["c_vid"][:n], ts_all[c_ev[:n]],
+                         s["c_value"][:n], MAX_COUNTER_POINTS)
+
     try:
         if len(loop) or comm_updates:
             tag = np.concatenate([np.full(len(p[0]), p[1], np.int64) for p in parts]) if parts else loop
@@ -434,43 +402,13 @@ def _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_up
             _ordered_loop(state, staging, loop[order], tag[order], [payload[i] for i in order.tolist()], ts_all,
                           pid_all, bundle_all, pos_all, comm_updates, b0, b1, at_rows, sched_rows, key)
     except Exception:
-        _counters(state, counts, values, before=staging.cur)  # what came before the failure stays
+        store_counters(int(np.searchsorted(c_ev, staging.cur)))  # what came before the failure stays
         raise
-    _counters(state, counts, values)
-    if begins:
-        ids = np.zeros(len(values), np.int64)
-        used = np.unique(vids)
-        ids[used] = [names[listed[v]] for v in used.tolist()]
-        at_rows.append((key(bundle_all[ev], 2, pos_all[ev]), tids, ts_all[ev], np.full(len(ev), 1, np.int8),
-                        ids[vids]))
-
-
-def _counters(state, counts: list[tuple], values: dict, before: int | None = None) -> None:
-    """Counter points of the run into ``state.counters`` as ``FtraceState._counter`` adds them
-    one by one: series created in order of first point, points in arrival order up to the cap;
-    with ``before``, only those of events before it."""
-    if not counts:
-        return
-    ev, tgid, vid, ts, value = (np.concatenate([r[c] for r in counts]) for c in range(5))
-    if before is not None:
-        keep = ev < before
-        ev, tgid, vid, ts, value = ev[keep], tgid[keep], vid[keep], ts[keep], value[keep]
-    if not len(ev):
-        return
-    order = np.lexsort((ev, vid, tgid))
-    g, v = tgid[order], vid[order]
-    cut = np.flatnonzero((g[1:] != g[:-1]) | (v[1:] != v[:-1])) + 1
-    lo = np.concatenate(([0], cut))
-    hi = np.concatenate((cut, [len(order)]))
-    by_first = np.argsort(ev[order][lo], kind="stable")
-    ts_l, v_l = ts[order].tolist(), value[order].tolist()
-    listed = list(values)
-    table = state.counters
-    for a, b, t, n in zip(lo[by_first].tolist(), hi[by_first].tolist(), g[lo][by_first].tolist(),
-                          v[lo][by_first].tolist()):
-        pts = table.setdefault((t, listed[n]), [])
-        room = max(MAX_COUNTER_POINTS - len(pts), 0)
-        pts.extend(zip(ts_l[a:min(b, a + room)], v_l[a:min(b, a + room)]))
+    store_counters(len(c_ev))
+    if len(b_ev):
+        ids = np.array([names.get(v, -1) for v in s["listed"]], np.int64)
+        at_rows.append((key(bundle_all[b_ev], 2, pos_all[b_ev]), s["b_tid"], ts_all[b_ev],
+                        np.full(len(b_ev), 1, np.int8), ids[s["b_vid"]]))
 
 
 def _ordered_loop(state, staging, loop, tag, payload, ts_all, pid_all, bundle_all, pos_all, comm_updates, b0, b1,
