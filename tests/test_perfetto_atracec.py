@@ -55,8 +55,10 @@ def _mutated(draw):
 
 _line = st.one_of(_shaped, _mutated(), st.binary(max_size=24))
 _zname = st.one_of(st.sampled_from([b"", b"z", b"a", b"\xff", "é".encode(), _EMPTY.encode()]), st.binary(max_size=6))
-_zero = st.tuples(st.sampled_from([columns.BEGIN, columns.COUNTER]), _zname, st.integers(0, 6),
-                  st.sampled_from([0, 7, -3, 1 << 40, -(1 << 62), (1 << 63) - 1]))
+# flag, name, tid, pid, value: flag and pid as their varints read as int64 (a negative int32 is
+# sign-extended; bits past 32 are dropped when read as int32)
+_zero = st.tuples(st.sampled_from([0, 1, 2, 3, 4, 5, 6, 8, -1, 1 << 32, (1 << 32) | 4]), _zname, st.integers(0, 6),
+                  st.sampled_from([0, 7, -2, 1 << 32]), st.sampled_from([0, 7, -3, 1 << 40, -(1 << 62), (1 << 63) - 1]))
 _event = st.one_of(st.tuples(st.just("print"), st.integers(0, 6), _line), st.tuples(st.just("zero"), _zero))
 
 
@@ -72,9 +74,8 @@ def _batch(events, gap: int):
             cols, vals = pr, (ev, len(buf), len(line), tid)
             buf += line
         else:
-            code, name, tid, value = e[1]
-            tgid = tid * 10 or 5
-            cols, vals = zero, (ev, code, len(buf), len(name), tid, tgid, value)
+            flag, name, tid, pid, value = e[1]
+            cols, vals = zero, (ev, flag, len(buf), len(name), tid, pid, value)
             buf += name
         for c, v in zip(cols, vals):
             c.append(v)
@@ -111,11 +112,12 @@ def test_split_equals_the_numpy_reference(events, gap, known_names, known_tids):
 def test_split_reads_the_common_shapes():
     lines = [b"B|12|draw", b"E", b"C|7|queue|-5\n", b"B|12", b"B|x|n", b"C|7|q|1.5", b"B|12|a|b\n\0", b"",
              b"C|1|n|99999999999999999999", b"C|1||3|x"]
-    joined, buf, pr, zero = _batch([("print", 3, x) for x in lines] + [("zero", (columns.BEGIN, b"", 4, 0))], 1)
+    joined, buf, pr, zero = _batch([("print", 3, x) for x in lines] + [("zero", (1, b"", 4, 40, 0)),
+                                                               ("zero", (2, b"x", 4, 0, 0))], 1)
     r = columns.split(joined, buf, pr, zero, {"draw": 0}, {3: 1}, _EMPTY)
     R, B, Cn, E = columns.REST, columns.BEGIN, columns.COUNTER, columns.END
     assert r["shape"].tolist() == [B, E, Cn, B, R, R, B, R, R, Cn]
-    assert r["rest_c"] == 2
+    assert r["rest_c"] == 2 and r["ends"].tolist() == [1, 11]
     assert [r["listed"][v] for v in r["b_vid"].tolist()] == ["draw", _EMPTY, "a|b", _EMPTY]
     assert r["b_ev"].tolist() == [0, 3, 6, 10] and r["b_tgid"].tolist() == [12, 12, 12, 40]
     assert r["c_value"].tolist() == [-5, 3] and [r["listed"][v] for v in r["c_vid"].tolist()] == ["queue", ""]
@@ -147,13 +149,11 @@ def test_offsets_outside_the_buffer_raise():
         pr = (np.array([0]), np.array([off]), np.array([ln]), np.array([1]))
         with pytest.raises(ValueError):
             C.split(joined, *pr, *z, {}, {}, _EMPTY)
-    zero = (np.array([0]), np.array([columns.BEGIN]), np.array([len(joined) - 1]), np.array([2]), np.array([1]),
-            np.array([1]), np.array([0]))
+    zero = (np.array([0]), np.array([1]), np.array([len(joined) - 1]), np.array([2]), np.array([1]), np.array([1]),
+            np.array([0]))
     empty = tuple(np.zeros(0, np.int64) for _ in range(4))
     with pytest.raises(ValueError):
         C.split(joined, *empty, *zero, {}, {}, _EMPTY)
-    with pytest.raises(ValueError):  # a zero event neither begin nor counter
-        C.split(joined, *empty, np.array([0]), np.array([3]), *(np.array([0]) for _ in range(5)), {}, {}, _EMPTY)
     with pytest.raises(ValueError):  # columns of different lengths
         C.split(joined, np.array([0, 1]), np.array([0]), np.array([1]), np.array([1]), *z, {}, {}, _EMPTY)
     with pytest.raises(IndexError):

@@ -7,10 +7,10 @@
  * used with PERFSCOUT_PURE_PYTHON_WIRE=1 or without a compiler); tests/test_perfetto_atracec.py
  * compares the two on random and mutated lines.
  *
- *   split(buf, pr_ev, pr_off, pr_len, pr_tid, z_ev, z_code, z_off, z_len, z_tid, z_tgid, z_value,
+ *   split(buf, pr_ev, pr_off, pr_len, pr_tid, z_ev, z_flag, z_off, z_len, z_tid, z_pid, z_value,
  *         names, tgid_of, empty) -> dict        == perfetto_atrace_columns.split_python
  *   counters(table, listed, tgid, vid, ts, value, n, cap)
- *                                                == perfetto_ftrace_batch._counters
+ *                                                == perfetto_atrace_columns.counters_python
  *
  * Every read is bounds-checked against the buffer's length; a line outside it raises ValueError.
  */
@@ -435,8 +435,8 @@ static PyObject *a_split(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOO!O!U", &bo, &ao[0], &ao[1], &ao[2], &ao[3], &ao[4], &ao[5], &ao[6],
                           &ao[7], &ao[8], &ao[9], &ao[10], &PyDict_Type, &names, &PyDict_Type, &tgid_of, &empty))
         return NULL;
-    static const char *what[11] = {"pr_ev", "pr_off", "pr_len", "pr_tid", "z_ev", "z_code",
-                                   "z_off", "z_len", "z_tid", "z_tgid", "z_value"};
+    static const char *what[11] = {"pr_ev", "pr_off", "pr_len", "pr_tid", "z_ev", "z_flag",
+                                   "z_off", "z_len", "z_tid", "z_pid", "z_value"};
     Py_buffer bb = {0};
     arr_t a[11];
     memset(a, 0, sizeof a);
@@ -446,7 +446,7 @@ static PyObject *a_split(PyObject *self, PyObject *args)
     r.empty = empty;
     begins_t bg;
     counts_t cn;
-    col_t t_ev = {0}, n_ev = {0};
+    col_t t_ev = {0}, n_ev = {0}, ends = {0};
     memset(&bg, 0, sizeof bg);
     memset(&cn, 0, sizeof cn);
     PyObject *shape = NULL, *t_pairs = NULL, *n_names = NULL, *out = NULL;
@@ -474,8 +474,8 @@ static PyObject *a_split(PyObject *self, PyObject *args)
         goto done;
     char *sh = PyByteArray_AS_STRING(shape);
     const int64_t *pr_ev = a[0].v, *pr_off = a[1].v, *pr_len = a[2].v, *pr_tid = a[3].v;
-    const int64_t *z_ev = a[4].v, *z_code = a[5].v, *z_off = a[6].v, *z_len = a[7].v, *z_tid = a[8].v,
-                  *z_tgid = a[9].v, *z_value = a[10].v;
+    const int64_t *z_ev = a[4].v, *z_flag = a[5].v, *z_off = a[6].v, *z_len = a[7].v, *z_tid = a[8].v,
+                  *z_pid = a[9].v, *z_value = a[10].v;
     int64_t rest_c = 0;
     Py_ssize_t i = 0, j = 0;
     while (i < np_ || j < nz) { /* prints and zero events merged in arrival order */
@@ -483,6 +483,8 @@ static PyObject *a_split(PyObject *self, PyObject *args)
             int64_t tg = 0, val = 0;
             Py_ssize_t na = 0, ne = 0;
             if (print_line(&r, L, pr_off[i], pr_len[i], &sh[i], &rest_c, &tg, &val, &na, &ne) < 0)
+                goto done;
+            if (sh[i] == SHAPE_E && col_push(&ends, pr_ev[i]) < 0)
                 goto done;
             if (sh[i] == SHAPE_B || sh[i] == SHAPE_C) {
                 int64_t vid = intern(&r, na, ne - na, 0, sh[i] == SHAPE_B);
@@ -500,26 +502,34 @@ static PyObject *a_split(PyObject *self, PyObject *args)
                 PyErr_SetString(PyExc_ValueError, "atrace split: a zero event's name outside the buffer");
                 goto done;
             }
-            int isb = z_code[j] == SHAPE_B;
-            if (!isb && z_code[j] != SHAPE_C) {
-                PyErr_SetString(PyExc_ValueError, "atrace split: a zero event neither begin nor counter");
-                goto done;
+            /* as perfetto_ftrace._zero_values reads the flags: B=1, else E=2, else C=4 */
+            int32_t flag = (int32_t)(uint32_t)(uint64_t)z_flag[j], zpid = (int32_t)(uint32_t)(uint64_t)z_pid[j];
+            int64_t tgid = zpid ? (int64_t)zpid : z_tid[j];
+            int isb = (flag & 1) != 0;
+            if (!isb && (flag & 2)) {
+                if (col_push(&ends, z_ev[j]) < 0)
+                    goto done;
+                j++;
+                continue;
+            }
+            if (!isb && !(flag & 4)) {
+                j++;
+                continue;
             }
             int64_t vid = intern(&r, o, n, 1, isb);
             if (vid < 0)
                 goto done;
-            if (isb ? begin(&r, &bg, &t_ev, t_pairs, &n_ev, n_names, names, tgid_of, z_ev[j], z_tid[j], z_tgid[j],
-                            vid) < 0
-                    : counter(&cn, z_ev[j], z_tgid[j], vid, z_value[j], 1) < 0)
+            if (isb ? begin(&r, &bg, &t_ev, t_pairs, &n_ev, n_names, names, tgid_of, z_ev[j], z_tid[j], tgid, vid) < 0
+                    : counter(&cn, z_ev[j], tgid, vid, z_value[j], 1) < 0)
                 goto done;
             j++;
         }
     }
     {
         static const char *keys[] = {"b_ev", "b_tid", "b_tgid", "b_vid", "c_ev", "c_tgid", "c_vid", "c_value",
-                                     "c_zero", "t_ev", "n_ev"};
+                                     "c_zero", "t_ev", "n_ev", "ends"};
         const col_t *cols[] = {&bg.ev, &bg.tid, &bg.tgid, &bg.vid, &cn.ev, &cn.tgid, &cn.vid, &cn.value, &cn.zero,
-                               &t_ev, &n_ev};
+                               &t_ev, &n_ev, &ends};
         PyObject *d = Py_BuildValue("{s:O,s:L,s:O,s:O,s:O}", "shape", shape, "rest_c", (long long)rest_c, "listed",
                                     r.listed, "t_pairs", t_pairs, "n_names", n_names);
         for (size_t k = 0; d && k < sizeof keys / sizeof keys[0]; k++) {
@@ -539,7 +549,7 @@ done:
     PyMem_Free(r.names.s);
     PyMem_Free(r.tids);
     PyMem_Free(r.begun);
-    col_t *all[] = {&bg.ev, &bg.tid, &bg.tgid, &bg.vid, &cn.ev, &cn.tgid, &cn.vid, &cn.value, &cn.zero, &t_ev, &n_ev};
+    col_t *all[] = {&bg.ev, &bg.tid, &bg.tgid, &bg.vid, &cn.ev, &cn.tgid, &cn.vid, &cn.value, &cn.zero, &t_ev, &n_ev, &ends};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         PyMem_Free(all[k]->v);
     for (int k = 0; k < 11; k++)
@@ -642,7 +652,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"split", a_split, METH_VARARGS,
-     "split(buf, pr_ev, pr_off, pr_len, pr_tid, z_ev, z_code, z_off, z_len, z_tid, z_tgid, z_value, names,\n"
+     "split(buf, pr_ev, pr_off, pr_len, pr_tid, z_ev, z_flag, z_off, z_len, z_tid, z_pid, z_value, names,\n"
      "tgid_of, empty) -> dict: perfetto_atrace_columns.split_python's columns."},
     {"counters", a_counters, METH_VARARGS,
      "counters(table, listed, tgid, vid, ts, value, n, cap): the first n points into table, in order."},

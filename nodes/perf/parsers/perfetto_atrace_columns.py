@@ -190,9 +190,10 @@ def split(joined: bytes, buf: np.ndarray, pr: tuple, zero: tuple, names: dict, t
     when it is built, else :func:`split_python`, its reference.
 
     ``pr``: the print events' (event index, line offset, line length, tid); ``zero``: the zero
-    begins and counters' (event index, BEGIN or COUNTER, name offset, name length, tid, tgid,
-    value). Event indices ascend within each. Returns ``shape`` (per print line: REST, BEGIN,
-    COUNTER or END), ``rest_c`` (lines beginning with ``C`` left to the line parser), ``listed``
+    events' (event index, flag, name offset, name length, tid, pid, value), flag, pid and value
+    as their varints (int64 views). Event indices ascend within each. Returns ``shape`` (per
+    print line: REST, BEGIN, COUNTER or END), ``ends`` (the print and zero ends' event indices),
+    ``rest_c`` (lines beginning with ``C`` left to the line parser), ``listed``
     (the run's begin and counter names, str — or bytes, a zero event's name that is not UTF-8;
     a begin's empty name is ``empty``), the begins ``b_ev``/``b_tid``/``b_tgid``/``b_vid`` (name
     as index into ``listed``) and counters ``c_ev``/``c_tgid``/``c_vid``/``c_value``/``c_zero``
@@ -204,7 +205,8 @@ def split(joined: bytes, buf: np.ndarray, pr: tuple, zero: tuple, names: dict, t
     c64 = np.ascontiguousarray
     r = NATIVE.split(joined, *(c64(a, np.int64) for a in pr), *(c64(a, np.int64) for a in zero), names, tgid_of,
                      empty)
-    for k in ("b_ev", "b_tid", "b_tgid", "b_vid", "c_ev", "c_tgid", "c_vid", "c_value", "c_zero", "t_ev", "n_ev"):
+    for k in ("b_ev", "b_tid", "b_tgid", "b_vid", "c_ev", "c_tgid", "c_vid", "c_value", "c_zero", "t_ev", "n_ev",
+              "ends"):
         r[k] = np.frombuffer(r[k], np.int64)
     r["shape"] = np.frombuffer(r["shape"], np.int8)
     return r
@@ -214,7 +216,11 @@ def split_python(joined: bytes, buf: np.ndarray, pr: tuple, zero: tuple, names: 
                  empty: str) -> dict:
     """:func:`split` with numpy (:func:`print_lines`, :func:`intern`, :func:`first_of`)."""
     pr_ev, pr_off, pr_len, pr_tid = (np.asarray(a, np.int64) for a in pr)
-    z_ev, z_code, z_off, z_len, z_tid, z_tgid, z_value = (np.asarray(a, np.int64) for a in zero)
+    z_ev, z_flag, z_off, z_len, z_tid, z_pid, z_value = (np.asarray(a, np.int64) for a in zero)
+    # the flags as perfetto_ftrace._zero_values reads them: B=1, else E=2, else C=4
+    flag, zpid = (wire.as_int32(a.view(np.uint64)) for a in (z_flag, z_pid))
+    z_tgid = np.where(zpid != 0, zpid, z_tid)
+    z_code = np.where((flag & 1) != 0, BEGIN, np.where((flag & 2) != 0, END, np.where((flag & 4) != 0, COUNTER, REST)))
     sh = print_lines(buf, pr_off, pr_len)
     shape = np.zeros(len(pr_ev), np.int8)
     shape[sh.b], shape[sh.c], shape[sh.e] = BEGIN, COUNTER, END
@@ -254,7 +260,8 @@ def split_python(joined: bytes, buf: np.ndarray, pr: tuple, zero: tuple, names: 
     t_ev, t_pairs = b_ev[at], list(zip(b_tid[at].tolist(), b_tgid[at].tolist()))
     at = first_of(b_ev, b_vid)
     at = at[np.array([listed[v] not in names for v in b_vid[at].tolist()], bool)]
-    return {"shape": shape, "rest_c": rest_c, "listed": listed, "b_ev": b_ev, "b_tid": b_tid, "b_tgid": b_tgid,
+    ends = np.sort(np.concatenate((pr_ev[sh.e], z_ev[z_code == END])))
+    return {"shape": shape, "ends": ends, "rest_c": rest_c, "listed": listed, "b_ev": b_ev, "b_tid": b_tid, "b_tgid": b_tgid,
             "b_vid": b_vid, "c_ev": c_ev, "c_tgid": c_tgid, "c_vid": c_vid, "c_value": c_value, "c_zero": c_zero,
             "t_ev": t_ev, "t_pairs": t_pairs, "n_ev": b_ev[at], "n_names": [listed[v] for v in b_vid[at].tolist()]}
 

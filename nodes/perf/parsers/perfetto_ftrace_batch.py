@@ -17,6 +17,8 @@ bulk decoder leaves alone — is read by ``FtraceState.bundle`` in its place in 
 
 from __future__ import annotations
 
+from itertools import repeat
+
 import numpy as np
 
 from nodes.perf.model import MAX_COUNTER_POINTS
@@ -341,21 +343,12 @@ def _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_up
         fp = _kind_fields(dec, e0 + pr, {2: 2})
         boff, blen = fp[2][2], fp[2][3]
     zr = where("zero")
-    zsel = ze = none
     z = (none,) * 7
     if len(zr):
         f = _kind_fields(dec, e0 + zr, {1: 0, 2: 2, 3: 0, 4: 0})
-        flag, zpid = wire.as_int32(f[1][1]), wire.as_int32(f[3][1])
-        tid = pid_all[zr]
-        tgid = np.where(zpid != 0, zpid, tid)
-        code = np.where((flag & 1) != 0, columns.BEGIN,
-                        np.where((flag & 2) != 0, columns.END, np.where((flag & 4) != 0, columns.COUNTER, 0)))
-        ze = zr[code == columns.END]
-        zsel = np.flatnonzero((code == columns.BEGIN) | (code == columns.COUNTER))
-        z = (zr[zsel], code[zsel], f[2][2][zsel], f[2][3][zsel], tid[zsel], tgid[zsel], wire.as_int64(f[4][1])[zsel])
+        z = (zr, wire.as_int64(f[1][1]), f[2][2], f[2][3], pid_all[zr], wire.as_int64(f[3][1]), wire.as_int64(f[4][1]))
     s = columns.split(joined, buf, (pr, boff, blen, pid_all[pr]), z, names, state.tgid_of, _EMPTY)
-    shape = s["shape"]
-    ends = np.concatenate((pr[shape == columns.END], ze))
+    shape, ends = s["shape"], s["ends"]
     if len(ends):
         at_rows.append((key(bundle_all[ends], 2, pos_all[ends]), pid_all[ends], ts_all[ends],
                         np.full(len(ends), 2, np.int8), np.zeros(len(ends), np.int64)))
@@ -367,11 +360,13 @@ def _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_up
         parts.append((pr[rest], 0, [joined[o:o + n].decode("utf-8", "replace")
                                     for o, n in zip(boff[rest].tolist(), blen[rest].tolist())]))
     if not counters_here:  # the zero counters go through the loop too
-        zc = zsel[z[1] == columns.COUNTER]
+        zc = s["c_ev"][s["c_zero"] == 1]
         if len(zc):
-            name = f[2][2][zc], f[2][3][zc]
-            parts.append((zr[zc], 1, list(zip(flag[zc].tolist(), _strings(dec, *name), zpid[zc].tolist(),
-                                              wire.as_int64(f[4][1])[zc].tolist()))))
+            at = np.searchsorted(zr, zc)
+            flag, zpid = (wire.as_int32(z[k][at].view(np.uint64)).tolist() for k in (1, 5))
+            listed = s["listed"]
+            names_c = [listed[v] for v in s["c_vid"][s["c_zero"] == 1].tolist()]
+            parts.append((zc, 1, list(zip(flag, names_c, zpid, s["c_value"][s["c_zero"] == 1].tolist()))))
     b_ev = s["b_ev"]
     if len(b_ev):
         parts.append((s["t_ev"], 4, s["t_pairs"]))
@@ -406,7 +401,8 @@ def _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_up
         raise
     store_counters(len(c_ev))
     if len(b_ev):
-        ids = np.array([names.get(v, -1) for v in s["listed"]], np.int64)
+        listed = s["listed"]
+        ids = np.fromiter(map(names.get, listed, repeat(-1, len(listed))), np.int64, len(listed))
         at_rows.append((key(bundle_all[b_ev], 2, pos_all[b_ev]), s["b_tid"], ts_all[b_ev],
                         np.full(len(b_ev), 1, np.int8), ids[s["b_vid"]]))
 
