@@ -549,7 +549,8 @@ done:
     PyMem_Free(r.names.s);
     PyMem_Free(r.tids);
     PyMem_Free(r.begun);
-    col_t *all[] = {&bg.ev, &bg.tid, &bg.tgid, &bg.vid, &cn.ev, &cn.tgid, &cn.vid, &cn.value, &cn.zero, &t_ev, &n_ev, &ends};
+    col_t *all[] = {&bg.ev, &bg.tid, &bg.tgid, &bg.vid, &cn.ev, &cn.tgid, &cn.vid, &cn.value, &cn.zero,
+                    &t_ev, &n_ev, &ends};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         PyMem_Free(all[k]->v);
     for (int k = 0; k < 11; k++)

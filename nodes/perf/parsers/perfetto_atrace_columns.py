@@ -261,8 +261,9 @@ def split_python(joined: bytes, buf: np.ndarray, pr: tuple, zero: tuple, names: 
     at = first_of(b_ev, b_vid)
     at = at[np.array([listed[v] not in names for v in b_vid[at].tolist()], bool)]
     ends = np.sort(np.concatenate((pr_ev[sh.e], z_ev[z_code == END])))
-    return {"shape": shape, "ends": ends, "rest_c": rest_c, "listed": listed, "b_ev": b_ev, "b_tid": b_tid, "b_tgid": b_tgid,
-            "b_vid": b_vid, "c_ev": c_ev, "c_tgid": c_tgid, "c_vid": c_vid, "c_value": c_value, "c_zero": c_zero,
+    return {"shape": shape, "ends": ends, "rest_c": rest_c, "listed": listed, "b_ev": b_ev, "b_tid": b_tid,
+            "b_tgid": b_tgid, "b_vid": b_vid, "c_ev": c_ev, "c_tgid": c_tgid, "c_vid": c_vid, "c_value": c_value,
+            "c_zero": c_zero,
             "t_ev": t_ev, "t_pairs": t_pairs, "n_ev": b_ev[at], "n_names": [listed[v] for v in b_vid[at].tolist()]}
 
 
