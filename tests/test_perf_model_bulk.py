@@ -103,3 +103,22 @@ def test_add_thread_state_totals_is_add_thread_state(rows_):
                 one.add_thread_state(*key, s, v / 1000.0)
     bulk.add_thread_state_totals([k for k, _ in rows_], [t for _, t in rows_], states)
     assert repr(_store(one)) == repr(_store(bulk))
+
+
+wide_rows = st.lists(st.tuples(st.sampled_from([-(1 << 62), 1, 1 << 62]), st.sampled_from([-(1 << 62), 2, 1 << 62]),
+                               st.floats(-1e6, 1e6, allow_nan=False), st.floats(-10, 10, allow_nan=False),
+                               st.integers(-len(NAMES), len(NAMES) - 1)), max_size=30)
+
+
+@settings(max_examples=100, deadline=None)
+@given(wide_rows)
+def test_add_slice_rows_of_ids_too_wide_for_one_sort_key(rs):
+    """pid × tid ranges beyond int64 (the rows are then ordered by a lexsort); a negative name
+    id names what ``names[i]`` names."""
+    one, bulk = _fresh(100), _fresh(100)
+    for p, t, ts, dur, n in rs:
+        one.add_slice(p, t, ts, dur, NAMES[n])
+    cols = list(zip(*rs)) if rs else [[], [], [], [], []]
+    bulk.add_slice_rows(np.array(cols[0], np.int64), np.array(cols[1], np.int64), np.array(cols[2], float),
+                        np.array(cols[3], float), np.array(cols[4], np.int64), NAMES)
+    assert repr(_store(one)) == repr(_store(bulk))
