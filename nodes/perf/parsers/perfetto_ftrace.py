@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nodes.perf.model import MAX_COUNTER_POINTS, MAX_OPEN_SLICES, PerfData
-from nodes.perf.parsers.perfetto_binder import BinderState
+from nodes.perf.parsers.perfetto_binder import BinderState, pids_of
 from nodes.perf.parsers.perfetto_binder_calls import pair_calls
 from nodes.perf.parsers.perfetto_cpu import CpuState
 from nodes.perf.parsers.perfetto_ftrace_batch import read_batch
@@ -407,8 +407,10 @@ class FtraceState:
             data.add_slice_rows(pids, p.tid, p.t0 / 1000.0, (p.t1 - p.t0) / 1000.0, p.nid, names)
         self.atrace = AtraceLog()
         binder = self.binder.columns()
-        pair_calls(self.binder, data, lambda t: self.pid_for(t, known_tgid), binder)
-        self.binder.finish(data, lambda t: self.pid_for(t, known_tgid), binder)
+        binder_pid_for = lambda t: self.pid_for(t, known_tgid)  # noqa: E731
+        pids = None if binder is None else pids_of(binder[2], binder_pid_for)  # asked once for both
+        pair_calls(self.binder, data, binder_pid_for, binder, pids)
+        self.binder.finish(data, binder_pid_for, binder, pids)
         if self.binder.dropped:
             data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
         for tgid, tid, ts, name in self.instants:
