@@ -122,3 +122,42 @@ def test_add_slice_rows_of_ids_too_wide_for_one_sort_key(rs):
     bulk.add_slice_rows(np.array(cols[0], np.int64), np.array(cols[1], np.int64), np.array(cols[2], float),
                         np.array(cols[3], float), np.array(cols[4], np.int64), NAMES)
     assert repr(_store(one)) == repr(_store(bulk))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.tuples(st.integers(1, 3), st.sampled_from(["mem.rss", "mem.swap"])),
+                          st.lists(st.tuples(st.floats(0, 10), st.floats(0, 10)), max_size=3)), max_size=8))
+def test_add_memory_series_many_is_add_memory_series_in_turn(series):
+    one, bulk = PerfData("x", "x"), PerfData("x", "x")
+    one.add_memory_series(2, "mem.rss", [(0.0, 1.0)])
+    bulk.add_memory_series(2, "mem.rss", [(0.0, 1.0)])
+    for (pid, name), pts in series:
+        one.add_memory_series(pid, name, pts)
+    bulk.add_memory_series_many(series)
+    assert list(one.memory.items()) == list(bulk.memory.items())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b"]),
+                          st.lists(st.tuples(st.one_of(st.floats(-10, 10), st.just(math.nan), st.just(-0.0)),
+                                             st.floats(-5, 5)), max_size=6),
+                          st.sampled_from([None, "", "KB"])), max_size=6),
+       st.integers(0, 8), st.booleans())
+def test_add_counter_points_is_add_counter_in_turn(series, full, bounded):
+    import nodes.perf.model as model
+
+    one, bulk = PerfData("x", "x"), PerfData("x", "x")
+    for pd in (one, bulk):
+        if bounded:
+            pd.extend_bounds(0.0, 0.0)
+    old = model.MAX_COUNTER_POINTS
+    model.MAX_COUNTER_POINTS = full  # a small cap, so that some series fill up
+    try:
+        for name, pts, unit in series:
+            for t, v in pts:
+                one.add_counter(name, t, v, unit)
+            bulk.add_counter_points(name, pts, unit)
+    finally:
+        model.MAX_COUNTER_POINTS = old
+    assert repr((dict(one.counters), one.counter_units, one.start_us, one.end_us)) == \
+        repr((dict(bulk.counters), bulk.counter_units, bulk.start_us, bulk.end_us))

@@ -859,6 +859,25 @@ class PerfData:
             self.counter_units[name] = unit
         self.extend_bounds(ts_us, ts_us)
 
+    def add_counter_points(self, name: str, points: Sequence[tuple[float, float]], unit: str | None = None) -> None:
+        """:meth:`add_counter` for each ``(ts µs, value)`` of ``points`` in turn (values are
+        numbers), in one step: the first points up to :data:`MAX_COUNTER_POINTS` kept, the
+        bounds widened over all of them."""
+        if not points:
+            return
+        pts = self.counters.setdefault(name, [])
+        room = MAX_COUNTER_POINTS - len(pts)
+        if room > 0:
+            pts.extend([(t, float(v)) for t, v in points[:room]])
+        if unit:
+            self.counter_units[name] = unit
+        ts = [t for t, _ in points]
+        if any(t != t for t in ts):  # NaN: the bounds as point after point leaves them
+            for t in ts:
+                self.extend_bounds(t, t)
+        else:
+            self.extend_bounds(min(ts), max(ts))
+
     def add_frame(self, frame: Frame) -> None:
         self._count()
         self.frames.append(frame)
@@ -911,6 +930,11 @@ class PerfData:
     def add_memory_series(self, pid: int, name: str, points: list[tuple[float, float]]) -> None:
         """One process's memory counter, (ts µs, value) in time order."""
         self.memory[(pid, name)] = points
+
+    def add_memory_series_many(self, series: Iterable[tuple[tuple[int, str], list[tuple[float, float]]]]) -> None:
+        """:meth:`add_memory_series` for each ``((pid, name), points)`` in turn, in one step: for a
+        reader with tens of thousands of short series (a process_stats snapshot per process)."""
+        self.memory.update(series)
 
     def add_lmk_kills(self, kills: Iterable[tuple[float, int]]) -> None:
         """lmkd kills, (ts µs, pid killed); kept in time order."""
