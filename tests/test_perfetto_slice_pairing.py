@@ -95,3 +95,19 @@ def test_vectorised_pairing_of_times_too_wide_for_one_sort_key(events):
     assert (unmatched, unfinished) == (w_unmatched, w_unfinished)
     assert [(t, list(zip(a.tolist(), b.tolist(), c.tolist())), list(zip(d.tolist(), e.tolist())))
             for t, a, b, c, d, e in got] == want
+
+
+def test_pairing_of_stacks_deeper_than_the_radix_sort_key():
+    """Depths beyond int16 take the int64 sort (perfetto_slices.pair_rows): same slices."""
+    log = AtraceLog()
+    deep = 40_000
+    for i in range(deep):
+        log.push(1, i, 1, i % 7)
+        log.push(2, i, 1 if i % 3 else 2, 3)
+    for i in range(deep - 5):
+        log.push(1, deep + i, 2)
+    want, w_unmatched, w_unfinished = _pair_reference(log)
+    got, unmatched, unfinished = pair(log)
+    assert (unmatched, unfinished) == (w_unmatched, w_unfinished)
+    assert [(t, list(zip(a.tolist(), b.tolist(), c.tolist())), list(zip(d.tolist(), e.tolist())))
+            for t, a, b, c, d, e in got] == want

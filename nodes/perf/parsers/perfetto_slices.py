@@ -151,13 +151,14 @@ def pair_rows(log: AtraceLog) -> Paired:
     has_open = before > 0
     matched = has_open & ~is_b
     unmatched = int(np.count_nonzero(~is_b)) - int(np.count_nonzero(matched))
-    # a B opens the level it reaches, a matched E closes the level it leaves: sorted by (thread,
-    # level), position breaking ties, every E follows its own B
+    # a B opens the level it reaches, a matched E closes the level it leaves: sorted by level,
+    # position breaking ties, a thread's events of one level are together (its rows are) and
+    # every E follows its own B
     pos = np.flatnonzero(is_b | has_open)
     level = before[pos] + is_b[pos]
     del before, has_open
-    levels = int(level.max()) + 1 if len(level) else 1
-    level += seg[pos] * levels
+    if not len(level) or int(level.max()) < 1 << 15:
+        level = level.astype(np.int16)  # the usual depths: numpy's stable sort is a radix sort
     by = pos[np.argsort(level, kind="stable")]
     del level, pos
     closes = np.flatnonzero(matched[by])
