@@ -161,3 +161,28 @@ def test_add_counter_points_is_add_counter_in_turn(series, full, bounded):
         model.MAX_COUNTER_POINTS = old
     assert repr((dict(one.counters), one.counter_units, one.start_us, one.end_us)) == \
         repr((dict(bulk.counters), bulk.counter_units, bulk.start_us, bulk.end_us))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 4), st.integers(1, 4), st.sampled_from([None, "", "x"]),
+                          st.sampled_from([None, True, False])), max_size=12),
+       st.dictionaries(st.integers(1, 5), st.sampled_from(["", "comm", "other"])))
+def test_name_threads_is_set_thread_name_and_mark_main_thread_per_thread(threads, comm):
+    one, bulk = PerfData("x", "x"), PerfData("x", "x")
+    for pd in (one, bulk):
+        for pid, tid, name, main in threads:
+            if name is not None:
+                pd.set_thread_name(pid, tid, name)
+            else:
+                pd.thread(pid, tid)
+            if main:
+                pd.mark_main_thread(pid, tid)
+            elif main is False:
+                pd.thread(pid, tid).is_main = False
+    for (pid, tid), info in list(one.threads.items()):
+        if not info.name and comm.get(tid):
+            one.set_thread_name(pid, tid, comm[tid])
+        if pid == tid and info.is_main is None:
+            one.mark_main_thread(pid, tid)
+    bulk.name_threads(comm)
+    assert repr(list(one.threads.items())) == repr(list(bulk.threads.items()))

@@ -199,13 +199,7 @@ class _TraceReader:
         for tid in others.keys() - known.keys():
             known[tid] = others[tid]
         self.ftrace.finish(data, known)
-        for (pid, tid), info in data.threads.items():
-            if not info.name:
-                comm = self.ftrace.comm.get(tid)
-                if comm:
-                    data.set_thread_name(pid, tid, comm)
-            if pid == tid and info.is_main is None:
-                data.mark_main_thread(pid, tid)
+        data.name_threads(self.ftrace.comm)
         self.frames.finish(data)
         self.power.finish(data)
         self.ftrace.cpu.finish(data)
