@@ -103,3 +103,86 @@ def test_add_thread_state_totals_is_add_thread_state(rows_):
                 one.add_thread_state(*key, s, v / 1000.0)
     bulk.add_thread_state_totals([k for k, _ in rows_], [t for _, t in rows_], states)
     assert repr(_store(one)) == repr(_store(bulk))
+
+
+wide_rows = st.lists(st.tuples(st.sampled_from([-(1 << 62), 1, 1 << 62]), st.sampled_from([-(1 << 62), 2, 1 << 62]),
+                               st.floats(-1e6, 1e6, allow_nan=False), st.floats(-10, 10, allow_nan=False),
+                               st.integers(-len(NAMES), len(NAMES) - 1)), max_size=30)
+
+
+@settings(max_examples=100, deadline=None)
+@given(wide_rows)
+def test_add_slice_rows_of_ids_too_wide_for_one_sort_key(rs):
+    """pid × tid ranges beyond int64 (the rows are then ordered by a lexsort); a negative name
+    id names what ``names[i]`` names."""
+    one, bulk = _fresh(100), _fresh(100)
+    for p, t, ts, dur, n in rs:
+        one.add_slice(p, t, ts, dur, NAMES[n])
+    cols = list(zip(*rs)) if rs else [[], [], [], [], []]
+    bulk.add_slice_rows(np.array(cols[0], np.int64), np.array(cols[1], np.int64), np.array(cols[2], float),
+                        np.array(cols[3], float), np.array(cols[4], np.int64), NAMES)
+    assert repr(_store(one)) == repr(_store(bulk))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.tuples(st.integers(1, 3), st.sampled_from(["mem.rss", "mem.swap"])),
+                          st.lists(st.tuples(st.floats(0, 10), st.floats(0, 10)), max_size=3)), max_size=8))
+def test_add_memory_series_many_is_add_memory_series_in_turn(series):
+    one, bulk = PerfData("x", "x"), PerfData("x", "x")
+    one.add_memory_series(2, "mem.rss", [(0.0, 1.0)])
+    bulk.add_memory_series(2, "mem.rss", [(0.0, 1.0)])
+    for (pid, name), pts in series:
+        one.add_memory_series(pid, name, pts)
+    bulk.add_memory_series_many(series)
+    assert list(one.memory.items()) == list(bulk.memory.items())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b"]),
+                          st.lists(st.tuples(st.one_of(st.floats(-10, 10), st.just(math.nan), st.just(-0.0)),
+                                             st.floats(-5, 5)), max_size=6),
+                          st.sampled_from([None, "", "KB"])), max_size=6),
+       st.integers(0, 8), st.booleans())
+def test_add_counter_points_is_add_counter_in_turn(series, full, bounded):
+    import nodes.perf.model as model
+
+    one, bulk = PerfData("x", "x"), PerfData("x", "x")
+    for pd in (one, bulk):
+        if bounded:
+            pd.extend_bounds(0.0, 0.0)
+    old = model.MAX_COUNTER_POINTS
+    model.MAX_COUNTER_POINTS = full  # a small cap, so that some series fill up
+    try:
+        for name, pts, unit in series:
+            for t, v in pts:
+                one.add_counter(name, t, v, unit)
+            bulk.add_counter_points(name, pts, unit)
+    finally:
+        model.MAX_COUNTER_POINTS = old
+    assert repr((dict(one.counters), one.counter_units, one.start_us, one.end_us)) == \
+        repr((dict(bulk.counters), bulk.counter_units, bulk.start_us, bulk.end_us))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 4), st.integers(1, 4), st.sampled_from([None, "", "x"]),
+                          st.sampled_from([None, True, False])), max_size=12),
+       st.dictionaries(st.integers(1, 5), st.sampled_from(["", "comm", "other"])))
+def test_name_threads_is_set_thread_name_and_mark_main_thread_per_thread(threads, comm):
+    one, bulk = PerfData("x", "x"), PerfData("x", "x")
+    for pd in (one, bulk):
+        for pid, tid, name, main in threads:
+            if name is not None:
+                pd.set_thread_name(pid, tid, name)
+            else:
+                pd.thread(pid, tid)
+            if main:
+                pd.mark_main_thread(pid, tid)
+            elif main is False:
+                pd.thread(pid, tid).is_main = False
+    for (pid, tid), info in list(one.threads.items()):
+        if not info.name and comm.get(tid):
+            one.set_thread_name(pid, tid, comm[tid])
+        if pid == tid and info.is_main is None:
+            one.mark_main_thread(pid, tid)
+    bulk.name_threads(comm)
+    assert repr(list(one.threads.items())) == repr(list(bulk.threads.items()))

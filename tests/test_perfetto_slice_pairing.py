@@ -76,3 +76,38 @@ def test_atrace_slices_and_open_ones_at_the_event_cap():
     ft2.finish(whole, {})
     assert [t for _, _, _, t in whole.open_slices] == ["a", "b", "a", "a"]
     assert list(whole.slices) == [(1, 1), (3, 3)]
+
+
+wide_event = st.tuples(st.integers(1, 6), st.sampled_from([-(1 << 61) + 1, -5, 0, 3, 1 << 40, (1 << 61) - 1]),
+                       st.sampled_from([1, 2]), st.integers(0, 5))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(wide_event, max_size=40))
+def test_vectorised_pairing_of_times_too_wide_for_one_sort_key(events):
+    """Threads × time span beyond int64: the pairing sorts by (tid, time) and reorders the
+    threads after (perfetto_slices._thread_order), with the same result."""
+    log = AtraceLog()
+    for tid, ts, code, nid in events:
+        log.push(tid, ts, code, nid if code == 1 else 0)
+    want, w_unmatched, w_unfinished = _pair_reference(log)
+    got, unmatched, unfinished = pair(log)
+    assert (unmatched, unfinished) == (w_unmatched, w_unfinished)
+    assert [(t, list(zip(a.tolist(), b.tolist(), c.tolist())), list(zip(d.tolist(), e.tolist())))
+            for t, a, b, c, d, e in got] == want
+
+
+def test_pairing_of_stacks_deeper_than_the_radix_sort_key():
+    """Depths beyond int16 take the int64 sort (perfetto_slices.pair_rows): same slices."""
+    log = AtraceLog()
+    deep = 40_000
+    for i in range(deep):
+        log.push(1, i, 1, i % 7)
+        log.push(2, i, 1 if i % 3 else 2, 3)
+    for i in range(deep - 5):
+        log.push(1, deep + i, 2)
+    want, w_unmatched, w_unfinished = _pair_reference(log)
+    got, unmatched, unfinished = pair(log)
+    assert (unmatched, unfinished) == (w_unmatched, w_unfinished)
+    assert [(t, list(zip(a.tolist(), b.tolist(), c.tolist())), list(zip(d.tolist(), e.tolist())))
+            for t, a, b, c, d, e in got] == want

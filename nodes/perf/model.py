@@ -492,6 +492,22 @@ class ImportEntry(Result, kw_only=True):
     file: str | None = None
 
 
+def _thread_rows(pid, tid):
+    """The stable order of rows by (pid, tid): one int64 key when the ranges fit, else a lexsort."""
+    import numpy as np
+
+    if not len(pid):
+        return np.zeros(0, np.int64)
+    p0, t0 = int(pid.min()), int(tid.min())
+    span = int(tid.max()) - t0 + 1
+    if (int(pid.max()) - p0 + 1) * span < 1 << 63:
+        key = pid - p0
+        key *= span
+        key += tid - t0
+        return np.argsort(key, kind="stable")
+    return np.lexsort((tid, pid))
+
+
 class PerfData:
     """A reader's output, one store per kind of data.
 
@@ -641,6 +657,18 @@ class PerfData:
     def mark_main_thread(self, pid: int, tid: int) -> None:
         self.thread(pid, tid).is_main = True
 
+    def name_threads(self, comm: dict[int, str]) -> None:
+        """For every thread: :meth:`set_thread_name` with ``comm[tid]`` when it has no name and
+        ``comm`` has a non-empty one, and :meth:`mark_main_thread` when ``pid == tid`` and it is
+        not marked either way — in one pass (a Perfetto trace has tens of thousands of threads)."""
+        for (pid, tid), info in self.threads.items():
+            if not info.name:
+                name = comm.get(tid)
+                if name:
+                    info.name = name
+            if pid == tid and info.is_main is None:
+                info.is_main = True
+
     def extend_bounds(self, ts_us: float, end_us: float) -> None:
         """Widen the data's time bounds to cover ``ts_us``…``end_us``."""
         if self.start_us is None or ts_us < self.start_us:
@@ -750,29 +778,42 @@ class PerfData:
         dur = np.asarray(dur_us, np.float64)[:k]
         dur = np.where(dur > 0.0, dur, 0.0)  # as max(0.0, d): NaN and -0.0 become 0.0 too
         name = np.asarray(name, np.int64)[:k]
-        used, first = np.unique(name, return_index=True)
-        ids = np.empty(len(used), np.dtype("l"))  # the name column's type (array "l")
+        # names interned in the order of their first row: each distinct id's first row, by ufunc.at
+        # over the ids (they index ``names``: a few thousand, not the rows)
+        m = len(names)
+        name = np.where(name < 0, name + m, name)  # names[-1] is names[m - 1], as a list indexes
+        if k and (int(name.min()) < 0 or int(name.max()) >= m):
+            raise IndexError("add_slice_rows: a name id outside names")
+        first = np.full(m, k, np.int64)
+        np.minimum.at(first, name, np.arange(k, dtype=np.int64))
+        used = np.flatnonzero(first < k)
+        ids = np.zeros(m, np.dtype("l"))  # the name column's type (array "l")
         intern = self.intern
-        for j in np.argsort(first, kind="stable").tolist():
-            ids[j] = intern(names[int(used[j])])
-        nid = ids[np.searchsorted(used, name)]
-        order = np.lexsort((tid, pid))  # by thread; stable, so each thread's rows stay in order
+        for j in used[np.argsort(first[used], kind="stable")].tolist():
+            ids[j] = intern(names[j])
+        nid = ids[name]
+        order = _thread_rows(pid, tid)  # by thread; stable, so each thread's rows stay in order
         P, T = pid[order], tid[order]
-        new = np.ones(k, bool)
+        new = np.empty(k, bool)
+        new[0] = True
         new[1:] = (P[1:] != P[:-1]) | (T[1:] != T[:-1])
         starts = np.flatnonzero(new)
         ends = np.append(starts[1:], k)
-        TS, DUR, NID = ts[order].tobytes(), dur[order].tobytes(), nid[order].tobytes()
+        # each thread's rows as byte ranges of the sorted columns (memoryviews: no copy per thread)
+        TS, DUR, NID = (memoryview(c[order]).cast("B") for c in (ts, dur, nid))
         f8, fl = 8, ids.itemsize
         # threads in the order of their first row (the smallest row index of each group)
-        for g in np.argsort(order[starts], kind="stable").tolist():
-            a, b = int(starts[g]), int(ends[g])
-            key = (int(P[a]), int(T[a]))
-            cols = self.slices.get(key)
+        g = np.argsort(order[starts], kind="stable")
+        slices, get, thread = self.slices, self.slices.get, self.thread
+        for p, t, a, b in zip(P[starts[g]].tolist(), T[starts[g]].tolist(), starts[g].tolist(), ends[g].tolist()):
+            key = (p, t)
+            cols = get(key)
             if cols is None:
-                cols = self.slices[key] = SliceColumns()
-                self.thread(*key)
-            cols.extend_raw(TS[a * f8:b * f8], DUR[a * f8:b * f8], NID[a * fl:b * fl])
+                cols = slices[key] = SliceColumns(array("d"), array("d"), array("l"))
+                thread(p, t)
+            cols.ts.frombytes(TS[a * f8:b * f8])
+            cols.dur.frombytes(DUR[a * f8:b * f8])
+            cols.name.frombytes(NID[a * fl:b * fl])
         self.stored += k
         self.extend_bounds(float(ts.min()), float((ts + dur).max()))
         if k < n:
@@ -830,6 +871,25 @@ class PerfData:
             self.counter_units[name] = unit
         self.extend_bounds(ts_us, ts_us)
 
+    def add_counter_points(self, name: str, points: Sequence[tuple[float, float]], unit: str | None = None) -> None:
+        """:meth:`add_counter` for each ``(ts µs, value)`` of ``points`` in turn (values are
+        numbers), in one step: the first points up to :data:`MAX_COUNTER_POINTS` kept, the
+        bounds widened over all of them."""
+        if not points:
+            return
+        pts = self.counters.setdefault(name, [])
+        room = MAX_COUNTER_POINTS - len(pts)
+        if room > 0:
+            pts.extend([(t, float(v)) for t, v in points[:room]])
+        if unit:
+            self.counter_units[name] = unit
+        ts = [t for t, _ in points]
+        if any(t != t for t in ts):  # NaN: the bounds as point after point leaves them
+            for t in ts:
+                self.extend_bounds(t, t)
+        else:
+            self.extend_bounds(min(ts), max(ts))
+
     def add_frame(self, frame: Frame) -> None:
         self._count()
         self.frames.append(frame)
@@ -882,6 +942,11 @@ class PerfData:
     def add_memory_series(self, pid: int, name: str, points: list[tuple[float, float]]) -> None:
         """One process's memory counter, (ts µs, value) in time order."""
         self.memory[(pid, name)] = points
+
+    def add_memory_series_many(self, series: Iterable[tuple[tuple[int, str], list[tuple[float, float]]]]) -> None:
+        """:meth:`add_memory_series` for each ``((pid, name), points)`` in turn, in one step: for a
+        reader with tens of thousands of short series (a process_stats snapshot per process)."""
+        self.memory.update(series)
 
     def add_lmk_kills(self, kills: Iterable[tuple[float, int]]) -> None:
         """lmkd kills, (ts µs, pid killed); kept in time order."""

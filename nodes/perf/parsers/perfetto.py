@@ -192,18 +192,14 @@ class _TraceReader:
     def finish(self, report: StreamReport) -> None:
         self.flush()
         data = self.data
-        known: dict[int, int] = {}
-        known.update(self.ftrace.tgid_of)
-        known.update(self.track_events.tgid_of)
-        known.update(self.system.tgid_of)
+        # tid → tgid, process_stats first, then track events, then ftrace: a copy of the largest
+        # (process_stats: every thread of every snapshot) with the others' tids it lacks
+        known: dict[int, int] = dict(self.system.tgid_of)
+        others = {**self.ftrace.tgid_of, **self.track_events.tgid_of}
+        for tid in others.keys() - known.keys():
+            known[tid] = others[tid]
         self.ftrace.finish(data, known)
-        for (pid, tid), info in data.threads.items():
-            if not info.name:
-                comm = self.ftrace.comm.get(tid)
-                if comm:
-                    data.set_thread_name(pid, tid, comm)
-            if pid == tid and info.is_main is None:
-                data.mark_main_thread(pid, tid)
+        data.name_threads(self.ftrace.comm)
         self.frames.finish(data)
         self.power.finish(data)
         self.ftrace.cpu.finish(data)
@@ -235,16 +231,14 @@ class _TraceReader:
                 by_slices[pid] += len(cols)
             focus = [pid for pid, _ in by_slices.most_common(_COUNTER_PROCESSES)]
         wanted = set(focus)
-        dropped = 0
-        for (pid, name), pts in sorted(series.items(), key=lambda kv: (kv[0][0] is not None, str(kv[0]))):
-            if pid is not None and pid not in wanted:
-                dropped += 1
-                continue
+        # the other processes' series (most of them) are counted, not sorted
+        kept = [kv for kv in series.items() if kv[0][0] is None or kv[0][0] in wanted]
+        dropped = len(series) - len(kept)
+        for (pid, name), pts in sorted(kept, key=lambda kv: (kv[0][0] is not None, str(kv[0]))):
             label = name
             if pid is not None:
                 label = f"{name}: {data.processes.get(pid, 'pid')} ({pid})"
-            for ts, value in sorted(pts):
-                data.add_counter(label, ts / 1000.0, value, units.get((pid, name)))
+            data.add_counter_points(label, [(ts / 1000.0, value) for ts, value in sorted(pts)], units.get((pid, name)))
         if dropped:
             data.meta.note("perfetto.counters_other_processes", str(dropped))
 

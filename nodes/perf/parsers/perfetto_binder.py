@@ -60,15 +60,30 @@ def sorted_columns(events: list[tuple[int, int, int, int, int, int]]):
     ts = a[:, 0]
     if int(ts.max()) >= SAFE_NS or int(ts.min()) <= -SAFE_NS:
         return None
-    order = np.lexsort(a.T[::-1])  # ts first, then every other field, as tuples compare
+    order = tuple_order(a)
     return tuple(np.ascontiguousarray(a[order, c]) for c in range(6))
+
+
+def tuple_order(a: np.ndarray) -> np.ndarray:
+    """The stable order of the rows of ``a`` (n × 6 int64) as ``sorted`` orders them as tuples:
+    ``np.lexsort(a.T[::-1])``, in one stable sort by time — the other fields only decide among
+    rows of the same time, so only those rows are sorted by them."""
+    order = np.argsort(a[:, 0], kind="stable")
+    t = a[order, 0]
+    tie = np.flatnonzero(t[1:] == t[:-1])
+    if len(tie):
+        rows = np.union1d(tie, tie + 1)  # positions in ``order`` within a run of equal times
+        sub = a[order[rows]]
+        # the runs stay where they are (time first); within each, the rows by every field
+        order[rows] = order[rows][np.lexsort(sub.T[::-1])]
+    return order
 
 
 def previous_in_group(key: np.ndarray, among: np.ndarray) -> np.ndarray:
     """For each row, the index of the row before it (in row order) with the same ``key`` among
     the rows where ``among`` is set; -1 where there is none."""
     idx = np.flatnonzero(among)
-    g = idx[np.lexsort((idx, key[idx]))]  # by key, then row order
+    g = idx[np.argsort(key[idx], kind="stable")]  # by key, then row order (idx ascends)
     prev = np.full(len(key), -1, np.int64)
     same = key[g[1:]] == key[g[:-1]]
     prev[g[1:][same]] = g[:-1][same]
@@ -175,7 +190,7 @@ class BinderState:
         ts = a[:, 0]
         if int(ts.max()) >= SAFE_NS or int(ts.min()) <= -SAFE_NS:
             return None
-        order = np.lexsort(a.T[::-1])
+        order = tuple_order(a)
         return tuple(np.ascontiguousarray(a[order, c]) for c in range(6))
 
     def transaction(self, ts: int, tid: int, ev) -> None:
@@ -190,9 +205,10 @@ class BinderState:
         else:
             self.dropped += 1
 
-    def finish(self, data: PerfData, pid_for: Callable[[int], int], columns=None) -> None:
+    def finish(self, data: PerfData, pid_for: Callable[[int], int], columns=None, pids=None) -> None:
         """Pair the events in time order and add the slices to ``data`` (``columns``: what
-        :func:`sorted_columns` made of the events, when the caller has them)."""
+        :func:`sorted_columns` made of the events, when the caller has them; ``pids``: the
+        process of each of their rows, :func:`pids_of` the tid column, likewise)."""
         cols = self.columns() if columns is None else columns
         if cols is None:
             self.events = self.all_events()
@@ -200,6 +216,8 @@ class BinderState:
             self._finish_reference(data, pid_for)
             return
         ts, kind, tid, did, reply, flags = cols
+        if pids is None:
+            pids = pids_of(tid, pid_for)
         send = kind == _SEND
         left = np.where(reply != 0, _K_REPLY, np.where(flags & TF_ONE_WAY, _K_ASYNC, _K_SYNC))
         # a receipt takes what the event before it of its debug_id left, if that was a send
@@ -224,13 +242,14 @@ class BinderState:
         e_pos, e_tid, e_name, e_t0, e_t1, self.unfinished = closed
         pos = np.concatenate([e_pos, a_pos])
         order = np.argsort(pos, kind="stable")  # emission order: by event, a close's slices as made
+        s_pid = pids[pos[order]]  # a slice is on the thread of the event that made it
         s_tid = np.concatenate([e_tid, tid[a_pos]])[order]
         s_name = np.concatenate([e_name, a_name])[order]
         t0 = np.concatenate([e_t0, ts[a_pos]])[order]
         t1 = np.concatenate([e_t1, ts[a_pos]])[order]
         self.events.clear()
         self.chunks, self.chunk_rows = [], 0
-        data.add_slice_rows(pids_of(s_tid, pid_for), s_tid, t0 / 1000.0, (t1 - t0) / 1000.0, s_name, _NAMES)
+        data.add_slice_rows(s_pid, s_tid, t0 / 1000.0, (t1 - t0) / 1000.0, s_name, _NAMES)
 
     def _finish_reference(self, data: PerfData, pid_for: Callable[[int], int]) -> None:
         """The event-by-event walk :meth:`finish` vectorises."""

@@ -32,14 +32,18 @@ _SEND, _RECV = 0, 1
 _TF_ONE_WAY = 0x01
 
 
-def pair_calls(binder: BinderState, data: PerfData, pid_for: Callable[[int], int], columns=None) -> None:
+def pair_calls(binder: BinderState, data: PerfData, pid_for: Callable[[int], int], columns=None,
+               pids=None) -> None:
     """The events ``binder`` (``perfetto_binder.BinderState``) kept, into ``data.binder_calls``.
-    ``columns``: what ``binder.columns()`` gave, when the caller has it."""
+    ``columns``: what ``binder.columns()`` gave, when the caller has it; ``pids``: the process of
+    each of their rows (``pids_of`` the tid column), likewise."""
     cols = binder.columns() if columns is None else columns
     if cols is None:
         _pair_calls_reference(binder.all_events(), data, pid_for)
         return
     ts, kind, tid, did, reply, flags = cols
+    if pids is None:
+        pids = pids_of(tid, pid_for)
     n = len(ts)
     send = kind == _SEND
     call = send & (reply == 0)  # every send but a reply is a call (one-way ones too)
@@ -86,8 +90,8 @@ def pair_calls(binder: BinderState, data: PerfData, pid_for: Callable[[int], int
     if len(r):
         c = slot[prev[r]]
         server_tid[c] = tid[r]
-        server_pid[c] = pids_of(tid[r], pid_for)
-    calls = list(map(BinderCall, pids_of(tid[at], pid_for).tolist(), tid[at].tolist(), ts_us.tolist(), dur.tolist(),
+        server_pid[c] = pids[r]
+    calls = list(map(BinderCall, pids[at].tolist(), tid[at].tolist(), ts_us.tolist(), dur.tolist(),
                      server_pid.tolist(), server_tid.tolist(), oneway.tolist(), replied.tolist()))
     _store(data, calls, orphan_replies, unfinished)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nodes.perf.model import MAX_COUNTER_POINTS, MAX_OPEN_SLICES, PerfData
-from nodes.perf.parsers.perfetto_binder import BinderState
+from nodes.perf.parsers.perfetto_binder import BinderState, pids_of
 from nodes.perf.parsers.perfetto_binder_calls import pair_calls
 from nodes.perf.parsers.perfetto_cpu import CpuState
 from nodes.perf.parsers.perfetto_ftrace_batch import read_batch
@@ -393,9 +393,10 @@ class FtraceState:
         # stops in, and those after, add none); threads in order, each thread's rows together
         u = np.array(p.threads, np.int64)
         by_tid = np.argsort(u)
-        place = by_tid[np.searchsorted(u[by_tid], p.tid)]  # each slice's thread, as its place in p.threads
+        # the rows come thread by thread, threads in p.threads order (pair_rows): the thread the
+        # cap stops in is that of the row at the cap
         room = max(data.max_events - data.stored, 0)
-        reached = int(place[room]) if room < len(place) else len(u)
+        reached = int(by_tid[np.searchsorted(u[by_tid], p.tid[room])]) if room < len(p.tid) else len(u)
         if len(p.open_t0):
             o_place = by_tid[np.searchsorted(u[by_tid], p.open_tid)]
             k = int(np.searchsorted(o_place, reached, side="left"))
@@ -403,12 +404,16 @@ class FtraceState:
             for tid, t, i in zip(p.open_tid[:k].tolist(), p.open_t0[:k].tolist(), p.open_nid[:k].tolist()):
                 data.add_open_slice(pid_of[tid], tid, t / 1000.0, names[i])
         if len(p.t0):
-            pids = np.array([pid_of[t] for t in p.threads], np.int64)[place]
+            heads = np.flatnonzero(np.concatenate(([True], p.tid[1:] != p.tid[:-1])))
+            counts = np.diff(np.append(heads, len(p.tid)))
+            pids = np.repeat(np.array([pid_of[t] for t in p.tid[heads].tolist()], np.int64), counts)
             data.add_slice_rows(pids, p.tid, p.t0 / 1000.0, (p.t1 - p.t0) / 1000.0, p.nid, names)
         self.atrace = AtraceLog()
         binder = self.binder.columns()
-        pair_calls(self.binder, data, lambda t: self.pid_for(t, known_tgid), binder)
-        self.binder.finish(data, lambda t: self.pid_for(t, known_tgid), binder)
+        binder_pid_for = lambda t: self.pid_for(t, known_tgid)  # noqa: E731
+        pids = None if binder is None else pids_of(binder[2], binder_pid_for)  # asked once for both
+        pair_calls(self.binder, data, binder_pid_for, binder, pids)
+        self.binder.finish(data, binder_pid_for, binder, pids)
         if self.binder.dropped:
             data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
         for tgid, tid, ts, name in self.instants:

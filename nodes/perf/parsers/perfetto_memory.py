@@ -103,8 +103,14 @@ class MemoryState:
             self._extend((pid, name), pts)
         for key, pts in memory_counters:
             self._extend(key, pts)  # as the app wrote them: "Heap size (KB)" stays in KB
-        for (pid, name), pts in self.series.items():
-            data.add_memory_series(pid, name, [(ts / 1000.0, v) for ts, v in sorted(pts)])
+        out = []
+        for key, pts in self.series.items():
+            if len(pts) == 1:  # most series: one process_stats snapshot of a process
+                (ts, v), = pts
+                out.append((key, [(ts / 1000.0, v)]))
+            else:
+                out.append((key, [(ts / 1000.0, v) for ts, v in sorted(pts)]))
+        data.add_memory_series_many(out)
         data.add_lmk_kills(kills)
         data.warn_counts(
             (self.rss_unowned, "rss_stat: {n:,} events of another process's mm_id never tied to a process, dropped"),

@@ -118,41 +118,86 @@ def pair_rows(log: AtraceLog) -> Paired:
                       cat(lambda t, rs, st: col(st, 0)), cat(lambda t, rs, st: col(st, 1)), unmatched, unfinished)
     code = np.frombuffer(log.code, np.int8)
     arg = np.frombuffer(log.arg, np.int64)
-    order = np.lexsort((ts, tid))  # by thread, time, then arrival (lexsort is stable)
-    T, TS, C, A = tid[order], ts[order], code[order], arg[order]
-    start = np.ones(n, bool)
-    start[1:] = T[1:] != T[:-1]
-    seg = np.cumsum(start) - 1
-    x = np.where(C == B, 1, -1).astype(np.int64)
-    c = np.cumsum(x)
+    order = _thread_order(tid, ts)  # rows by thread (first arrival first), time, then arrival
+    T, TS, A = tid[order], ts[order], arg[order]
+    is_b = code[order] == B
+    start = np.empty(n, bool)
+    start[0] = True
+    np.not_equal(T[1:], T[:-1], out=start[1:])
     first = np.flatnonzero(start)
-    c = c - (c[first] - x[first])[seg]  # running sum within the thread
-    big = 2 * n + 2
-    low = np.minimum.accumulate(c - seg * big) + seg * big
-    depth = c - np.minimum(low, 0)  # after each event, clamped at zero
-    before = np.where(start, 0, np.concatenate(([0], depth[:-1])))
-    is_b = x == 1
-    matched = ~is_b & (before > 0)
-    unmatched = int((~is_b & (before == 0)).sum())
-    level = np.where(is_b, depth, before)
-    pos = np.flatnonzero(is_b | matched)
-    by = pos[np.lexsort((level[pos], seg[pos]))]  # pos ascending: stable keeps it within a level
-    closes = np.flatnonzero(matched[by])  # an E in this order follows its own B
-    e_pos, b_pos = by[closes], by[closes - 1]
-    unfinished = int(is_b.sum()) - len(e_pos)
-    closed_b = np.zeros(n, bool)
-    closed_b[b_pos] = True
-    open_pos = np.flatnonzero(is_b & ~closed_b)  # in sorted order: bottom of each stack first
-    # threads in the order their first event arrived; rows by thread (that order), then as sorted
-    first_at = np.minimum.reduceat(order, first)
-    rank = np.empty(len(first), np.int64)
-    rank[np.argsort(first_at, kind="stable")] = np.arange(len(first))
+    seg = np.cumsum(start, dtype=np.int64)
+    seg -= 1
+    # depth before each event, clamped at zero: with g the running sum of +1/-1 and g0 its value
+    # before the thread's first event, the depth after an event is g - min(g0, running min of g
+    # within the thread); the running min per thread is one pass over g - seg * big
+    g = is_b.astype(np.int64)
+    g *= 2
+    g -= 1
+    np.cumsum(g, out=g)
+    g0 = g[first] - np.where(is_b[first], 1, -1)
+    shift = seg * (2 * n + 2)
+    low = g - shift
+    np.minimum.accumulate(low, out=low)
+    low += shift
+    del shift
+    np.minimum(low, g0[seg], out=low)
+    depth = np.subtract(g, low, out=g)
+    del low
+    before = np.empty(n, np.int64)
+    before[0] = 0
+    before[1:] = depth[:-1]
+    before[first] = 0
+    del depth
+    has_open = before > 0
+    matched = has_open & ~is_b
+    unmatched = int(np.count_nonzero(~is_b)) - int(np.count_nonzero(matched))
+    # a B opens the level it reaches, a matched E closes the level it leaves: sorted by level,
+    # position breaking ties, a thread's events of one level are together (its rows are) and
+    # every E follows its own B
+    pos = np.flatnonzero(is_b | has_open)
+    level = before[pos] + is_b[pos]
+    del before, has_open
+    if not len(level) or int(level.max()) < 1 << 15:
+        level = level.astype(np.int16)  # the usual depths: numpy's stable sort is a radix sort
+    by = pos[np.argsort(level, kind="stable")]
+    del level, pos
+    closes = np.flatnonzero(matched[by])
     b_of_e = np.empty(n, np.int64)
-    b_of_e[e_pos] = b_pos
-    e_pos = np.sort(e_pos)  # close order within a thread
-    e_pos = e_pos[np.argsort(rank[seg[e_pos]], kind="stable")]
-    open_pos = open_pos[np.argsort(rank[seg[open_pos]], kind="stable")]
+    b_of_e[by[closes]] = by[closes - 1]
+    e_pos = np.flatnonzero(matched)  # already by thread (that order), then close order
     b_pos = b_of_e[e_pos]
-    threads = T[first][np.argsort(first_at, kind="stable")].tolist()
+    unfinished = int(np.count_nonzero(is_b)) - len(e_pos)
+    is_b[b_pos] = False
+    open_pos = np.flatnonzero(is_b)  # the begins left: bottom of each stack first
+    threads = T[first].tolist()
     return Paired(threads, T[e_pos], TS[b_pos], TS[e_pos], A[b_pos], T[open_pos], TS[open_pos], A[open_pos],
                   unmatched, unfinished)
+
+
+def _thread_order(tid: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """The permutation that puts rows by thread — threads in the order their first row arrived —
+    then by time, ties in arrival order. Two stable sorts: by tid, then by (thread rank, time)
+    in one int64 key; when that key would not fit, by (tid, time) and the threads reordered."""
+    by_tid = np.argsort(tid, kind="stable")
+    t = tid[by_tid]
+    start = np.empty(len(t), bool)
+    start[0] = True
+    np.not_equal(t[1:], t[:-1], out=start[1:])
+    first = np.flatnonzero(start)
+    # a thread's first row in by_tid is its earliest (the sort is stable): rank threads by it
+    rank = np.empty(len(first), np.int64)
+    rank[np.argsort(by_tid[first])] = np.arange(len(first))
+    lo, hi = int(ts.min()), int(ts.max())
+    span = hi - lo + 1
+    if len(first) * span < 1 << 63:
+        key = rank[np.cumsum(start) - 1]
+        key *= span
+        key += ts[by_tid] - lo  # below len(first) * span: it fits
+        return by_tid[np.argsort(key, kind="stable")]
+    order = np.lexsort((ts, tid))
+    # the same threads' blocks, in rank order
+    sizes = np.diff(np.append(first, len(t)))
+    blocks = np.argsort(rank)
+    lens = sizes[blocks]
+    offs = np.cumsum(lens) - lens
+    return order[np.arange(len(t)) + np.repeat(first[blocks] - offs, lens)]
