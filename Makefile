@@ -15,7 +15,7 @@ $(BIN)/python:
 # After the install, bytecode for the project's own modules: an editable install compiles none,
 # and with PYTHONDONTWRITEBYTECODE set (as on these machines) every command would compile them
 # again (~0.1 s of each `perfscout analyze`).
-$(STAMP): $(BIN)/python pyproject.toml setup.py nodes/perf/parsers/_wirec.c
+$(STAMP): $(BIN)/python pyproject.toml setup.py nodes/perf/parsers/_wirec.c nodes/perf/parsers/_bundlec.c
 	$(BIN)/python -m pip install -q -e ".[dev]"
 	$(BIN)/python -m compileall -q app graph nodes >/dev/null
 	touch $(STAMP)
