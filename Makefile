@@ -10,8 +10,8 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-# The install also compiles nodes/perf/parsers/_wirec.c in place (setup.py; optional: without a
-# compiler the reader uses the numpy code), so a change to it re-runs the install.
+# The install also compiles nodes/perf/parsers/_wirec.c and _bundlec.c in place (setup.py; optional:
+# without a compiler the reader uses the numpy code and upb), so a change to them re-runs the install.
 # After the install, bytecode for the project's own modules: an editable install compiles none,
 # and with PYTHONDONTWRITEBYTECODE set (as on these machines) every command would compile them
 # again (~0.1 s of each `perfscout analyze`).
