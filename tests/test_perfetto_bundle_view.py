@@ -1,12 +1,12 @@
 """The ftrace bundle's wire check (nodes/perf/parsers/_bundlec.c via perfetto_bundle_view.py)
-against upb, the judge it replaces: whenever upb refuses a packet the check refuses it too (so
-upb still decides it), every real capture's bundles pass, and what a view hands the reader is
+against upb, the judge it replaces: a bundle upb refuses never passes the check, so the reader
+refuses exactly the packets upb refuses (upb judges the packet's other fields, and every packet
+the check is unsure of); every real capture's bundles pass, and what a view hands the reader is
 what upb's parse holds. Then the reader's whole output, with the check and without.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -57,27 +57,32 @@ def _upb(raw: bytes):
 
 
 def _agrees(raw: bytes) -> None:
-    """The check's verdict on ``raw`` against upb's: never accepted where upb refuses; where
-    accepted, the view and the rest hold what upb's full parse holds."""
-    cut = split(raw)
+    """The reader's verdict on ``raw`` (perfetto_bundle_view.parse_packet) against upb's: the
+    same; where the bundle is only viewed, the view and the rest hold what upb's parse holds.
+    And the check alone: a bundle upb refuses never passes it."""
     full = _upb(raw)
-    if full is None:
-        assert cut is None, "upb refused a packet the check accepted"
+    cut = split(raw)
+    if cut is not None:
+        try:
+            FtraceEventBundle.FromString(raw[cut[1]:cut[1] + cut[2]])
+        except DecodeError:
+            raise AssertionError("upb refused a bundle the check accepted") from None
+    try:
+        pkt, b = view.parse_packet(raw)
+    except DecodeError:
+        assert full is None, "the reader refused a packet upb accepts"
         return
-    if cut is None:
-        return  # unsure: the reader has upb parse it, as before
-    rest, *where = cut
-    b = view.BundleView(raw, *where)
-    assert full.WhichOneof("data") == "ftrace_events" or TracePacket.FromString(rest).WhichOneof("data")
-    if full.WhichOneof("data") != "ftrace_events":
-        return  # another kind written after the bundle: the reader sees it in the rest and lets upb parse
+    assert full is not None, "the reader took a packet upb refuses"
+    if b is None:
+        assert pkt == full
+        return  # unsure: upb parsed it whole, as before
+    assert full.WhichOneof("data") == "ftrace_events"
     want = full.ftrace_events
     assert (b.cpu, b.ftrace_clock, b.events) == (want.cpu, want.ftrace_clock, len(want.event))
     assert list(b.compact_sched.intern_table) == list(want.compact_sched.intern_table)
     assert b.parse() == want
-    upb_rest = TracePacket.FromString(rest)
     full.ClearField("ftrace_events")
-    assert upb_rest == full
+    assert pkt == full
 
 
 _mutation = st.tuples(st.sampled_from(["flip", "set", "insert", "delete", "cut"]), st.integers(0, 1 << 16),
@@ -165,6 +170,7 @@ def test_every_single_byte_change_of_a_real_packet(name):
 @native
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(which=st.integers(0, len(_SMALL) - 1), muts=st.lists(_mutation, min_size=1, max_size=4))
+@example(which=49, muts=[("delete", 1, 0), ("delete", 1, 0)])  # an empty bundle, the rest upb refuses
 def test_mutated_real_bundles(which, muts):
     _agrees(_mutate(_SMALL[which], muts))
 
@@ -261,21 +267,24 @@ def test_reader_output_same_with_and_without_the_check(path, damage, tmp_path, m
     checked = reader.parse(str(path))
     if damage and _PACKETS[path.name]:
         assert any("could not be decoded" in w for w in checked.warnings)
-    monkeypatch.setattr(reader, "split_bundle", None)
+    monkeypatch.setattr(view, "split", None)
     want = perfdata_digest(reader.parse(str(path)))
     assert perfdata_digest(checked) == want
-    monkeypatch.setattr(reader, "split_bundle", split)
+    monkeypatch.setattr(view, "split", split)
     monkeypatch.setattr(wire, "NATIVE", None)  # views through the numpy walk too
     assert perfdata_digest(reader.parse(str(path))) == want
 
 
 def test_env_var_turns_the_check_off():
-    code = "from nodes.perf.parsers import perfetto_bundle_view as v; print(v.split is None)"
+    """``1``: no check. Otherwise the check is on exactly when the extension imports."""
+    code = ("from nodes.perf.parsers import perfetto_bundle_view as v\n"
+            "try:\n    from nodes.perf.parsers import _bundlec\nexcept ImportError:\n    _bundlec = None\n"
+            "print(v.split is None, _bundlec is None)")
     env = dict(os.environ)
     runs = {}
     for value in ("1", "0"):
         env["PERFSCOUT_PURE_PYTHON_WIRE"] = value
         runs[value] = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
-                                     text=True, check=True).stdout.strip()
-    assert runs["1"] == "True"
-    assert runs["0"] == str(importlib.util.find_spec("nodes.perf.parsers._bundlec") is None)
+                                     text=True, check=True).stdout.split()
+    assert runs["1"][0] == "True"
+    assert runs["0"][0] == runs["0"][1]

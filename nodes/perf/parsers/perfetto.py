@@ -35,9 +35,8 @@ from nodes.perf.errors import PerfDataError
 from nodes.perf.formats import is_gzip, max_decompressed, open_input
 from nodes.perf.gc_pause import cyclic_gc_paused
 from nodes.perf.model import CapacityReached, PerfData
-from nodes.perf.parsers.perfetto_bundle_view import BundleView
+from nodes.perf.parsers.perfetto_bundle_view import BundleView, parse_packet
 from nodes.perf.parsers.perfetto_bundle_view import full as full_bundle
-from nodes.perf.parsers.perfetto_bundle_view import split as split_bundle
 from nodes.perf.parsers.perfetto_clock import BOOTTIME, ClockConverter
 from nodes.perf.parsers.perfetto_frames import FRAME_TIMELINE_FIELD, FrameTimelineState
 from nodes.perf.parsers.perfetto_ftrace import FtraceState, identity
@@ -112,26 +111,13 @@ class _TraceReader:
         )
 
     def packet(self, raw: bytes) -> None:
-        bundle = None
-        cut = split_bundle(raw) if split_bundle is not None else None
-        if cut is not None:
-            # The bundle passed the wire check (perfetto_bundle_view.py): upb parses only the
-            # packet's other fields. Unsure (a failed parse, another kind of packet data as
-            # well): upb parses the whole packet below and decides.
-            pkt = TracePacket()
-            try:
-                pkt.ParseFromString(cut[0])
-                if pkt.WhichOneof("data") is None:
-                    bundle = BundleView(raw, *cut[1:])
-            except DecodeError:
-                pass
-        if bundle is None:
-            pkt = TracePacket()
-            try:
-                pkt.ParseFromString(raw)
-            except DecodeError:
-                self.bad_packets += 1
-                return
+        try:
+            # An ftrace bundle that passes the wire check is not parsed by upb, only viewed
+            # (perfetto_bundle_view.py); upb's verdict on the packet stands either way.
+            pkt, bundle = parse_packet(raw)
+        except DecodeError:
+            self.bad_packets += 1
+            return
         try:
             self._dispatch(pkt, raw, bundle)
         except (TypeError, ValueError, KeyError, IndexError, OverflowError):

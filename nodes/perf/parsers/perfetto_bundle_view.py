@@ -20,6 +20,7 @@ import os
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import FieldDescriptor as _FD
+from google.protobuf.message import DecodeError
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import FtraceEventBundle, TracePacket
 
 # Kinds of the schema table (_bundlec.c's K_*): what a length-delimited payload must be.
@@ -121,6 +122,27 @@ class BundleView:
 
     def parse(self) -> FtraceEventBundle:
         return FtraceEventBundle.FromString(self.raw[self.off:self.off + self.size])
+
+
+def parse_packet(raw: bytes) -> tuple[TracePacket, BundleView | None]:
+    """The packet as the reader takes it: (upb's parse without the bundle, its view) when the
+    bundle passes the check, else (upb's parse of the whole packet, None). DecodeError exactly
+    when upb refuses the whole packet: the bundle's bytes only pass what upb passes, and upb
+    judges the rest — when it refuses the rest, or the rest holds another kind of packet data
+    too, upb parses the whole packet and decides."""
+    if split is not None:
+        cut = split(raw)
+        if cut is not None:
+            pkt = TracePacket()
+            try:
+                pkt.ParseFromString(cut[0])
+            except DecodeError:
+                pkt = None
+            if pkt is not None and pkt.WhichOneof("data") is None:
+                return pkt, BundleView(raw, *cut[1:])
+    pkt = TracePacket()
+    pkt.ParseFromString(raw)
+    return pkt, None
 
 
 def full(b) -> FtraceEventBundle:
