@@ -35,6 +35,8 @@ from nodes.perf.errors import PerfDataError
 from nodes.perf.formats import is_gzip, max_decompressed, open_input
 from nodes.perf.gc_pause import cyclic_gc_paused
 from nodes.perf.model import CapacityReached, PerfData
+from nodes.perf.parsers.perfetto_bundle_view import BundleView, parse_packet
+from nodes.perf.parsers.perfetto_bundle_view import full as full_bundle
 from nodes.perf.parsers.perfetto_clock import BOOTTIME, ClockConverter
 from nodes.perf.parsers.perfetto_frames import FRAME_TIMELINE_FIELD, FrameTimelineState
 from nodes.perf.parsers.perfetto_ftrace import FtraceState, identity
@@ -109,24 +111,26 @@ class _TraceReader:
         )
 
     def packet(self, raw: bytes) -> None:
-        pkt = TracePacket()
         try:
-            pkt.ParseFromString(raw)
+            # An ftrace bundle that passes the wire check is not parsed by upb, only viewed
+            # (perfetto_bundle_view.py); upb's verdict on the packet stands either way.
+            pkt, bundle = parse_packet(raw)
         except DecodeError:
             self.bad_packets += 1
             return
         try:
-            self._dispatch(pkt, raw)
+            self._dispatch(pkt, raw, bundle)
         except (TypeError, ValueError, KeyError, IndexError, OverflowError):
             # Fields that decode but hold nonsense (bytes where text belongs, wild values):
             # the packet is dropped and counted rather than ending the whole read.
             self.bad_packets += 1
 
-    def _dispatch(self, pkt, raw: bytes) -> None:
+    def _dispatch(self, pkt, raw: bytes, view: BundleView | None = None) -> None:
+        """``view``: the packet's ftrace bundle when ``pkt`` was parsed without it."""
         seq_id = pkt.trusted_packet_sequence_id
         seq = self.track_events.sequence_packet(pkt)
         self.samples.sequence(pkt)
-        kind = pkt.WhichOneof("data")
+        kind = "ftrace_events" if view is not None else pkt.WhichOneof("data")
         if kind == "clock_snapshot":
             self.clock.add_snapshot(seq_id, pkt.clock_snapshot)
             self.kinds[kind] += 1
@@ -146,7 +150,7 @@ class _TraceReader:
         if kind is not None:
             self.kinds[kind] += 1
         if kind == "ftrace_events":
-            bundle = pkt.ftrace_events
+            bundle = view if view is not None else pkt.ftrace_events
             clock_id = _FTRACE_CLOCKS.get(bundle.ftrace_clock)
             if clock_id is None:
                 self.ftrace.unknown_clock = True
@@ -156,7 +160,7 @@ class _TraceReader:
             else:
                 self.flush()
                 conv = self.clock.to_ns
-                self.ftrace.bundle(bundle, lambda t: conv(0, clock_id, t))
+                self.ftrace.bundle(full_bundle(bundle), lambda t: conv(0, clock_id, t))
         elif kind == "track_event":
             if self.track_events.usable(pkt, seq):
                 self.track_events.event(pkt, seq, ts, self.data)

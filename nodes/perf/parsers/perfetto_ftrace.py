@@ -18,6 +18,7 @@ import numpy as np
 from nodes.perf.model import MAX_COUNTER_POINTS, MAX_OPEN_SLICES, PerfData
 from nodes.perf.parsers.perfetto_binder import BinderState, pids_of
 from nodes.perf.parsers.perfetto_binder_calls import pair_calls
+from nodes.perf.parsers.perfetto_bundle_view import event_count
 from nodes.perf.parsers.perfetto_cpu import CpuState
 from nodes.perf.parsers.perfetto_ftrace_batch import read_batch
 from nodes.perf.parsers.perfetto_memory import MemoryState
@@ -110,9 +111,10 @@ class FtraceState:
 
     # --- input -------------------------------------------------------------------------
     def queue(self, b, raw: bytes) -> None:
-        """A bundle on the trace clock, read with the next batch (perfetto_ftrace_batch.py)."""
+        """A bundle on the trace clock (upb's, or a perfetto_bundle_view.BundleView), read with
+        the next batch (perfetto_ftrace_batch.py)."""
         self._batch.append((b, raw))
-        self._batch_events += len(b.event)
+        self._batch_events += event_count(b)
 
     def flush(self) -> int:
         """Read the queued bundles; returns how many were dropped as malformed."""

@@ -25,6 +25,8 @@ from nodes.perf.model import MAX_COUNTER_POINTS
 from nodes.perf.parsers import perfetto_atrace_columns as columns
 from nodes.perf.parsers import perfetto_wire as wire
 from nodes.perf.parsers.perfetto_binder import _RECV, _SEND
+from nodes.perf.parsers.perfetto_bundle_view import event_count
+from nodes.perf.parsers.perfetto_bundle_view import full as upb_bundle
 from nodes.perf.parsers.perfetto_cpu import MAX_POINTS as CPU_MAX_POINTS
 from nodes.perf.parsers.perfetto_memory import _RSS_MEMBERS
 from nodes.perf.parsers.perfetto_memory import MAX_POINTS as MEMORY_MAX_POINTS
@@ -45,8 +47,10 @@ _BIG = 1 << 62
 
 
 def read_batch(state, items: list) -> int:
-    """Read ``items`` — [(FtraceEventBundle, raw packet bytes)] in arrival order — into
-    ``state`` (an FtraceState); returns how many bundles were dropped as malformed."""
+    """Read ``items`` — [(FtraceEventBundle or its perfetto_bundle_view.BundleView, raw packet
+    bytes)] in arrival order — into ``state`` (an FtraceState); returns how many bundles were
+    dropped as malformed. Of a view, _apply reads only ``cpu`` and ``compact_sched.intern_table``;
+    the event-by-event path gets upb's bundle."""
     try:
         dec = _decode(items)
     except wire.WireError:
@@ -54,13 +58,13 @@ def read_batch(state, items: list) -> int:
     bad = 0
     if dec is None:
         for b, _ in items:
-            bad += state.bundle_checked(b)
+            bad += state.bundle_checked(upb_bundle(b))
         return bad
     slow = dec["slow"]
     i = 0
     while i < len(items):
         if slow[i]:
-            bad += state.bundle_checked(items[i][0])
+            bad += state.bundle_checked(upb_bundle(items[i][0]))
             i += 1
             continue
         j = i
@@ -116,7 +120,7 @@ def _walk_native(items):
     ev_count, compact = w["ev_count"], w["compact"]
     nb = len(items)
     slow = w["unpacked"].copy()
-    slow |= np.fromiter((len(b.event) for b, _ in items), np.int64, nb) != ev_count
+    slow |= np.fromiter((event_count(b) for b, _ in items), np.int64, nb) != ev_count
     slow |= (compact["switch_next_pid"][1] < compact["switch_timestamp"][1]) | (
         compact["waking_pid"][1] < compact["waking_timestamp"][1])
     return {"slow": slow, "compact": compact, "ev_count": ev_count, "joined": w["buf"],
@@ -134,7 +138,7 @@ def _walk_numpy(items):
     for k, (b, raw) in enumerate(items):
         lite = wire.LitePacket.FromString(raw).ftrace_events
         evs = list(lite.event)
-        if len(evs) != len(b.event):
+        if len(evs) != event_count(b):
             slow[k] = True
         ev_bytes += evs
         ev_count[k] = len(evs)
@@ -145,7 +149,8 @@ def _walk_numpy(items):
     for c, chunks in cols.items():
         values, counts = wire.packed(chunks)
         compact[c] = (values, np.array(counts, np.int64))
-    for k, (b, _) in enumerate(items):
+    for k, (view, _) in enumerate(items):
+        b = upb_bundle(view)
         if b.HasField("compact_sched"):
             full = b.compact_sched
             for c in wire.COMPACT:

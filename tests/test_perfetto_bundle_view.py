@@ -1,0 +1,290 @@
+"""The ftrace bundle's wire check (nodes/perf/parsers/_bundlec.c via perfetto_bundle_view.py)
+against upb, the judge it replaces: a bundle upb refuses never passes the check, so the reader
+refuses exactly the packets upb refuses (upb judges the packet's other fields, and every packet
+the check is unsure of); every real capture's bundles pass, and what a view hands the reader is
+what upb's parse holds. Then the reader's whole output, with the check and without.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from google.protobuf.message import DecodeError
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import FtraceEventBundle, TracePacket
+
+from nodes.perf.parsers import perfetto as reader
+from nodes.perf.parsers import perfetto_bundle_view as view
+from nodes.perf.parsers import perfetto_wire as wire
+from nodes.perf.parsers.perfetto_stream import StreamReport, iter_packets_from_bytes
+from tests.helpers.differential import perfdata_digest
+from tests.protowire import field as _ld
+from tests.protowire import varint as _vint
+
+ROOT = Path(__file__).resolve().parent.parent
+CAPTURES = sorted(p for p in (ROOT / "tests" / "data" / "perfetto").iterdir() if p.suffix in (".perfetto-trace", ".pftrace"))
+split = view.split
+
+if split is None and (shutil.which("cc") or shutil.which("gcc")) and os.environ.get("PERFSCOUT_PURE_PYTHON_WIRE") != "1":
+    raise AssertionError("a C compiler is here but nodes/perf/parsers/_bundlec is not built: pip install -e .")
+native = pytest.mark.skipif(split is None, reason="no C extension (no compiler, or PERFSCOUT_PURE_PYTHON_WIRE=1)")
+
+
+def _ftrace_packets(path: Path) -> list[bytes]:
+    out = []
+    for raw in iter_packets_from_bytes(path.read_bytes(), StreamReport()):
+        if TracePacket.FromString(raw).WhichOneof("data") == "ftrace_events":
+            out.append(raw)
+    return out
+
+
+_PACKETS = {p.name: _ftrace_packets(p) for p in CAPTURES}
+_ALL = [raw for raws in _PACKETS.values() for raw in raws]
+_SMALL = sorted(_ALL, key=len)[:200:4] + [r for r in _ALL if 600 < len(r) < 3000][:20]
+
+
+def _upb(raw: bytes):
+    try:
+        return TracePacket.FromString(raw)
+    except DecodeError:
+        return None
+
+
+def _agrees(raw: bytes) -> None:
+    """The reader's verdict on ``raw`` (perfetto_bundle_view.parse_packet) against upb's: the
+    same; where the bundle is only viewed, the view and the rest hold what upb's parse holds.
+    And the check alone: a bundle upb refuses never passes it."""
+    full = _upb(raw)
+    cut = split(raw)
+    if cut is not None:
+        try:
+            FtraceEventBundle.FromString(raw[cut[1]:cut[1] + cut[2]])
+        except DecodeError:
+            raise AssertionError("upb refused a bundle the check accepted") from None
+    try:
+        pkt, b = view.parse_packet(raw)
+    except DecodeError:
+        assert full is None, "the reader refused a packet upb accepts"
+        return
+    assert full is not None, "the reader took a packet upb refuses"
+    if b is None:
+        assert pkt == full
+        return  # unsure: upb parsed it whole, as before
+    assert full.WhichOneof("data") == "ftrace_events"
+    want = full.ftrace_events
+    assert (b.cpu, b.ftrace_clock, b.events) == (want.cpu, want.ftrace_clock, len(want.event))
+    assert list(b.compact_sched.intern_table) == list(want.compact_sched.intern_table)
+    assert b.parse() == want
+    full.ClearField("ftrace_events")
+    assert pkt == full
+
+
+_mutation = st.tuples(st.sampled_from(["flip", "set", "insert", "delete", "cut"]), st.integers(0, 1 << 16),
+                      st.integers(0, 255))
+
+
+def _mutate(raw: bytes, muts) -> bytes:
+    b = bytearray(raw)
+    for op, at, val in muts:
+        if not b:
+            break
+        i = at % len(b)
+        if op == "flip":
+            b[i] ^= 1 << (val % 8)
+        elif op == "set":
+            b[i] = val
+        elif op == "insert":
+            b[i:i] = bytes([val])
+        elif op == "delete":
+            del b[i]
+        else:
+            del b[i:]
+    return bytes(b)
+
+
+# --- the schema table ----------------------------------------------------------------------------
+
+def test_schema_table_is_the_descriptors():
+    tables = view.schema_table()
+    bundle = dict((no, kind) for no, kind, _ in tables[0])
+    fields = FtraceEventBundle.DESCRIPTOR.fields_by_name
+    assert bundle[fields["event"].number] == view.MESSAGE
+    assert bundle[fields["cpu"].number] == view.OTHER
+    cs = tables[dict((no, child) for no, _, child in tables[0])[fields["compact_sched"].number]]
+    kinds = {no: kind for no, kind, _ in cs}
+    compact = fields["compact_sched"].message_type.fields_by_name
+    assert kinds[compact["switch_timestamp"].number] == view.PACKED_VARINT
+    assert kinds[compact["intern_table"].number] == view.OTHER
+    # every message reachable from the bundle is in the table, once
+    seen, todo = set(), [FtraceEventBundle.DESCRIPTOR]
+    while todo:
+        d = todo.pop()
+        if d.full_name not in seen:
+            seen.add(d.full_name)
+            todo += [f.message_type for f in d.fields if f.message_type is not None]
+    assert len(tables) == len(seen)
+
+
+# --- the verdict -------------------------------------------------------------------------------
+
+@native
+@pytest.mark.parametrize("name", sorted(_PACKETS))
+def test_every_real_bundle_passes(name):
+    for raw in _PACKETS[name]:
+        assert split(raw) is not None
+        _agrees(raw)
+
+
+def _sweep_packets(name: str) -> list[bytes]:
+    """A capture's smallest ftrace packets over 150 bytes with events: one with compact sched,
+    one without (where it has them)."""
+    out = []
+    for compact in (True, False):
+        raws = [r for r in _PACKETS[name] if len(r) > 150 and TracePacket.FromString(r).ftrace_events.event
+                and TracePacket.FromString(r).ftrace_events.HasField("compact_sched") == compact]
+        out += sorted(raws, key=len)[:1]
+    return out
+
+
+@native
+@pytest.mark.parametrize("name", sorted(n for n, raws in _PACKETS.items() if raws))
+def test_every_single_byte_change_of_a_real_packet(name):
+    """Exhaustive for real packets of each capture: each truncation, each bit flipped, each byte dropped."""
+    refused = 0
+    for raw in _sweep_packets(name):
+        for i in range(len(raw)):
+            variants = [raw[:i], raw[:i] + raw[i + 1:]] + [raw[:i] + bytes([raw[i] ^ 1 << k]) + raw[i + 1:]
+                                                           for k in range(8)]
+            for v in variants:
+                refused += _upb(v) is None
+                _agrees(v)
+    assert refused > 50  # the sweep reaches upb's refusals (else it could not fail)
+
+
+@native
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(which=st.integers(0, len(_SMALL) - 1), muts=st.lists(_mutation, min_size=1, max_size=4))
+@example(which=49, muts=[("delete", 1, 0), ("delete", 1, 0)])  # an empty bundle, the rest upb refuses
+def test_mutated_real_bundles(which, muts):
+    _agrees(_mutate(_SMALL[which], muts))
+
+
+def _bundle_packet(bundle: bytes) -> bytes:
+    return _ld(1, bundle) + b"\x50\x01"  # + trusted_packet_sequence_id 1
+
+
+_F = FtraceEventBundle.DESCRIPTOR.fields_by_name
+_EV, _CS = _F["event"].number, _F["compact_sched"].number
+_TS = _F["compact_sched"].message_type.fields_by_name["switch_timestamp"].number
+_PRINT = FtraceEventBundle.DESCRIPTOR.fields_by_name["event"].message_type.fields_by_name["print"].number
+
+BROKEN = {  # bundle bytes upb refuses
+    "packed column ends inside a varint": _ld(_CS, _ld(_TS, b"\x05\x96")),
+    "packed varint of 11 bytes": _ld(_CS, _ld(_TS, b"\xff" * 10 + b"\x01")),
+    "event ends inside a tag": _ld(_EV, b"\x08\x01\x80"),
+    "event's print past its event": _ld(_EV, _vint(_PRINT << 3 | 2) + b"\x05ab"),
+    "print's buf truncated": _ld(_EV, _ld(_PRINT, b"\x12\x09abc")),
+    "field 0 in an event": _ld(_EV, b"\x00\x01"),
+    "wire type 7 in a print": _ld(_EV, _ld(_PRINT, b"\x0f")),
+    "fixed64 cut in the bundle": b"\x31\x00\x00\x00",
+    "varint cut in the bundle": b"\x08\xff\xff",
+}
+STRICTER = {  # bundle bytes upb accepts and the check leaves to upb
+    "group in an event": _ld(_EV, _vint(900 << 3 | 3) + _vint(900 << 3 | 4)),
+    "compact_sched twice": _ld(_CS, b"") + _ld(_CS, b""),
+    "ftrace_clock outside its enum": b"\x28\x63",
+}
+
+
+@native
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_broken_bundles_refused(name):
+    raw = _bundle_packet(BROKEN[name])
+    assert _upb(raw) is None
+    assert split(raw) is None
+
+
+@native
+@pytest.mark.parametrize("name", sorted(STRICTER))
+def test_unsure_bundles_left_to_upb(name):
+    raw = _bundle_packet(STRICTER[name])
+    assert _upb(raw) is not None
+    assert split(raw) is None
+
+
+@native
+def test_bundle_written_twice_left_to_upb():
+    raw = _ld(1, _ld(_EV, b"\x08\x01")) + _ld(1, _ld(_EV, b"\x08\x02"))
+    assert len(TracePacket.FromString(raw).ftrace_events.event) == 2
+    assert split(raw) is None
+
+
+@native
+@settings(max_examples=300, deadline=None)
+@given(junk=st.binary(max_size=40))
+@example(junk=_bundle_packet(_ld(_EV, b"")))
+def test_any_bytes(junk):
+    """On bytes no trace wrote: no crash, and never accepted where upb refuses."""
+    _agrees(junk)
+    _agrees(_ld(1, junk))
+
+
+# --- the reader ----------------------------------------------------------------------------------
+
+def _damaged(path: Path, tmp_path: Path) -> Path:
+    """``path`` with some ftrace packets cut short or their bundle's length changed, inside
+    their framing. (Not bytes flipped at random: a flip inside an atrace counter's name makes
+    it bytes, which perfetto_memory.finish does not take, with or without the check.)"""
+    out = bytearray()
+    k = 0
+    for raw in iter_packets_from_bytes(path.read_bytes(), StreamReport()):
+        if len(raw) > 100 and TracePacket.FromString(raw).WhichOneof("data") == "ftrace_events":
+            k += 1
+            if k % 3 == 0:
+                raw = raw[:-1 - (k * 7919) % 50]
+            elif k % 3 == 1:
+                b = bytearray(raw)
+                b[1] ^= 1 << (k % 7)  # the bundle's length: ends inside or before an event
+                raw = bytes(b)
+        out += b"\x0a" + _vint(len(raw)) + raw
+    p = tmp_path / path.name
+    p.write_bytes(bytes(out))
+    return p
+
+
+@native
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)
+@pytest.mark.parametrize("damage", [False, True])
+def test_reader_output_same_with_and_without_the_check(path, damage, tmp_path, monkeypatch):
+    if damage:
+        path = _damaged(path, tmp_path)
+    checked = reader.parse(str(path))
+    if damage and _PACKETS[path.name]:
+        assert any("could not be decoded" in w for w in checked.warnings)
+    monkeypatch.setattr(view, "split", None)
+    want = perfdata_digest(reader.parse(str(path)))
+    assert perfdata_digest(checked) == want
+    monkeypatch.setattr(view, "split", split)
+    monkeypatch.setattr(wire, "NATIVE", None)  # views through the numpy walk too
+    assert perfdata_digest(reader.parse(str(path))) == want
+
+
+def test_env_var_turns_the_check_off():
+    """``1``: no check. Otherwise the check is on exactly when the extension imports."""
+    code = ("from nodes.perf.parsers import perfetto_bundle_view as v\n"
+            "try:\n    from nodes.perf.parsers import _bundlec\nexcept ImportError:\n    _bundlec = None\n"
+            "print(v.split is None, _bundlec is None)")
+    env = dict(os.environ)
+    runs = {}
+    for value in ("1", "0"):
+        env["PERFSCOUT_PURE_PYTHON_WIRE"] = value
+        runs[value] = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                                     text=True, check=True).stdout.split()
+    assert runs["1"][0] == "True"
+    assert runs["0"][0] == runs["0"][1]
