@@ -34,8 +34,10 @@ _NUM = {name: num for num, name in wire.KINDS.items()}
 FAST = frozenset({"print", "zero", "sched_blocked_reason", "binder_transaction", "binder_transaction_received",
                   "cpu_frequency", "cpu_idle", "rss_stat", "task_newtask", "task_rename"})
 SLOW = frozenset({"sched_switch", "sched_waking"})
-_SLOW_NUMS = np.array(sorted(_NUM[k] for k in SLOW), np.int64)
-_FAST_NUMS = {k: _NUM[k] for k in FAST}
+#: By kind number (the last entry for every number past the kinds): 1 a SLOW kind, 2 a FAST one.
+_CLASS = np.zeros(max(wire.KINDS) + 2, np.int8)
+_CLASS[[_NUM[k] for k in SLOW]] = 1
+_CLASS[[_NUM[k] for k in FAST]] = 2
 _C = ord("C")
 _EMPTY = "[empty slice name]"
 _CLONE_THREAD = 0x00010000
@@ -91,12 +93,13 @@ def _decode(items):
     nlen, kind_no = walk["nlen"], walk["kind_no"]
     if (nlen > 1).any():
         raise wire.WireError("an event with more than one message field")
-    kind = np.where(nlen == 1, kind_no.astype(np.int64), -1)
+    kind = kind_no.astype(np.int64)  # a field number: under 2^61
+    kind[nlen == 0] = -1
     bundle_of = np.repeat(np.arange(nb), ev_count)
     ts = walk["ts"]
-    slow_ev = np.isin(kind, _SLOW_NUMS)
-    handled = np.isin(kind, np.array(list(_FAST_NUMS.values()), np.int64))
-    slow_ev |= handled & (ts >= np.uint64(1 << 63))
+    cls = _CLASS[np.minimum(kind_no, len(_CLASS) - 1)]
+    cls[kind < 0] = 0
+    slow_ev = (cls == 1) | ((cls == 2) & (ts >= np.uint64(1 << 63)))
     if slow_ev.any():
         slow[np.unique(bundle_of[slow_ev])] = True
     return {"slow": slow, "joined": walk["joined"], "buf": walk["buf"], "ev_count": ev_count,
@@ -221,15 +224,11 @@ def _apply(state, items, dec, b0: int, b1: int) -> None:
         if not len(sel):
             continue
         f = _kind_fields(dec, e0 + sel, {1: 0, 2: 0})
-        value, cpu_id, t = wire.as_uint32(f[1][1]), wire.as_uint32(f[2][1]), ts_all[sel]
-        ids, first_at = np.unique(cpu_id, return_index=True)
-        for c in ids[np.argsort(first_at)].tolist():  # per-CPU series created in arrival order
-            m = cpu_id == c
-            pts = table.setdefault(c, [])
-            room = max(CPU_MAX_POINTS - len(pts), 0)
-            new = list(zip(t[m].tolist(), value[m].tolist()))
-            pts.extend(new[:room])
-            state.cpu.dropped += max(len(new) - room, 0)
+        cpu_id = wire.as_uint32(f[2][1])
+        order = np.argsort(cpu_id, kind="stable")  # per CPU, in arrival order
+        lo, hi = _runs(cpu_id[order])
+        state.cpu.dropped += _grow(table, CPU_MAX_POINTS, cpu_id[order[lo]].tolist(), order[lo], lo, hi,
+                                   ts_all[sel][order], wire.as_uint32(f[1][1])[order])
     # --- rss_stat ---
     sel = where("rss_stat")
     if len(sel):
@@ -288,18 +287,39 @@ def _rss(memory, ts, tid, member, size, curr, has_mm, mm) -> None:
     keep = np.flatnonzero(valid & (owner >= 0))
     if not len(keep):
         return
-    order = keep[np.lexsort((keep, member[keep], owner[keep]))]
-    o, m = owner[order], member[order]
-    cut = np.flatnonzero((o[1:] != o[:-1]) | (m[1:] != m[:-1])) + 1
-    t_l, v_l = ts[order].tolist(), (size[order] / 1048576.0).tolist()
-    table = memory.rss_by_tid
-    groups = list(zip([0, *cut.tolist()], [*cut.tolist(), len(order)]))
-    groups.sort(key=lambda g: int(order[g[0]]))  # series are created in arrival order
-    for a, b in groups:
-        pts = table.setdefault((int(o[a]), _RSS_MEMBERS[int(m[a])]), [])
-        room = max(MEMORY_MAX_POINTS - len(pts), 0)
-        pts.extend(zip(t_l[a:min(b, a + room)], v_l[a:min(b, a + room)]))
-        memory.dropped += max(b - a - room, 0)
+    # one stable sort by (owner, member): owner is a tid (>= 0, under 2^32), member < 2^8
+    series = (owner[keep] << 8) | member[keep]
+    o = np.argsort(series, kind="stable")
+    order = keep[o]
+    lo, hi = _runs(series[o])
+    names = [(int(k >> 8), _RSS_MEMBERS[int(k & 0xFF)]) for k in series[o][lo].tolist()]
+    memory.dropped += _grow(memory.rss_by_tid, MEMORY_MAX_POINTS, names, order[lo], lo, hi, ts[order],
+                            size[order] / 1048576.0)
+
+
+def _runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each run of equal values of ``sorted_keys`` starts and ends."""
+    cut = np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1
+    return np.concatenate(([0], cut)), np.concatenate((cut, [len(sorted_keys)]))
+
+
+def _grow(table: dict, cap: int, keys: list, first: np.ndarray, lo: np.ndarray, hi: np.ndarray, ts: np.ndarray,
+          value: np.ndarray) -> int:
+    """Points into ``table``'s series as they would be added one by one: ``ts[lo[i]:hi[i]]``
+    (with ``value``, already in arrival order) to series ``keys[i]``, series created in order of
+    their first point's arrival (``first``), each kept to its first ``cap`` points. Only the
+    points kept become Python objects. Returns how many were dropped."""
+    dropped = 0
+    for i in np.argsort(first, kind="stable").tolist():
+        pts = table.setdefault(keys[i], [])
+        a, b = int(lo[i]), int(hi[i])
+        room = max(cap - len(pts), 0)
+        if b - a > room:
+            dropped += b - a - room
+            b = a + room
+        if b > a:
+            pts.extend(zip(ts[a:b].tolist(), value[a:b].tolist()))
+    return dropped
 
 
 class _Staging(AtraceLog):
@@ -462,15 +482,9 @@ def _counters(state, counts: list[tuple], values: dict, before: int | None = Non
     cut = np.flatnonzero((g[1:] != g[:-1]) | (v[1:] != v[:-1])) + 1
     lo = np.concatenate(([0], cut))
     hi = np.concatenate((cut, [len(order)]))
-    by_first = np.argsort(ev[order][lo], kind="stable")
-    ts_l, v_l = ts[order].tolist(), value[order].tolist()
     listed = list(values)
-    table = state.counters
-    for a, b, t, n in zip(lo[by_first].tolist(), hi[by_first].tolist(), g[lo][by_first].tolist(),
-                          v[lo][by_first].tolist()):
-        pts = table.setdefault((t, listed[n]), [])
-        room = max(MAX_COUNTER_POINTS - len(pts), 0)
-        pts.extend(zip(ts_l[a:min(b, a + room)], v_l[a:min(b, a + room)]))
+    keys = [(t, listed[n]) for t, n in zip(g[lo].tolist(), v[lo].tolist())]
+    _grow(state.counters, MAX_COUNTER_POINTS, keys, ev[order][lo], lo, hi, ts[order], value[order])
 
 
 def _ordered_loop(state, staging, loop, tag, payload, ts_all, pid_all, bundle_all, pos_all, comm_updates, b0, b1,
@@ -577,17 +591,16 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
     wdeltas, wk_b, wk_n = col("waking_timestamp")
     if not len(deltas) and not len(wdeltas):
         return {}
-    tables: dict[int, list] = {}
-
-    def table(b: int) -> list:
-        """Bundle ``b``'s intern table (thread names), read from upb once, when first used."""
-        t = tables.get(b)
-        if t is None:
-            t = tables[b] = list(items[b][0].compact_sched.intern_table)
-        return t
-
-    tlen = np.array([len(items[b][0].compact_sched.intern_table) if sw_n[b - b0] or wk_n[b - b0] else 0
-                     for b in range(b0, b1)], np.int64)
+    # the intern tables (thread names) of the bundles with compact rows, read from upb into one
+    # list: bundle b's entry i is flat[tab_off[b - b0] + i]
+    flat: list = []
+    tlen = np.zeros(b1 - b0, np.int64)
+    for b in np.flatnonzero((sw_n > 0) | (wk_n > 0)).tolist():
+        tab = items[b0 + b][0].compact_sched.intern_table
+        tlen[b] = len(tab)
+        flat.extend(tab)
+    tab_off = np.cumsum(tlen) - tlen
+    name_of = flat.__getitem__
     updates: dict[int, tuple] = {}
     first_in: dict[int, int] = {}  # cpu → the bundle whose switch was its first (this segment)
     n = len(deltas)
@@ -632,11 +645,14 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
             state._cpu_current[cpu] = int(nxt[o + c - 1])
             state._cpu_first_switch.setdefault(cpu, int(t[o]))
         # each bundle's names by switch: {next_pid: name} in first-seen order, the last name winning
+        # (a dict filled in switch order keeps exactly that)
         named = np.flatnonzero((idx >= 0) & (idx < tlen[sw_b - b0]) & (nxt != 0))
         if len(named):
-            first, last = _first_last(sw_b[named], nxt[named])
-            for b, p, i in zip(sw_b[named[first]].tolist(), nxt[named[first]].tolist(), idx[named[last]].tolist()):
-                updates.setdefault(b, ({}, []))[0][p] = table(b)[i]
+            nb_ = sw_b[named]
+            lo, hi = _runs(nb_)
+            pids, at = nxt[named].tolist(), (tab_off[nb_ - b0] + idx[named]).tolist()
+            for b, a, z in zip(nb_[lo].tolist(), lo.tolist(), hi.tolist()):
+                updates[b] = (dict(zip(pids[a:z], map(name_of, at[a:z]))), [])
         use = np.flatnonzero(~skip)
         m = len(use)
         if m:
@@ -677,15 +693,16 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
             # names by waking, first-wins: only each bundle's first non-empty name of a pid counts
             named = sel[(widx[sel] >= 0) & (widx[sel] < tlen[wk_b[sel] - b0])]
             if len(named):
-                nb_, ni = wk_b[named], widx[named]
-                pairs, inv = np.unique((nb_.astype(np.int64) << 32) | ni, return_inverse=True)
-                text = [table(int(k >> 32))[int(k & 0xFFFFFFFF)] for k in pairs.tolist()]
-                named = named[np.array([bool(x) for x in text], bool)[inv.ravel()]]
+                at = tab_off[wk_b[named] - b0] + widx[named]
+                full = np.fromiter(map(bool, flat), bool, len(flat))  # the non-empty names
+                named, at = named[full[at]], at[full[at]]
             if len(named):
                 first, _ = _first_last(wk_b[named], pids[named])
-                for b, p, i in zip(wk_b[named[first]].tolist(), pids[named[first]].tolist(),
-                                   widx[named[first]].tolist()):
-                    updates.setdefault(b, ({}, []))[1].append((p, table(b)[i]))
+                nb_ = wk_b[named[first]]
+                lo, hi = _runs(nb_)
+                pl, al = pids[named[first]].tolist(), at[first].tolist()
+                for b, a, z in zip(nb_[lo].tolist(), lo.tolist(), hi.tolist()):
+                    updates.setdefault(b, ({}, []))[1].extend(zip(pl[a:z], map(name_of, al[a:z])))
             sched_rows.append((key(wk_b[sel], 1, wpos[sel]), pids[sel], t[sel],
                                np.full(len(sel), WAKE, np.int8), np.zeros(len(sel), np.int64)))
     return updates
