@@ -591,17 +591,8 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
     wdeltas, wk_b, wk_n = col("waking_timestamp")
     if not len(deltas) and not len(wdeltas):
         return {}
-    # the intern tables (thread names) of the bundles with compact rows, read from upb into one
-    # list: bundle b's entry i is flat[tab_off[b - b0] + i]
-    flat: list = []
-    tlen = np.zeros(b1 - b0, np.int64)
-    for b in np.flatnonzero((sw_n > 0) | (wk_n > 0)).tolist():
-        tab = items[b0 + b][0].compact_sched.intern_table
-        tlen[b] = len(tab)
-        flat.extend(tab)
-    tab_off = np.cumsum(tlen) - tlen
-    name_of = flat.__getitem__
-    updates: dict[int, tuple] = {}
+    no_rows = np.zeros(0, np.int64)
+    sw_rows = wk_rows = (no_rows, no_rows, no_rows)  # (bundle, pid, intern index) that may name a thread
     first_in: dict[int, int] = {}  # cpu → the bundle whose switch was its first (this segment)
     n = len(deltas)
     if n:
@@ -644,15 +635,8 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
                 skip[o] = True  # the CPU's first switch: who ran before is unknown
             state._cpu_current[cpu] = int(nxt[o + c - 1])
             state._cpu_first_switch.setdefault(cpu, int(t[o]))
-        # each bundle's names by switch: {next_pid: name} in first-seen order, the last name winning
-        # (a dict filled in switch order keeps exactly that)
-        named = np.flatnonzero((idx >= 0) & (idx < tlen[sw_b - b0]) & (nxt != 0))
-        if len(named):
-            nb_ = sw_b[named]
-            lo, hi = _runs(nb_)
-            pids, at = nxt[named].tolist(), (tab_off[nb_ - b0] + idx[named]).tolist()
-            for b, a, z in zip(nb_[lo].tolist(), lo.tolist(), hi.tolist()):
-                updates[b] = (dict(zip(pids[a:z], map(name_of, at[a:z]))), [])
+        named = np.flatnonzero((idx >= 0) & (nxt != 0))
+        sw_rows = (sw_b[named] - b0, nxt[named], idx[named])
         use = np.flatnonzero(~skip)
         m = len(use)
         if m:
@@ -690,19 +674,51 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
             state.wakings += len(sel)
             state._sched_seen(int(t[sel].min()))
             state._sched_seen(int(t[sel].max()))
-            # names by waking, first-wins: only each bundle's first non-empty name of a pid counts
-            named = sel[(widx[sel] >= 0) & (widx[sel] < tlen[wk_b[sel] - b0])]
-            if len(named):
-                at = tab_off[wk_b[named] - b0] + widx[named]
-                full = np.fromiter(map(bool, flat), bool, len(flat))  # the non-empty names
-                named, at = named[full[at]], at[full[at]]
-            if len(named):
-                first, _ = _first_last(wk_b[named], pids[named])
-                nb_ = wk_b[named[first]]
-                lo, hi = _runs(nb_)
-                pl, al = pids[named[first]].tolist(), at[first].tolist()
-                for b, a, z in zip(nb_[lo].tolist(), lo.tolist(), hi.tolist()):
-                    updates.setdefault(b, ({}, []))[1].extend(zip(pl[a:z], map(name_of, al[a:z])))
+            named = sel[widx[sel] >= 0]
+            wk_rows = (wk_b[named] - b0, pids[named], widx[named])
             sched_rows.append((key(wk_b[sel], 1, wpos[sel]), pids[sel], t[sel],
                                np.full(len(sel), WAKE, np.int8), np.zeros(len(sel), np.int64)))
+    if not len(sw_rows[0]) and not len(wk_rows[0]):
+        return {}
+    native = getattr(wire.NATIVE, "compact_names", None)  # None: no extension, or one built before it
+    if native is not None:  # the intern tables read from the packets' bytes, in C
+        return native([raw for _, raw in items[b0:b1]], b0, *(
+            np.ascontiguousarray(c, np.int64) for c in (*sw_rows, *wk_rows)))
+    used = set(sw_rows[0].tolist()) | set(wk_rows[0].tolist())
+    tables = [list(items[b0 + b][0].compact_sched.intern_table) if b in used else [] for b in range(b1 - b0)]
+    return _names_python(tables, b0, *sw_rows, *wk_rows)
+
+
+def _names_python(tables: list[list], base: int, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx) -> dict:
+    """The thread names compact sched sets, per bundle: {base + b: (assignments, first-wins
+    [(tid, comm)])} from switch rows (b, next_pid, intern index) and waking rows (b, pid, intern
+    index), both in arrival order, ``tables[b]`` bundle b's intern table. By switch: {pid: name}
+    in first-seen order, the last name winning (a dict filled in switch order keeps exactly
+    that); by waking: each bundle's first non-empty name of a pid. An index outside its table
+    names nothing. The reference for _wirec.compact_names (nodes/perf/parsers/_wirec.c), which
+    reads the tables from the packets' bytes instead of upb's objects."""
+    tlen = np.array([len(t) for t in tables], np.int64)
+    tab_off = np.cumsum(tlen) - tlen
+    flat = [name for t in tables for name in t]
+    name_of = flat.__getitem__
+    updates: dict[int, tuple] = {}
+    named = np.flatnonzero((sw_idx >= 0) & (sw_idx < tlen[sw_b]))
+    if len(named):
+        nb_ = sw_b[named]
+        lo, hi = _runs(nb_)
+        pids, at = sw_pid[named].tolist(), (tab_off[nb_] + sw_idx[named]).tolist()
+        for b, a, z in zip(nb_[lo].tolist(), lo.tolist(), hi.tolist()):
+            updates[base + b] = (dict(zip(pids[a:z], map(name_of, at[a:z]))), [])
+    named = np.flatnonzero((wk_idx >= 0) & (wk_idx < tlen[wk_b]))
+    if len(named):
+        at = tab_off[wk_b[named]] + wk_idx[named]
+        full = np.fromiter(map(bool, flat), bool, len(flat))  # the non-empty names
+        named, at = named[full[at]], at[full[at]]
+    if len(named):
+        first, _ = _first_last(wk_b[named], wk_pid[named])
+        nb_ = wk_b[named[first]]
+        lo, hi = _runs(nb_)
+        pl, al = wk_pid[named[first]].tolist(), at[first].tolist()
+        for b, a, z in zip(nb_[lo].tolist(), lo.tolist(), hi.tolist()):
+            updates.setdefault(base + b, ({}, []))[1].extend(zip(pl[a:z], map(name_of, al[a:z])))
     return updates
