@@ -769,13 +769,15 @@ static int intern_walk(const uint8_t *b, Py_ssize_t n, Py_ssize_t s, Py_ssize_t 
 
 static PyObject *w_compact_names(PyObject *self, PyObject *args)
 {
-    PyObject *packets, *seq = NULL, *out = NULL, *seen = NULL;
+    PyObject *packets, *seq = NULL, *out = NULL;
     Py_ssize_t base;
     Py_buffer rb[6] = {{0}};
     Py_buffer *pbufs = NULL;
     Py_ssize_t np_ = 0, *tstart = NULL;
     spans_t sp = {0};
     PyObject **strs = NULL;
+    Py_ssize_t *slots = NULL, *ent_k = NULL;
+    int64_t *ent_pid = NULL;
     if (!PyArg_ParseTuple(args, "Ony*y*y*y*y*y*", &packets, &base, &rb[0], &rb[1], &rb[2], &rb[3], &rb[4], &rb[5]))
         return NULL;
     if (rb[0].len != rb[1].len || rb[0].len != rb[2].len || rb[3].len != rb[4].len || rb[3].len != rb[5].len
@@ -808,90 +810,101 @@ static PyObject *w_compact_names(PyObject *self, PyObject *args)
     /* the packet each span belongs to, found again through tstart when a name is made */
     if (!(out = PyDict_New()))
         goto done;
+    /* per bundle, its distinct pids in first-seen order with the name each keeps (an open-
+     * addressing table over the bundle's rows): one Python object per pid, not per row */
+    Py_ssize_t nmax = rb[0].len > rb[3].len ? rb[0].len / 8 : rb[3].len / 8, cap = 16;
+    while (cap < 2 * nmax)
+        cap *= 2;
+    if (!(slots = PyMem_Malloc(cap * sizeof *slots)) || !(ent_pid = PyMem_Malloc((nmax + 1) * sizeof *ent_pid))
+        || !(ent_k = PyMem_Malloc((nmax + 1) * sizeof *ent_k))) {
+        PyErr_NoMemory();
+        goto done;
+    }
     for (int kind = 0; kind < 2; kind++) {
         const int64_t *rbun = rb[3 * kind].buf, *rpid = rb[3 * kind + 1].buf, *ridx = rb[3 * kind + 2].buf;
-        Py_ssize_t nr = rb[3 * kind].len / 8;
-        int64_t cur = -1;
-        PyObject *slot = NULL; /* borrowed: this bundle's dict (switches) or list (wakings) */
-        for (Py_ssize_t r = 0; r < nr; r++) {
-            int64_t bi = rbun[r], i = ridx[r];
-            if (bi < 0 || bi >= np_ || bi < cur) {
+        Py_ssize_t nr = rb[3 * kind].len / 8, r = 0;
+        int64_t prev = -1;
+        while (r < nr) {
+            int64_t bi = rbun[r];
+            if (bi < 0 || bi >= np_ || bi < prev) {
                 PyErr_SetString(PyExc_ValueError, "compact_names: bundle out of range or out of order");
                 goto done;
             }
-            if (bi != cur) {
-                cur = bi;
-                slot = NULL;
-                Py_CLEAR(seen);
-            }
-            if (i < 0 || i >= tstart[bi + 1] - tstart[bi])
-                continue;
-            Py_ssize_t k = tstart[bi] + (Py_ssize_t)i;
-            if (kind == 1 && sp.len[k] == 0)
-                continue; /* an empty name does not count for a waking */
-            if (!strs[k]) {
-                const char *b = (const char *)pbufs[bi].buf + sp.off[k];
-                strs[k] = PyUnicode_DecodeUTF8(b, sp.len[k], NULL);
-                if (!strs[k]) {
-                    if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
-                        goto done;
-                    PyErr_Clear();
-                    if (!(strs[k] = PyBytes_FromStringAndSize(b, sp.len[k])))
-                        goto done;
-                }
-            }
-            PyObject *pid = PyLong_FromLongLong(rpid[r]);
-            if (!pid)
-                goto done;
-            if (kind == 1) {
-                if (!seen && !(seen = PySet_New(NULL))) {
-                    Py_DECREF(pid);
-                    goto done;
-                }
-                int has = PySet_Contains(seen, pid);
-                if (has != 0) {
-                    Py_DECREF(pid);
-                    if (has < 0)
-                        goto done;
+            prev = bi;
+            Py_ssize_t r1 = r;
+            while (r1 < nr && rbun[r1] == bi)
+                r1++;
+            Py_ssize_t m = 16, ne = 0;
+            while (m < 2 * (r1 - r))
+                m *= 2;
+            for (Py_ssize_t j = 0; j < m; j++)
+                slots[j] = -1;
+            for (; r < r1; r++) {
+                int64_t i = ridx[r];
+                if (i < 0 || i >= tstart[bi + 1] - tstart[bi])
                     continue;
-                }
-                if (PySet_Add(seen, pid) < 0) {
-                    Py_DECREF(pid);
-                    goto done;
+                Py_ssize_t k = tstart[bi] + (Py_ssize_t)i;
+                if (kind == 1 && sp.len[k] == 0)
+                    continue; /* an empty name does not count for a waking */
+                uint64_t h = (uint64_t)rpid[r] * 0x9E3779B97F4A7C15ull;
+                Py_ssize_t j = (Py_ssize_t)(h >> 40) & (m - 1);
+                while (slots[j] >= 0 && ent_pid[slots[j]] != rpid[r])
+                    j = (j + 1) & (m - 1);
+                if (slots[j] < 0) {
+                    slots[j] = ne;
+                    ent_pid[ne] = rpid[r];
+                    ent_k[ne++] = k;
+                } else if (kind == 0) {
+                    ent_k[slots[j]] = k; /* by switch the last name wins */
                 }
             }
-            if (!slot) { /* the bundle's entry: made on its first name */
-                PyObject *key = PyLong_FromSsize_t(base + (Py_ssize_t)bi);
-                PyObject *entry = key ? PyDict_GetItemWithError(out, key) : NULL;
-                if (!entry && !PyErr_Occurred() && key) {
-                    PyObject *d = PyDict_New(), *l = PyList_New(0);
-                    entry = (d && l) ? PyTuple_Pack(2, d, l) : NULL;
-                    Py_XDECREF(d);
-                    Py_XDECREF(l);
-                    if (entry && PyDict_SetItem(out, key, entry) < 0)
-                        Py_CLEAR(entry);
-                    Py_XDECREF(entry); /* the dict holds it */
-                }
-                Py_XDECREF(key);
-                if (!entry) {
-                    Py_DECREF(pid);
-                    goto done;
-                }
-                slot = PyTuple_GET_ITEM(entry, kind);
+            if (!ne)
+                continue;
+            /* the bundle's entry: made on its first name */
+            PyObject *key = PyLong_FromSsize_t(base + (Py_ssize_t)bi);
+            PyObject *entry = key ? PyDict_GetItemWithError(out, key) : NULL;
+            if (!entry && !PyErr_Occurred() && key) {
+                PyObject *d = PyDict_New(), *l = PyList_New(0);
+                entry = (d && l) ? PyTuple_Pack(2, d, l) : NULL;
+                Py_XDECREF(d);
+                Py_XDECREF(l);
+                if (entry && PyDict_SetItem(out, key, entry) < 0)
+                    Py_CLEAR(entry);
+                Py_XDECREF(entry); /* the dict holds it */
             }
-            int bad;
-            if (kind == 0) {
-                bad = PyDict_SetItem(slot, pid, strs[k]) < 0;
-            } else {
-                PyObject *pair = PyTuple_Pack(2, pid, strs[k]);
-                bad = !pair || PyList_Append(slot, pair) < 0;
-                Py_XDECREF(pair);
-            }
-            Py_DECREF(pid);
-            if (bad)
+            Py_XDECREF(key);
+            if (!entry)
                 goto done;
+            PyObject *slot = PyTuple_GET_ITEM(entry, kind); /* borrowed */
+            for (Py_ssize_t e = 0; e < ne; e++) {
+                Py_ssize_t k = ent_k[e];
+                if (!strs[k]) {
+                    const char *b = (const char *)pbufs[bi].buf + sp.off[k];
+                    strs[k] = PyUnicode_DecodeUTF8(b, sp.len[k], NULL);
+                    if (!strs[k]) {
+                        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+                            goto done;
+                        PyErr_Clear();
+                        if (!(strs[k] = PyBytes_FromStringAndSize(b, sp.len[k])))
+                            goto done;
+                    }
+                }
+                PyObject *pid = PyLong_FromLongLong(ent_pid[e]);
+                if (!pid)
+                    goto done;
+                int bad;
+                if (kind == 0) {
+                    bad = PyDict_SetItem(slot, pid, strs[k]) < 0;
+                } else {
+                    PyObject *pair = PyTuple_Pack(2, pid, strs[k]);
+                    bad = !pair || PyList_Append(slot, pair) < 0;
+                    Py_XDECREF(pair);
+                }
+                Py_DECREF(pid);
+                if (bad)
+                    goto done;
+            }
         }
-        Py_CLEAR(seen);
     }
     for (Py_ssize_t k = 0; k < sp.n; k++)
         Py_XDECREF(strs[k]);
@@ -905,7 +918,9 @@ done:
             Py_XDECREF(strs[k]);
     PyMem_Free(strs);
 release:
-    Py_XDECREF(seen);
+    PyMem_Free(slots);
+    PyMem_Free(ent_pid);
+    PyMem_Free(ent_k);
     if (pbufs) {
         for (Py_ssize_t k = 0; k < np_; k++)
             if (pbufs[k].obj)

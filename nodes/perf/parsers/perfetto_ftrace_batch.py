@@ -309,14 +309,21 @@ def _grow(table: dict, cap: int, keys: list, first: np.ndarray, lo: np.ndarray, 
     (with ``value``, already in arrival order) to series ``keys[i]``, series created in order of
     their first point's arrival (``first``), each kept to its first ``cap`` points. Only the
     points kept become Python objects. Returns how many were dropped."""
+    order = np.argsort(first, kind="stable").tolist()
+    series = [table.setdefault(keys[i], []) for i in order]
+    lo_l, hi_l = lo.tolist(), hi.tolist()
+    room = [max(cap - len(pts), 0) for pts in series]
+    if all(hi_l[i] - lo_l[i] <= r for i, r in zip(order, room)):  # nothing dropped: two lists for all
+        t_l, v_l = ts.tolist(), value.tolist()
+        for i, pts in zip(order, series):
+            pts.extend(zip(t_l[lo_l[i]:hi_l[i]], v_l[lo_l[i]:hi_l[i]]))
+        return 0
     dropped = 0
-    for i in np.argsort(first, kind="stable").tolist():
-        pts = table.setdefault(keys[i], [])
-        a, b = int(lo[i]), int(hi[i])
-        room = max(cap - len(pts), 0)
-        if b - a > room:
-            dropped += b - a - room
-            b = a + room
+    for i, pts, r in zip(order, series, room):
+        a, b = lo_l[i], hi_l[i]
+        if b - a > r:
+            dropped += b - a - r
+            b = a + r
         if b > a:
             pts.extend(zip(ts[a:b].tolist(), value[a:b].tolist()))
     return dropped
