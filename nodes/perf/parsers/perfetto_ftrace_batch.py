@@ -206,18 +206,15 @@ def _apply(state, items, dec, b0: int, b1: int) -> None:
             sched_rows.append((key(bundle_all[sel][ok], 2, pos_all[sel][ok]), bpid[ok], ts_all[sel][ok],
                                np.full(int(ok.sum()), BLOCKED, np.int8), (f[3][1][ok] != 0).astype(np.int64)))
     # --- binder ---
-    st = where("binder_transaction")
-    rc = where("binder_transaction_received")
-    if len(st) or len(rc):
-        fs = _kind_fields(dec, e0 + st, {1: 0, 5: 0, 7: 0})
-        fr = _kind_fields(dec, e0 + rc, {1: 0})
-        # sends and receipts in arrival order, as columns (perfetto_binder.BinderState)
-        o = np.argsort(np.concatenate([st, rc]), kind="stable")
-        z = np.zeros(len(rc), np.int64)
-        state.binder.extend_columns(*(np.concatenate(c)[o] for c in (
-            (ts_all[st], ts_all[rc]), (np.full(len(st), _SEND, np.int64), np.full(len(rc), _RECV, np.int64)),
-            (pid_all[st], pid_all[rc]), (wire.as_int32(fs[1][1]), wire.as_int32(fr[1][1])),
-            ((wire.as_int32(fs[5][1]) != 0).astype(np.int64), z), (wire.as_uint32(fs[7][1]), z))))
+    bt = np.flatnonzero((kind == _NUM["binder_transaction"]) | (kind == _NUM["binder_transaction_received"]))
+    if len(bt):
+        # sends and receipts in arrival order, as columns (perfetto_binder.BinderState), read in
+        # one pass; a receipt's fields 5 and 7 (none in its schema) are not read as reply / flags
+        f = _kind_fields(dec, e0 + bt, {1: 0, 5: 0, 7: 0})
+        send = kind[bt] == _NUM["binder_transaction"]
+        state.binder.extend_columns(
+            ts_all[bt], np.where(send, _SEND, _RECV), pid_all[bt], wire.as_int32(f[1][1]),
+            (send & (wire.as_int32(f[5][1]) != 0)).astype(np.int64), np.where(send, wire.as_uint32(f[7][1]), 0))
     # --- CPU frequency and idle ---
     for name, table in (("cpu_frequency", state.cpu.frequency), ("cpu_idle", state.cpu.idle)):
         sel = where(name)
