@@ -646,7 +646,8 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
         if m:
             tid = np.stack([prev[use], nxt[use]], 1).ravel()
             keep = tid != 0  # tid 0 is the idle task: not a thread anyone asks about
-            k = key(np.repeat(sw_b[use], 2), 0, np.repeat(pos[use], 2), np.tile(np.array([0, 1], np.int64), m))
+            k = key(sw_b[use], 0, pos[use])
+            k = np.stack([k, k | 1], 1).ravel()  # the leaving task (sub 0), then the one coming in (1)
             sched_rows.append((k[keep], tid[keep], np.repeat(t[use], 2)[keep],
                                np.tile(np.array([OUT, IN], np.int8), m)[keep],
                                np.stack([prev_state[use], np.zeros(m, np.int64)], 1).ravel()[keep]))
