@@ -438,3 +438,78 @@ def test_env_var_forces_the_numpy_walk():
         runs[value] = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
                                      text=True, check=True).stdout.strip()
     assert runs == {"1": "True", "0": "False"}
+
+
+# --- compact_names: the thread names of compact sched, from the packets' own bytes ---------------
+
+def _names_plain(d: dict) -> list:
+    """A compact_names result with every order that counts: bundles, dict keys, pairs."""
+    return [(b, list(assign.items()), list(pairs)) for b, (assign, pairs) in sorted(d.items())]
+
+
+def _names_reference(raws: list[bytes], base: int, rows) -> list:
+    tables = [list(TracePacket.FromString(r).ftrace_events.compact_sched.intern_table) for r in raws]
+    return _names_plain(batch._names_python(tables, base, *(np.array(c, np.int64) for c in rows)))
+
+
+def _names_native(raws: list[bytes], base: int, rows) -> list:
+    return _names_plain(C.compact_names(raws, base, *(np.array(c, np.int64) for c in rows)))
+
+
+_TABLED = [raw for items in _ITEMS.values() for b, raw in items if len(b.compact_sched.intern_table)
+           and len(raw) < 20000][:40]
+_NAMES = [b"", b"a", b"bb", "é".encode(), b"\xff\xfe", b"\xc3"]
+NAME_PACKETS = [
+    _packet(_ld(4, b"".join(_ld(5, n) for n in _NAMES))),
+    _packet(_ld(4, _ld(5, b"x")), _ld(4, _ld(5, b"y") + _ld(1, _vint(3)))),  # bundle twice: tables joined
+    _packet(_ld(4, _ld(5, b"x") + _vint(5 << 3) + _vint(1) + _ld(5, b"z"))),  # field 5 as a varint: unknown
+    _packet(_ld(4, b""), extra=_ld(901, _ld(4, _ld(5, b"not a name"))) + _vint(900 << 3 | 3) + _vint(900 << 3 | 4)),
+    _packet(b""),
+]
+
+
+def _rows(draw_b, n_packets: int):
+    """(bundle, pid, index) rows in arrival order: bundles never decrease."""
+    b = st.lists(st.tuples(st.integers(0, max(n_packets - 1, 0)), st.integers(0, 4), st.integers(-1, 8)), max_size=12)
+    return b.map(lambda rs: [[r[i] for r in sorted(rs, key=lambda r: r[0])] for i in range(3)])
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), base=st.integers(0, 5))
+def test_compact_names_alike(data, base):
+    """C and _names_python give the same names, bundles, key order and first-wins pairs, on
+    real packets with intern tables and on made-up ones (names empty, not UTF-8, tables over
+    two bundle occurrences, an intern-table field of the wrong wire type)."""
+    pool = _TABLED + NAME_PACKETS
+    raws = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=4))
+    rows = data.draw(_rows(None, len(raws))), data.draw(_rows(None, len(raws)))
+    if data.draw(st.booleans()):  # indices a real table has
+        rows = tuple([r[0], r[1], [i % 3 for i in r[2]]] for r in rows)
+    sw, wk = rows
+    assert _names_native(raws, base, (*sw, *wk)) == _names_reference(raws, base, (*sw, *wk))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(which=st.integers(0, len(_TABLED + NAME_PACKETS) - 1), muts=st.lists(_mutation, min_size=1, max_size=3),
+       data=st.data())
+def test_compact_names_on_mutated_packets(which, muts, data):
+    """Mutated packets: where upb reads them, the same names; where it does not, a WireError or
+    a result, never a crash."""
+    raw = _mutate((_TABLED + NAME_PACKETS)[which], muts)
+    rows = (*data.draw(_rows(None, 1)), *data.draw(_rows(None, 1)))
+    got = _outcome(_names_native, [raw], 0, rows)
+    try:
+        ref = _names_reference([raw], 0, rows)
+    except Exception:
+        assert got == "WireError" or isinstance(got, list)
+        return
+    assert got == ref
+
+
+def test_compact_names_refuses_rows_out_of_order_or_range():
+    raws = [NAME_PACKETS[0]] * 2
+    for sw in ([[1, 0], [5, 5], [1, 1]], [[2], [5], [1]], [[-1], [5], [1]]):
+        with pytest.raises(ValueError):
+            C.compact_names(raws, 0, *(np.array(c, np.int64) for c in (*sw, [], [], [])))
+    with pytest.raises(ValueError):
+        C.compact_names(raws, 0, *(np.array(c, np.int64) for c in ([0], [1, 2], [1], [], [], [])))

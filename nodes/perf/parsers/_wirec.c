@@ -12,6 +12,7 @@
  *                                        perfetto_ftrace_batch._decode, without the joins
  *   strings(buf, off, len)           ==  [perfetto_ftrace_batch._text(buf[o:o + n]) ...]
  *   intern(buf, start, end)          ==  perfetto_atrace_columns.intern_python
+ *   compact_names(packets, base, ...) ==  perfetto_ftrace_batch._names_python
  *   set_error(cls)                   the exception raised for bytes it does not decode
  *
  * Every read is bounds-checked against the buffer's length; nothing is read past it.
@@ -702,6 +703,240 @@ done:
 }
 
 /* ------------------------------------------------------------------------------------ */
+/* compact_names(packets, base, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx)
+ *   == perfetto_ftrace_batch._names_python(tables, base, ...) with tables the packets' intern tables
+ *
+ * The thread names a run of bundles' compact sched sets: {base + b: (assignments, first-wins
+ * pairs)}. Switch rows (b, pid, idx) name pid in a dict per bundle (first-seen key order, the
+ * last name winning); waking rows append (pid, name) once per pid per bundle, the first
+ * non-empty name winning. A row whose idx is outside its bundle's table names nothing. Rows
+ * come in arrival order (b never decreases). Each packet's intern table is read as upb reads
+ * CompactSched.intern_table (field 5 of field 4 of field 1, every occurrence, in order): each
+ * entry a str, or bytes when not UTF-8, made once however many rows use it. */
+
+typedef struct {
+    Py_ssize_t *off, *len;
+    Py_ssize_t n, cap;
+} spans_t;
+
+static int spans_put(spans_t *t, Py_ssize_t off, Py_ssize_t len)
+{
+    if (t->n == t->cap) {
+        Py_ssize_t cap = t->cap ? 2 * t->cap : 256;
+        Py_ssize_t *o = PyMem_Realloc(t->off, cap * sizeof *o);
+        if (!o) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        t->off = o;
+        Py_ssize_t *l = PyMem_Realloc(t->len, cap * sizeof *l);
+        if (!l) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        t->len = l;
+        t->cap = cap;
+    }
+    t->off[t->n] = off;
+    t->len[t->n++] = len;
+    return 0;
+}
+
+/* The fields numbered `want` (wire type 2) of the message b[s:e], into `out`, or with
+ * depth < 2 the same walk one message further in (path 1 -> 4 -> 5). */
+static int intern_walk(const uint8_t *b, Py_ssize_t n, Py_ssize_t s, Py_ssize_t e, int depth, spans_t *out)
+{
+    static const uint64_t path[3] = {1, 4, 5};
+    Py_ssize_t pos = s;
+    while (pos < e) {
+        field_t f;
+        if (any_field(b, n, pos, e, &f, 0) < 0)
+            return -1;
+        if (f.wt == 4)
+            return fail("end group outside a group");
+        if (f.fno == path[depth] && f.wt == 2) {
+            if (depth == 2) {
+                if (spans_put(out, f.off, (Py_ssize_t)f.val) < 0)
+                    return -1;
+            } else if (intern_walk(b, n, f.off, f.nxt, depth + 1, out) < 0) {
+                return -1;
+            }
+        }
+        pos = f.nxt;
+    }
+    return 0;
+}
+
+static PyObject *w_compact_names(PyObject *self, PyObject *args)
+{
+    PyObject *packets, *seq = NULL, *out = NULL;
+    Py_ssize_t base;
+    Py_buffer rb[6] = {{0}};
+    Py_buffer *pbufs = NULL;
+    Py_ssize_t np_ = 0, *tstart = NULL;
+    spans_t sp = {0};
+    PyObject **strs = NULL;
+    Py_ssize_t *slots = NULL, *ent_k = NULL;
+    int64_t *ent_pid = NULL;
+    if (!PyArg_ParseTuple(args, "Ony*y*y*y*y*y*", &packets, &base, &rb[0], &rb[1], &rb[2], &rb[3], &rb[4], &rb[5]))
+        return NULL;
+    if (rb[0].len != rb[1].len || rb[0].len != rb[2].len || rb[3].len != rb[4].len || rb[3].len != rb[5].len
+        || rb[0].len % 8 || rb[3].len % 8) {
+        PyErr_SetString(PyExc_ValueError, "compact_names: row columns of int64, one length per kind");
+        goto done;
+    }
+    if (!(seq = PySequence_Fast(packets, "packets: a sequence of bytes")))
+        goto done;
+    np_ = PySequence_Fast_GET_SIZE(seq);
+    if (!(pbufs = PyMem_Calloc(np_ ? np_ : 1, sizeof *pbufs)) || !(tstart = PyMem_Calloc(np_ + 1, sizeof *tstart))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t got = 0;
+    for (; got < np_; got++) {
+        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seq, got), &pbufs[got], PyBUF_SIMPLE) < 0)
+            goto done;
+        tstart[got] = sp.n;
+        if (intern_walk(pbufs[got].buf, pbufs[got].len, 0, pbufs[got].len, 0, &sp) < 0) {
+            got++;
+            goto done;
+        }
+    }
+    tstart[np_] = sp.n;
+    if (!(strs = PyMem_Calloc(sp.n ? sp.n : 1, sizeof *strs))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* the packet each span belongs to, found again through tstart when a name is made */
+    if (!(out = PyDict_New()))
+        goto done;
+    /* per bundle, its distinct pids in first-seen order with the name each keeps (an open-
+     * addressing table over the bundle's rows): one Python object per pid, not per row */
+    Py_ssize_t nmax = rb[0].len > rb[3].len ? rb[0].len / 8 : rb[3].len / 8, cap = 16;
+    while (cap < 2 * nmax)
+        cap *= 2;
+    if (!(slots = PyMem_Malloc(cap * sizeof *slots)) || !(ent_pid = PyMem_Malloc((nmax + 1) * sizeof *ent_pid))
+        || !(ent_k = PyMem_Malloc((nmax + 1) * sizeof *ent_k))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int kind = 0; kind < 2; kind++) {
+        const int64_t *rbun = rb[3 * kind].buf, *rpid = rb[3 * kind + 1].buf, *ridx = rb[3 * kind + 2].buf;
+        Py_ssize_t nr = rb[3 * kind].len / 8, r = 0;
+        int64_t prev = -1;
+        while (r < nr) {
+            int64_t bi = rbun[r];
+            if (bi < 0 || bi >= np_ || bi < prev) {
+                PyErr_SetString(PyExc_ValueError, "compact_names: bundle out of range or out of order");
+                goto done;
+            }
+            prev = bi;
+            Py_ssize_t r1 = r;
+            while (r1 < nr && rbun[r1] == bi)
+                r1++;
+            Py_ssize_t m = 16, ne = 0;
+            while (m < 2 * (r1 - r))
+                m *= 2;
+            for (Py_ssize_t j = 0; j < m; j++)
+                slots[j] = -1;
+            for (; r < r1; r++) {
+                int64_t i = ridx[r];
+                if (i < 0 || i >= tstart[bi + 1] - tstart[bi])
+                    continue;
+                Py_ssize_t k = tstart[bi] + (Py_ssize_t)i;
+                if (kind == 1 && sp.len[k] == 0)
+                    continue; /* an empty name does not count for a waking */
+                uint64_t h = (uint64_t)rpid[r] * 0x9E3779B97F4A7C15ull;
+                Py_ssize_t j = (Py_ssize_t)(h >> 40) & (m - 1);
+                while (slots[j] >= 0 && ent_pid[slots[j]] != rpid[r])
+                    j = (j + 1) & (m - 1);
+                if (slots[j] < 0) {
+                    slots[j] = ne;
+                    ent_pid[ne] = rpid[r];
+                    ent_k[ne++] = k;
+                } else if (kind == 0) {
+                    ent_k[slots[j]] = k; /* by switch the last name wins */
+                }
+            }
+            if (!ne)
+                continue;
+            /* the bundle's entry: made on its first name */
+            PyObject *key = PyLong_FromSsize_t(base + (Py_ssize_t)bi);
+            PyObject *entry = key ? PyDict_GetItemWithError(out, key) : NULL;
+            if (!entry && !PyErr_Occurred() && key) {
+                PyObject *d = PyDict_New(), *l = PyList_New(0);
+                entry = (d && l) ? PyTuple_Pack(2, d, l) : NULL;
+                Py_XDECREF(d);
+                Py_XDECREF(l);
+                if (entry && PyDict_SetItem(out, key, entry) < 0)
+                    Py_CLEAR(entry);
+                Py_XDECREF(entry); /* the dict holds it */
+            }
+            Py_XDECREF(key);
+            if (!entry)
+                goto done;
+            PyObject *slot = PyTuple_GET_ITEM(entry, kind); /* borrowed */
+            for (Py_ssize_t e = 0; e < ne; e++) {
+                Py_ssize_t k = ent_k[e];
+                if (!strs[k]) {
+                    const char *b = (const char *)pbufs[bi].buf + sp.off[k];
+                    strs[k] = PyUnicode_DecodeUTF8(b, sp.len[k], NULL);
+                    if (!strs[k]) {
+                        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+                            goto done;
+                        PyErr_Clear();
+                        if (!(strs[k] = PyBytes_FromStringAndSize(b, sp.len[k])))
+                            goto done;
+                    }
+                }
+                PyObject *pid = PyLong_FromLongLong(ent_pid[e]);
+                if (!pid)
+                    goto done;
+                int bad;
+                if (kind == 0) {
+                    bad = PyDict_SetItem(slot, pid, strs[k]) < 0;
+                } else {
+                    PyObject *pair = PyTuple_Pack(2, pid, strs[k]);
+                    bad = !pair || PyList_Append(slot, pair) < 0;
+                    Py_XDECREF(pair);
+                }
+                Py_DECREF(pid);
+                if (bad)
+                    goto done;
+            }
+        }
+    }
+    for (Py_ssize_t k = 0; k < sp.n; k++)
+        Py_XDECREF(strs[k]);
+    PyMem_Free(strs);
+    strs = NULL;
+    goto release;
+done:
+    Py_CLEAR(out);
+    if (strs)
+        for (Py_ssize_t k = 0; k < sp.n; k++)
+            Py_XDECREF(strs[k]);
+    PyMem_Free(strs);
+release:
+    PyMem_Free(slots);
+    PyMem_Free(ent_pid);
+    PyMem_Free(ent_k);
+    if (pbufs) {
+        for (Py_ssize_t k = 0; k < np_; k++)
+            if (pbufs[k].obj)
+                PyBuffer_Release(&pbufs[k]);
+        PyMem_Free(pbufs);
+    }
+    PyMem_Free(tstart);
+    PyMem_Free(sp.off);
+    PyMem_Free(sp.len);
+    Py_XDECREF(seq);
+    for (int j = 0; j < 6; j++)
+        PyBuffer_Release(&rb[j]);
+    return out;
+}
+
+/* ------------------------------------------------------------------------------------ */
 
 static PyObject *w_set_error(PyObject *self, PyObject *cls)
 {
@@ -726,6 +961,9 @@ static PyMethodDef methods[] = {
      "strings(buf, off, len) -> [str, or bytes when not UTF-8]: buf[off:off+len] each."},
     {"intern", w_intern, METH_VARARGS,
      "intern(buf, start, end) -> ([distinct bytes in first-seen order], bytearray of int64 indices)."},
+    {"compact_names", w_compact_names, METH_VARARGS,
+     "compact_names(packets, base, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx) -> {base + b: (dict, list)}:\n"
+     "the thread names compact sched sets per bundle (perfetto_ftrace_batch._names_python)."},
     {"set_error", w_set_error, METH_O, "set_error(cls): the exception raised for bytes not decoded."},
     {NULL, NULL, 0, NULL},
 };

@@ -38,8 +38,10 @@ _NUM = {name: num for num, name in wire.KINDS.items()}
 FAST = frozenset({"print", "zero", "sched_blocked_reason", "binder_transaction", "binder_transaction_received",
                   "cpu_frequency", "cpu_idle", "rss_stat", "task_newtask", "task_rename"})
 SLOW = frozenset({"sched_switch", "sched_waking"})
-_SLOW_NUMS = np.array(sorted(_NUM[k] for k in SLOW), np.int64)
-_FAST_NUMS = {k: _NUM[k] for k in FAST}
+#: By kind number (the last entry for every number past the kinds): 1 a SLOW kind, 2 a FAST one.
+_CLASS = np.zeros(max(wire.KINDS) + 2, np.int8)
+_CLASS[[_NUM[k] for k in SLOW]] = 1
+_CLASS[[_NUM[k] for k in FAST]] = 2
 _C = ord("C")
 _EMPTY = "[empty slice name]"
 _CLONE_THREAD = 0x00010000
@@ -97,12 +99,13 @@ def _decode(items):
     nlen, kind_no = walk["nlen"], walk["kind_no"]
     if (nlen > 1).any():
         raise wire.WireError("an event with more than one message field")
-    kind = np.where(nlen == 1, kind_no.astype(np.int64), -1)
+    kind = kind_no.astype(np.int64)  # a field number: under 2^61
+    kind[nlen == 0] = -1
     bundle_of = np.repeat(np.arange(nb), ev_count)
     ts = walk["ts"]
-    slow_ev = np.isin(kind, _SLOW_NUMS)
-    handled = np.isin(kind, np.array(list(_FAST_NUMS.values()), np.int64))
-    slow_ev |= handled & (ts >= np.uint64(1 << 63))
+    cls = _CLASS[np.minimum(kind_no, len(_CLASS) - 1)]
+    cls[kind < 0] = 0
+    slow_ev = (cls == 1) | ((cls == 2) & (ts >= np.uint64(1 << 63)))
     if slow_ev.any():
         slow[np.unique(bundle_of[slow_ev])] = True
     return {"slow": slow, "joined": walk["joined"], "buf": walk["buf"], "ev_count": ev_count,
@@ -210,33 +213,26 @@ def _apply(state, items, dec, b0: int, b1: int) -> None:
             sched_rows.append((key(bundle_all[sel][ok], 2, pos_all[sel][ok]), bpid[ok], ts_all[sel][ok],
                                np.full(int(ok.sum()), BLOCKED, np.int8), (f[3][1][ok] != 0).astype(np.int64)))
     # --- binder ---
-    st = where("binder_transaction")
-    rc = where("binder_transaction_received")
-    if len(st) or len(rc):
-        fs = _kind_fields(dec, e0 + st, {1: 0, 5: 0, 7: 0})
-        fr = _kind_fields(dec, e0 + rc, {1: 0})
-        # sends and receipts in arrival order, as columns (perfetto_binder.BinderState)
-        o = np.argsort(np.concatenate([st, rc]), kind="stable")
-        z = np.zeros(len(rc), np.int64)
-        state.binder.extend_columns(*(np.concatenate(c)[o] for c in (
-            (ts_all[st], ts_all[rc]), (np.full(len(st), _SEND, np.int64), np.full(len(rc), _RECV, np.int64)),
-            (pid_all[st], pid_all[rc]), (wire.as_int32(fs[1][1]), wire.as_int32(fr[1][1])),
-            ((wire.as_int32(fs[5][1]) != 0).astype(np.int64), z), (wire.as_uint32(fs[7][1]), z))))
+    bt = np.flatnonzero((kind == _NUM["binder_transaction"]) | (kind == _NUM["binder_transaction_received"]))
+    if len(bt):
+        # sends and receipts in arrival order, as columns (perfetto_binder.BinderState), read in
+        # one pass; a receipt's fields 5 and 7 (none in its schema) are not read as reply / flags
+        f = _kind_fields(dec, e0 + bt, {1: 0, 5: 0, 7: 0})
+        send = kind[bt] == _NUM["binder_transaction"]
+        state.binder.extend_columns(
+            ts_all[bt], np.where(send, _SEND, _RECV), pid_all[bt], wire.as_int32(f[1][1]),
+            (send & (wire.as_int32(f[5][1]) != 0)).astype(np.int64), np.where(send, wire.as_uint32(f[7][1]), 0))
     # --- CPU frequency and idle ---
     for name, table in (("cpu_frequency", state.cpu.frequency), ("cpu_idle", state.cpu.idle)):
         sel = where(name)
         if not len(sel):
             continue
         f = _kind_fields(dec, e0 + sel, {1: 0, 2: 0})
-        value, cpu_id, t = wire.as_uint32(f[1][1]), wire.as_uint32(f[2][1]), ts_all[sel]
-        ids, first_at = np.unique(cpu_id, return_index=True)
-        for c in ids[np.argsort(first_at)].tolist():  # per-CPU series created in arrival order
-            m = cpu_id == c
-            pts = table.setdefault(c, [])
-            room = max(CPU_MAX_POINTS - len(pts), 0)
-            new = list(zip(t[m].tolist(), value[m].tolist()))
-            pts.extend(new[:room])
-            state.cpu.dropped += max(len(new) - room, 0)
+        cpu_id = wire.as_uint32(f[2][1])
+        order = np.argsort(cpu_id, kind="stable")  # per CPU, in arrival order
+        lo, hi = _runs(cpu_id[order])
+        state.cpu.dropped += _grow(table, CPU_MAX_POINTS, cpu_id[order[lo]].tolist(), order[lo], lo, hi,
+                                   ts_all[sel][order], wire.as_uint32(f[1][1])[order])
     # --- rss_stat ---
     sel = where("rss_stat")
     if len(sel):
@@ -295,18 +291,46 @@ def _rss(memory, ts, tid, member, size, curr, has_mm, mm) -> None:
     keep = np.flatnonzero(valid & (owner >= 0))
     if not len(keep):
         return
-    order = keep[np.lexsort((keep, member[keep], owner[keep]))]
-    o, m = owner[order], member[order]
-    cut = np.flatnonzero((o[1:] != o[:-1]) | (m[1:] != m[:-1])) + 1
-    t_l, v_l = ts[order].tolist(), (size[order] / 1048576.0).tolist()
-    table = memory.rss_by_tid
-    groups = list(zip([0, *cut.tolist()], [*cut.tolist(), len(order)]))
-    groups.sort(key=lambda g: int(order[g[0]]))  # series are created in arrival order
-    for a, b in groups:
-        pts = table.setdefault((int(o[a]), _RSS_MEMBERS[int(m[a])]), [])
-        room = max(MEMORY_MAX_POINTS - len(pts), 0)
-        pts.extend(zip(t_l[a:min(b, a + room)], v_l[a:min(b, a + room)]))
-        memory.dropped += max(b - a - room, 0)
+    # one stable sort by (owner, member): owner is a tid (>= 0, under 2^32), member < 2^8
+    series = (owner[keep] << 8) | member[keep]
+    o = np.argsort(series, kind="stable")
+    order = keep[o]
+    lo, hi = _runs(series[o])
+    names = [(int(k >> 8), _RSS_MEMBERS[int(k & 0xFF)]) for k in series[o][lo].tolist()]
+    memory.dropped += _grow(memory.rss_by_tid, MEMORY_MAX_POINTS, names, order[lo], lo, hi, ts[order],
+                            size[order] / 1048576.0)
+
+
+def _runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each run of equal values of ``sorted_keys`` starts and ends."""
+    cut = np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1
+    return np.concatenate(([0], cut)), np.concatenate((cut, [len(sorted_keys)]))
+
+
+def _grow(table: dict, cap: int, keys: list, first: np.ndarray, lo: np.ndarray, hi: np.ndarray, ts: np.ndarray,
+          value: np.ndarray) -> int:
+    """Points into ``table``'s series as they would be added one by one: ``ts[lo[i]:hi[i]]``
+    (with ``value``, already in arrival order) to series ``keys[i]``, series created in order of
+    their first point's arrival (``first``), each kept to its first ``cap`` points. Only the
+    points kept become Python objects. Returns how many were dropped."""
+    order = np.argsort(first, kind="stable").tolist()
+    series = [table.setdefault(keys[i], []) for i in order]
+    lo_l, hi_l = lo.tolist(), hi.tolist()
+    room = [max(cap - len(pts), 0) for pts in series]
+    if all(hi_l[i] - lo_l[i] <= r for i, r in zip(order, room)):  # nothing dropped: two lists for all
+        t_l, v_l = ts.tolist(), value.tolist()
+        for i, pts in zip(order, series):
+            pts.extend(zip(t_l[lo_l[i]:hi_l[i]], v_l[lo_l[i]:hi_l[i]]))
+        return 0
+    dropped = 0
+    for i, pts, r in zip(order, series, room):
+        a, b = lo_l[i], hi_l[i]
+        if b - a > r:
+            dropped += b - a - r
+            b = a + r
+        if b > a:
+            pts.extend(zip(ts[a:b].tolist(), value[a:b].tolist()))
+    return dropped
 
 
 class _Staging(AtraceLog):
@@ -516,18 +540,8 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
     wdeltas, wk_b, wk_n = col("waking_timestamp")
     if not len(deltas) and not len(wdeltas):
         return {}
-    tables: dict[int, list] = {}
-
-    def table(b: int) -> list:
-        """Bundle ``b``'s intern table (thread names), read from upb once, when first used."""
-        t = tables.get(b)
-        if t is None:
-            t = tables[b] = list(items[b][0].compact_sched.intern_table)
-        return t
-
-    tlen = np.array([len(items[b][0].compact_sched.intern_table) if sw_n[b - b0] or wk_n[b - b0] else 0
-                     for b in range(b0, b1)], np.int64)
-    updates: dict[int, tuple] = {}
+    no_rows = np.zeros(0, np.int64)
+    sw_rows = wk_rows = (no_rows, no_rows, no_rows)  # (bundle, pid, intern index) that may name a thread
     first_in: dict[int, int] = {}  # cpu → the bundle whose switch was its first (this segment)
     n = len(deltas)
     if n:
@@ -570,18 +584,15 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
                 skip[o] = True  # the CPU's first switch: who ran before is unknown
             state._cpu_current[cpu] = int(nxt[o + c - 1])
             state._cpu_first_switch.setdefault(cpu, int(t[o]))
-        # each bundle's names by switch: {next_pid: name} in first-seen order, the last name winning
-        named = np.flatnonzero((idx >= 0) & (idx < tlen[sw_b - b0]) & (nxt != 0))
-        if len(named):
-            first, last = _first_last(sw_b[named], nxt[named])
-            for b, p, i in zip(sw_b[named[first]].tolist(), nxt[named[first]].tolist(), idx[named[last]].tolist()):
-                updates.setdefault(b, ({}, []))[0][p] = table(b)[i]
+        named = np.flatnonzero((idx >= 0) & (nxt != 0))
+        sw_rows = (sw_b[named] - b0, nxt[named], idx[named])
         use = np.flatnonzero(~skip)
         m = len(use)
         if m:
             tid = np.stack([prev[use], nxt[use]], 1).ravel()
             keep = tid != 0  # tid 0 is the idle task: not a thread anyone asks about
-            k = key(np.repeat(sw_b[use], 2), 0, np.repeat(pos[use], 2), np.tile(np.array([0, 1], np.int64), m))
+            k = key(sw_b[use], 0, pos[use])
+            k = np.stack([k, k | 1], 1).ravel()  # the leaving task (sub 0), then the one coming in (1)
             sched_rows.append((k[keep], tid[keep], np.repeat(t[use], 2)[keep],
                                np.tile(np.array([OUT, IN], np.int8), m)[keep],
                                np.stack([prev_state[use], np.zeros(m, np.int64)], 1).ravel()[keep]))
@@ -613,18 +624,51 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
             state.wakings += len(sel)
             state._sched_seen(int(t[sel].min()))
             state._sched_seen(int(t[sel].max()))
-            # names by waking, first-wins: only each bundle's first non-empty name of a pid counts
-            named = sel[(widx[sel] >= 0) & (widx[sel] < tlen[wk_b[sel] - b0])]
-            if len(named):
-                nb_, ni = wk_b[named], widx[named]
-                pairs, inv = np.unique((nb_.astype(np.int64) << 32) | ni, return_inverse=True)
-                text = [table(int(k >> 32))[int(k & 0xFFFFFFFF)] for k in pairs.tolist()]
-                named = named[np.array([bool(x) for x in text], bool)[inv.ravel()]]
-            if len(named):
-                first, _ = _first_last(wk_b[named], pids[named])
-                for b, p, i in zip(wk_b[named[first]].tolist(), pids[named[first]].tolist(),
-                                   widx[named[first]].tolist()):
-                    updates.setdefault(b, ({}, []))[1].append((p, table(b)[i]))
+            named = sel[widx[sel] >= 0]
+            wk_rows = (wk_b[named] - b0, pids[named], widx[named])
             sched_rows.append((key(wk_b[sel], 1, wpos[sel]), pids[sel], t[sel],
                                np.full(len(sel), WAKE, np.int8), np.zeros(len(sel), np.int64)))
+    if not len(sw_rows[0]) and not len(wk_rows[0]):
+        return {}
+    native = getattr(wire.NATIVE, "compact_names", None)  # None: no extension, or one built before it
+    if native is not None:  # the intern tables read from the packets' bytes, in C
+        return native([raw for _, raw in items[b0:b1]], b0, *(
+            np.ascontiguousarray(c, np.int64) for c in (*sw_rows, *wk_rows)))
+    used = set(sw_rows[0].tolist()) | set(wk_rows[0].tolist())
+    tables = [list(items[b0 + b][0].compact_sched.intern_table) if b in used else [] for b in range(b1 - b0)]
+    return _names_python(tables, b0, *sw_rows, *wk_rows)
+
+
+def _names_python(tables: list[list], base: int, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx) -> dict:
+    """The thread names compact sched sets, per bundle: {base + b: (assignments, first-wins
+    [(tid, comm)])} from switch rows (b, next_pid, intern index) and waking rows (b, pid, intern
+    index), both in arrival order, ``tables[b]`` bundle b's intern table. By switch: {pid: name}
+    in first-seen order, the last name winning (a dict filled in switch order keeps exactly
+    that); by waking: each bundle's first non-empty name of a pid. An index outside its table
+    names nothing. The reference for _wirec.compact_names (nodes/perf/parsers/_wirec.c), which
+    reads the tables from the packets' bytes instead of upb's objects."""
+    tlen = np.array([len(t) for t in tables], np.int64)
+    tab_off = np.cumsum(tlen) - tlen
+    flat = [name for t in tables for name in t]
+    name_of = flat.__getitem__
+    updates: dict[int, tuple] = {}
+    named = np.flatnonzero((sw_idx >= 0) & (sw_idx < tlen[sw_b]))
+    if len(named):
+        nb_ = sw_b[named]
+        lo, hi = _runs(nb_)
+        pids, at = sw_pid[named].tolist(), (tab_off[nb_] + sw_idx[named]).tolist()
+        for b, a, z in zip(nb_[lo].tolist(), lo.tolist(), hi.tolist()):
+            updates[base + b] = (dict(zip(pids[a:z], map(name_of, at[a:z]))), [])
+    named = np.flatnonzero((wk_idx >= 0) & (wk_idx < tlen[wk_b]))
+    if len(named):
+        at = tab_off[wk_b[named]] + wk_idx[named]
+        full = np.fromiter(map(bool, flat), bool, len(flat))  # the non-empty names
+        named, at = named[full[at]], at[full[at]]
+    if len(named):
+        first, _ = _first_last(wk_b[named], wk_pid[named])
+        nb_ = wk_b[named[first]]
+        lo, hi = _runs(nb_)
+        pl, al = wk_pid[named[first]].tolist(), at[first].tolist()
+        for b, a, z in zip(nb_[lo].tolist(), lo.tolist(), hi.tolist()):
+            updates.setdefault(base + b, ({}, []))[1].extend(zip(pl[a:z], map(name_of, al[a:z])))
     return updates
