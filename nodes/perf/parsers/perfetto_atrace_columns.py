@@ -23,7 +23,6 @@ the pieces with ``errors="replace"`` gives what decoding the line and splitting 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,14 +31,8 @@ from nodes.perf.parsers import perfetto_wire as wire
 
 
 def _native():
-    """nodes/perf/parsers/_atracec.c, or None: not built, or ``PERFSCOUT_PURE_PYTHON_WIRE=1``."""
-    if os.environ.get("PERFSCOUT_PURE_PYTHON_WIRE") == "1":
-        return None
-    try:
-        from nodes.perf.parsers import _atracec
-    except ImportError:
-        return None
-    return _atracec
+    """nodes/perf/parsers/_atracec.c, or None (perfetto_wire.compiled)."""
+    return wire.compiled("_atracec")
 
 
 #: The C pass when it is used (tests switch it off to run the numpy code).

@@ -16,12 +16,12 @@ bundle (:func:`full`) for the event-by-event path. Without the extension, or wit
 
 from __future__ import annotations
 
-import os
-
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import FieldDescriptor as _FD
 from google.protobuf.message import DecodeError
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import FtraceEventBundle, TracePacket
+
+from nodes.perf.parsers import perfetto_wire as wire
 
 # Kinds of the schema table (_bundlec.c's K_*): what a length-delimited payload must be.
 OTHER, MESSAGE, PACKED_VARINT, PACKED_FIXED32, PACKED_FIXED64 = range(5)
@@ -80,11 +80,8 @@ _Interned = _interned_class()
 
 def _native():
     """_bundlec's split with the schema loaded, or None: not built, or the pure switch is on."""
-    if os.environ.get("PERFSCOUT_PURE_PYTHON_WIRE") == "1":
-        return None
-    try:
-        from nodes.perf.parsers import _bundlec
-    except ImportError:
+    _bundlec = wire.compiled("_bundlec")
+    if _bundlec is None:
         return None
     f = _BUNDLE.fields_by_name
     clocks = tuple(v.number for v in f["ftrace_clock"].enum_type.values)

@@ -18,6 +18,7 @@ without a compiler and as the reference the C is tested against
 
 from __future__ import annotations
 
+import importlib
 import os
 
 import numpy as np
@@ -62,16 +63,24 @@ class WireError(ValueError):
     """Bytes that are not the shape this reader decodes in bulk."""
 
 
-def _native():
-    """The C walks, or None: not built, or ``PERFSCOUT_PURE_PYTHON_WIRE=1``."""
+def compiled(name: str):
+    """The reader's C part ``nodes.perf.parsers.<name>`` (setup.py), or None: not built, or
+    ``PERFSCOUT_PURE_PYTHON_WIRE=1`` — then the caller uses its Python reference. The one place
+    that switch is read, for every C part."""
     if os.environ.get("PERFSCOUT_PURE_PYTHON_WIRE") == "1":
         return None
     try:
-        from nodes.perf.parsers import _wirec
+        return importlib.import_module(f"nodes.perf.parsers.{name}")
     except ImportError:
         return None
-    _wirec.set_error(WireError)
-    return _wirec
+
+
+def _native():
+    """The C walks (_wirec.c), or None."""
+    mod = compiled("_wirec")
+    if mod is not None:
+        mod.set_error(WireError)
+    return mod
 
 
 #: The C extension when it is used (tests switch it off to run the numpy code).
