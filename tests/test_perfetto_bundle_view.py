@@ -24,6 +24,7 @@ from nodes.perf.parsers import perfetto_bundle_view as view
 from nodes.perf.parsers import perfetto_wire as wire
 from nodes.perf.parsers.perfetto_stream import StreamReport, iter_packets_from_bytes
 from tests.helpers.differential import perfdata_digest
+from tests.helpers.mutations import mutate, mutation
 from tests.protowire import field as _ld
 from tests.protowire import varint as _vint
 
@@ -83,29 +84,6 @@ def _agrees(raw: bytes) -> None:
     assert b.parse() == want
     full.ClearField("ftrace_events")
     assert pkt == full
-
-
-_mutation = st.tuples(st.sampled_from(["flip", "set", "insert", "delete", "cut"]), st.integers(0, 1 << 16),
-                      st.integers(0, 255))
-
-
-def _mutate(raw: bytes, muts) -> bytes:
-    b = bytearray(raw)
-    for op, at, val in muts:
-        if not b:
-            break
-        i = at % len(b)
-        if op == "flip":
-            b[i] ^= 1 << (val % 8)
-        elif op == "set":
-            b[i] = val
-        elif op == "insert":
-            b[i:i] = bytes([val])
-        elif op == "delete":
-            del b[i]
-        else:
-            del b[i:]
-    return bytes(b)
 
 
 # --- the schema table ----------------------------------------------------------------------------
@@ -169,10 +147,10 @@ def test_every_single_byte_change_of_a_real_packet(name):
 
 @native
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(which=st.integers(0, len(_SMALL) - 1), muts=st.lists(_mutation, min_size=1, max_size=4))
+@given(which=st.integers(0, len(_SMALL) - 1), muts=st.lists(mutation, min_size=1, max_size=4))
 @example(which=49, muts=[("delete", 1, 0), ("delete", 1, 0)])  # an empty bundle, the rest upb refuses
 def test_mutated_real_bundles(which, muts):
-    _agrees(_mutate(_SMALL[which], muts))
+    _agrees(mutate(_SMALL[which], muts))
 
 
 def _bundle_packet(bundle: bytes) -> bytes:

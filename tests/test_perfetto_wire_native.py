@@ -25,6 +25,7 @@ from nodes.perf.parsers import perfetto_ftrace_batch as batch
 from nodes.perf.parsers import perfetto_wire as wire
 from nodes.perf.parsers.perfetto_stream import StreamReport, iter_packets_from_bytes
 from tests.helpers.differential import perfdata_digest
+from tests.helpers.mutations import mutate, mutation
 from tests.protowire import varint as _vint
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -307,35 +308,12 @@ def test_packet_shapes_read_as_upb_reads_them():
         assert _outcome(batch._decode, _items(PACKETS[bad])) == "WireError", bad
 
 
-_mutation = st.tuples(st.sampled_from(["flip", "set", "insert", "delete", "cut"]), st.integers(0, 1 << 16),
-                      st.integers(0, 255))
-
-
-def _mutate(raw: bytes, muts) -> bytes:
-    b = bytearray(raw)
-    for op, at, val in muts:
-        if not b:
-            break
-        i = at % len(b)
-        if op == "flip":
-            b[i] ^= 1 << (val % 8)
-        elif op == "set":
-            b[i] = val
-        elif op == "insert":
-            b[i:i] = bytes([val])
-        elif op == "delete":
-            del b[i]
-        else:
-            del b[i:]
-    return bytes(b)
-
-
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much,
                                                                   HealthCheck.function_scoped_fixture])
-@given(which=st.integers(0, len(_SMALL) - 1), muts=st.lists(_mutation, min_size=1, max_size=3),
+@given(which=st.integers(0, len(_SMALL) - 1), muts=st.lists(mutation, min_size=1, max_size=3),
        neighbours=st.integers(0, 2))
 def test_mutated_real_packets_alike(which, muts, neighbours, monkeypatch):
-    raw = _mutate(_SMALL[which], muts)
+    raw = mutate(_SMALL[which], muts)
     try:
         p = TracePacket.FromString(raw)
     except Exception:
@@ -378,7 +356,7 @@ def _bundles_plain(raws: list[bytes]):
 
 
 @settings(max_examples=400, deadline=None)
-@given(which=st.integers(0, len(_SMALL) - 1), muts=st.lists(_mutation, max_size=3),
+@given(which=st.integers(0, len(_SMALL) - 1), muts=st.lists(mutation, max_size=3),
        junk=st.binary(max_size=30))
 @example(which=0, muts=[], junk=_packet(_ld(4, _ld(1, b"\x96")) + _ld(4, _ld(1, b"\x01"))))  # varint over 2 chunks
 @example(which=0, muts=[], junk=_packet(_ld(4, _ld(1, b"\x96"))))  # a column ending inside a varint
@@ -388,7 +366,7 @@ def _bundles_plain(raws: list[bytes]):
 def test_bundles_on_bytes_upb_never_checked(which, muts, junk):
     """wire.bundles on any bytes: never a crash; where the lite parse reads them, its values
     (or a WireError where packed / fields_numpy raise one)."""
-    raws = [_mutate(_SMALL[which], muts), junk]
+    raws = [mutate(_SMALL[which], muts), junk]
     got = _outcome(_bundles_plain, raws)
     try:
         ref = _outcome(_lite_reference, raws)
@@ -490,12 +468,12 @@ def test_compact_names_alike(data, base):
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
-@given(which=st.integers(0, len(_TABLED + NAME_PACKETS) - 1), muts=st.lists(_mutation, min_size=1, max_size=3),
+@given(which=st.integers(0, len(_TABLED + NAME_PACKETS) - 1), muts=st.lists(mutation, min_size=1, max_size=3),
        data=st.data())
 def test_compact_names_on_mutated_packets(which, muts, data):
     """Mutated packets: where upb reads them, the same names; where it does not, a WireError or
     a result, never a crash."""
-    raw = _mutate((_TABLED + NAME_PACKETS)[which], muts)
+    raw = mutate((_TABLED + NAME_PACKETS)[which], muts)
     rows = (*data.draw(_rows(None, 1)), *data.draw(_rows(None, 1)))
     got = _outcome(_names_native, [raw], 0, rows)
     try:
