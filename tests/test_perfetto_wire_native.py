@@ -426,7 +426,7 @@ def _names_plain(d: dict) -> list:
 
 
 def _names_reference(raws: list[bytes], base: int, rows) -> list:
-    tables = [list(TracePacket.FromString(r).ftrace_events.compact_sched.intern_table) for r in raws]
+    tables = [[wire.text(s) for s in TracePacket.FromString(r).ftrace_events.compact_sched.intern_table] for r in raws]
     return _names_plain(batch._names_python(tables, base, *(np.array(c, np.int64) for c in rows)))
 
 

@@ -101,7 +101,6 @@ static inline int number(const uint8_t *b, Py_ssize_t a, Py_ssize_t e, int64_t *
 typedef struct {
     Py_ssize_t off, len; /* len < 0: empty slot */
     uint64_t hash;
-    int mode;
     int64_t vid;
 } slot_t;
 
@@ -145,9 +144,9 @@ static int table_grow(table_t *t)
     return 0;
 }
 
-static inline uint64_t hash_bytes(const uint8_t *p, Py_ssize_t n, int mode)
+static inline uint64_t hash_bytes(const uint8_t *p, Py_ssize_t n)
 {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)n << 8) ^ (uint64_t)mode;
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)n << 8);
     Py_ssize_t i = 0;
     for (; i + 8 <= n; i += 8) { /* eight bytes a step */
         uint64_t w;
@@ -199,9 +198,10 @@ static int64_t value_index(run_t *r, PyObject *obj)
     return vid;
 }
 
-/* Mode 0: a print line's name (errors="replace"); mode 1: a zero event's (wire.text: str, or
- * the bytes when they are not UTF-8). A begin's empty name is ``empty``. */
-static int64_t intern(run_t *r, Py_ssize_t off, Py_ssize_t len, int mode, int begin)
+/* A print line's or a zero event's name, decoded with errors="replace" (a name that is not
+ * UTF-8 is still a name, as in perfetto_ftrace.py's event-by-event path). A begin's empty name
+ * is ``empty``. */
+static int64_t intern(run_t *r, Py_ssize_t off, Py_ssize_t len, int begin)
 {
     if (begin && len == 0) {
         if (r->empty_vid < 0) {
@@ -211,26 +211,17 @@ static int64_t intern(run_t *r, Py_ssize_t off, Py_ssize_t len, int mode, int be
         return r->empty_vid;
     }
     const uint8_t *p = r->b + off;
-    uint64_t h = hash_bytes(p, len, mode);
+    uint64_t h = hash_bytes(p, len);
     size_t i = (size_t)h & r->names.mask;
     for (;;) {
         slot_t *s = &r->names.s[i];
         if (s->len < 0)
             break;
-        if (s->hash == h && s->len == len && s->mode == mode && memcmp(r->b + s->off, p, (size_t)len) == 0)
+        if (s->hash == h && s->len == len && memcmp(r->b + s->off, p, (size_t)len) == 0)
             return s->vid;
         i = (i + 1) & r->names.mask;
     }
-    PyObject *obj;
-    if (mode == 0) {
-        obj = PyUnicode_DecodeUTF8((const char *)p, len, "replace");
-    } else {
-        obj = PyUnicode_DecodeUTF8((const char *)p, len, NULL);
-        if (!obj && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
-            PyErr_Clear();
-            obj = PyBytes_FromStringAndSize((const char *)p, len);
-        }
-    }
+    PyObject *obj = PyUnicode_DecodeUTF8((const char *)p, len, "replace");
     int64_t vid = value_index(r, obj);
     if (vid < 0)
         return -1;
@@ -246,7 +237,6 @@ static int64_t intern(run_t *r, Py_ssize_t off, Py_ssize_t len, int mode, int be
     s->off = off;
     s->len = len;
     s->hash = h;
-    s->mode = mode;
     s->vid = vid;
     return vid;
 }
@@ -487,7 +477,7 @@ static PyObject *a_split(PyObject *self, PyObject *args)
             if (sh[i] == SHAPE_E && col_push(&ends, pr_ev[i]) < 0)
                 goto done;
             if (sh[i] == SHAPE_B || sh[i] == SHAPE_C) {
-                int64_t vid = intern(&r, na, ne - na, 0, sh[i] == SHAPE_B);
+                int64_t vid = intern(&r, na, ne - na, sh[i] == SHAPE_B);
                 if (vid < 0)
                     goto done;
                 if (sh[i] == SHAPE_B ? begin(&r, &bg, &t_ev, t_pairs, &n_ev, n_names, names, tgid_of, pr_ev[i],
@@ -516,7 +506,7 @@ static PyObject *a_split(PyObject *self, PyObject *args)
                 j++;
                 continue;
             }
-            int64_t vid = intern(&r, o, n, 1, isb);
+            int64_t vid = intern(&r, o, n, isb);
             if (vid < 0)
                 goto done;
             if (isb ? begin(&r, &bg, &t_ev, t_pairs, &n_ev, n_names, names, tgid_of, z_ev[j], z_tid[j], tgid, vid) < 0

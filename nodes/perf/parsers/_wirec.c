@@ -10,7 +10,7 @@
  *   fields(buf, start, end, wanted)  ==  perfetto_wire.fields_numpy
  *   bundles(packets)                 ==  the LitePacket parse + packed + fields of
  *                                        perfetto_ftrace_batch._decode, without the joins
- *   strings(buf, off, len)           ==  [perfetto_ftrace_batch._text(buf[o:o + n]) ...]
+ *   strings(buf, off, len)           ==  [perfetto_wire.text(buf[o:o + n]) ...]
  *   intern(buf, start, end)          ==  perfetto_atrace_columns.intern_python
  *   compact_names(packets, base, ...) ==  perfetto_ftrace_batch._names_python
  *   set_error(cls)                   the exception raised for bytes it does not decode
@@ -589,9 +589,9 @@ done:
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* strings(buf, off, len) -> [str | bytes]: buf[off:off+len] each as upb hands a proto2 string
- * over (perfetto_ftrace_batch._text): str, or the bytes when they are not UTF-8. Ranges are
- * clipped to the buffer as a slice is. */
+/* strings(buf, off, len) -> [str]: buf[off:off+len] each as perfetto_wire.text reads a proto2
+ * string (not UTF-8: decoded with errors="replace"). Ranges are clipped to the buffer as a
+ * slice is. */
 
 static PyObject *w_strings(PyObject *self, PyObject *args)
 {
@@ -620,17 +620,10 @@ static PyObject *w_strings(PyObject *self, PyObject *args)
             s = L;
         if (e > L)
             e = L;
-        PyObject *v = PyUnicode_DecodeUTF8(b + s, (Py_ssize_t)(e - s), NULL);
+        PyObject *v = PyUnicode_DecodeUTF8(b + s, (Py_ssize_t)(e - s), "replace");
         if (!v) {
-            if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
-                Py_CLEAR(out);
-                goto done;
-            }
-            PyErr_Clear();
-            if (!(v = PyBytes_FromStringAndSize(b + s, (Py_ssize_t)(e - s)))) {
-                Py_CLEAR(out);
-                goto done;
-            }
+            Py_CLEAR(out);
+            goto done;
         }
         PyList_SET_ITEM(out, i, v);
     }
@@ -880,14 +873,8 @@ static PyObject *w_compact_names(PyObject *self, PyObject *args)
                 Py_ssize_t k = ent_k[e];
                 if (!strs[k]) {
                     const char *b = (const char *)pbufs[bi].buf + sp.off[k];
-                    strs[k] = PyUnicode_DecodeUTF8(b, sp.len[k], NULL);
-                    if (!strs[k]) {
-                        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
-                            goto done;
-                        PyErr_Clear();
-                        if (!(strs[k] = PyBytes_FromStringAndSize(b, sp.len[k])))
-                            goto done;
-                    }
+                    if (!(strs[k] = PyUnicode_DecodeUTF8(b, sp.len[k], "replace")))
+                        goto done;
                 }
                 PyObject *pid = PyLong_FromLongLong(ent_pid[e]);
                 if (!pid)
@@ -958,7 +945,7 @@ static PyMethodDef methods[] = {
      "counts and unpacked-column flags, per event ts/pid/nlen/kind_no/k_off/k_len, per column\n"
      "(values, counts)."},
     {"strings", w_strings, METH_VARARGS,
-     "strings(buf, off, len) -> [str, or bytes when not UTF-8]: buf[off:off+len] each."},
+     "strings(buf, off, len) -> [str] (not UTF-8: errors=\"replace\"): buf[off:off+len] each."},
     {"intern", w_intern, METH_VARARGS,
      "intern(buf, start, end) -> ([distinct bytes in first-seen order], bytearray of int64 indices)."},
     {"compact_names", w_compact_names, METH_VARARGS,

@@ -235,9 +235,9 @@ def split_python(joined: bytes, buf: np.ndarray, pr: tuple, zero: tuple, names: 
 
     zb, zc = np.flatnonzero(z_code == BEGIN), np.flatnonzero(z_code == COUNTER)
     begins = [named(pr_ev[sh.b], *sh.b_name, replace, empty, pr_tid[sh.b], sh.b_tgid),
-              named(z_ev[zb], z_off[zb], z_off[zb] + z_len[zb], wire.text, empty, z_tid[zb], z_tgid[zb])]
+              named(z_ev[zb], z_off[zb], z_off[zb] + z_len[zb], replace, empty, z_tid[zb], z_tgid[zb])]
     counts = [named(pr_ev[sh.c], *sh.c_name, replace, None, sh.c_tgid, sh.c_value, np.zeros(len(sh.c), np.int64)),
-              named(z_ev[zc], z_off[zc], z_off[zc] + z_len[zc], wire.text, None, z_tgid[zc], z_value[zc],
+              named(z_ev[zc], z_off[zc], z_off[zc] + z_len[zc], replace, None, z_tgid[zc], z_value[zc],
                     np.ones(len(zc), np.int64))]
 
     def merged(parts):  # the print and zero rows in arrival order

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nodes.perf.model import MAX_COUNTER_POINTS, MAX_OPEN_SLICES, PerfData
+from nodes.perf.parsers.perfetto_wire import text
 from nodes.perf.parsers.perfetto_binder import BinderState, pids_of
 from nodes.perf.parsers.perfetto_binder_calls import pair_calls
 from nodes.perf.parsers.perfetto_bundle_view import event_count
@@ -148,9 +149,7 @@ class FtraceState:
             tid = e.pid
             if kind == "print":
                 self.prints += 1
-                buf = e.print.buf
-                if isinstance(buf, bytes):  # protobuf hands invalid UTF-8 back as bytes
-                    buf = buf.decode("utf-8", "replace")
+                buf = text(e.print.buf)
                 ts = e.timestamp if same_clock else to_ns(e.timestamp)
                 if buf[:1] == "E" and buf.isascii():  # half of all prints: a slice end, nothing to parse
                     push_atrace(tid, ts, _E)
@@ -162,7 +161,7 @@ class FtraceState:
                 # Only sched_waking opens a runnable interval: trace_processor's ftrace_parser
                 # keeps sched_wakeup and sched_wakeup_new as instants, not thread states.
                 w = e.sched_waking
-                self._wake(to_ns(e.timestamp), w.pid, w.comm)
+                self._wake(to_ns(e.timestamp), w.pid, text(w.comm))
             elif kind == "zero":
                 self._zero(to_ns(e.timestamp), tid, e.zero)
             elif kind == "sched_blocked_reason":
@@ -185,7 +184,7 @@ class FtraceState:
             elif kind == "task_newtask":
                 nt = e.task_newtask
                 if nt.comm:
-                    self.comm[nt.pid] = nt.comm
+                    self.comm[nt.pid] = text(nt.comm)
                 if nt.pid:  # a new task starts runnable (ThreadStateTracker::PushNewTaskEvent)
                     self._sched_seen(to_ns(e.timestamp))
                     self.sched.push(nt.pid, to_ns(e.timestamp), _NEW)
@@ -195,7 +194,7 @@ class FtraceState:
                     self.tgid_of.setdefault(nt.pid, nt.pid)
             elif kind == "task_rename":
                 if e.task_rename.newcomm:
-                    self.comm[e.task_rename.pid] = e.task_rename.newcomm
+                    self.comm[e.task_rename.pid] = text(e.task_rename.newcomm)
 
     def _compact(self, cpu: int, cs, to_ns) -> None:
         """Compact sched: delta-encoded timestamps, comms interned per bundle, prev implicit.
@@ -206,7 +205,7 @@ class FtraceState:
         Every other waking record opens a runnable interval like a ``sched_waking`` event.
         The columns are read whole (upb's repeated fields into numpy), never record by record.
         """
-        table = list(cs.intern_table)
+        table = [text(s) for s in cs.intern_table]
         n = len(cs.switch_timestamp)
         if n:
             t = _times(cs.switch_timestamp, to_ns)
@@ -269,9 +268,9 @@ class FtraceState:
     def _switch(self, cpu: int, ts: int, sw) -> None:
         self.switches += 1
         if sw.prev_pid and sw.prev_comm:
-            self.comm.setdefault(sw.prev_pid, sw.prev_comm)
+            self.comm.setdefault(sw.prev_pid, text(sw.prev_comm))
         if sw.next_pid and sw.next_comm:
-            self.comm[sw.next_pid] = sw.next_comm
+            self.comm[sw.next_pid] = text(sw.next_comm)
         self._switch_pair(cpu, ts, sw.prev_pid, sw.prev_state, sw.next_pid)
 
     def _switch_pair(self, cpu: int, ts: int, prev: int | None, prev_state: int, nxt: int) -> None:
@@ -294,7 +293,7 @@ class FtraceState:
         self.sched.push(tid, ts, _WAKE)
 
     def _zero(self, ts: int, tid: int, z) -> None:
-        self._zero_values(ts, tid, z.flag, z.name, z.pid, z.value)
+        self._zero_values(ts, tid, z.flag, text(z.name), z.pid, z.value)
 
     def _zero_values(self, ts: int, tid: int, flag: int, name: str, pid: int, value: int) -> None:
         """Kernel ``systrace/0`` events: atrace in a kernel tracepoint (flag bits B=1, E=2, C=4)."""

@@ -635,7 +635,7 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
         return native([raw for _, raw in items[b0:b1]], b0, *(
             np.ascontiguousarray(c, np.int64) for c in (*sw_rows, *wk_rows)))
     used = set(sw_rows[0].tolist()) | set(wk_rows[0].tolist())
-    tables = [list(items[b0 + b][0].compact_sched.intern_table) if b in used else [] for b in range(b1 - b0)]
+    tables = [[wire.text(s) for s in items[b0 + b][0].compact_sched.intern_table] if b in used else [] for b in range(b1 - b0)]
     return _names_python(tables, b0, *sw_rows, *wk_rows)
 
 

@@ -24,6 +24,7 @@ import os
 from collections import Counter
 
 from nodes.perf.model import PerfData
+from nodes.perf.parsers.perfetto_wire import text
 
 _SEQ_INCREMENTAL_STATE_CLEARED = 1
 _SEQ_NEEDS_INCREMENTAL_STATE = 2
@@ -44,8 +45,6 @@ class _Tables:
         self.resolved: dict[int, tuple[str, ...]] = {}
 
 
-def _text(b) -> str:
-    return b.decode("utf-8", "replace") if isinstance(b, bytes) else str(b)
 
 
 class SampleState:
@@ -75,9 +74,9 @@ class SampleState:
         if t is None:
             t = self.tables[seq] = _Tables()
         for s in d.function_names:
-            t.functions[s.iid] = _text(s.str)
+            t.functions[s.iid] = text(s.str)
         for s in d.mapping_paths:
-            t.mapping_paths[s.iid] = _text(s.str)
+            t.mapping_paths[s.iid] = text(s.str)
         for m in d.mappings:
             t.mappings[m.iid] = "/".join(t.mapping_paths.get(i, "") for i in m.path_string_ids)
         for f in d.frames:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from nodes.perf.model import MAX_COUNTER_POINTS, PerfData
+from nodes.perf.parsers.perfetto_wire import text
 
 #: (pid or None for system-wide, counter name) → [(ts_ns, value)]
 Counters = dict[tuple[int | None, str], list[tuple[int, float]]]
@@ -48,7 +49,7 @@ class SystemState:
             pid = p.pid
             cmdline = p.cmdline
             if cmdline:
-                name = cmdline[0]
+                name = text(cmdline[0])
                 if name:
                     # Android app processes are named by package; native ones by their binary path.
                     name_process(pid, name)
@@ -56,7 +57,7 @@ class SystemState:
         for t in tree.threads:
             tid, tgid = t.tid, t.tgid
             tgid_of[tid] = tgid
-            name = t.name
+            name = text(t.name)
             if name:
                 name_thread(tgid, tid, name)
 

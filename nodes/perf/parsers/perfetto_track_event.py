@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from nodes.perf.model import MAIN_THREAD_NAMES, MAX_COUNTER_POINTS, PerfData
 from nodes.perf.parsers import perfetto_chrome_latency as chrome_latency
 from nodes.perf.parsers.perfetto_ftrace import MAX_ASYNC, AsyncSlice
+from nodes.perf.parsers.perfetto_wire import text
 
 SEQ_INCREMENTAL_STATE_CLEARED = 1
 SEQ_NEEDS_INCREMENTAL_STATE = 2
@@ -83,9 +84,9 @@ class TrackEventState:
         if packet.HasField("interned_data"):
             idata = packet.interned_data
             for e in idata.event_names:
-                seq.names[e.iid] = e.name
+                seq.names[e.iid] = text(e.name)
             for e in idata.event_categories:
-                seq.categories[e.iid] = e.name
+                seq.categories[e.iid] = text(e.name)
         return seq
 
     def usable(self, packet, seq: Sequence) -> bool:
@@ -97,12 +98,12 @@ class TrackEventState:
 
     # --- descriptors -------------------------------------------------------------------
     def descriptor(self, td, data: PerfData) -> None:
-        name = td.name or td.static_name or td.atrace_name or None
+        name = text(td.name or td.static_name or td.atrace_name) or None
         if td.HasField("thread"):
             t = td.thread
             self.tracks[td.uuid] = Track("thread", name, t.pid, t.tid)
             self.tgid_of[t.tid] = t.pid
-            tname = t.thread_name or name
+            tname = text(t.thread_name) or name
             if tname:
                 data.set_thread_name(t.pid, t.tid, tname)
             if t.pid == t.tid or tname in MAIN_THREAD_NAMES:
@@ -110,7 +111,7 @@ class TrackEventState:
         elif td.HasField("process"):
             p = td.process
             self.tracks[td.uuid] = Track("process", name, p.pid)
-            pname = p.process_name or (p.cmdline[0] if p.cmdline else None) or name
+            pname = text(p.process_name or (p.cmdline[0] if p.cmdline else "")) or name
             if pname:
                 data.set_process_name(p.pid, pname)
         elif td.HasField("counter"):
@@ -124,7 +125,7 @@ class TrackEventState:
     # --- events ------------------------------------------------------------------------
     def _name(self, seq: Sequence, te) -> str:
         if te.HasField("name"):
-            return te.name
+            return text(te.name)
         iid = te.name_iid
         if not iid and te.HasField("legacy_event"):
             iid = te.legacy_event.name_iid

@@ -145,12 +145,13 @@ def bundles(packets: list[bytes]) -> dict:
     return out
 
 
-def text(raw: bytes) -> str | bytes:
-    """A proto2 string as upb hands it over: str, or the bytes when they are not UTF-8."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw
+def text(raw: bytes | str) -> str:
+    """A proto2 string field as text, from the wire's bytes or from upb (which hands a string
+    that is not UTF-8 back as bytes). Not UTF-8 — a kernel comm cut at 16 bytes inside a
+    character, a damaged trace — is still a name: decoded with errors="replace", as the print
+    lines are (perfetto_atrace_columns.replace), so one bad byte never fails the whole read.
+    The C parts decode alike (_wirec.c ``strings``, ``compact_names``; _atracec.c ``intern``)."""
+    return raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
 
 
 def strings(buf: bytes, off: np.ndarray, ln: np.ndarray) -> list:
