@@ -36,6 +36,23 @@ static inline int varint(const uint8_t *b, Py_ssize_t n, Py_ssize_t p, uint64_t 
     uint64_t v = 0;
     if (p < 0)
         return fail("position before the buffer");
+    if (p < n && b[p] < 0x80) { /* most varints: one byte (a tag, a small field) */
+        *val = b[p];
+        *len = 1;
+        return 0;
+    }
+    if (p + 10 <= n) { /* all ten bytes in the buffer: no bound to check byte by byte */
+        for (int k = 0; k < 10; k++) {
+            uint8_t c = b[p + k];
+            v |= (uint64_t)(c & 0x7F) << (7 * k);
+            if (c < 0x80) {
+                *val = v;
+                *len = k + 1;
+                return 0;
+            }
+        }
+        return fail("varint longer than 10 bytes");
+    }
     for (int k = 0; k < 10; k++) {
         if (p + k >= n)
             return fail("varint runs past the buffer");
@@ -108,7 +125,20 @@ typedef struct {
     Py_ssize_t n, cap; /* in bytes */
 } vec_t;
 
-static int vec_put(vec_t *v, const void *item, Py_ssize_t size)
+static int vec_grow(vec_t *v, const void *item, Py_ssize_t size);
+
+/* Inline when the item fits (every call but a few per batch), the copy a fixed 8 bytes mostly. */
+static inline int vec_put(vec_t *v, const void *item, Py_ssize_t size)
+{
+    if (size > 0 && v->n + size <= v->cap) {
+        memcpy(v->p + v->n, item, size);
+        v->n += size;
+        return 0;
+    }
+    return vec_grow(v, item, size);
+}
+
+static int vec_grow(vec_t *v, const void *item, Py_ssize_t size)
 {
     if (size <= 0)
         return 0;
