@@ -418,20 +418,25 @@ def test_env_var_forces_the_numpy_walk():
     assert runs == {"1": "True", "0": "False"}
 
 
-# --- compact_names: the thread names of compact sched, from the packets' own bytes ---------------
+# --- name_threads: the thread names of compact sched, from the packets' own bytes ---------------
 
-def _names_plain(d: dict) -> list:
-    """A compact_names result with every order that counts: bundles, dict keys, pairs."""
-    return [(b, list(assign.items()), list(pairs)) for b, (assign, pairs) in sorted(d.items())]
+#: comm as a run may find it: empty, or holding some of the pids the rows name (a waking's
+#: name does not replace one, a switch's does).
+_COMMS = st.dictionaries(st.integers(0, 4), st.sampled_from(["old", "", "é"]), max_size=3)
 
 
-def _names_reference(raws: list[bytes], base: int, rows) -> list:
+def _names_reference(raws: list[bytes], base: int, rows, comm: dict) -> list:
+    """comm's items, in order, after _name_threads_python."""
+    comm = dict(comm)
     tables = [list(TracePacket.FromString(r).ftrace_events.compact_sched.intern_table) for r in raws]
-    return _names_plain(batch._names_python(tables, base, *(np.array(c, np.int64) for c in rows)))
+    batch._name_threads_python(comm, tables, base, *(np.array(c, np.int64) for c in rows))
+    return list(comm.items())
 
 
-def _names_native(raws: list[bytes], base: int, rows) -> list:
-    return _names_plain(C.compact_names(raws, base, *(np.array(c, np.int64) for c in rows)))
+def _names_native(raws: list[bytes], base: int, rows, comm: dict) -> list:
+    comm = dict(comm)
+    assert C.name_threads(comm, raws, base, *(np.array(c, np.int64) for c in rows)) is None
+    return list(comm.items())
 
 
 _TABLED = [raw for items in _ITEMS.values() for b, raw in items if len(b.compact_sched.intern_table)
@@ -446,48 +451,56 @@ NAME_PACKETS = [
 ]
 
 
-def _rows(draw_b, n_packets: int):
-    """(bundle, pid, index) rows in arrival order: bundles never decrease."""
-    b = st.lists(st.tuples(st.integers(0, max(n_packets - 1, 0)), st.integers(0, 4), st.integers(-1, 8)), max_size=12)
+def _rows(base: int, n_packets: int):
+    """(bundle, pid, index) rows in arrival order: bundles never decrease, base.. base + n - 1."""
+    b = st.lists(st.tuples(st.integers(base, base + max(n_packets - 1, 0)), st.integers(0, 4), st.integers(-1, 8)),
+                 max_size=12)
     return b.map(lambda rs: [[r[i] for r in sorted(rs, key=lambda r: r[0])] for i in range(3)])
 
 
 @settings(max_examples=300, deadline=None)
-@given(data=st.data(), base=st.integers(0, 5))
-def test_compact_names_alike(data, base):
-    """C and _names_python give the same names, bundles, key order and first-wins pairs, on
-    real packets with intern tables and on made-up ones (names empty, not UTF-8, tables over
-    two bundle occurrences, an intern-table field of the wrong wire type)."""
+@given(data=st.data(), base=st.integers(0, 5), comm=_COMMS)
+def test_name_threads_alike(data, base, comm):
+    """C and _name_threads_python leave the same comm (names, key order, first-wins wakings,
+    names already there), on real packets with intern tables and on made-up ones (names empty,
+    not UTF-8, tables over two bundle occurrences, an intern-table field of the wrong wire
+    type)."""
     pool = _TABLED + NAME_PACKETS
     raws = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=4))
-    rows = data.draw(_rows(None, len(raws))), data.draw(_rows(None, len(raws)))
+    rows = data.draw(_rows(base, len(raws))), data.draw(_rows(base, len(raws)))
     if data.draw(st.booleans()):  # indices a real table has
         rows = tuple([r[0], r[1], [i % 3 for i in r[2]]] for r in rows)
     sw, wk = rows
-    assert _names_native(raws, base, (*sw, *wk)) == _names_reference(raws, base, (*sw, *wk))
+    assert _names_native(raws, base, (*sw, *wk), comm) == _names_reference(raws, base, (*sw, *wk), comm)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(which=st.integers(0, len(_TABLED + NAME_PACKETS) - 1), muts=st.lists(mutation, min_size=1, max_size=3),
-       data=st.data())
-def test_compact_names_on_mutated_packets(which, muts, data):
-    """Mutated packets: where upb reads them, the same names; where it does not, a WireError or
-    a result, never a crash."""
+       data=st.data(), comm=_COMMS)
+def test_name_threads_on_mutated_packets(which, muts, data, comm):
+    """Mutated packets: where upb reads them, the same comm; where it does not, a WireError
+    (comm untouched) or a result, never a crash."""
     raw = mutate((_TABLED + NAME_PACKETS)[which], muts)
-    rows = (*data.draw(_rows(None, 1)), *data.draw(_rows(None, 1)))
-    got = _outcome(_names_native, [raw], 0, rows)
+    rows = (*data.draw(_rows(0, 1)), *data.draw(_rows(0, 1)))
+    got = _outcome(_names_native, [raw], 0, rows, comm)
     try:
-        ref = _names_reference([raw], 0, rows)
+        ref = _names_reference([raw], 0, rows, comm)
     except Exception:
         assert got == "WireError" or isinstance(got, list)
         return
     assert got == ref
 
 
-def test_compact_names_refuses_rows_out_of_order_or_range():
+def test_name_threads_refuses_rows_out_of_order_or_range_before_writing():
     raws = [NAME_PACKETS[0]] * 2
-    for sw in ([[1, 0], [5, 5], [1, 1]], [[2], [5], [1]], [[-1], [5], [1]]):
-        with pytest.raises(ValueError):
-            C.compact_names(raws, 0, *(np.array(c, np.int64) for c in (*sw, [], [], [])))
+    tables = [list(TracePacket.FromString(r).ftrace_events.compact_sched.intern_table) for r in raws]
+    for sw in ([[1, 0], [5, 5], [1, 1]], [[2], [5], [1]], [[-1], [5], [1]], [[0, 1, 0], [1, 2, 3], [1, 1, 1]]):
+        rows = [np.array(c, np.int64) for c in (*sw, [], [], [])]
+        for apply in (lambda comm: C.name_threads(comm, raws, 0, *rows),
+                      lambda comm: batch._name_threads_python(comm, tables, 0, *rows)):
+            comm = {9: "x"}
+            with pytest.raises(ValueError):
+                apply(comm)
+            assert comm == {9: "x"}
     with pytest.raises(ValueError):
-        C.compact_names(raws, 0, *(np.array(c, np.int64) for c in ([0], [1, 2], [1], [], [], [])))
+        C.name_threads({}, raws, 0, *(np.array(c, np.int64) for c in ([0], [1, 2], [1], [], [], [])))

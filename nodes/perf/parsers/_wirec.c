@@ -12,7 +12,7 @@
  *                                        perfetto_ftrace_batch._decode, without the joins
  *   strings(buf, off, len)           ==  [perfetto_ftrace_batch._text(buf[o:o + n]) ...]
  *   intern(buf, start, end)          ==  perfetto_atrace_columns.intern_python
- *   compact_names(packets, base, ...) ==  perfetto_ftrace_batch._names_python
+ *   name_threads(comm, packets, base, ...) == perfetto_ftrace_batch._name_threads_python
  *   set_error(cls)                   the exception raised for bytes it does not decode
  *
  * Every read is bounds-checked against the buffer's length; nothing is read past it.
@@ -733,16 +733,20 @@ done:
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* compact_names(packets, base, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx)
- *   == perfetto_ftrace_batch._names_python(tables, base, ...) with tables the packets' intern tables
+/* name_threads(comm, packets, base, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx)
+ *   == perfetto_ftrace_batch._name_threads_python(comm, tables, base, ...) with tables the packets'
+ *   intern tables
  *
- * The thread names a run of bundles' compact sched sets: {base + b: (assignments, first-wins
- * pairs)}. Switch rows (b, pid, idx) name pid in a dict per bundle (first-seen key order, the
- * last name winning); waking rows append (pid, name) once per pid per bundle, the first
- * non-empty name winning. A row whose idx is outside its bundle's table names nothing. Rows
- * come in arrival order (b never decreases). Each packet's intern table is read as upb reads
+ * The thread names a run of bundles' compact sched sets, written into the dict `comm` (tid ->
+ * name) bundle by bundle, as the event-by-event reader (perfetto_ftrace.FtraceState._compact)
+ * writes them: each bundle's switch rows (b, pid, idx) assign comm[pid] (the last name of the
+ * bundle winning, keys in first-seen order), then its waking rows name a pid not yet in comm
+ * (the first non-empty name winning). A row whose idx is outside its bundle's table names
+ * nothing. Row b - base is the row's packet; rows come in arrival order (b never decreases),
+ * checked before comm is touched. Each packet's intern table is read as upb reads
  * CompactSched.intern_table (field 5 of field 4 of field 1, every occurrence, in order): each
- * entry a str, or bytes when not UTF-8, made once however many rows use it. */
+ * entry a str, or bytes when not UTF-8, made once however many rows use it. No Python object
+ * per row, one per name written. */
 
 typedef struct {
     Py_ssize_t *off, *len;
@@ -797,9 +801,9 @@ static int intern_walk(const uint8_t *b, Py_ssize_t n, Py_ssize_t s, Py_ssize_t 
     return 0;
 }
 
-static PyObject *w_compact_names(PyObject *self, PyObject *args)
+static PyObject *w_name_threads(PyObject *self, PyObject *args)
 {
-    PyObject *packets, *seq = NULL, *out = NULL;
+    PyObject *comm, *packets, *seq = NULL, *res = NULL;
     Py_ssize_t base;
     Py_buffer rb[6] = {{0}};
     Py_buffer *pbufs = NULL;
@@ -808,40 +812,43 @@ static PyObject *w_compact_names(PyObject *self, PyObject *args)
     PyObject **strs = NULL;
     Py_ssize_t *slots = NULL, *ent_k = NULL;
     int64_t *ent_pid = NULL;
-    if (!PyArg_ParseTuple(args, "Ony*y*y*y*y*y*", &packets, &base, &rb[0], &rb[1], &rb[2], &rb[3], &rb[4], &rb[5]))
+    if (!PyArg_ParseTuple(args, "O!Ony*y*y*y*y*y*", &PyDict_Type, &comm, &packets, &base, &rb[0], &rb[1], &rb[2],
+                          &rb[3], &rb[4], &rb[5]))
         return NULL;
     if (rb[0].len != rb[1].len || rb[0].len != rb[2].len || rb[3].len != rb[4].len || rb[3].len != rb[5].len
         || rb[0].len % 8 || rb[3].len % 8) {
-        PyErr_SetString(PyExc_ValueError, "compact_names: row columns of int64, one length per kind");
+        PyErr_SetString(PyExc_ValueError, "name_threads: row columns of int64, one length per kind");
         goto done;
     }
     if (!(seq = PySequence_Fast(packets, "packets: a sequence of bytes")))
         goto done;
     np_ = PySequence_Fast_GET_SIZE(seq);
+    for (int kind = 0; kind < 2; kind++) { /* every row in range and in order, before comm is written */
+        const int64_t *rbun = rb[3 * kind].buf;
+        for (Py_ssize_t r = 0; r < rb[3 * kind].len / 8; r++)
+            if (rbun[r] < base || rbun[r] - base >= np_ || (r && rbun[r] < rbun[r - 1])) {
+                PyErr_SetString(PyExc_ValueError, "name_threads: bundle out of range or out of order");
+                goto done;
+            }
+    }
     if (!(pbufs = PyMem_Calloc(np_ ? np_ : 1, sizeof *pbufs)) || !(tstart = PyMem_Calloc(np_ + 1, sizeof *tstart))) {
         PyErr_NoMemory();
         goto done;
     }
-    Py_ssize_t got = 0;
-    for (; got < np_; got++) {
-        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seq, got), &pbufs[got], PyBUF_SIMPLE) < 0)
+    for (Py_ssize_t k = 0; k < np_; k++) {
+        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seq, k), &pbufs[k], PyBUF_SIMPLE) < 0)
             goto done;
-        tstart[got] = sp.n;
-        if (intern_walk(pbufs[got].buf, pbufs[got].len, 0, pbufs[got].len, 0, &sp) < 0) {
-            got++;
+        tstart[k] = sp.n;
+        if (intern_walk(pbufs[k].buf, pbufs[k].len, 0, pbufs[k].len, 0, &sp) < 0)
             goto done;
-        }
     }
     tstart[np_] = sp.n;
     if (!(strs = PyMem_Calloc(sp.n ? sp.n : 1, sizeof *strs))) {
         PyErr_NoMemory();
         goto done;
     }
-    /* the packet each span belongs to, found again through tstart when a name is made */
-    if (!(out = PyDict_New()))
-        goto done;
-    /* per bundle, its distinct pids in first-seen order with the name each keeps (an open-
-     * addressing table over the bundle's rows): one Python object per pid, not per row */
+    /* per bundle and kind, its distinct pids in first-seen order with the name each keeps (an
+     * open-addressing table over the bundle's rows): one dict write per pid, not per row */
     Py_ssize_t nmax = rb[0].len > rb[3].len ? rb[0].len / 8 : rb[3].len / 8, cap = 16;
     while (cap < 2 * nmax)
         cap *= 2;
@@ -850,20 +857,14 @@ static PyObject *w_compact_names(PyObject *self, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    for (int kind = 0; kind < 2; kind++) {
-        const int64_t *rbun = rb[3 * kind].buf, *rpid = rb[3 * kind + 1].buf, *ridx = rb[3 * kind + 2].buf;
-        Py_ssize_t nr = rb[3 * kind].len / 8, r = 0;
-        int64_t prev = -1;
-        while (r < nr) {
-            int64_t bi = rbun[r];
-            if (bi < 0 || bi >= np_ || bi < prev) {
-                PyErr_SetString(PyExc_ValueError, "compact_names: bundle out of range or out of order");
-                goto done;
-            }
-            prev = bi;
-            Py_ssize_t r1 = r;
-            while (r1 < nr && rbun[r1] == bi)
+    Py_ssize_t at[2] = {0, 0};
+    for (Py_ssize_t bi = 0; bi < np_; bi++) {
+        for (int kind = 0; kind < 2; kind++) { /* a bundle's switches, then its wakings */
+            const int64_t *rbun = rb[3 * kind].buf, *rpid = rb[3 * kind + 1].buf, *ridx = rb[3 * kind + 2].buf;
+            Py_ssize_t nr = rb[3 * kind].len / 8, r = at[kind], r1 = r;
+            while (r1 < nr && rbun[r1] - base == bi)
                 r1++;
+            at[kind] = r1;
             Py_ssize_t m = 16, ne = 0;
             while (m < 2 * (r1 - r))
                 m *= 2;
@@ -888,24 +889,6 @@ static PyObject *w_compact_names(PyObject *self, PyObject *args)
                     ent_k[slots[j]] = k; /* by switch the last name wins */
                 }
             }
-            if (!ne)
-                continue;
-            /* the bundle's entry: made on its first name */
-            PyObject *key = PyLong_FromSsize_t(base + (Py_ssize_t)bi);
-            PyObject *entry = key ? PyDict_GetItemWithError(out, key) : NULL;
-            if (!entry && !PyErr_Occurred() && key) {
-                PyObject *d = PyDict_New(), *l = PyList_New(0);
-                entry = (d && l) ? PyTuple_Pack(2, d, l) : NULL;
-                Py_XDECREF(d);
-                Py_XDECREF(l);
-                if (entry && PyDict_SetItem(out, key, entry) < 0)
-                    Py_CLEAR(entry);
-                Py_XDECREF(entry); /* the dict holds it */
-            }
-            Py_XDECREF(key);
-            if (!entry)
-                goto done;
-            PyObject *slot = PyTuple_GET_ITEM(entry, kind); /* borrowed */
             for (Py_ssize_t e = 0; e < ne; e++) {
                 Py_ssize_t k = ent_k[e];
                 if (!strs[k]) {
@@ -922,13 +905,12 @@ static PyObject *w_compact_names(PyObject *self, PyObject *args)
                 PyObject *pid = PyLong_FromLongLong(ent_pid[e]);
                 if (!pid)
                     goto done;
-                int bad;
+                int bad = 0;
                 if (kind == 0) {
-                    bad = PyDict_SetItem(slot, pid, strs[k]) < 0;
+                    bad = PyDict_SetItem(comm, pid, strs[k]) < 0;
                 } else {
-                    PyObject *pair = PyTuple_Pack(2, pid, strs[k]);
-                    bad = !pair || PyList_Append(slot, pair) < 0;
-                    Py_XDECREF(pair);
+                    int have = PyDict_Contains(comm, pid);
+                    bad = have < 0 || (!have && PyDict_SetItem(comm, pid, strs[k]) < 0);
                 }
                 Py_DECREF(pid);
                 if (bad)
@@ -936,18 +918,13 @@ static PyObject *w_compact_names(PyObject *self, PyObject *args)
             }
         }
     }
-    for (Py_ssize_t k = 0; k < sp.n; k++)
-        Py_XDECREF(strs[k]);
-    PyMem_Free(strs);
-    strs = NULL;
-    goto release;
+    res = Py_None;
+    Py_INCREF(res);
 done:
-    Py_CLEAR(out);
     if (strs)
         for (Py_ssize_t k = 0; k < sp.n; k++)
             Py_XDECREF(strs[k]);
     PyMem_Free(strs);
-release:
     PyMem_Free(slots);
     PyMem_Free(ent_pid);
     PyMem_Free(ent_k);
@@ -963,7 +940,7 @@ release:
     Py_XDECREF(seq);
     for (int j = 0; j < 6; j++)
         PyBuffer_Release(&rb[j]);
-    return out;
+    return res;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -991,9 +968,9 @@ static PyMethodDef methods[] = {
      "strings(buf, off, len) -> [str, or bytes when not UTF-8]: buf[off:off+len] each."},
     {"intern", w_intern, METH_VARARGS,
      "intern(buf, start, end) -> ([distinct bytes in first-seen order], bytearray of int64 indices)."},
-    {"compact_names", w_compact_names, METH_VARARGS,
-     "compact_names(packets, base, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx) -> {base + b: (dict, list)}:\n"
-     "the thread names compact sched sets per bundle (perfetto_ftrace_batch._names_python)."},
+    {"name_threads", w_name_threads, METH_VARARGS,
+     "name_threads(comm, packets, base, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx) -> None: the thread\n"
+     "names compact sched sets, written into comm bundle by bundle (perfetto_ftrace_batch._name_threads_python)."},
     {"set_error", w_set_error, METH_O, "set_error(cls): the exception raised for bytes not decoded."},
     {NULL, NULL, 0, NULL},
 };

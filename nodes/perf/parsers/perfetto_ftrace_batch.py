@@ -195,7 +195,7 @@ def _apply(state, items, dec, b0: int, b1: int) -> None:
     sched_rows: list[tuple] = []  # (key, tid, ts, code, arg) arrays
     for k in range(b0, b1):
         state.cpu.cpus.add(items[k][0].cpu)
-    comm_updates = _compact(state, items, dec, b0, b1, key, sched_rows)
+    namer = _compact(state, items, dec, b0, b1, key, sched_rows)
 
     def where(name):
         return np.flatnonzero(kind == _NUM[name])
@@ -241,7 +241,7 @@ def _apply(state, items, dec, b0: int, b1: int) -> None:
              wire.as_uint32(f[3][1]) != 0, f[4][0], wire.as_uint32(f[4][1]))
     # --- atrace (print, zero), new tasks, renames ---
     at_rows: list[tuple] = []  # (key, tid, ts, code, arg) arrays
-    _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_updates, b0, b1, at_rows, sched_rows,
+    _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, namer, b0, b1, at_rows, sched_rows,
             key)
     if at_rows:
         k = np.concatenate([r[0] for r in at_rows])
@@ -346,7 +346,7 @@ class _Staging(AtraceLog):
         self.at.append(self.cur)
 
 
-def _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_updates, b0, b1, at_rows,
+def _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, namer, b0, b1, at_rows,
             sched_rows, key) -> None:
     """Print and zero events of the run: the strict ``B``/``E``/``C`` shapes and the zero begins,
     ends and counters as columns (``columns.split``: one C pass, or its numpy reference); every
@@ -419,12 +419,12 @@ def _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_up
                          s["c_value"][:n], MAX_COUNTER_POINTS)
 
     try:
-        if len(loop) or comm_updates:
+        if len(loop) or namer is not None:
             tag = np.concatenate([np.full(len(p[0]), p[1], np.int64) for p in parts]) if parts else loop
             payload = [x for p in parts for x in p[2]]
             order = np.argsort(loop, kind="stable")
             _ordered_loop(state, staging, loop[order], tag[order], [payload[i] for i in order.tolist()], ts_all,
-                          pid_all, bundle_all, pos_all, comm_updates, b0, b1, at_rows, sched_rows, key)
+                          pid_all, bundle_all, pos_all, namer, b0, b1, at_rows, sched_rows, key)
     except Exception:
         store_counters(int(np.searchsorted(c_ev, staging.cur)))  # what came before the failure stays
         raise
@@ -436,11 +436,13 @@ def _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_up
                         np.full(len(b_ev), 1, np.int8), ids[s["b_vid"]]))
 
 
-def _ordered_loop(state, staging, loop, tag, payload, ts_all, pid_all, bundle_all, pos_all, comm_updates, b0, b1,
+def _ordered_loop(state, staging, loop, tag, payload, ts_all, pid_all, bundle_all, pos_all, namer, b0, b1,
                   at_rows, sched_rows, key):
     """Atrace lines, zero events, new tasks and renames, one by one in arrival order; each
-    bundle's compact-sched thread names first (they precede its events). Tags: 0 a line, 1 a
-    zero event, 2 a new task, 3 a rename, 4 a thread's first begin (tid, tgid), 5 a name's
+    bundle's compact-sched thread names (``namer``, a :class:`_Names` or None) before its events,
+    written when a new task or rename is about to write ``comm`` too, when a line fails (what
+    the event-by-event reader named before the failing event) and at the end. Tags: 0 a line,
+    1 a zero event, 2 a new task, 3 a rename, 4 a thread's first begin (tid, tgid), 5 a name's
     first begin."""
     real, state.atrace = state.atrace, staging
     at_pos = staging.at
@@ -452,46 +454,48 @@ def _ordered_loop(state, staging, loop, tag, payload, ts_all, pid_all, bundle_al
     pid_l = pid_all[loop].tolist()
     tag_l = tag.tolist()
     loop_l = loop.tolist()
+    upto = namer.upto if namer is not None else None
     j = 0
     try:
-        for b in range(b0, b1):
-            upd = comm_updates.get(b)
-            if upd:
-                assign, setdef = upd
-                comm.update(assign)
-                for p, c in setdef:
-                    if c and p not in comm:
-                        comm[p] = c
-            while j < len(loop_l) and bundles[j] == b:
-                t, tid, what, pl = ts_l[j], pid_l[j], tag_l[j], payload[j]
-                staging.cur = loop_l[j]
-                if what == 0:
-                    state._atrace_line(t, tid, pl)
-                elif what == 4:
-                    tgid_of.setdefault(*pl)
-                elif what == 5:
-                    state._name_id(pl)
-                elif what == 1:
-                    fl, nm, zp, v = pl
-                    state._zero_values(t, tid, fl, nm, zp, v)
-                elif what == 2:
-                    npid, c, cf = pl
-                    if c:
-                        comm[npid] = c
-                    if npid:
-                        state._sched_seen(t)
-                        nt_rows.append((loop_l[j], npid, t))
-                    if cf & _CLONE_THREAD:
-                        tgid_of.setdefault(npid, tgid_of.get(tid, tid))
-                    else:
-                        tgid_of.setdefault(npid, npid)
+        for j in range(len(loop_l)):
+            t, tid, what, pl = ts_l[j], pid_l[j], tag_l[j], payload[j]
+            staging.cur = loop_l[j]
+            if what == 0:
+                state._atrace_line(t, tid, pl)
+            elif what == 4:
+                tgid_of.setdefault(*pl)
+            elif what == 5:
+                state._name_id(pl)
+            elif what == 1:
+                fl, nm, zp, v = pl
+                state._zero_values(t, tid, fl, nm, zp, v)
+            elif what == 2:
+                npid, c, cf = pl
+                if c:
+                    if upto:
+                        upto(bundles[j] + 1)
+                    comm[npid] = c
+                if npid:
+                    state._sched_seen(t)
+                    nt_rows.append((loop_l[j], npid, t))
+                if cf & _CLONE_THREAD:
+                    tgid_of.setdefault(npid, tgid_of.get(tid, tid))
                 else:
-                    rp, c = pl
-                    if c:
-                        comm[rp] = c
-                j += 1
+                    tgid_of.setdefault(npid, npid)
+            else:
+                rp, c = pl
+                if c:
+                    if upto:
+                        upto(bundles[j] + 1)
+                    comm[rp] = c
+    except Exception:
+        if upto and bundles:
+            upto(bundles[j] + 1)
+        raise
     finally:
         state.atrace = real
+    if upto:
+        upto(b1)
     if at_pos:
         p = np.array(at_pos, np.int64)
         at_rows.append((key(bundle_all[p], 2, pos_all[p]), np.frombuffer(staging.tid, np.int64),
@@ -504,22 +508,9 @@ def _ordered_loop(state, staging, loop, tag, payload, ts_all, pid_all, bundle_al
                            np.zeros(len(p), np.int64)))
 
 
-def _first_last(bundle: np.ndarray, pid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each distinct (bundle, pid), the positions of its first and last row, in order of
-    first rows: what a dict filled row by row would keep as its key order and its last value."""
-    k = (bundle.astype(np.int64) << 32) | (pid.astype(np.int64) & 0xFFFFFFFF)
-    order = np.argsort(k, kind="stable")
-    ks = k[order]
-    starts = np.flatnonzero(np.concatenate(([True], ks[1:] != ks[:-1])))
-    ends = np.concatenate((starts[1:], [len(ks)])) - 1
-    first, last = order[starts], order[ends]
-    o = np.argsort(first, kind="stable")
-    return first[o], last[o]
-
-
-def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
-    """Compact sched of bundles b0:b1: scheduler rows and counts; returns per bundle the thread
-    names it sets ({bundle: (assignments, first-wins [(tid, comm)])})."""
+def _compact(state, items, dec, b0, b1, key, sched_rows) -> _Names | None:
+    """Compact sched of bundles b0:b1: scheduler rows and counts; returns the thread names it
+    sets (None: none), for the ordered loop to write."""
     compact = dec["compact"]
 
     def col(name):
@@ -539,7 +530,7 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
     deltas, sw_b, sw_n = col("switch_timestamp")
     wdeltas, wk_b, wk_n = col("waking_timestamp")
     if not len(deltas) and not len(wdeltas):
-        return {}
+        return None
     no_rows = np.zeros(0, np.int64)
     sw_rows = wk_rows = (no_rows, no_rows, no_rows)  # (bundle, pid, intern index) that may name a thread
     first_in: dict[int, int] = {}  # cpu → the bundle whose switch was its first (this segment)
@@ -629,46 +620,69 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
             sched_rows.append((key(wk_b[sel], 1, wpos[sel]), pids[sel], t[sel],
                                np.full(len(sel), WAKE, np.int8), np.zeros(len(sel), np.int64)))
     if not len(sw_rows[0]) and not len(wk_rows[0]):
-        return {}
-    native = getattr(wire.NATIVE, "compact_names", None)  # None: no extension, or one built before it
-    if native is not None:  # the intern tables read from the packets' bytes, in C
-        return native([raw for _, raw in items[b0:b1]], b0, *(
-            np.ascontiguousarray(c, np.int64) for c in (*sw_rows, *wk_rows)))
-    used = set(sw_rows[0].tolist()) | set(wk_rows[0].tolist())
-    tables = [list(items[b0 + b][0].compact_sched.intern_table) if b in used else [] for b in range(b1 - b0)]
-    return _names_python(tables, b0, *sw_rows, *wk_rows)
+        return None
+    return _Names(state.comm, items, b0, b1, sw_rows, wk_rows)
 
 
-def _names_python(tables: list[list], base: int, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx) -> dict:
-    """The thread names compact sched sets, per bundle: {base + b: (assignments, first-wins
-    [(tid, comm)])} from switch rows (b, next_pid, intern index) and waking rows (b, pid, intern
-    index), both in arrival order, ``tables[b]`` bundle b's intern table. By switch: {pid: name}
-    in first-seen order, the last name winning (a dict filled in switch order keeps exactly
-    that); by waking: each bundle's first non-empty name of a pid. An index outside its table
-    names nothing. The reference for _wirec.compact_names (nodes/perf/parsers/_wirec.c), which
-    reads the tables from the packets' bytes instead of upb's objects."""
-    tlen = np.array([len(t) for t in tables], np.int64)
-    tab_off = np.cumsum(tlen) - tlen
-    flat = [name for t in tables for name in t]
-    name_of = flat.__getitem__
-    updates: dict[int, tuple] = {}
-    named = np.flatnonzero((sw_idx >= 0) & (sw_idx < tlen[sw_b]))
-    if len(named):
-        nb_ = sw_b[named]
-        lo, hi = _runs(nb_)
-        pids, at = sw_pid[named].tolist(), (tab_off[nb_] + sw_idx[named]).tolist()
-        for b, a, z in zip(nb_[lo].tolist(), lo.tolist(), hi.tolist()):
-            updates[base + b] = (dict(zip(pids[a:z], map(name_of, at[a:z]))), [])
-    named = np.flatnonzero((wk_idx >= 0) & (wk_idx < tlen[wk_b]))
-    if len(named):
-        at = tab_off[wk_b[named]] + wk_idx[named]
-        full = np.fromiter(map(bool, flat), bool, len(flat))  # the non-empty names
-        named, at = named[full[at]], at[full[at]]
-    if len(named):
-        first, _ = _first_last(wk_b[named], wk_pid[named])
-        nb_ = wk_b[named[first]]
-        lo, hi = _runs(nb_)
-        pl, al = wk_pid[named[first]].tolist(), at[first].tolist()
-        for b, a, z in zip(nb_[lo].tolist(), lo.tolist(), hi.tolist()):
-            updates.setdefault(base + b, ({}, []))[1].extend(zip(pl[a:z], map(name_of, al[a:z])))
-    return updates
+class _Names:
+    """The thread names compact sched sets in bundles ``b0:b1``, written into ``comm`` in
+    bundle order up to where the ordered loop (:func:`_ordered_loop`) has come: a bundle's names
+    precede its own events, and only new tasks and renames among those write ``comm`` too, so
+    the names are written in a few steps per run (``_wirec.name_threads`` each, or
+    :func:`_name_threads_python`), not bundle by bundle. Rows: (bundle - b0, pid, intern index)."""
+
+    def __init__(self, comm: dict, items: list, b0: int, b1: int, sw_rows: tuple, wk_rows: tuple):
+        self.comm, self.items, self.b0, self.done = comm, items, b0, b0
+        self.sw = tuple(np.ascontiguousarray(c, np.int64) for c in sw_rows)
+        self.wk = tuple(np.ascontiguousarray(c, np.int64) for c in wk_rows)
+        self.native = getattr(wire.NATIVE, "name_threads", None)  # None: no extension, or one built before it
+
+    def upto(self, b: int) -> None:
+        """Write the names of the bundles before ``b`` not written yet."""
+        if b <= self.done:
+            return
+        lo, hi = self.done - self.b0, b - self.b0
+        sa, sz = np.searchsorted(self.sw[0], (lo, hi)).tolist()
+        wa, wz = np.searchsorted(self.wk[0], (lo, hi)).tolist()
+        rows = (*(c[sa:sz] for c in self.sw), *(c[wa:wz] for c in self.wk))
+        self.done = b
+        if sa == sz and wa == wz:
+            return
+        bundles = self.items[self.b0 + lo:self.b0 + hi]
+        if self.native is not None:  # the intern tables read from the packets' bytes, in C
+            self.native(self.comm, [raw for _, raw in bundles], lo, *rows)
+        else:
+            used = set(rows[0].tolist()) | set(rows[3].tolist())
+            tables = [list(bundles[k][0].compact_sched.intern_table) if lo + k in used else []
+                      for k in range(hi - lo)]
+            _name_threads_python(self.comm, tables, lo, *rows)
+
+
+def _name_threads_python(comm: dict, tables: list[list], base: int, sw_b, sw_pid, sw_idx, wk_b, wk_pid,
+                         wk_idx) -> None:
+    """The thread names compact sched sets, written into ``comm`` bundle by bundle as
+    FtraceState._compact writes them: from switch rows (b, next_pid, intern index) ``comm[pid]``
+    assigned, then from waking rows (b, pid, intern index) a pid not yet in ``comm`` named by a
+    non-empty name; rows in arrival order, ``tables[b - base]`` bundle b's intern table. An index
+    outside its table names nothing. The reference for _wirec.name_threads
+    (nodes/perf/parsers/_wirec.c), which reads the tables from the packets' bytes instead of
+    upb's objects; the same ValueError, before ``comm`` is written, for rows out of range or
+    order."""
+    sw = list(zip(*(c.tolist() for c in (sw_b, sw_pid, sw_idx))))
+    wk = list(zip(*(c.tolist() for c in (wk_b, wk_pid, wk_idx))))
+    for rows in (sw, wk):
+        bs = [r[0] for r in rows]
+        if any(not 0 <= b - base < len(tables) for b in bs) or bs != sorted(bs):
+            raise ValueError("name_threads: bundle out of range or out of order")
+    i = j = 0
+    for k, table in enumerate(tables):
+        while i < len(sw) and sw[i][0] - base == k:
+            _, pid, at = sw[i]
+            if 0 <= at < len(table):
+                comm[pid] = table[at]
+            i += 1
+        while j < len(wk) and wk[j][0] - base == k:
+            _, pid, at = wk[j]
+            if 0 <= at < len(table) and table[at] and pid not in comm:
+                comm[pid] = table[at]
+            j += 1
