@@ -425,17 +425,23 @@ def test_env_var_forces_the_numpy_walk():
 _COMMS = st.dictionaries(st.integers(0, 4), st.sampled_from(["old", "", "é"]), max_size=3)
 
 
-def _names_reference(raws: list[bytes], base: int, rows, comm: dict) -> list:
+def _names_args(rows, events) -> tuple:
+    """The compact rows (six columns) and the events' [(b, pid, name)] as name_threads takes them."""
+    ev = [np.array([e[k] for e in events], np.int64) for k in (0, 1)]
+    return (*(np.array(c, np.int64) for c in rows), *ev, [e[2] for e in events])
+
+
+def _names_reference(raws: list[bytes], base: int, rows, comm: dict, events=()) -> list:
     """comm's items, in order, after _name_threads_python."""
     comm = dict(comm)
     tables = [list(TracePacket.FromString(r).ftrace_events.compact_sched.intern_table) for r in raws]
-    batch._name_threads_python(comm, tables, base, *(np.array(c, np.int64) for c in rows))
+    batch._name_threads_python(comm, tables, base, *_names_args(rows, events))
     return list(comm.items())
 
 
-def _names_native(raws: list[bytes], base: int, rows, comm: dict) -> list:
+def _names_native(raws: list[bytes], base: int, rows, comm: dict, events=()) -> list:
     comm = dict(comm)
-    assert C.name_threads(comm, raws, base, *(np.array(c, np.int64) for c in rows)) is None
+    assert C.name_threads(comm, raws, base, *_names_args(rows, events)) is None
     return list(comm.items())
 
 
@@ -458,20 +464,29 @@ def _rows(base: int, n_packets: int):
     return b.map(lambda rs: [[r[i] for r in sorted(rs, key=lambda r: r[0])] for i in range(3)])
 
 
-@settings(max_examples=300, deadline=None)
+def _events(base: int, n_packets: int):
+    """New tasks' and renames' (bundle, pid, name) rows in arrival order."""
+    e = st.lists(st.tuples(st.integers(base, base + max(n_packets - 1, 0)), st.integers(0, 4),
+                           st.sampled_from(["n", "a", "é", b"\xff"])), max_size=6)
+    return e.map(lambda rs: sorted(rs, key=lambda r: r[0]))
+
+
+@settings(max_examples=400, deadline=None)
 @given(data=st.data(), base=st.integers(0, 5), comm=_COMMS)
 def test_name_threads_alike(data, base, comm):
     """C and _name_threads_python leave the same comm (names, key order, first-wins wakings,
-    names already there), on real packets with intern tables and on made-up ones (names empty,
-    not UTF-8, tables over two bundle occurrences, an intern-table field of the wrong wire
-    type)."""
+    names already there, the events' names after their bundle's compact ones), on real packets
+    with intern tables and on made-up ones (names empty, not UTF-8, tables over two bundle
+    occurrences, an intern-table field of the wrong wire type)."""
     pool = _TABLED + NAME_PACKETS
     raws = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=4))
     rows = data.draw(_rows(base, len(raws))), data.draw(_rows(base, len(raws)))
     if data.draw(st.booleans()):  # indices a real table has
         rows = tuple([r[0], r[1], [i % 3 for i in r[2]]] for r in rows)
     sw, wk = rows
-    assert _names_native(raws, base, (*sw, *wk), comm) == _names_reference(raws, base, (*sw, *wk), comm)
+    events = data.draw(_events(base, len(raws)))
+    assert (_names_native(raws, base, (*sw, *wk), comm, events)
+            == _names_reference(raws, base, (*sw, *wk), comm, events))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
@@ -494,13 +509,16 @@ def test_name_threads_on_mutated_packets(which, muts, data, comm):
 def test_name_threads_refuses_rows_out_of_order_or_range_before_writing():
     raws = [NAME_PACKETS[0]] * 2
     tables = [list(TracePacket.FromString(r).ftrace_events.compact_sched.intern_table) for r in raws]
-    for sw in ([[1, 0], [5, 5], [1, 1]], [[2], [5], [1]], [[-1], [5], [1]], [[0, 1, 0], [1, 2, 3], [1, 1, 1]]):
-        rows = [np.array(c, np.int64) for c in (*sw, [], [], [])]
-        for apply in (lambda comm: C.name_threads(comm, raws, 0, *rows),
-                      lambda comm: batch._name_threads_python(comm, tables, 0, *rows)):
-            comm = {9: "x"}
-            with pytest.raises(ValueError):
-                apply(comm)
-            assert comm == {9: "x"}
+    bad = ([[1, 0], [5, 5], [1, 1]], [[2], [5], [1]], [[-1], [5], [1]], [[0, 1, 0], [1, 2, 3], [1, 1, 1]])
+    for sw in bad:
+        for rows, events in (((*sw, [], [], []), []), (([], [], [], *sw), []),
+                             (([0], [1], [0], [], [], []), [(b, 1, "n") for b in sw[0]])):
+            args = _names_args(rows, events)
+            for apply in (lambda comm: C.name_threads(comm, raws, 0, *args),
+                          lambda comm: batch._name_threads_python(comm, tables, 0, *args)):
+                comm = {9: "x"}
+                with pytest.raises(ValueError):
+                    apply(comm)
+                assert comm == {9: "x"}
     with pytest.raises(ValueError):
-        C.name_threads({}, raws, 0, *(np.array(c, np.int64) for c in ([0], [1, 2], [1], [], [], [])))
+        C.name_threads({}, raws, 0, *_names_args(([0], [1, 2], [1], [], [], []), []))

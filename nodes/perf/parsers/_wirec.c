@@ -733,20 +733,25 @@ done:
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* name_threads(comm, packets, base, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx)
+/* name_threads(comm, packets, base, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx, ev_b, ev_pid, ev_name)
  *   == perfetto_ftrace_batch._name_threads_python(comm, tables, base, ...) with tables the packets'
  *   intern tables
  *
- * The thread names a run of bundles' compact sched sets, written into the dict `comm` (tid ->
- * name) bundle by bundle, as the event-by-event reader (perfetto_ftrace.FtraceState._compact)
- * writes them: each bundle's switch rows (b, pid, idx) assign comm[pid] (the last name of the
- * bundle winning, keys in first-seen order), then its waking rows name a pid not yet in comm
- * (the first non-empty name winning). A row whose idx is outside its bundle's table names
- * nothing. Row b - base is the row's packet; rows come in arrival order (b never decreases),
- * checked before comm is touched. Each packet's intern table is read as upb reads
+ * The thread names a run of bundles sets, written into the dict `comm` (tid -> name) as the
+ * event-by-event reader (perfetto_ftrace.FtraceState) writes them bundle by bundle: the
+ * bundle's compact-sched switch rows (b, pid, idx) assign comm[pid], then its waking rows name
+ * a pid not yet in comm (a non-empty name only), then its events' rows (b, pid, name: new tasks
+ * and renames) assign comm[pid] = name. A compact row whose idx is outside its bundle's table
+ * names nothing. Row b - base is the row's packet; rows come in arrival order (b never
+ * decreases), checked before comm is touched. Each packet's intern table is read as upb reads
  * CompactSched.intern_table (field 5 of field 4 of field 1, every occurrence, in order): each
- * entry a str, or bytes when not UTF-8, made once however many rows use it. No Python object
- * per row, one per name written. */
+ * entry a str, or bytes when not UTF-8.
+ *
+ * comm is read only by these writes, so what they leave is, per pid, the last assignment, or
+ * failing one the first waking's name when the pid was not named before; a new key comes at
+ * the pid's first row. So the rows are folded first (a table over the pids, in first-seen
+ * order) and comm is written once per pid, not once per row; a switch name comm holds already
+ * is not written again, and no str is made for it. */
 
 typedef struct {
     Py_ssize_t *off, *len;
@@ -801,31 +806,41 @@ static int intern_walk(const uint8_t *b, Py_ssize_t n, Py_ssize_t s, Py_ssize_t 
     return 0;
 }
 
+/* One pid's rows of a name_threads call: the last assignment (0 none, 1 a switch's name k of
+ * bundle kb, 2 the event name ev_name[k]) and the first waking's name (wk >= 0: name wk of
+ * bundle wb). */
+typedef struct {
+    int64_t pid;
+    int as;
+    Py_ssize_t k, kb, wk, wb;
+} namer_t;
+
 static PyObject *w_name_threads(PyObject *self, PyObject *args)
 {
-    PyObject *comm, *packets, *seq = NULL, *res = NULL;
+    PyObject *comm, *packets, *ev_name, *seq = NULL, *evs = NULL, *res = NULL;
     Py_ssize_t base;
-    Py_buffer rb[6] = {{0}};
+    Py_buffer rb[8] = {{0}};
     Py_buffer *pbufs = NULL;
-    Py_ssize_t np_ = 0, *tstart = NULL;
+    Py_ssize_t np_ = 0, *tstart = NULL, *slots = NULL;
     spans_t sp = {0};
-    PyObject **strs = NULL;
-    Py_ssize_t *slots = NULL, *ent_k = NULL;
-    int64_t *ent_pid = NULL;
-    if (!PyArg_ParseTuple(args, "O!Ony*y*y*y*y*y*", &PyDict_Type, &comm, &packets, &base, &rb[0], &rb[1], &rb[2],
-                          &rb[3], &rb[4], &rb[5]))
+    namer_t *ent = NULL;
+    if (!PyArg_ParseTuple(args, "O!Ony*y*y*y*y*y*y*y*O", &PyDict_Type, &comm, &packets, &base, &rb[0], &rb[1],
+                          &rb[2], &rb[3], &rb[4], &rb[5], &rb[6], &rb[7], &ev_name))
         return NULL;
+    if (!(evs = PySequence_Fast(ev_name, "ev_name: a sequence of names")))
+        goto done;
     if (rb[0].len != rb[1].len || rb[0].len != rb[2].len || rb[3].len != rb[4].len || rb[3].len != rb[5].len
-        || rb[0].len % 8 || rb[3].len % 8) {
+        || rb[6].len != rb[7].len || rb[6].len != 8 * PySequence_Fast_GET_SIZE(evs) || rb[0].len % 8
+        || rb[3].len % 8 || rb[6].len % 8) {
         PyErr_SetString(PyExc_ValueError, "name_threads: row columns of int64, one length per kind");
         goto done;
     }
     if (!(seq = PySequence_Fast(packets, "packets: a sequence of bytes")))
         goto done;
     np_ = PySequence_Fast_GET_SIZE(seq);
-    for (int kind = 0; kind < 2; kind++) { /* every row in range and in order, before comm is written */
-        const int64_t *rbun = rb[3 * kind].buf;
-        for (Py_ssize_t r = 0; r < rb[3 * kind].len / 8; r++)
+    for (int kind = 0; kind < 3; kind++) { /* every row in range and in order, before comm is written */
+        const int64_t *rbun = rb[kind == 2 ? 6 : 3 * kind].buf;
+        for (Py_ssize_t r = 0; r < rb[kind == 2 ? 6 : 3 * kind].len / 8; r++)
             if (rbun[r] < base || rbun[r] - base >= np_ || (r && rbun[r] < rbun[r - 1])) {
                 PyErr_SetString(PyExc_ValueError, "name_threads: bundle out of range or out of order");
                 goto done;
@@ -843,91 +858,99 @@ static PyObject *w_name_threads(PyObject *self, PyObject *args)
             goto done;
     }
     tstart[np_] = sp.n;
-    if (!(strs = PyMem_Calloc(sp.n ? sp.n : 1, sizeof *strs))) {
+    Py_ssize_t nrows = (rb[0].len + rb[3].len + rb[6].len) / 8, m = 16, ne = 0;
+    while (m < 2 * nrows)
+        m *= 2;
+    if (!(slots = PyMem_Malloc(m * sizeof *slots)) || !(ent = PyMem_Malloc((nrows + 1) * sizeof *ent))) {
         PyErr_NoMemory();
         goto done;
     }
-    /* per bundle and kind, its distinct pids in first-seen order with the name each keeps (an
-     * open-addressing table over the bundle's rows): one dict write per pid, not per row */
-    Py_ssize_t nmax = rb[0].len > rb[3].len ? rb[0].len / 8 : rb[3].len / 8, cap = 16;
-    while (cap < 2 * nmax)
-        cap *= 2;
-    if (!(slots = PyMem_Malloc(cap * sizeof *slots)) || !(ent_pid = PyMem_Malloc((nmax + 1) * sizeof *ent_pid))
-        || !(ent_k = PyMem_Malloc((nmax + 1) * sizeof *ent_k))) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    Py_ssize_t at[2] = {0, 0};
+    for (Py_ssize_t j = 0; j < m; j++)
+        slots[j] = -1;
+    Py_ssize_t at[3] = {0, 0, 0};
     for (Py_ssize_t bi = 0; bi < np_; bi++) {
-        for (int kind = 0; kind < 2; kind++) { /* a bundle's switches, then its wakings */
-            const int64_t *rbun = rb[3 * kind].buf, *rpid = rb[3 * kind + 1].buf, *ridx = rb[3 * kind + 2].buf;
-            Py_ssize_t nr = rb[3 * kind].len / 8, r = at[kind], r1 = r;
-            while (r1 < nr && rbun[r1] - base == bi)
-                r1++;
-            at[kind] = r1;
-            Py_ssize_t m = 16, ne = 0;
-            while (m < 2 * (r1 - r))
-                m *= 2;
-            for (Py_ssize_t j = 0; j < m; j++)
-                slots[j] = -1;
-            for (; r < r1; r++) {
-                int64_t i = ridx[r];
-                if (i < 0 || i >= tstart[bi + 1] - tstart[bi])
-                    continue;
-                Py_ssize_t k = tstart[bi] + (Py_ssize_t)i;
-                if (kind == 1 && sp.len[k] == 0)
-                    continue; /* an empty name does not count for a waking */
+        for (int kind = 0; kind < 3; kind++) { /* a bundle's switches, its wakings, its events */
+            const int64_t *rbun = rb[kind == 2 ? 6 : 3 * kind].buf, *rpid = rb[kind == 2 ? 7 : 3 * kind + 1].buf;
+            const int64_t *ridx = kind == 2 ? NULL : rb[3 * kind + 2].buf;
+            Py_ssize_t nr = rb[kind == 2 ? 6 : 3 * kind].len / 8, r = at[kind];
+            for (; r < nr && rbun[r] - base == bi; r++) {
+                Py_ssize_t k = r;
+                if (kind < 2) {
+                    int64_t i = ridx[r];
+                    if (i < 0 || i >= tstart[bi + 1] - tstart[bi])
+                        continue;
+                    k = tstart[bi] + (Py_ssize_t)i;
+                    if (kind == 1 && sp.len[k] == 0)
+                        continue; /* an empty name does not count for a waking */
+                }
                 uint64_t h = (uint64_t)rpid[r] * 0x9E3779B97F4A7C15ull;
                 Py_ssize_t j = (Py_ssize_t)(h >> 40) & (m - 1);
-                while (slots[j] >= 0 && ent_pid[slots[j]] != rpid[r])
+                while (slots[j] >= 0 && ent[slots[j]].pid != rpid[r])
                     j = (j + 1) & (m - 1);
                 if (slots[j] < 0) {
                     slots[j] = ne;
-                    ent_pid[ne] = rpid[r];
-                    ent_k[ne++] = k;
-                } else if (kind == 0) {
-                    ent_k[slots[j]] = k; /* by switch the last name wins */
+                    ent[ne++] = (namer_t){rpid[r], 0, -1, -1, -1, -1};
+                }
+                namer_t *e = &ent[slots[j]];
+                if (kind == 1) {
+                    if (e->wk < 0) {
+                        e->wk = k;
+                        e->wb = bi;
+                    }
+                } else {
+                    e->as = kind == 0 ? 1 : 2;
+                    e->k = k;
+                    e->kb = bi;
                 }
             }
-            for (Py_ssize_t e = 0; e < ne; e++) {
-                Py_ssize_t k = ent_k[e];
-                if (!strs[k]) {
-                    const char *b = (const char *)pbufs[bi].buf + sp.off[k];
-                    strs[k] = PyUnicode_DecodeUTF8(b, sp.len[k], NULL);
-                    if (!strs[k]) {
-                        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
-                            goto done;
-                        PyErr_Clear();
-                        if (!(strs[k] = PyBytes_FromStringAndSize(b, sp.len[k])))
-                            goto done;
-                    }
+            at[kind] = r;
+        }
+    }
+    for (Py_ssize_t i = 0; i < ne; i++) {
+        namer_t *e = &ent[i];
+        PyObject *pid = PyLong_FromLongLong(e->pid), *name = NULL;
+        if (!pid)
+            goto done;
+        PyObject *cur = PyDict_GetItemWithError(comm, pid); /* borrowed */
+        int bad = !cur && PyErr_Occurred();
+        if (!bad && e->as == 2) {
+            name = PySequence_Fast_GET_ITEM(evs, e->k);
+            Py_INCREF(name);
+        } else if (!bad && (e->as == 1 || !cur)) {
+            Py_ssize_t k = e->as == 1 ? e->k : e->wk, kb = e->as == 1 ? e->kb : e->wb;
+            const char *b = (const char *)pbufs[kb].buf + sp.off[k];
+            if (cur && PyUnicode_CheckExact(cur)) { /* the same name again: comm stays as it is */
+                Py_ssize_t cl;
+                const char *cu = PyUnicode_AsUTF8AndSize(cur, &cl);
+                if (!cu)
+                    PyErr_Clear(); /* not encodable (a lone surrogate): not this name */
+                else if (cl == sp.len[k] && !memcmp(cu, b, (size_t)cl)) {
+                    Py_DECREF(pid);
+                    continue;
                 }
-                PyObject *pid = PyLong_FromLongLong(ent_pid[e]);
-                if (!pid)
-                    goto done;
-                int bad = 0;
-                if (kind == 0) {
-                    bad = PyDict_SetItem(comm, pid, strs[k]) < 0;
-                } else {
-                    int have = PyDict_Contains(comm, pid);
-                    bad = have < 0 || (!have && PyDict_SetItem(comm, pid, strs[k]) < 0);
+            }
+            name = PyUnicode_DecodeUTF8(b, sp.len[k], NULL);
+            if (!name) {
+                if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+                    PyErr_Clear();
+                    name = PyBytes_FromStringAndSize(b, sp.len[k]);
                 }
-                Py_DECREF(pid);
-                if (bad)
-                    goto done;
+                bad = !name;
             }
         }
+        if (name) {
+            bad = PyDict_SetItem(comm, pid, name) < 0;
+            Py_DECREF(name);
+        }
+        Py_DECREF(pid);
+        if (bad)
+            goto done;
     }
     res = Py_None;
     Py_INCREF(res);
 done:
-    if (strs)
-        for (Py_ssize_t k = 0; k < sp.n; k++)
-            Py_XDECREF(strs[k]);
-    PyMem_Free(strs);
     PyMem_Free(slots);
-    PyMem_Free(ent_pid);
-    PyMem_Free(ent_k);
+    PyMem_Free(ent);
     if (pbufs) {
         for (Py_ssize_t k = 0; k < np_; k++)
             if (pbufs[k].obj)
@@ -938,7 +961,8 @@ done:
     PyMem_Free(sp.off);
     PyMem_Free(sp.len);
     Py_XDECREF(seq);
-    for (int j = 0; j < 6; j++)
+    Py_XDECREF(evs);
+    for (int j = 0; j < 8; j++)
         PyBuffer_Release(&rb[j]);
     return res;
 }
@@ -969,8 +993,8 @@ static PyMethodDef methods[] = {
     {"intern", w_intern, METH_VARARGS,
      "intern(buf, start, end) -> ([distinct bytes in first-seen order], bytearray of int64 indices)."},
     {"name_threads", w_name_threads, METH_VARARGS,
-     "name_threads(comm, packets, base, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx) -> None: the thread\n"
-     "names compact sched sets, written into comm bundle by bundle (perfetto_ftrace_batch._name_threads_python)."},
+     "name_threads(comm, packets, base, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx, ev_b, ev_pid, ev_name) -> None:\n"
+     "the thread names a run of bundles sets, into comm (perfetto_ftrace_batch._name_threads_python)."},
     {"set_error", w_set_error, METH_O, "set_error(cls): the exception raised for bytes not decoded."},
     {NULL, NULL, 0, NULL},
 };

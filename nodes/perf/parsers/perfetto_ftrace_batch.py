@@ -440,8 +440,8 @@ def _ordered_loop(state, staging, loop, tag, payload, ts_all, pid_all, bundle_al
                   at_rows, sched_rows, key):
     """Atrace lines, zero events, new tasks and renames, one by one in arrival order; each
     bundle's compact-sched thread names (``namer``, a :class:`_Names` or None) before its events,
-    written when a new task or rename is about to write ``comm`` too, when a line fails (what
-    the event-by-event reader named before the failing event) and at the end. Tags: 0 a line,
+    written with those of the new tasks and renames in one step at the end (or at a failing
+    line, what the event-by-event reader named before it). Tags: 0 a line,
     1 a zero event, 2 a new task, 3 a rename, 4 a thread's first begin (tid, tgid), 5 a name's
     first begin."""
     real, state.atrace = state.atrace, staging
@@ -454,7 +454,15 @@ def _ordered_loop(state, staging, loop, tag, payload, ts_all, pid_all, bundle_al
     pid_l = pid_all[loop].tolist()
     tag_l = tag.tolist()
     loop_l = loop.tolist()
-    upto = namer.upto if namer is not None else None
+    named: list[tuple] = []  # (bundle, pid, name) of new tasks and renames, for write_names
+
+    def write_names(b: int) -> None:
+        """What the run names in the bundles before ``b`` into ``comm`` (see :class:`_Names`)."""
+        if namer is not None:
+            namer.write(b, named)
+        else:
+            comm.update((pid, name) for _, pid, name in named)
+
     j = 0
     try:
         for j in range(len(loop_l)):
@@ -472,9 +480,7 @@ def _ordered_loop(state, staging, loop, tag, payload, ts_all, pid_all, bundle_al
             elif what == 2:
                 npid, c, cf = pl
                 if c:
-                    if upto:
-                        upto(bundles[j] + 1)
-                    comm[npid] = c
+                    named.append((bundles[j], npid, c))
                 if npid:
                     state._sched_seen(t)
                     nt_rows.append((loop_l[j], npid, t))
@@ -485,17 +491,15 @@ def _ordered_loop(state, staging, loop, tag, payload, ts_all, pid_all, bundle_al
             else:
                 rp, c = pl
                 if c:
-                    if upto:
-                        upto(bundles[j] + 1)
-                    comm[rp] = c
+                    named.append((bundles[j], rp, c))
     except Exception:
-        if upto and bundles:
-            upto(bundles[j] + 1)
+        # what the event-by-event reader named before the failing event: its bundle's names
+        # and the events before it
+        write_names(bundles[j] + 1 if bundles else b0)
         raise
     finally:
         state.atrace = real
-    if upto:
-        upto(b1)
+    write_names(b1)
     if at_pos:
         p = np.array(at_pos, np.int64)
         at_rows.append((key(bundle_all[p], 2, pos_all[p]), np.frombuffer(staging.tid, np.int64),
@@ -625,56 +629,52 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> _Names | None:
 
 
 class _Names:
-    """The thread names compact sched sets in bundles ``b0:b1``, written into ``comm`` in
-    bundle order up to where the ordered loop (:func:`_ordered_loop`) has come: a bundle's names
-    precede its own events, and only new tasks and renames among those write ``comm`` too, so
-    the names are written in a few steps per run (``_wirec.name_threads`` each, or
-    :func:`_name_threads_python`), not bundle by bundle. Rows: (bundle - b0, pid, intern index)."""
+    """The thread names compact sched sets in bundles ``b0:b1``, for :func:`_ordered_loop` to
+    write into ``comm`` together with those of the run's new tasks and renames, in one step
+    (``_wirec.name_threads``, or :func:`_name_threads_python`): nothing else in the run reads
+    ``comm``. Rows: (bundle - b0, pid, intern index)."""
 
     def __init__(self, comm: dict, items: list, b0: int, b1: int, sw_rows: tuple, wk_rows: tuple):
-        self.comm, self.items, self.b0, self.done = comm, items, b0, b0
+        self.comm, self.items, self.b0 = comm, items, b0
         self.sw = tuple(np.ascontiguousarray(c, np.int64) for c in sw_rows)
         self.wk = tuple(np.ascontiguousarray(c, np.int64) for c in wk_rows)
         self.native = getattr(wire.NATIVE, "name_threads", None)  # None: no extension, or one built before it
 
-    def upto(self, b: int) -> None:
-        """Write the names of the bundles before ``b`` not written yet."""
-        if b <= self.done:
-            return
-        lo, hi = self.done - self.b0, b - self.b0
-        sa, sz = np.searchsorted(self.sw[0], (lo, hi)).tolist()
-        wa, wz = np.searchsorted(self.wk[0], (lo, hi)).tolist()
-        rows = (*(c[sa:sz] for c in self.sw), *(c[wa:wz] for c in self.wk))
-        self.done = b
-        if sa == sz and wa == wz:
-            return
-        bundles = self.items[self.b0 + lo:self.b0 + hi]
+    def write(self, b: int, events: list) -> None:
+        """The names of the bundles before ``b`` and ``events`` [(bundle, pid, name)] (new
+        tasks and renames in those bundles, in arrival order) into ``comm``."""
+        hi = b - self.b0
+        sz, wz = np.searchsorted(self.sw[0], hi), np.searchsorted(self.wk[0], hi)
+        ev = [np.array([e[k] for e in events], np.int64) - (self.b0 if k == 0 else 0) for k in (0, 1)]
+        rows = (*(c[:sz] for c in self.sw), *(c[:wz] for c in self.wk), *ev, [e[2] for e in events])
+        bundles = self.items[self.b0:b]
         if self.native is not None:  # the intern tables read from the packets' bytes, in C
-            self.native(self.comm, [raw for _, raw in bundles], lo, *rows)
+            self.native(self.comm, [raw for _, raw in bundles], 0, *rows)
         else:
             used = set(rows[0].tolist()) | set(rows[3].tolist())
-            tables = [list(bundles[k][0].compact_sched.intern_table) if lo + k in used else []
-                      for k in range(hi - lo)]
-            _name_threads_python(self.comm, tables, lo, *rows)
+            tables = [list(bundles[k][0].compact_sched.intern_table) if k in used else [] for k in range(hi)]
+            _name_threads_python(self.comm, tables, 0, *rows)
 
 
 def _name_threads_python(comm: dict, tables: list[list], base: int, sw_b, sw_pid, sw_idx, wk_b, wk_pid,
-                         wk_idx) -> None:
-    """The thread names compact sched sets, written into ``comm`` bundle by bundle as
-    FtraceState._compact writes them: from switch rows (b, next_pid, intern index) ``comm[pid]``
-    assigned, then from waking rows (b, pid, intern index) a pid not yet in ``comm`` named by a
-    non-empty name; rows in arrival order, ``tables[b - base]`` bundle b's intern table. An index
-    outside its table names nothing. The reference for _wirec.name_threads
+                         wk_idx, ev_b, ev_pid, ev_name: list) -> None:
+    """The thread names a run of bundles sets, written into ``comm`` bundle by bundle as
+    FtraceState.bundle writes them: from compact-sched switch rows (b, next_pid, intern index)
+    ``comm[pid]`` assigned, then from waking rows (b, pid, intern index) a pid not yet in
+    ``comm`` named by a non-empty name, then from the events' rows (b, pid, name: new tasks and
+    renames) ``comm[pid] = name``; rows in arrival order, ``tables[b - base]`` bundle b's intern
+    table. An index outside its table names nothing. The reference for _wirec.name_threads
     (nodes/perf/parsers/_wirec.c), which reads the tables from the packets' bytes instead of
     upb's objects; the same ValueError, before ``comm`` is written, for rows out of range or
     order."""
     sw = list(zip(*(c.tolist() for c in (sw_b, sw_pid, sw_idx))))
     wk = list(zip(*(c.tolist() for c in (wk_b, wk_pid, wk_idx))))
-    for rows in (sw, wk):
+    ev = list(zip(ev_b.tolist(), ev_pid.tolist(), ev_name))
+    for rows in (sw, wk, ev):
         bs = [r[0] for r in rows]
         if any(not 0 <= b - base < len(tables) for b in bs) or bs != sorted(bs):
             raise ValueError("name_threads: bundle out of range or out of order")
-    i = j = 0
+    i = j = n = 0
     for k, table in enumerate(tables):
         while i < len(sw) and sw[i][0] - base == k:
             _, pid, at = sw[i]
@@ -686,3 +686,6 @@ def _name_threads_python(comm: dict, tables: list[list], base: int, sw_b, sw_pid
             if 0 <= at < len(table) and table[at] and pid not in comm:
                 comm[pid] = table[at]
             j += 1
+        while n < len(ev) and ev[n][0] - base == k:
+            comm[ev[n][1]] = ev[n][2]
+            n += 1
