@@ -119,53 +119,64 @@ static inline int bulk_field(const uint8_t *b, Py_ssize_t n, Py_ssize_t pos, Py_
     return 0;
 }
 
-/* A growable array of fixed-width items. */
+/* A growable array of fixed-width items, kept in a bytearray: handed back as it is, not copied
+ * (a batch's columns are megabytes; a copy of each was a fresh allocation to fault in). */
 typedef struct {
     char *p;
     Py_ssize_t n, cap; /* in bytes */
+    PyObject *ba;      /* the bytearray holding p, or NULL before the first item */
 } vec_t;
 
-static int vec_grow(vec_t *v, const void *item, Py_ssize_t size);
+/* Room for `size` more bytes in v. */
+static int vec_reserve(vec_t *v, Py_ssize_t size)
+{
+    if (v->n + size <= v->cap)
+        return 0;
+    Py_ssize_t cap = v->cap ? v->cap : 4096;
+    while (cap < v->n + size)
+        cap *= 2;
+    if (!v->ba) {
+        if (!(v->ba = PyByteArray_FromStringAndSize(NULL, cap)))
+            return -1;
+    } else if (PyByteArray_Resize(v->ba, cap) < 0) {
+        return -1;
+    }
+    v->p = PyByteArray_AS_STRING(v->ba);
+    v->cap = cap;
+    return 0;
+}
 
 /* Inline when the item fits (every call but a few per batch), the copy a fixed 8 bytes mostly. */
 static inline int vec_put(vec_t *v, const void *item, Py_ssize_t size)
 {
-    if (size > 0 && v->n + size <= v->cap) {
-        memcpy(v->p + v->n, item, size);
-        v->n += size;
-        return 0;
-    }
-    return vec_grow(v, item, size);
-}
-
-static int vec_grow(vec_t *v, const void *item, Py_ssize_t size)
-{
     if (size <= 0)
         return 0;
-    if (v->n + size > v->cap) {
-        Py_ssize_t cap = v->cap ? v->cap : 4096;
-        while (cap < v->n + size)
-            cap *= 2;
-        char *p = PyMem_Realloc(v->p, cap);
-        if (!p) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        v->p = p;
-        v->cap = cap;
-    }
+    if (v->n + size > v->cap && vec_reserve(v, size) < 0)
+        return -1;
     memcpy(v->p + v->n, item, size);
     v->n += size;
     return 0;
 }
 
+/* The items as a bytearray (a new reference); v is empty after. */
 static PyObject *vec_take(vec_t *v)
 {
-    PyObject *r = PyByteArray_FromStringAndSize(v->p ? v->p : "", v->n);
-    PyMem_Free(v->p);
+    PyObject *r = v->ba;
+    if (!r)
+        r = PyByteArray_FromStringAndSize("", 0);
+    else if (PyByteArray_Resize(r, v->n) < 0)
+        Py_CLEAR(r);
+    v->ba = NULL;
     v->p = NULL;
     v->n = v->cap = 0;
     return r;
+}
+
+static void vec_free(vec_t *v)
+{
+    Py_CLEAR(v->ba);
+    v->p = NULL;
+    v->n = v->cap = 0;
 }
 
 static PyObject *zeros(Py_ssize_t nbytes)
@@ -449,7 +460,8 @@ static int walk_bundle(walk_t *w, Py_ssize_t k, Py_ssize_t s, Py_ssize_t e)
     return 0;
 }
 
-/* The bundle's packed columns, as perfetto_wire.packed reads one chunk. */
+/* The bundle's packed columns, as perfetto_wire.packed reads one chunk: a chunk of m bytes
+ * holds at most m varints, so their room is made once and each value stored directly. */
 static int flush_columns(walk_t *w, Py_ssize_t k)
 {
     for (Py_ssize_t c = 0; c < w->ncol; c++) {
@@ -457,22 +469,26 @@ static int flush_columns(walk_t *w, Py_ssize_t k)
         const uint8_t *p = (const uint8_t *)ch->p;
         Py_ssize_t m = ch->n, i = 0;
         int64_t count = 0;
-        if (m && (p[m - 1] & 0x80))
+        w->counts[c][k] = 0;
+        if (!m)
+            continue;
+        if (p[m - 1] & 0x80)
             return fail("packed column ends inside a varint");
+        if (vec_reserve(&w->values[c], 8 * m) < 0)
+            return -1;
+        char *dst = w->values[c].p + w->values[c].n;
         while (i < m) {
-            uint64_t acc = 0;
-            for (int j = 0;; j++) {
+            uint8_t x = p[i++]; /* in bounds: the chunk's last byte ends a varint */
+            uint64_t acc = x & 0x7F;
+            for (int j = 1; x >= 0x80; j++) {
                 if (j == 10)
                     return fail("varint longer than 10 bytes");
-                uint8_t x = p[i++]; /* in bounds: the chunk's last byte ends a varint */
+                x = p[i++];
                 acc |= (uint64_t)(x & 0x7F) << (7 * j);
-                if (x < 0x80)
-                    break;
             }
-            if (vec_put(&w->values[c], &acc, 8) < 0)
-                return -1;
-            count++;
+            memcpy(dst + 8 * count++, &acc, 8);
         }
+        w->values[c].n += 8 * count;
         w->counts[c][k] = count;
         ch->n = 0;
     }
@@ -606,15 +622,15 @@ done:
     Py_XDECREF(cols);
     for (Py_ssize_t c = 0; c < MAX_COLUMNS; c++) {
         Py_XDECREF(counts[c]);
-        PyMem_Free(w.chunk[c].p);
-        PyMem_Free(w.values[c].p);
+        vec_free(&w.chunk[c]);
+        vec_free(&w.values[c]);
     }
-    PyMem_Free(w.ts.p);
-    PyMem_Free(w.pid.p);
-    PyMem_Free(w.nlen.p);
-    PyMem_Free(w.kno.p);
-    PyMem_Free(w.koff.p);
-    PyMem_Free(w.klen.p);
+    vec_free(&w.ts);
+    vec_free(&w.pid);
+    vec_free(&w.nlen);
+    vec_free(&w.kno);
+    vec_free(&w.koff);
+    vec_free(&w.klen);
     return res;
 }
 
