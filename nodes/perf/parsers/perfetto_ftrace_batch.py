@@ -249,7 +249,8 @@ def _apply(state, items, dec, b0: int, b1: int) -> None:
         log = state.atrace
         for arr, col in ((log.ts, 2), (log.tid, 1), (log.code, 3), (log.arg, 4)):
             vals = np.concatenate([r[col] for r in at_rows])[o]
-            arr.frombytes(vals.astype(np.int8 if col == 3 else np.int64).tobytes())
+            # the column's bytes read in place (frombytes takes only a buffer of bytes), not copied twice
+            arr.frombytes(np.ascontiguousarray(vals, np.int8 if col == 3 else np.int64).view(np.uint8))
     if sched_rows:
         k = np.concatenate([r[0] for r in sched_rows])
         o = np.argsort(k, kind="stable")
