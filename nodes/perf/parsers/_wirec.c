@@ -239,6 +239,25 @@ static PyObject *w_fields(PyObject *self, PyObject *args)
     uint64_t *lfno = (uint64_t *)PyByteArray_AS_STRING(last[1]);
     int64_t *loff = (int64_t *)PyByteArray_AS_STRING(last[2]);
     int64_t *llen = (int64_t *)PyByteArray_AS_STRING(last[3]);
+    /* the output columns' pointers, and per (field number < 64, wire type 0 or 2) the wanted
+     * entries it fills, so a field is matched by one look-up; a field number wanted twice (or
+     * past 63) goes through the list of all wanted */
+    char *opres[MAX_WANTED];
+    uint64_t *oval[MAX_WANTED];
+    int64_t *ooff[MAX_WANTED], *olen[MAX_WANTED];
+    int8_t slot[64][3];
+    int general = 0;
+    memset(slot, -1, sizeof slot);
+    for (Py_ssize_t i = 0; i < nw; i++) {
+        opres[i] = PyByteArray_AS_STRING(arr[i][0]);
+        oval[i] = (uint64_t *)PyByteArray_AS_STRING(arr[i][1]);
+        ooff[i] = (int64_t *)PyByteArray_AS_STRING(arr[i][2]);
+        olen[i] = (int64_t *)PyByteArray_AS_STRING(arr[i][3]);
+        if (wf[i] >= 64 || (ww[i] != 0 && ww[i] != 2) || slot[wf[i]][ww[i]] >= 0)
+            general = 1;
+        else
+            slot[wf[i]][ww[i]] = (int8_t)i;
+    }
     for (Py_ssize_t r = 0; r < n; r++) {
         Py_ssize_t pos = start[r], e = end[r];
         while (pos < e) {
@@ -251,15 +270,28 @@ static PyObject *w_fields(PyObject *self, PyObject *args)
                 loff[r] = f.off;
                 llen[r] = (int64_t)f.val;
             }
-            for (Py_ssize_t i = 0; i < nw; i++) {
-                if (f.fno != wf[i] || f.wt != ww[i])
-                    continue;
-                PyByteArray_AS_STRING(arr[i][0])[r] = 1;
-                if (ww[i] == 2) {
-                    ((int64_t *)PyByteArray_AS_STRING(arr[i][2]))[r] = f.off;
-                    ((int64_t *)PyByteArray_AS_STRING(arr[i][3]))[r] = (int64_t)f.val;
-                } else {
-                    ((uint64_t *)PyByteArray_AS_STRING(arr[i][1]))[r] = f.val;
+            if (!general) {
+                int i = (f.fno < 64 && (f.wt == 0 || f.wt == 2)) ? slot[f.fno][f.wt] : -1;
+                if (i >= 0) {
+                    opres[i][r] = 1;
+                    if (f.wt == 2) {
+                        ooff[i][r] = f.off;
+                        olen[i][r] = (int64_t)f.val;
+                    } else {
+                        oval[i][r] = f.val;
+                    }
+                }
+            } else {
+                for (Py_ssize_t i = 0; i < nw; i++) {
+                    if (f.fno != wf[i] || f.wt != ww[i])
+                        continue;
+                    opres[i][r] = 1;
+                    if (ww[i] == 2) {
+                        ooff[i][r] = f.off;
+                        olen[i][r] = (int64_t)f.val;
+                    } else {
+                        oval[i][r] = f.val;
+                    }
                 }
             }
             pos = f.nxt;
