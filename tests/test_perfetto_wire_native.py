@@ -215,7 +215,7 @@ def test_fields_cases_decode_as_protobuf_does():
         assert _fields_both(CASES[bad], {1: 0})[0] == "WireError", bad
 
 
-_fno = st.one_of(st.integers(1, 6), st.integers(1, 1 << 29))
+_fno = st.one_of(st.integers(1, 6), st.integers(62, 66), st.integers(1, 1 << 29))  # 62-66: around _wirec's table of 64
 _field = st.one_of(
     st.builds(lambda f, v: _vint(f << 3) + _vint(v), _fno, st.integers(0, (1 << 70))),
     st.builds(lambda f, s: _vint(f << 3 | 2) + _vint(len(s)) + s, _fno, st.binary(max_size=12)),
@@ -228,7 +228,8 @@ _message = st.lists(_field, max_size=6).map(b"".join)
 @settings(max_examples=400, deadline=None)
 @given(msgs=st.lists(st.one_of(_message, st.binary(max_size=20)), min_size=1, max_size=8),
        cut=st.integers(0, 8), tail=st.binary(max_size=12),
-       wanted=st.dictionaries(st.integers(1, 6), st.sampled_from([0, 2, 1, 5]), max_size=4))
+       wanted=st.dictionaries(st.one_of(st.integers(1, 6), st.integers(62, 66)), st.sampled_from([0, 2, 1, 5]),
+                              max_size=4))
 @example(msgs=[b"\x08\x96"], cut=0, tail=b"\xff" * 12, wanted={1: 0})
 def test_fields_random_bytes_alike(msgs, cut, tail, wanted):
     msgs = [m[:len(m) - cut] if i == 0 else m for i, m in enumerate(msgs)]  # one truncated
@@ -418,20 +419,31 @@ def test_env_var_forces_the_numpy_walk():
     assert runs == {"1": "True", "0": "False"}
 
 
-# --- compact_names: the thread names of compact sched, from the packets' own bytes ---------------
+# --- name_threads: the thread names of compact sched, from the packets' own bytes ---------------
 
-def _names_plain(d: dict) -> list:
-    """A compact_names result with every order that counts: bundles, dict keys, pairs."""
-    return [(b, list(assign.items()), list(pairs)) for b, (assign, pairs) in sorted(d.items())]
-
-
-def _names_reference(raws: list[bytes], base: int, rows) -> list:
-    tables = [[wire.text(s) for s in TracePacket.FromString(r).ftrace_events.compact_sched.intern_table] for r in raws]
-    return _names_plain(batch._names_python(tables, base, *(np.array(c, np.int64) for c in rows)))
+#: comm as a run may find it: empty, or holding some of the pids the rows name (a waking's
+#: name does not replace one, a switch's does).
+_COMMS = st.dictionaries(st.integers(0, 4), st.sampled_from(["old", "", "é"]), max_size=3)
 
 
-def _names_native(raws: list[bytes], base: int, rows) -> list:
-    return _names_plain(C.compact_names(raws, base, *(np.array(c, np.int64) for c in rows)))
+def _names_args(rows, events) -> tuple:
+    """The compact rows (six columns) and the events' [(b, pid, name)] as name_threads takes them."""
+    ev = [np.array([e[k] for e in events], np.int64) for k in (0, 1)]
+    return (*(np.array(c, np.int64) for c in rows), *ev, [e[2] for e in events])
+
+
+def _names_reference(raws: list[bytes], base: int, rows, comm: dict, events=()) -> list:
+    """comm's items, in order, after _name_threads_python."""
+    comm = dict(comm)
+    tables = [[wire.text(n) for n in TracePacket.FromString(r).ftrace_events.compact_sched.intern_table] for r in raws]
+    batch._name_threads_python(comm, tables, base, *_names_args(rows, events))
+    return list(comm.items())
+
+
+def _names_native(raws: list[bytes], base: int, rows, comm: dict, events=()) -> list:
+    comm = dict(comm)
+    assert C.name_threads(comm, raws, base, *_names_args(rows, events)) is None
+    return list(comm.items())
 
 
 _TABLED = [raw for items in _ITEMS.values() for b, raw in items if len(b.compact_sched.intern_table)
@@ -446,48 +458,68 @@ NAME_PACKETS = [
 ]
 
 
-def _rows(draw_b, n_packets: int):
-    """(bundle, pid, index) rows in arrival order: bundles never decrease."""
-    b = st.lists(st.tuples(st.integers(0, max(n_packets - 1, 0)), st.integers(0, 4), st.integers(-1, 8)), max_size=12)
+def _rows(base: int, n_packets: int):
+    """(bundle, pid, index) rows in arrival order: bundles never decrease, base.. base + n - 1."""
+    b = st.lists(st.tuples(st.integers(base, base + max(n_packets - 1, 0)), st.integers(0, 4), st.integers(-1, 8)),
+                 max_size=12)
     return b.map(lambda rs: [[r[i] for r in sorted(rs, key=lambda r: r[0])] for i in range(3)])
 
 
-@settings(max_examples=300, deadline=None)
-@given(data=st.data(), base=st.integers(0, 5))
-def test_compact_names_alike(data, base):
-    """C and _names_python give the same names, bundles, key order and first-wins pairs, on
-    real packets with intern tables and on made-up ones (names empty, not UTF-8, tables over
-    two bundle occurrences, an intern-table field of the wrong wire type)."""
+def _events(base: int, n_packets: int):
+    """New tasks' and renames' (bundle, pid, name) rows in arrival order."""
+    e = st.lists(st.tuples(st.integers(base, base + max(n_packets - 1, 0)), st.integers(0, 4),
+                           st.sampled_from(["n", "a", "é", b"\xff"])), max_size=6)
+    return e.map(lambda rs: sorted(rs, key=lambda r: r[0]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data(), base=st.integers(0, 5), comm=_COMMS)
+def test_name_threads_alike(data, base, comm):
+    """C and _name_threads_python leave the same comm (names, key order, first-wins wakings,
+    names already there, the events' names after their bundle's compact ones), on real packets
+    with intern tables and on made-up ones (names empty, not UTF-8, tables over two bundle
+    occurrences, an intern-table field of the wrong wire type)."""
     pool = _TABLED + NAME_PACKETS
     raws = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=4))
-    rows = data.draw(_rows(None, len(raws))), data.draw(_rows(None, len(raws)))
+    rows = data.draw(_rows(base, len(raws))), data.draw(_rows(base, len(raws)))
     if data.draw(st.booleans()):  # indices a real table has
         rows = tuple([r[0], r[1], [i % 3 for i in r[2]]] for r in rows)
     sw, wk = rows
-    assert _names_native(raws, base, (*sw, *wk)) == _names_reference(raws, base, (*sw, *wk))
+    events = data.draw(_events(base, len(raws)))
+    assert (_names_native(raws, base, (*sw, *wk), comm, events)
+            == _names_reference(raws, base, (*sw, *wk), comm, events))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(which=st.integers(0, len(_TABLED + NAME_PACKETS) - 1), muts=st.lists(mutation, min_size=1, max_size=3),
-       data=st.data())
-def test_compact_names_on_mutated_packets(which, muts, data):
-    """Mutated packets: where upb reads them, the same names; where it does not, a WireError or
-    a result, never a crash."""
+       data=st.data(), comm=_COMMS)
+def test_name_threads_on_mutated_packets(which, muts, data, comm):
+    """Mutated packets: where upb reads them, the same comm; where it does not, a WireError
+    (comm untouched) or a result, never a crash."""
     raw = mutate((_TABLED + NAME_PACKETS)[which], muts)
-    rows = (*data.draw(_rows(None, 1)), *data.draw(_rows(None, 1)))
-    got = _outcome(_names_native, [raw], 0, rows)
+    rows = (*data.draw(_rows(0, 1)), *data.draw(_rows(0, 1)))
+    got = _outcome(_names_native, [raw], 0, rows, comm)
     try:
-        ref = _names_reference([raw], 0, rows)
+        ref = _names_reference([raw], 0, rows, comm)
     except Exception:
         assert got == "WireError" or isinstance(got, list)
         return
     assert got == ref
 
 
-def test_compact_names_refuses_rows_out_of_order_or_range():
+def test_name_threads_refuses_rows_out_of_order_or_range_before_writing():
     raws = [NAME_PACKETS[0]] * 2
-    for sw in ([[1, 0], [5, 5], [1, 1]], [[2], [5], [1]], [[-1], [5], [1]]):
-        with pytest.raises(ValueError):
-            C.compact_names(raws, 0, *(np.array(c, np.int64) for c in (*sw, [], [], [])))
+    tables = [[wire.text(n) for n in TracePacket.FromString(r).ftrace_events.compact_sched.intern_table] for r in raws]
+    bad = ([[1, 0], [5, 5], [1, 1]], [[2], [5], [1]], [[-1], [5], [1]], [[0, 1, 0], [1, 2, 3], [1, 1, 1]])
+    for sw in bad:
+        for rows, events in (((*sw, [], [], []), []), (([], [], [], *sw), []),
+                             (([0], [1], [0], [], [], []), [(b, 1, "n") for b in sw[0]])):
+            args = _names_args(rows, events)
+            for apply in (lambda comm: C.name_threads(comm, raws, 0, *args),
+                          lambda comm: batch._name_threads_python(comm, tables, 0, *args)):
+                comm = {9: "x"}
+                with pytest.raises(ValueError):
+                    apply(comm)
+                assert comm == {9: "x"}
     with pytest.raises(ValueError):
-        C.compact_names(raws, 0, *(np.array(c, np.int64) for c in ([0], [1, 2], [1], [], [], [])))
+        C.name_threads({}, raws, 0, *_names_args(([0], [1, 2], [1], [], [], []), []))

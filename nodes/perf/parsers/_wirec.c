@@ -12,7 +12,7 @@
  *                                        perfetto_ftrace_batch._decode, without the joins
  *   strings(buf, off, len)           ==  [perfetto_wire.text(buf[o:o + n]) ...]
  *   intern(buf, start, end)          ==  perfetto_atrace_columns.intern_python
- *   compact_names(packets, base, ...) ==  perfetto_ftrace_batch._names_python
+ *   name_threads(comm, packets, base, ...) == perfetto_ftrace_batch._name_threads_python
  *   set_error(cls)                   the exception raised for bytes it does not decode
  *
  * Every read is bounds-checked against the buffer's length; nothing is read past it.
@@ -36,6 +36,23 @@ static inline int varint(const uint8_t *b, Py_ssize_t n, Py_ssize_t p, uint64_t 
     uint64_t v = 0;
     if (p < 0)
         return fail("position before the buffer");
+    if (p < n && b[p] < 0x80) { /* most varints: one byte (a tag, a small field) */
+        *val = b[p];
+        *len = 1;
+        return 0;
+    }
+    if (p + 10 <= n) { /* all ten bytes in the buffer: no bound to check byte by byte */
+        for (int k = 0; k < 10; k++) {
+            uint8_t c = b[p + k];
+            v |= (uint64_t)(c & 0x7F) << (7 * k);
+            if (c < 0x80) {
+                *val = v;
+                *len = k + 1;
+                return 0;
+            }
+        }
+        return fail("varint longer than 10 bytes");
+    }
     for (int k = 0; k < 10; k++) {
         if (p + k >= n)
             return fail("varint runs past the buffer");
@@ -102,40 +119,64 @@ static inline int bulk_field(const uint8_t *b, Py_ssize_t n, Py_ssize_t pos, Py_
     return 0;
 }
 
-/* A growable array of fixed-width items. */
+/* A growable array of fixed-width items, kept in a bytearray: handed back as it is, not copied
+ * (a batch's columns are megabytes; a copy of each was a fresh allocation to fault in). */
 typedef struct {
     char *p;
     Py_ssize_t n, cap; /* in bytes */
+    PyObject *ba;      /* the bytearray holding p, or NULL before the first item */
 } vec_t;
 
-static int vec_put(vec_t *v, const void *item, Py_ssize_t size)
+/* Room for `size` more bytes in v. */
+static int vec_reserve(vec_t *v, Py_ssize_t size)
+{
+    if (v->n + size <= v->cap)
+        return 0;
+    Py_ssize_t cap = v->cap ? v->cap : 4096;
+    while (cap < v->n + size)
+        cap *= 2;
+    if (!v->ba) {
+        if (!(v->ba = PyByteArray_FromStringAndSize(NULL, cap)))
+            return -1;
+    } else if (PyByteArray_Resize(v->ba, cap) < 0) {
+        return -1;
+    }
+    v->p = PyByteArray_AS_STRING(v->ba);
+    v->cap = cap;
+    return 0;
+}
+
+/* Inline when the item fits (every call but a few per batch), the copy a fixed 8 bytes mostly. */
+static inline int vec_put(vec_t *v, const void *item, Py_ssize_t size)
 {
     if (size <= 0)
         return 0;
-    if (v->n + size > v->cap) {
-        Py_ssize_t cap = v->cap ? v->cap : 4096;
-        while (cap < v->n + size)
-            cap *= 2;
-        char *p = PyMem_Realloc(v->p, cap);
-        if (!p) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        v->p = p;
-        v->cap = cap;
-    }
+    if (v->n + size > v->cap && vec_reserve(v, size) < 0)
+        return -1;
     memcpy(v->p + v->n, item, size);
     v->n += size;
     return 0;
 }
 
+/* The items as a bytearray (a new reference); v is empty after. */
 static PyObject *vec_take(vec_t *v)
 {
-    PyObject *r = PyByteArray_FromStringAndSize(v->p ? v->p : "", v->n);
-    PyMem_Free(v->p);
+    PyObject *r = v->ba;
+    if (!r)
+        r = PyByteArray_FromStringAndSize("", 0);
+    else if (PyByteArray_Resize(r, v->n) < 0)
+        Py_CLEAR(r);
+    v->ba = NULL;
     v->p = NULL;
     v->n = v->cap = 0;
     return r;
+}
+
+static void vec_free(vec_t *v)
+{
+    Py_CLEAR(v->ba);
+    v->p = NULL;
+    v->n = v->cap = 0;
 }
 
 static PyObject *zeros(Py_ssize_t nbytes)
@@ -198,6 +239,25 @@ static PyObject *w_fields(PyObject *self, PyObject *args)
     uint64_t *lfno = (uint64_t *)PyByteArray_AS_STRING(last[1]);
     int64_t *loff = (int64_t *)PyByteArray_AS_STRING(last[2]);
     int64_t *llen = (int64_t *)PyByteArray_AS_STRING(last[3]);
+    /* the output columns' pointers, and per (field number < 64, wire type 0 or 2) the wanted
+     * entries it fills, so a field is matched by one look-up; a field number wanted twice (or
+     * past 63) goes through the list of all wanted */
+    char *opres[MAX_WANTED];
+    uint64_t *oval[MAX_WANTED];
+    int64_t *ooff[MAX_WANTED], *olen[MAX_WANTED];
+    int8_t slot[64][3];
+    int general = 0;
+    memset(slot, -1, sizeof slot);
+    for (Py_ssize_t i = 0; i < nw; i++) {
+        opres[i] = PyByteArray_AS_STRING(arr[i][0]);
+        oval[i] = (uint64_t *)PyByteArray_AS_STRING(arr[i][1]);
+        ooff[i] = (int64_t *)PyByteArray_AS_STRING(arr[i][2]);
+        olen[i] = (int64_t *)PyByteArray_AS_STRING(arr[i][3]);
+        if (wf[i] >= 64 || (ww[i] != 0 && ww[i] != 2) || slot[wf[i]][ww[i]] >= 0)
+            general = 1;
+        else
+            slot[wf[i]][ww[i]] = (int8_t)i;
+    }
     for (Py_ssize_t r = 0; r < n; r++) {
         Py_ssize_t pos = start[r], e = end[r];
         while (pos < e) {
@@ -210,15 +270,28 @@ static PyObject *w_fields(PyObject *self, PyObject *args)
                 loff[r] = f.off;
                 llen[r] = (int64_t)f.val;
             }
-            for (Py_ssize_t i = 0; i < nw; i++) {
-                if (f.fno != wf[i] || f.wt != ww[i])
-                    continue;
-                PyByteArray_AS_STRING(arr[i][0])[r] = 1;
-                if (ww[i] == 2) {
-                    ((int64_t *)PyByteArray_AS_STRING(arr[i][2]))[r] = f.off;
-                    ((int64_t *)PyByteArray_AS_STRING(arr[i][3]))[r] = (int64_t)f.val;
-                } else {
-                    ((uint64_t *)PyByteArray_AS_STRING(arr[i][1]))[r] = f.val;
+            if (!general) {
+                int i = (f.fno < 64 && (f.wt == 0 || f.wt == 2)) ? slot[f.fno][f.wt] : -1;
+                if (i >= 0) {
+                    opres[i][r] = 1;
+                    if (f.wt == 2) {
+                        ooff[i][r] = f.off;
+                        olen[i][r] = (int64_t)f.val;
+                    } else {
+                        oval[i][r] = f.val;
+                    }
+                }
+            } else {
+                for (Py_ssize_t i = 0; i < nw; i++) {
+                    if (f.fno != wf[i] || f.wt != ww[i])
+                        continue;
+                    opres[i][r] = 1;
+                    if (ww[i] == 2) {
+                        ooff[i][r] = f.off;
+                        olen[i][r] = (int64_t)f.val;
+                    } else {
+                        oval[i][r] = f.val;
+                    }
                 }
             }
             pos = f.nxt;
@@ -419,7 +492,8 @@ static int walk_bundle(walk_t *w, Py_ssize_t k, Py_ssize_t s, Py_ssize_t e)
     return 0;
 }
 
-/* The bundle's packed columns, as perfetto_wire.packed reads one chunk. */
+/* The bundle's packed columns, as perfetto_wire.packed reads one chunk: a chunk of m bytes
+ * holds at most m varints, so their room is made once and each value stored directly. */
 static int flush_columns(walk_t *w, Py_ssize_t k)
 {
     for (Py_ssize_t c = 0; c < w->ncol; c++) {
@@ -427,22 +501,26 @@ static int flush_columns(walk_t *w, Py_ssize_t k)
         const uint8_t *p = (const uint8_t *)ch->p;
         Py_ssize_t m = ch->n, i = 0;
         int64_t count = 0;
-        if (m && (p[m - 1] & 0x80))
+        w->counts[c][k] = 0;
+        if (!m)
+            continue;
+        if (p[m - 1] & 0x80)
             return fail("packed column ends inside a varint");
+        if (vec_reserve(&w->values[c], 8 * m) < 0)
+            return -1;
+        char *dst = w->values[c].p + w->values[c].n;
         while (i < m) {
-            uint64_t acc = 0;
-            for (int j = 0;; j++) {
+            uint8_t x = p[i++]; /* in bounds: the chunk's last byte ends a varint */
+            uint64_t acc = x & 0x7F;
+            for (int j = 1; x >= 0x80; j++) {
                 if (j == 10)
                     return fail("varint longer than 10 bytes");
-                uint8_t x = p[i++]; /* in bounds: the chunk's last byte ends a varint */
+                x = p[i++];
                 acc |= (uint64_t)(x & 0x7F) << (7 * j);
-                if (x < 0x80)
-                    break;
             }
-            if (vec_put(&w->values[c], &acc, 8) < 0)
-                return -1;
-            count++;
+            memcpy(dst + 8 * count++, &acc, 8);
         }
+        w->values[c].n += 8 * count;
         w->counts[c][k] = count;
         ch->n = 0;
     }
@@ -576,15 +654,15 @@ done:
     Py_XDECREF(cols);
     for (Py_ssize_t c = 0; c < MAX_COLUMNS; c++) {
         Py_XDECREF(counts[c]);
-        PyMem_Free(w.chunk[c].p);
-        PyMem_Free(w.values[c].p);
+        vec_free(&w.chunk[c]);
+        vec_free(&w.values[c]);
     }
-    PyMem_Free(w.ts.p);
-    PyMem_Free(w.pid.p);
-    PyMem_Free(w.nlen.p);
-    PyMem_Free(w.kno.p);
-    PyMem_Free(w.koff.p);
-    PyMem_Free(w.klen.p);
+    vec_free(&w.ts);
+    vec_free(&w.pid);
+    vec_free(&w.nlen);
+    vec_free(&w.kno);
+    vec_free(&w.koff);
+    vec_free(&w.klen);
     return res;
 }
 
@@ -696,16 +774,25 @@ done:
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* compact_names(packets, base, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx)
- *   == perfetto_ftrace_batch._names_python(tables, base, ...) with tables the packets' intern tables
+/* name_threads(comm, packets, base, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx, ev_b, ev_pid, ev_name)
+ *   == perfetto_ftrace_batch._name_threads_python(comm, tables, base, ...) with tables the packets'
+ *   intern tables
  *
- * The thread names a run of bundles' compact sched sets: {base + b: (assignments, first-wins
- * pairs)}. Switch rows (b, pid, idx) name pid in a dict per bundle (first-seen key order, the
- * last name winning); waking rows append (pid, name) once per pid per bundle, the first
- * non-empty name winning. A row whose idx is outside its bundle's table names nothing. Rows
- * come in arrival order (b never decreases). Each packet's intern table is read as upb reads
+ * The thread names a run of bundles sets, written into the dict `comm` (tid -> name) as the
+ * event-by-event reader (perfetto_ftrace.FtraceState) writes them bundle by bundle: the
+ * bundle's compact-sched switch rows (b, pid, idx) assign comm[pid], then its waking rows name
+ * a pid not yet in comm (a non-empty name only), then its events' rows (b, pid, name: new tasks
+ * and renames) assign comm[pid] = name. A compact row whose idx is outside its bundle's table
+ * names nothing. Row b - base is the row's packet; rows come in arrival order (b never
+ * decreases), checked before comm is touched. Each packet's intern table is read as upb reads
  * CompactSched.intern_table (field 5 of field 4 of field 1, every occurrence, in order): each
- * entry a str, or bytes when not UTF-8, made once however many rows use it. */
+ * entry a str, or bytes when not UTF-8.
+ *
+ * comm is read only by these writes, so what they leave is, per pid, the last assignment, or
+ * failing one the first waking's name when the pid was not named before; a new key comes at
+ * the pid's first row. So the rows are folded first (a table over the pids, in first-seen
+ * order) and comm is written once per pid, not once per row; a switch name comm holds already
+ * is not written again, and no str is made for it. */
 
 typedef struct {
     Py_ssize_t *off, *len;
@@ -760,154 +847,145 @@ static int intern_walk(const uint8_t *b, Py_ssize_t n, Py_ssize_t s, Py_ssize_t 
     return 0;
 }
 
-static PyObject *w_compact_names(PyObject *self, PyObject *args)
+/* One pid's rows of a name_threads call: the last assignment (0 none, 1 a switch's name k of
+ * bundle kb, 2 the event name ev_name[k]) and the first waking's name (wk >= 0: name wk of
+ * bundle wb). */
+typedef struct {
+    int64_t pid;
+    int as;
+    Py_ssize_t k, kb, wk, wb;
+} namer_t;
+
+static PyObject *w_name_threads(PyObject *self, PyObject *args)
 {
-    PyObject *packets, *seq = NULL, *out = NULL;
+    PyObject *comm, *packets, *ev_name, *seq = NULL, *evs = NULL, *res = NULL;
     Py_ssize_t base;
-    Py_buffer rb[6] = {{0}};
+    Py_buffer rb[8] = {{0}};
     Py_buffer *pbufs = NULL;
-    Py_ssize_t np_ = 0, *tstart = NULL;
+    Py_ssize_t np_ = 0, *tstart = NULL, *slots = NULL;
     spans_t sp = {0};
-    PyObject **strs = NULL;
-    Py_ssize_t *slots = NULL, *ent_k = NULL;
-    int64_t *ent_pid = NULL;
-    if (!PyArg_ParseTuple(args, "Ony*y*y*y*y*y*", &packets, &base, &rb[0], &rb[1], &rb[2], &rb[3], &rb[4], &rb[5]))
+    namer_t *ent = NULL;
+    if (!PyArg_ParseTuple(args, "O!Ony*y*y*y*y*y*y*y*O", &PyDict_Type, &comm, &packets, &base, &rb[0], &rb[1],
+                          &rb[2], &rb[3], &rb[4], &rb[5], &rb[6], &rb[7], &ev_name))
         return NULL;
+    if (!(evs = PySequence_Fast(ev_name, "ev_name: a sequence of names")))
+        goto done;
     if (rb[0].len != rb[1].len || rb[0].len != rb[2].len || rb[3].len != rb[4].len || rb[3].len != rb[5].len
-        || rb[0].len % 8 || rb[3].len % 8) {
-        PyErr_SetString(PyExc_ValueError, "compact_names: row columns of int64, one length per kind");
+        || rb[6].len != rb[7].len || rb[6].len != 8 * PySequence_Fast_GET_SIZE(evs) || rb[0].len % 8
+        || rb[3].len % 8 || rb[6].len % 8) {
+        PyErr_SetString(PyExc_ValueError, "name_threads: row columns of int64, one length per kind");
         goto done;
     }
     if (!(seq = PySequence_Fast(packets, "packets: a sequence of bytes")))
         goto done;
     np_ = PySequence_Fast_GET_SIZE(seq);
+    for (int kind = 0; kind < 3; kind++) { /* every row in range and in order, before comm is written */
+        const int64_t *rbun = rb[kind == 2 ? 6 : 3 * kind].buf;
+        for (Py_ssize_t r = 0; r < rb[kind == 2 ? 6 : 3 * kind].len / 8; r++)
+            if (rbun[r] < base || rbun[r] - base >= np_ || (r && rbun[r] < rbun[r - 1])) {
+                PyErr_SetString(PyExc_ValueError, "name_threads: bundle out of range or out of order");
+                goto done;
+            }
+    }
     if (!(pbufs = PyMem_Calloc(np_ ? np_ : 1, sizeof *pbufs)) || !(tstart = PyMem_Calloc(np_ + 1, sizeof *tstart))) {
         PyErr_NoMemory();
         goto done;
     }
-    Py_ssize_t got = 0;
-    for (; got < np_; got++) {
-        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seq, got), &pbufs[got], PyBUF_SIMPLE) < 0)
+    for (Py_ssize_t k = 0; k < np_; k++) {
+        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seq, k), &pbufs[k], PyBUF_SIMPLE) < 0)
             goto done;
-        tstart[got] = sp.n;
-        if (intern_walk(pbufs[got].buf, pbufs[got].len, 0, pbufs[got].len, 0, &sp) < 0) {
-            got++;
+        tstart[k] = sp.n;
+        if (intern_walk(pbufs[k].buf, pbufs[k].len, 0, pbufs[k].len, 0, &sp) < 0)
             goto done;
-        }
     }
     tstart[np_] = sp.n;
-    if (!(strs = PyMem_Calloc(sp.n ? sp.n : 1, sizeof *strs))) {
+    Py_ssize_t nrows = (rb[0].len + rb[3].len + rb[6].len) / 8, m = 16, ne = 0;
+    while (m < 2 * nrows)
+        m *= 2;
+    if (!(slots = PyMem_Malloc(m * sizeof *slots)) || !(ent = PyMem_Malloc((nrows + 1) * sizeof *ent))) {
         PyErr_NoMemory();
         goto done;
     }
-    /* the packet each span belongs to, found again through tstart when a name is made */
-    if (!(out = PyDict_New()))
-        goto done;
-    /* per bundle, its distinct pids in first-seen order with the name each keeps (an open-
-     * addressing table over the bundle's rows): one Python object per pid, not per row */
-    Py_ssize_t nmax = rb[0].len > rb[3].len ? rb[0].len / 8 : rb[3].len / 8, cap = 16;
-    while (cap < 2 * nmax)
-        cap *= 2;
-    if (!(slots = PyMem_Malloc(cap * sizeof *slots)) || !(ent_pid = PyMem_Malloc((nmax + 1) * sizeof *ent_pid))
-        || !(ent_k = PyMem_Malloc((nmax + 1) * sizeof *ent_k))) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (int kind = 0; kind < 2; kind++) {
-        const int64_t *rbun = rb[3 * kind].buf, *rpid = rb[3 * kind + 1].buf, *ridx = rb[3 * kind + 2].buf;
-        Py_ssize_t nr = rb[3 * kind].len / 8, r = 0;
-        int64_t prev = -1;
-        while (r < nr) {
-            int64_t bi = rbun[r];
-            if (bi < 0 || bi >= np_ || bi < prev) {
-                PyErr_SetString(PyExc_ValueError, "compact_names: bundle out of range or out of order");
-                goto done;
-            }
-            prev = bi;
-            Py_ssize_t r1 = r;
-            while (r1 < nr && rbun[r1] == bi)
-                r1++;
-            Py_ssize_t m = 16, ne = 0;
-            while (m < 2 * (r1 - r))
-                m *= 2;
-            for (Py_ssize_t j = 0; j < m; j++)
-                slots[j] = -1;
-            for (; r < r1; r++) {
-                int64_t i = ridx[r];
-                if (i < 0 || i >= tstart[bi + 1] - tstart[bi])
-                    continue;
-                Py_ssize_t k = tstart[bi] + (Py_ssize_t)i;
-                if (kind == 1 && sp.len[k] == 0)
-                    continue; /* an empty name does not count for a waking */
+    for (Py_ssize_t j = 0; j < m; j++)
+        slots[j] = -1;
+    Py_ssize_t at[3] = {0, 0, 0};
+    for (Py_ssize_t bi = 0; bi < np_; bi++) {
+        for (int kind = 0; kind < 3; kind++) { /* a bundle's switches, its wakings, its events */
+            const int64_t *rbun = rb[kind == 2 ? 6 : 3 * kind].buf, *rpid = rb[kind == 2 ? 7 : 3 * kind + 1].buf;
+            const int64_t *ridx = kind == 2 ? NULL : rb[3 * kind + 2].buf;
+            Py_ssize_t nr = rb[kind == 2 ? 6 : 3 * kind].len / 8, r = at[kind];
+            for (; r < nr && rbun[r] - base == bi; r++) {
+                Py_ssize_t k = r;
+                if (kind < 2) {
+                    int64_t i = ridx[r];
+                    if (i < 0 || i >= tstart[bi + 1] - tstart[bi])
+                        continue;
+                    k = tstart[bi] + (Py_ssize_t)i;
+                    if (kind == 1 && sp.len[k] == 0)
+                        continue; /* an empty name does not count for a waking */
+                }
                 uint64_t h = (uint64_t)rpid[r] * 0x9E3779B97F4A7C15ull;
                 Py_ssize_t j = (Py_ssize_t)(h >> 40) & (m - 1);
-                while (slots[j] >= 0 && ent_pid[slots[j]] != rpid[r])
+                while (slots[j] >= 0 && ent[slots[j]].pid != rpid[r])
                     j = (j + 1) & (m - 1);
                 if (slots[j] < 0) {
                     slots[j] = ne;
-                    ent_pid[ne] = rpid[r];
-                    ent_k[ne++] = k;
-                } else if (kind == 0) {
-                    ent_k[slots[j]] = k; /* by switch the last name wins */
+                    ent[ne++] = (namer_t){rpid[r], 0, -1, -1, -1, -1};
                 }
-            }
-            if (!ne)
-                continue;
-            /* the bundle's entry: made on its first name */
-            PyObject *key = PyLong_FromSsize_t(base + (Py_ssize_t)bi);
-            PyObject *entry = key ? PyDict_GetItemWithError(out, key) : NULL;
-            if (!entry && !PyErr_Occurred() && key) {
-                PyObject *d = PyDict_New(), *l = PyList_New(0);
-                entry = (d && l) ? PyTuple_Pack(2, d, l) : NULL;
-                Py_XDECREF(d);
-                Py_XDECREF(l);
-                if (entry && PyDict_SetItem(out, key, entry) < 0)
-                    Py_CLEAR(entry);
-                Py_XDECREF(entry); /* the dict holds it */
-            }
-            Py_XDECREF(key);
-            if (!entry)
-                goto done;
-            PyObject *slot = PyTuple_GET_ITEM(entry, kind); /* borrowed */
-            for (Py_ssize_t e = 0; e < ne; e++) {
-                Py_ssize_t k = ent_k[e];
-                if (!strs[k]) {
-                    const char *b = (const char *)pbufs[bi].buf + sp.off[k];
-                    if (!(strs[k] = PyUnicode_DecodeUTF8(b, sp.len[k], "replace")))
-                        goto done;
-                }
-                PyObject *pid = PyLong_FromLongLong(ent_pid[e]);
-                if (!pid)
-                    goto done;
-                int bad;
-                if (kind == 0) {
-                    bad = PyDict_SetItem(slot, pid, strs[k]) < 0;
+                namer_t *e = &ent[slots[j]];
+                if (kind == 1) {
+                    if (e->wk < 0) {
+                        e->wk = k;
+                        e->wb = bi;
+                    }
                 } else {
-                    PyObject *pair = PyTuple_Pack(2, pid, strs[k]);
-                    bad = !pair || PyList_Append(slot, pair) < 0;
-                    Py_XDECREF(pair);
+                    e->as = kind == 0 ? 1 : 2;
+                    e->k = k;
+                    e->kb = bi;
                 }
-                Py_DECREF(pid);
-                if (bad)
-                    goto done;
             }
+            at[kind] = r;
         }
     }
-    for (Py_ssize_t k = 0; k < sp.n; k++)
-        Py_XDECREF(strs[k]);
-    PyMem_Free(strs);
-    strs = NULL;
-    goto release;
+    for (Py_ssize_t i = 0; i < ne; i++) {
+        namer_t *e = &ent[i];
+        PyObject *pid = PyLong_FromLongLong(e->pid), *name = NULL;
+        if (!pid)
+            goto done;
+        PyObject *cur = PyDict_GetItemWithError(comm, pid); /* borrowed */
+        int bad = !cur && PyErr_Occurred();
+        if (!bad && e->as == 2) {
+            name = PySequence_Fast_GET_ITEM(evs, e->k);
+            Py_INCREF(name);
+        } else if (!bad && (e->as == 1 || !cur)) {
+            Py_ssize_t k = e->as == 1 ? e->k : e->wk, kb = e->as == 1 ? e->kb : e->wb;
+            const char *b = (const char *)pbufs[kb].buf + sp.off[k];
+            if (cur && PyUnicode_CheckExact(cur)) { /* the same name again: comm stays as it is */
+                Py_ssize_t cl;
+                const char *cu = PyUnicode_AsUTF8AndSize(cur, &cl);
+                if (!cu)
+                    PyErr_Clear(); /* not encodable (a lone surrogate): not this name */
+                else if (cl == sp.len[k] && !memcmp(cu, b, (size_t)cl)) {
+                    Py_DECREF(pid);
+                    continue;
+                }
+            }
+            name = PyUnicode_DecodeUTF8(b, sp.len[k], "replace"); /* as perfetto_wire.text */
+            bad = !name;
+        }
+        if (name) {
+            bad = PyDict_SetItem(comm, pid, name) < 0;
+            Py_DECREF(name);
+        }
+        Py_DECREF(pid);
+        if (bad)
+            goto done;
+    }
+    res = Py_None;
+    Py_INCREF(res);
 done:
-    Py_CLEAR(out);
-    if (strs)
-        for (Py_ssize_t k = 0; k < sp.n; k++)
-            Py_XDECREF(strs[k]);
-    PyMem_Free(strs);
-release:
     PyMem_Free(slots);
-    PyMem_Free(ent_pid);
-    PyMem_Free(ent_k);
+    PyMem_Free(ent);
     if (pbufs) {
         for (Py_ssize_t k = 0; k < np_; k++)
             if (pbufs[k].obj)
@@ -918,9 +996,10 @@ release:
     PyMem_Free(sp.off);
     PyMem_Free(sp.len);
     Py_XDECREF(seq);
-    for (int j = 0; j < 6; j++)
+    Py_XDECREF(evs);
+    for (int j = 0; j < 8; j++)
         PyBuffer_Release(&rb[j]);
-    return out;
+    return res;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -948,9 +1027,9 @@ static PyMethodDef methods[] = {
      "strings(buf, off, len) -> [str] (not UTF-8: errors=\"replace\"): buf[off:off+len] each."},
     {"intern", w_intern, METH_VARARGS,
      "intern(buf, start, end) -> ([distinct bytes in first-seen order], bytearray of int64 indices)."},
-    {"compact_names", w_compact_names, METH_VARARGS,
-     "compact_names(packets, base, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx) -> {base + b: (dict, list)}:\n"
-     "the thread names compact sched sets per bundle (perfetto_ftrace_batch._names_python)."},
+    {"name_threads", w_name_threads, METH_VARARGS,
+     "name_threads(comm, packets, base, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx, ev_b, ev_pid, ev_name) -> None:\n"
+     "the thread names a run of bundles sets, into comm (perfetto_ftrace_batch._name_threads_python)."},
     {"set_error", w_set_error, METH_O, "set_error(cls): the exception raised for bytes not decoded."},
     {NULL, NULL, 0, NULL},
 };

@@ -195,7 +195,7 @@ def _apply(state, items, dec, b0: int, b1: int) -> None:
     sched_rows: list[tuple] = []  # (key, tid, ts, code, arg) arrays
     for k in range(b0, b1):
         state.cpu.cpus.add(items[k][0].cpu)
-    comm_updates = _compact(state, items, dec, b0, b1, key, sched_rows)
+    namer = _compact(state, items, dec, b0, b1, key, sched_rows)
 
     def where(name):
         return np.flatnonzero(kind == _NUM[name])
@@ -241,7 +241,7 @@ def _apply(state, items, dec, b0: int, b1: int) -> None:
              wire.as_uint32(f[3][1]) != 0, f[4][0], wire.as_uint32(f[4][1]))
     # --- atrace (print, zero), new tasks, renames ---
     at_rows: list[tuple] = []  # (key, tid, ts, code, arg) arrays
-    _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_updates, b0, b1, at_rows, sched_rows,
+    _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, namer, b0, b1, at_rows, sched_rows,
             key)
     if at_rows:
         k = np.concatenate([r[0] for r in at_rows])
@@ -249,7 +249,8 @@ def _apply(state, items, dec, b0: int, b1: int) -> None:
         log = state.atrace
         for arr, col in ((log.ts, 2), (log.tid, 1), (log.code, 3), (log.arg, 4)):
             vals = np.concatenate([r[col] for r in at_rows])[o]
-            arr.frombytes(vals.astype(np.int8 if col == 3 else np.int64).tobytes())
+            # the column's bytes read in place (frombytes takes only a buffer of bytes), not copied twice
+            arr.frombytes(np.ascontiguousarray(vals, np.int8 if col == 3 else np.int64).view(np.uint8))
     if sched_rows:
         k = np.concatenate([r[0] for r in sched_rows])
         o = np.argsort(k, kind="stable")
@@ -346,7 +347,7 @@ class _Staging(AtraceLog):
         self.at.append(self.cur)
 
 
-def _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_updates, b0, b1, at_rows,
+def _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, namer, b0, b1, at_rows,
             sched_rows, key) -> None:
     """Print and zero events of the run: the strict ``B``/``E``/``C`` shapes and the zero begins,
     ends and counters as columns (``columns.split``: one C pass, or its numpy reference); every
@@ -419,12 +420,12 @@ def _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_up
                          s["c_value"][:n], MAX_COUNTER_POINTS)
 
     try:
-        if len(loop) or comm_updates:
+        if len(loop) or namer is not None:
             tag = np.concatenate([np.full(len(p[0]), p[1], np.int64) for p in parts]) if parts else loop
             payload = [x for p in parts for x in p[2]]
             order = np.argsort(loop, kind="stable")
             _ordered_loop(state, staging, loop[order], tag[order], [payload[i] for i in order.tolist()], ts_all,
-                          pid_all, bundle_all, pos_all, comm_updates, b0, b1, at_rows, sched_rows, key)
+                          pid_all, bundle_all, pos_all, namer, b0, b1, at_rows, sched_rows, key)
     except Exception:
         store_counters(int(np.searchsorted(c_ev, staging.cur)))  # what came before the failure stays
         raise
@@ -436,11 +437,13 @@ def _atrace(state, dec, e0, where, ts_all, pid_all, bundle_all, pos_all, comm_up
                         np.full(len(b_ev), 1, np.int8), ids[s["b_vid"]]))
 
 
-def _ordered_loop(state, staging, loop, tag, payload, ts_all, pid_all, bundle_all, pos_all, comm_updates, b0, b1,
+def _ordered_loop(state, staging, loop, tag, payload, ts_all, pid_all, bundle_all, pos_all, namer, b0, b1,
                   at_rows, sched_rows, key):
     """Atrace lines, zero events, new tasks and renames, one by one in arrival order; each
-    bundle's compact-sched thread names first (they precede its events). Tags: 0 a line, 1 a
-    zero event, 2 a new task, 3 a rename, 4 a thread's first begin (tid, tgid), 5 a name's
+    bundle's compact-sched thread names (``namer``, a :class:`_Names` or None) before its events,
+    written with those of the new tasks and renames in one step at the end (or at a failing
+    line, what the event-by-event reader named before it). Tags: 0 a line,
+    1 a zero event, 2 a new task, 3 a rename, 4 a thread's first begin (tid, tgid), 5 a name's
     first begin."""
     real, state.atrace = state.atrace, staging
     at_pos = staging.at
@@ -452,46 +455,52 @@ def _ordered_loop(state, staging, loop, tag, payload, ts_all, pid_all, bundle_al
     pid_l = pid_all[loop].tolist()
     tag_l = tag.tolist()
     loop_l = loop.tolist()
+    named: list[tuple] = []  # (bundle, pid, name) of new tasks and renames, for write_names
+
+    def write_names(b: int) -> None:
+        """What the run names in the bundles before ``b`` into ``comm`` (see :class:`_Names`)."""
+        if namer is not None:
+            namer.write(b, named)
+        else:
+            comm.update((pid, name) for _, pid, name in named)
+
     j = 0
     try:
-        for b in range(b0, b1):
-            upd = comm_updates.get(b)
-            if upd:
-                assign, setdef = upd
-                comm.update(assign)
-                for p, c in setdef:
-                    if c and p not in comm:
-                        comm[p] = c
-            while j < len(loop_l) and bundles[j] == b:
-                t, tid, what, pl = ts_l[j], pid_l[j], tag_l[j], payload[j]
-                staging.cur = loop_l[j]
-                if what == 0:
-                    state._atrace_line(t, tid, pl)
-                elif what == 4:
-                    tgid_of.setdefault(*pl)
-                elif what == 5:
-                    state._name_id(pl)
-                elif what == 1:
-                    fl, nm, zp, v = pl
-                    state._zero_values(t, tid, fl, nm, zp, v)
-                elif what == 2:
-                    npid, c, cf = pl
-                    if c:
-                        comm[npid] = c
-                    if npid:
-                        state._sched_seen(t)
-                        nt_rows.append((loop_l[j], npid, t))
-                    if cf & _CLONE_THREAD:
-                        tgid_of.setdefault(npid, tgid_of.get(tid, tid))
-                    else:
-                        tgid_of.setdefault(npid, npid)
+        for j in range(len(loop_l)):
+            t, tid, what, pl = ts_l[j], pid_l[j], tag_l[j], payload[j]
+            staging.cur = loop_l[j]
+            if what == 0:
+                state._atrace_line(t, tid, pl)
+            elif what == 4:
+                tgid_of.setdefault(*pl)
+            elif what == 5:
+                state._name_id(pl)
+            elif what == 1:
+                fl, nm, zp, v = pl
+                state._zero_values(t, tid, fl, nm, zp, v)
+            elif what == 2:
+                npid, c, cf = pl
+                if c:
+                    named.append((bundles[j], npid, c))
+                if npid:
+                    state._sched_seen(t)
+                    nt_rows.append((loop_l[j], npid, t))
+                if cf & _CLONE_THREAD:
+                    tgid_of.setdefault(npid, tgid_of.get(tid, tid))
                 else:
-                    rp, c = pl
-                    if c:
-                        comm[rp] = c
-                j += 1
+                    tgid_of.setdefault(npid, npid)
+            else:
+                rp, c = pl
+                if c:
+                    named.append((bundles[j], rp, c))
+    except Exception:
+        # what the event-by-event reader named before the failing event: its bundle's names
+        # and the events before it
+        write_names(bundles[j] + 1 if bundles else b0)
+        raise
     finally:
         state.atrace = real
+    write_names(b1)
     if at_pos:
         p = np.array(at_pos, np.int64)
         at_rows.append((key(bundle_all[p], 2, pos_all[p]), np.frombuffer(staging.tid, np.int64),
@@ -504,22 +513,9 @@ def _ordered_loop(state, staging, loop, tag, payload, ts_all, pid_all, bundle_al
                            np.zeros(len(p), np.int64)))
 
 
-def _first_last(bundle: np.ndarray, pid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each distinct (bundle, pid), the positions of its first and last row, in order of
-    first rows: what a dict filled row by row would keep as its key order and its last value."""
-    k = (bundle.astype(np.int64) << 32) | (pid.astype(np.int64) & 0xFFFFFFFF)
-    order = np.argsort(k, kind="stable")
-    ks = k[order]
-    starts = np.flatnonzero(np.concatenate(([True], ks[1:] != ks[:-1])))
-    ends = np.concatenate((starts[1:], [len(ks)])) - 1
-    first, last = order[starts], order[ends]
-    o = np.argsort(first, kind="stable")
-    return first[o], last[o]
-
-
-def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
-    """Compact sched of bundles b0:b1: scheduler rows and counts; returns per bundle the thread
-    names it sets ({bundle: (assignments, first-wins [(tid, comm)])})."""
+def _compact(state, items, dec, b0, b1, key, sched_rows) -> _Names | None:
+    """Compact sched of bundles b0:b1: scheduler rows and counts; returns the thread names it
+    sets (None: none), for the ordered loop to write."""
     compact = dec["compact"]
 
     def col(name):
@@ -539,7 +535,7 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
     deltas, sw_b, sw_n = col("switch_timestamp")
     wdeltas, wk_b, wk_n = col("waking_timestamp")
     if not len(deltas) and not len(wdeltas):
-        return {}
+        return None
     no_rows = np.zeros(0, np.int64)
     sw_rows = wk_rows = (no_rows, no_rows, no_rows)  # (bundle, pid, intern index) that may name a thread
     first_in: dict[int, int] = {}  # cpu → the bundle whose switch was its first (this segment)
@@ -629,46 +625,69 @@ def _compact(state, items, dec, b0, b1, key, sched_rows) -> dict:
             sched_rows.append((key(wk_b[sel], 1, wpos[sel]), pids[sel], t[sel],
                                np.full(len(sel), WAKE, np.int8), np.zeros(len(sel), np.int64)))
     if not len(sw_rows[0]) and not len(wk_rows[0]):
-        return {}
-    native = getattr(wire.NATIVE, "compact_names", None)  # None: no extension, or one built before it
-    if native is not None:  # the intern tables read from the packets' bytes, in C
-        return native([raw for _, raw in items[b0:b1]], b0, *(
-            np.ascontiguousarray(c, np.int64) for c in (*sw_rows, *wk_rows)))
-    used = set(sw_rows[0].tolist()) | set(wk_rows[0].tolist())
-    tables = [[wire.text(s) for s in items[b0 + b][0].compact_sched.intern_table] if b in used else [] for b in range(b1 - b0)]
-    return _names_python(tables, b0, *sw_rows, *wk_rows)
+        return None
+    return _Names(state.comm, items, b0, b1, sw_rows, wk_rows)
 
 
-def _names_python(tables: list[list], base: int, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx) -> dict:
-    """The thread names compact sched sets, per bundle: {base + b: (assignments, first-wins
-    [(tid, comm)])} from switch rows (b, next_pid, intern index) and waking rows (b, pid, intern
-    index), both in arrival order, ``tables[b]`` bundle b's intern table. By switch: {pid: name}
-    in first-seen order, the last name winning (a dict filled in switch order keeps exactly
-    that); by waking: each bundle's first non-empty name of a pid. An index outside its table
-    names nothing. The reference for _wirec.compact_names (nodes/perf/parsers/_wirec.c), which
-    reads the tables from the packets' bytes instead of upb's objects."""
-    tlen = np.array([len(t) for t in tables], np.int64)
-    tab_off = np.cumsum(tlen) - tlen
-    flat = [name for t in tables for name in t]
-    name_of = flat.__getitem__
-    updates: dict[int, tuple] = {}
-    named = np.flatnonzero((sw_idx >= 0) & (sw_idx < tlen[sw_b]))
-    if len(named):
-        nb_ = sw_b[named]
-        lo, hi = _runs(nb_)
-        pids, at = sw_pid[named].tolist(), (tab_off[nb_] + sw_idx[named]).tolist()
-        for b, a, z in zip(nb_[lo].tolist(), lo.tolist(), hi.tolist()):
-            updates[base + b] = (dict(zip(pids[a:z], map(name_of, at[a:z]))), [])
-    named = np.flatnonzero((wk_idx >= 0) & (wk_idx < tlen[wk_b]))
-    if len(named):
-        at = tab_off[wk_b[named]] + wk_idx[named]
-        full = np.fromiter(map(bool, flat), bool, len(flat))  # the non-empty names
-        named, at = named[full[at]], at[full[at]]
-    if len(named):
-        first, _ = _first_last(wk_b[named], wk_pid[named])
-        nb_ = wk_b[named[first]]
-        lo, hi = _runs(nb_)
-        pl, al = wk_pid[named[first]].tolist(), at[first].tolist()
-        for b, a, z in zip(nb_[lo].tolist(), lo.tolist(), hi.tolist()):
-            updates.setdefault(base + b, ({}, []))[1].extend(zip(pl[a:z], map(name_of, al[a:z])))
-    return updates
+class _Names:
+    """The thread names compact sched sets in bundles ``b0:b1``, for :func:`_ordered_loop` to
+    write into ``comm`` together with those of the run's new tasks and renames, in one step
+    (``_wirec.name_threads``, or :func:`_name_threads_python`): nothing else in the run reads
+    ``comm``. Rows: (bundle - b0, pid, intern index)."""
+
+    def __init__(self, comm: dict, items: list, b0: int, b1: int, sw_rows: tuple, wk_rows: tuple):
+        self.comm, self.items, self.b0 = comm, items, b0
+        self.sw = tuple(np.ascontiguousarray(c, np.int64) for c in sw_rows)
+        self.wk = tuple(np.ascontiguousarray(c, np.int64) for c in wk_rows)
+        self.native = getattr(wire.NATIVE, "name_threads", None)  # None: no extension, or one built before it
+
+    def write(self, b: int, events: list) -> None:
+        """The names of the bundles before ``b`` and ``events`` [(bundle, pid, name)] (new
+        tasks and renames in those bundles, in arrival order) into ``comm``."""
+        hi = b - self.b0
+        sz, wz = np.searchsorted(self.sw[0], hi), np.searchsorted(self.wk[0], hi)
+        ev = [np.array([e[k] for e in events], np.int64) - (self.b0 if k == 0 else 0) for k in (0, 1)]
+        rows = (*(c[:sz] for c in self.sw), *(c[:wz] for c in self.wk), *ev, [e[2] for e in events])
+        bundles = self.items[self.b0:b]
+        if self.native is not None:  # the intern tables read from the packets' bytes, in C
+            self.native(self.comm, [raw for _, raw in bundles], 0, *rows)
+        else:
+            used = set(rows[0].tolist()) | set(rows[3].tolist())
+            tables = [[wire.text(n) for n in bundles[k][0].compact_sched.intern_table] if k in used else []
+                      for k in range(hi)]
+            _name_threads_python(self.comm, tables, 0, *rows)
+
+
+def _name_threads_python(comm: dict, tables: list[list], base: int, sw_b, sw_pid, sw_idx, wk_b, wk_pid,
+                         wk_idx, ev_b, ev_pid, ev_name: list) -> None:
+    """The thread names a run of bundles sets, written into ``comm`` bundle by bundle as
+    FtraceState.bundle writes them: from compact-sched switch rows (b, next_pid, intern index)
+    ``comm[pid]`` assigned, then from waking rows (b, pid, intern index) a pid not yet in
+    ``comm`` named by a non-empty name, then from the events' rows (b, pid, name: new tasks and
+    renames) ``comm[pid] = name``; rows in arrival order, ``tables[b - base]`` bundle b's intern
+    table. An index outside its table names nothing. The reference for _wirec.name_threads
+    (nodes/perf/parsers/_wirec.c), which reads the tables from the packets' bytes instead of
+    upb's objects; the same ValueError, before ``comm`` is written, for rows out of range or
+    order."""
+    sw = list(zip(*(c.tolist() for c in (sw_b, sw_pid, sw_idx))))
+    wk = list(zip(*(c.tolist() for c in (wk_b, wk_pid, wk_idx))))
+    ev = list(zip(ev_b.tolist(), ev_pid.tolist(), ev_name))
+    for rows in (sw, wk, ev):
+        bs = [r[0] for r in rows]
+        if any(not 0 <= b - base < len(tables) for b in bs) or bs != sorted(bs):
+            raise ValueError("name_threads: bundle out of range or out of order")
+    i = j = n = 0
+    for k, table in enumerate(tables):
+        while i < len(sw) and sw[i][0] - base == k:
+            _, pid, at = sw[i]
+            if 0 <= at < len(table):
+                comm[pid] = table[at]
+            i += 1
+        while j < len(wk) and wk[j][0] - base == k:
+            _, pid, at = wk[j]
+            if 0 <= at < len(table) and table[at] and pid not in comm:
+                comm[pid] = table[at]
+            j += 1
+        while n < len(ev) and ev[n][0] - base == k:
+            comm[ev[n][1]] = ev[n][2]
+            n += 1
