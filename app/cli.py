@@ -636,12 +636,16 @@ def _exit_at_once(code: int) -> None:
     """Exit with ``code`` now, doing what the interpreter's exit does that anyone can observe —
     stdout and stderr flushed, every ``atexit`` callback run (logging's shutdown among them) —
     and skipping the rest: the teardown that frees every object. Returns (the caller then
-    exits normally) unless main() is running, when another thread is alive (a normal exit
-    would wait for it), or when the streams do not flush (a normal exit reports that)."""
+    exits normally) unless main() is running with the process's own stdout and stderr (not
+    under a test runner, nor a caller that captures the output in its own process),
+    when another thread is alive (a normal exit would wait for it), or when the streams do not
+    flush (a normal exit reports that)."""
     import atexit
     import threading
 
-    if not _entry_point or threading.active_count() > 1 or not _flush_streams():
+    if not _entry_point or sys.stdout is not sys.__stdout__ or sys.stderr is not sys.__stderr__:
+        return
+    if threading.active_count() > 1 or not _flush_streams():
         return
     atexit._run_exitfuncs()
     _flush_streams()

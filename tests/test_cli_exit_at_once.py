@@ -4,12 +4,15 @@ callback run, a live thread waited for, and never under a test runner invoking t
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import io
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from typer.testing import CliRunner
 
@@ -90,4 +93,16 @@ def test_under_a_test_runner_the_command_returns_with_the_gc_back_on():
     res = CliRunner().invoke(cli.app, ["analyze", "--json", TRACE])
     assert res.exit_code == 0
     assert json.loads(res.stdout) == json.loads(_in_process(True))
+    assert gc.isenabled()
+
+
+def test_main_with_its_output_captured_in_process_exits_normally(monkeypatch):
+    """A caller that runs main() in its own process and captures stdout (a timing harness)
+    gets the answer and a SystemExit, as before; the process goes on."""
+    monkeypatch.setattr(sys, "argv", ["perfscout", "analyze", "--json", TRACE])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as e:
+        cli.main()
+    assert e.value.code == 0
+    assert out.getvalue() == _in_process(True)
     assert gc.isenabled()
