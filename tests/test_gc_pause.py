@@ -21,8 +21,8 @@ def gc_on():
     was = gc.isenabled()
     gc.enable()
     yield
-    if not was:
-        gc.disable()
+    # the state before, whatever the test left (one switches it off): later tests expect it
+    (gc.enable if was else gc.disable)()
 
 
 def test_perfetto_read_runs_with_the_collector_off_and_restores_it(gc_on, monkeypatch):
