@@ -160,11 +160,7 @@ def _walk_batch(keys: list, cols: list) -> list[tuple[_Thread, "SlicePaths | Non
     if not ok.all():
         ts, dur, name, seg = ts[ok], dur[ok], name[ok], seg[ok]
     dur = np.maximum(dur, 0.0)
-    order = np.lexsort((-dur, ts, seg))
-    ts, dur, name, seg = ts[order], dur[order], name[order], seg[order]
-    del order, ok
     nseg = len(keys)
-    bounds = np.searchsorted(seg, np.arange(nseg + 1, dtype=np.int64))  # thread s: [bounds[s], bounds[s + 1])
     n = len(ts)
     out: list[tuple[_Thread, SlicePaths | None]] = []
     if not n:
@@ -173,9 +169,15 @@ def _walk_batch(keys: list, cols: list) -> list[tuple[_Thread, "SlicePaths | Non
             th.ts, th.dur, th.name = ts, dur, name
             out.append((th, None))
         return out
+    # the ranks first (they do not depend on the order): they make the sort one int64 key
     e = ts + dur
     uniq, inv = np.unique(np.concatenate([ts, e]), return_inverse=True)
-    inv = inv.reshape(-1).astype(np.float64)
+    inv = inv.reshape(-1)
+    order = _batch_order(seg, inv[:n], ts, dur, len(uniq))
+    ts, dur, name, seg, e = ts[order], dur[order], name[order], seg[order], e[order]
+    inv = np.concatenate([inv[:n][order], inv[n:][order]]).astype(np.float64)
+    del order, ok
+    bounds = np.searchsorted(seg, np.arange(nseg + 1, dtype=np.int64))  # thread s: [bounds[s], bounds[s + 1])
     shift = seg.astype(np.float64) * float(len(uniq))
     rts = inv[:n] + shift
     tree = slice_tree.build(rts, (inv[n:] + shift) - rts)
@@ -287,6 +289,19 @@ def _batch_paths(keys: list, tree, name: np.ndarray, seg: np.ndarray, own: np.nd
         out.append(SlicePaths(key=key, pid=local[mine], weight=sums[mine],
                               up=up_t[pb[s]:pb[s + 1]], names=name_t[pb[s]:pb[s + 1]]))
     return out
+
+
+def _batch_order(seg: np.ndarray, rank: np.ndarray, ts: np.ndarray, dur: np.ndarray, ranks: int) -> np.ndarray:
+    """``np.lexsort((-dur, ts, seg))`` from the starts' ranks among ``ranks`` distinct times:
+    one stable sort of ``seg * ranks + rank`` (~30× faster than the three-key sort on 100,000
+    slices), which is the same order when equal starts of a thread already come longer first
+    (as :func:`_start_order` checks for one thread); else the three-key sort."""
+    key = seg * ranks + rank
+    order = np.argsort(key, kind="stable")
+    k, d = key[order], dur[order]
+    if np.any((k[1:] == k[:-1]) & (d[1:] > d[:-1])):
+        order = np.lexsort((-dur, ts, seg))
+    return order
 
 
 def _sequential_sum(v: np.ndarray) -> float:
@@ -510,7 +525,7 @@ def _thread_groups(ctx, add, acc: dict) -> None:
     dur = np.concatenate([th.dur for _, th in threads])
     name = np.concatenate([th.name for _, th in threads]).astype(np.int64, copy=False)
     which = np.repeat(np.arange(len(threads)), [len(th.ts) for _, th in threads])
-    order = np.lexsort((ts, name, which))
+    order = _thread_name_order(ts, name, which)
     ts, dur, name, which = ts[order], dur[order], name[order], which[order]
     del order
     new = np.ones(len(ts), dtype=bool)
@@ -534,6 +549,19 @@ def _thread_groups(ctx, add, acc: dict) -> None:
         in_app = np.isin(pids, np.fromiter(app, dtype=np.int64, count=len(app)))
         if in_app.any():
             _fold(acc, "app", n_first[in_app], tuple(c[in_app] for c in cols))
+
+
+def _thread_name_order(ts: np.ndarray, name: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """``np.lexsort((ts, name, which))`` of threads' slices laid end to end: each thread's come
+    sorted by start (the walk's order), so a stable sort by name, then a stable sort by thread,
+    keep start order within a (thread, name) group, ties as given — two 16-bit radix sorts
+    (:func:`.slice_tree.stable_argsort`) when the ids fit, instead of the three-key sort."""
+    if len(which) and int(which[-1]) < 1 << 16 and int(name.max()) < 1 << 16 and int(name.min()) >= 0:
+        same = which[1:] == which[:-1]
+        if not np.any(same & (ts[1:] < ts[:-1])):
+            order = slice_tree.stable_argsort(name)
+            return order[slice_tree.stable_argsort(which[order])]
+    return np.lexsort((ts, name, which))
 
 
 def _foldable(values: np.ndarray) -> bool:
