@@ -70,7 +70,7 @@ def _q(sorted_vals: list[float], q: float) -> float | None:
 class _Thread:
     """Per-thread results of the slice walk."""
 
-    __slots__ = ("key", "busy_us", "count", "self_by", "total_by", "count_by", "top_level", "ts", "dur", "name")
+    __slots__ = ("key", "busy_us", "count", "self_by", "total_by", "count_by", "top_level", "ts", "dur", "name", "names")
 
     def __init__(self, key: tuple[int, int]):
         self.key = key
@@ -83,6 +83,9 @@ class _Thread:
         self.ts: np.ndarray = np.empty(0)
         self.dur: np.ndarray = np.empty(0)
         self.name: np.ndarray = np.empty(0, dtype=np.int64)
+        #: The distinct ids of ``name``, ascending (``np.unique(name).tolist()``), as the walk
+        #: finds them; None when it did not (android_startup's index then finds them itself).
+        self.names: list[int] | None = None
 
     @classmethod
     def of(cls, key: tuple[int, int], ts: np.ndarray, dur: np.ndarray, name: np.ndarray, busy_us: float,
@@ -91,6 +94,7 @@ class _Thread:
         th = cls.__new__(cls)
         th.key, th.ts, th.dur, th.name, th.count, th.busy_us = key, ts, dur, name, len(ts), busy_us
         th.self_by, th.total_by, th.count_by, th.top_level = self_by, total_by, count_by, top_level
+        th.names = None
         return th
 
 

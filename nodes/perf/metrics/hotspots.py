@@ -68,8 +68,10 @@ def walk(ctx, key: tuple[int, int]) -> None:
     _fill(th.total_by, local[outer], tree.dur[outer], lut)
     del outer
     counts = np.bincount(local)
-    for nid in np.flatnonzero(counts).tolist():
-        th.count_by[nid if lut is None else lut[nid]] = int(counts[nid])
+    present = np.flatnonzero(counts)
+    th.names = present.tolist() if lut is None else ids.tolist()
+    for nid, c in zip(th.names, counts[present].tolist()):
+        th.count_by[nid] = c
     del local
     roots = np.flatnonzero(tree.parent < 0)
     th.busy_us = _sequential_sum(dur[roots])
@@ -227,11 +229,13 @@ def _walk_batch(keys: list, cols: list) -> list[tuple[_Thread, "SlicePaths | Non
     for s, key in enumerate(keys):
         lo, hi = b[s], b[s + 1]
         sa, sb, ta, tb, ca, cb = s_at[s], s_at[s + 1], t_at[s], t_at[s + 1], c_at[s], c_at[s + 1]
-        out.append((_Thread.of(key, ts[lo:hi], dur[lo:hi], name[lo:hi], busy[s],
-                               defaultdict(float, zip(s_name[sa:sb], s_val[sa:sb])),
-                               defaultdict(float, zip(t_name[ta:tb], t_val[ta:tb])),
-                               defaultdict(int, zip(c_name[ca:cb], c_val[ca:cb])),
-                               top[root_bounds[s]:root_bounds[s + 1]]), paths[s]))
+        th = _Thread.of(key, ts[lo:hi], dur[lo:hi], name[lo:hi], busy[s],
+                        defaultdict(float, zip(s_name[sa:sb], s_val[sa:sb])),
+                        defaultdict(float, zip(t_name[ta:tb], t_val[ta:tb])),
+                        defaultdict(int, zip(c_name[ca:cb], c_val[ca:cb])),
+                        top[root_bounds[s]:root_bounds[s + 1]])
+        th.names = c_name[ca:cb]  # the thread's pairs come sorted by name: its distinct names, ascending
+        out.append((th, paths[s]))
     return out
 
 
