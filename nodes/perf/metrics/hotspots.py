@@ -213,7 +213,7 @@ def _walk_batch(keys: list, cols: list) -> list[tuple[_Thread, "SlicePaths | Non
     roots = np.flatnonzero(parent < 0)
     busy = np.bincount(seg[roots], weights=dur[roots], minlength=nseg).tolist()
     root_bounds = np.searchsorted(seg[roots], np.arange(nseg + 1, dtype=np.int64)).tolist()
-    top = list(zip(ts[roots].tolist(), dur[roots].tolist(), name[roots].tolist()))
+    top_ts, top_dur, top_name = ts[roots], dur[roots], name[roots]
     paths = _batch_paths(keys, tree, name, seg, own, post)
     del tree, post, own, dense
 
@@ -233,7 +233,8 @@ def _walk_batch(keys: list, cols: list) -> list[tuple[_Thread, "SlicePaths | Non
                         defaultdict(float, zip(s_name[sa:sb], s_val[sa:sb])),
                         defaultdict(float, zip(t_name[ta:tb], t_val[ta:tb])),
                         defaultdict(int, zip(c_name[ca:cb], c_val[ca:cb])),
-                        top[root_bounds[s]:root_bounds[s + 1]])
+                        (top_ts[root_bounds[s]:root_bounds[s + 1]], top_dur[root_bounds[s]:root_bounds[s + 1]],
+                         top_name[root_bounds[s]:root_bounds[s + 1]]))
         th.names = c_name[ca:cb]  # the thread's pairs come sorted by name: its distinct names, ascending
         out.append((th, paths[s]))
     return out
