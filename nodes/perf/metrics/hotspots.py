@@ -254,6 +254,7 @@ def _batch_paths(keys: list, tree, name: np.ndarray, seg: np.ndarray, own: np.nd
     span = int(name.max()) + 1
     by_depth, bounds = tree.by_depth, tree.depth_bounds
     parent = tree.parent
+    level_start = 0
     for d in range(len(bounds) - 1):
         ids = by_depth[bounds[d]:bounds[d + 1]]
         if d >= MAX_PATH_DEPTH:
@@ -263,10 +264,13 @@ def _batch_paths(keys: list, tree, name: np.ndarray, seg: np.ndarray, own: np.nd
         up = pid[parent[ids]] if d else seg[ids]
         uniq, inv = np.unique(up * span + name[ids], return_inverse=True)
         pid[ids] = inv.reshape(-1) + count
+        # a path's thread: a root path's is in its key, a deeper one's is its parent path's
+        # (on the level before, numbered from level_start)
+        segs.append(segs[-1][uniq // span - level_start] if d else uniq // span)
+        level_start = count
         count += len(uniq)
         ups.append(uniq // span if d else np.full(len(uniq), -1, dtype=np.int64))
         names.append(uniq % span)
-        segs.append(seg[ids][np.unique(inv.reshape(-1), return_index=True)[1]])
     up_all, name_all, seg_all = np.concatenate(ups), np.concatenate(names), np.concatenate(segs)
     # per thread, its paths renumbered from 0 in the global order (levels ascending)
     by_thread = np.argsort(seg_all, kind="stable")
