@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nodes.perf.metrics import hotspots
+from nodes.perf.metrics.common import joined_column
 
 DATA = Path(__file__).parent / "data" / "perfetto"
 CAPTURES = sorted(p for p in DATA.iterdir() if p.name.endswith((".perfetto-trace", ".pftrace")))
@@ -60,9 +61,9 @@ def _thread_columns(path: Path):
     cols = [c for c in pd.slices.values() if len(c)]
     counts = [len(c) for c in cols]
     seg = np.repeat(np.arange(len(cols), dtype=np.int64), counts)
-    ts = hotspots._column(cols, "ts", np.float64)
-    dur = np.maximum(hotspots._column(cols, "dur", np.float64), 0.0)
-    name = hotspots._column(cols, "name", np.int64)
+    ts = joined_column(cols, "ts", np.float64)
+    dur = np.maximum(joined_column(cols, "dur", np.float64), 0.0)
+    name = joined_column(cols, "name", np.int64)
     return seg, ts, dur, name
 
 

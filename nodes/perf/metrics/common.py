@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+from array import array
 from collections import defaultdict
 
 import numpy as np
@@ -65,6 +66,16 @@ def _q(sorted_vals: list[float], q: float) -> float | None:
         return None
     k = max(0, min(len(sorted_vals) - 1, math.ceil(q / 100.0 * len(sorted_vals)) - 1))
     return sorted_vals[k]
+
+
+def joined_column(cols: list, field: str, dtype) -> np.ndarray:
+    """One column of many tracks, concatenated (one join of their buffers when they are arrays
+    of that type already: a trace of 11,000 threads paid a numpy call for each)."""
+    parts = [getattr(c, field) for c in cols]
+    dt = np.dtype(dtype)
+    if all(isinstance(x, array) and np.dtype(x.typecode) == dt for x in parts):
+        return np.frombuffer(b"".join(parts), dtype=dt)
+    return np.concatenate([np.asarray(x).astype(dt, copy=False) for x in parts])
 
 
 class _Thread:

@@ -9,7 +9,6 @@ rows and ``-X importtime`` modules as they come. Also the heaviest stacks for fl
 from __future__ import annotations
 
 import os
-from array import array
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -17,7 +16,7 @@ import numpy as np
 
 from nodes.perf.containers import is_container
 from nodes.perf.metrics import slice_tree
-from nodes.perf.metrics.common import MAX_PATHS, TOP_PER_THREAD, _ms, _pct, _Thread
+from nodes.perf.metrics.common import MAX_PATHS, TOP_PER_THREAD, _ms, _pct, _Thread, joined_column
 from nodes.perf.model import MAX_RESULT_STACKS, AppScope, Hotspot, ScopeSummary, SliceStat, StackWeight
 
 
@@ -128,16 +127,6 @@ def _keep(ctx, key: tuple[int, int], th: _Thread, paths: "SlicePaths | None") ->
         ctx.slice_path_count += len(paths.pid)
 
 
-def _column(cols: list, field: str, dtype) -> np.ndarray:
-    """One column of many tracks, concatenated (one join of their buffers when they are arrays
-    of that type already)."""
-    parts = [getattr(c, field) for c in cols]
-    dt = np.dtype(dtype)
-    if all(isinstance(x, array) and np.dtype(x.typecode) == dt for x in parts):
-        return np.frombuffer(b"".join(parts), dtype=dt)
-    return np.concatenate([np.asarray(x).astype(dt, copy=False) for x in parts])
-
-
 def _walk_batch(keys: list, cols: list) -> list[tuple[_Thread, "SlicePaths | None"]]:
     """:func:`walk`'s results for many threads at once, each thread's exactly as its own walk
     gives them: all threads' slices in one set of columns sorted by (thread, start, longer
@@ -154,9 +143,9 @@ def _walk_batch(keys: list, cols: list) -> list[tuple[_Thread, "SlicePaths | Non
     if not keys:
         return []
     counts = np.array([len(c) for c in cols], dtype=np.int64)
-    ts = _column(cols, "ts", np.float64)
-    dur = _column(cols, "dur", np.float64)
-    name = _column(cols, "name", np.int64)
+    ts = joined_column(cols, "ts", np.float64)
+    dur = joined_column(cols, "dur", np.float64)
+    name = joined_column(cols, "name", np.int64)
     seg = np.repeat(np.arange(len(keys), dtype=np.int64), counts)
     ok = np.isfinite(ts) & np.isfinite(dur)
     if not ok.all():

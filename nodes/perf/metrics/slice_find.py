@@ -8,6 +8,7 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
+from nodes.perf.metrics.common import joined_column
 from nodes.perf.model import PerfData
 
 
@@ -59,7 +60,7 @@ def _table_names(pd: PerfData, which: str) -> tuple[list, np.ndarray, np.ndarray
         tracks = [(key, cols) for key, cols in getattr(pd, which).items() if len(cols)]
         # one isin over every track's names at once: per track, its fixed cost was the whole
         # cost of a trace of thousands of short-lived threads
-        names = np.concatenate([_ids(cols.name) for _k, cols in tracks]) if tracks else np.zeros(0, dtype=np.int64)
+        names = joined_column([cols for _k, cols in tracks], "name", np.int64) if tracks else np.zeros(0, dtype=np.int64)
         got = (tracks, names, np.cumsum([0] + [len(cols) for _k, cols in tracks]))
         if cache is not None:
             cache[which] = got
@@ -91,8 +92,3 @@ def find_slices(pd: PerfData, ids: Iterable[int], thread: bool = True, async_: b
     out.sort(key=lambda r: (r[1], -r[2]))
     return out
 
-
-def _ids(col) -> np.ndarray:
-    """A name column as int64 ids (no copy when it is one already)."""
-    a = np.frombuffer(col, dtype=np.dtype(col.typecode)) if hasattr(col, "typecode") else np.asarray(col)
-    return a.astype(np.int64, copy=False)
