@@ -7,6 +7,10 @@ from __future__ import annotations
 from array import array
 from pathlib import Path
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from nodes.perf.formats import load
 from nodes.perf.metrics import compute, threads
 from nodes.perf.metrics.common import MAX_THREADS, _ms
@@ -63,3 +67,42 @@ def test_ties_keep_the_order_of_the_key_set(monkeypatch):
         pd.slices[(3, tid)] = SliceColumns(array("d", [0.0]), array("d", [1000.0 * (tid % 3)]), array("l", [pd.intern("x")]))
     rows = _check(pd, monkeypatch)
     assert len(rows) == MAX_THREADS and len({r.busy_ms for r in rows}) <= 3
+
+
+def _many_threads(busy_us: list[float], running_us: list[float | None], main_tid: int) -> PerfData:
+    pd = PerfData("test", "generated")
+    for tid, (b, r) in enumerate(zip(busy_us, running_us)):
+        pd.thread(5 if tid != main_tid else 9, tid)
+        if b:
+            pd.slices[(5 if tid != main_tid else 9, tid)] = SliceColumns(array("d", [0.0]), array("d", [b]),
+                                                                          array("l", [pd.intern("t")]))
+        if r is not None:
+            pd.thread_states[(5 if tid != main_tid else 9, tid)] = {"running": r}
+    pd.mark_main_thread(9, main_tid)
+    return pd
+
+
+_busy = st.builds(lambda k, frac: 1000.0 * k + frac, st.integers(1, 6),
+                  st.sampled_from([0.0, 0.4, 0.5, 0.6, 1.4, 1.6, 2.0, 2.5, 3.0, 999.5]))
+
+
+@settings(max_examples=15, deadline=None)
+@given(busy=st.lists(_busy, min_size=260, max_size=400),
+       running=st.lists(st.one_of(st.none(), st.sampled_from([0.0, 1.0, 500.0, 1000.4, 1000.6])), min_size=400, max_size=400),
+       main_tid=st.integers(0, 300))
+def test_ranking_only_the_rows_near_the_cut_ranks_as_all(busy, running, main_tid):
+    # more than 4 × MAX_THREADS threads: thread_stats ranks only the rows near the cut, which
+    # falls among many busy times that round to the same ms
+    with pytest.MonkeyPatch.context() as mp:
+        rows = _check(_many_threads(busy, running[: len(busy)], main_tid), mp)
+    assert len(rows) == MAX_THREADS
+
+
+@settings(max_examples=200, deadline=None)
+@given(busy=st.lists(st.builds(lambda k, frac: 1000.0 * k + frac, st.integers(1, 3), st.sampled_from([0.0, 0.2, 0.4, 0.6, 2.0])),
+                    min_size=0, max_size=60), keep=st.integers(0, 12), main=st.integers(0, 70),
+       running=st.lists(st.one_of(st.none(), st.sampled_from([0.0, 1000.4, 1000.6])), min_size=60, max_size=60))
+def test_ranked_is_the_first_rows_of_the_whole_sort(busy, keep, main, running):
+    listed = [((1, i), b, {} if running[i] is None else {"running": running[i]}, None) for i, b in enumerate(busy)]
+    want = sorted(listed, key=lambda r: threads._rank(r, (1, main)))[:keep]
+    assert threads.ranked(listed, (1, main), keep) == want

@@ -51,7 +51,7 @@ def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None, r
     and lists that live to the end (per-thread sums, top-level tasks, slice stats), and each
     full collection walked them and the whole PerfData again — about a quarter of the metrics'
     CPU on a 100 MB Perfetto trace, for no garbage."""
-    with cyclic_gc_paused():
+    with cyclic_gc_paused(), slice_find.indexed(pd):
         return _compute(pd, top, process, root, sections)
 
 

@@ -137,7 +137,12 @@ class _SliceIndex:
             self.by_pid.setdefault(key[0], []).append(key)
             if len(th.ts):
                 held.append((key, th))
-        for (key, th), names in zip(held, _distinct_names([th.name for _k, th in held])):
+        # the distinct names the walk found (hotspots.walk), else found here
+        distinct = [th.names for _k, th in held]
+        unknown = [j for j, names in enumerate(distinct) if names is None]
+        for j, names in zip(unknown, _distinct_names([held[j][1].name for j in unknown])):
+            distinct[j] = names
+        for (key, th), names in zip(held, distinct):
             s = self.slices[key] = _Slices(th.ts, th.dur, th.name, names)
             for i in names:
                 self.by_name.setdefault(i, []).append(key)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+from array import array
 from collections import defaultdict
 
 import numpy as np
@@ -67,10 +68,21 @@ def _q(sorted_vals: list[float], q: float) -> float | None:
     return sorted_vals[k]
 
 
+def joined_column(cols: list, field: str, dtype) -> np.ndarray:
+    """One column of many tracks, concatenated (one join of their buffers when they are arrays
+    of that type already: a trace of 11,000 threads paid a numpy call for each)."""
+    parts = [getattr(c, field) for c in cols]
+    dt = np.dtype(dtype)
+    if all(isinstance(x, array) and np.dtype(x.typecode) == dt for x in parts):
+        return np.frombuffer(b"".join(parts), dtype=dt)
+    return np.concatenate([np.asarray(x).astype(dt, copy=False) for x in parts])
+
+
 class _Thread:
     """Per-thread results of the slice walk."""
 
-    __slots__ = ("key", "busy_us", "count", "self_by", "total_by", "count_by", "top_level", "ts", "dur", "name")
+    __slots__ = ("key", "busy_us", "count", "self_by", "total_by", "count_by", "_top", "_roots", "ts", "dur", "name",
+                 "names")
 
     def __init__(self, key: tuple[int, int]):
         self.key = key
@@ -79,19 +91,36 @@ class _Thread:
         self.self_by: dict[int, float] = defaultdict(float)
         self.total_by: dict[int, float] = defaultdict(float)
         self.count_by: dict[int, int] = defaultdict(int)
-        self.top_level: list[tuple[float, float, int]] = []
+        self._top: list[tuple[float, float, int]] | None = []
+        self._roots: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.ts: np.ndarray = np.empty(0)
         self.dur: np.ndarray = np.empty(0)
         self.name: np.ndarray = np.empty(0, dtype=np.int64)
+        #: The distinct ids of ``name``, ascending (``np.unique(name).tolist()``), as the walk
+        #: finds them; None when it did not (android_startup's index then finds them itself).
+        self.names: list[int] | None = None
 
     @classmethod
     def of(cls, key: tuple[int, int], ts: np.ndarray, dur: np.ndarray, name: np.ndarray, busy_us: float,
-           self_by: dict, total_by: dict, count_by: dict, top_level: list) -> "_Thread":
-        """A thread's results made whole (hotspots' batch walk makes ten thousand at once)."""
+           self_by: dict, total_by: dict, count_by: dict,
+           roots: tuple[np.ndarray, np.ndarray, np.ndarray]) -> "_Thread":
+        """A thread's results made whole (hotspots' batch walk makes ten thousand at once);
+        ``roots`` are the (start, duration, name id) columns of its top-level slices."""
         th = cls.__new__(cls)
         th.key, th.ts, th.dur, th.name, th.count, th.busy_us = key, ts, dur, name, len(ts), busy_us
-        th.self_by, th.total_by, th.count_by, th.top_level = self_by, total_by, count_by, top_level
+        th.self_by, th.total_by, th.count_by, th._top, th._roots = self_by, total_by, count_by, None, roots
+        th.names = None
         return th
+
+    @property
+    def top_level(self) -> list[tuple[float, float, int]]:
+        """(start, duration, name id) of each top-level slice, by start: made from the columns
+        the batch walk left on first use, as only the main thread's are read (threads.long_tasks)
+        — a tuple for each of the hundreds of thousands of tasks of a trace was made and freed
+        for nothing."""
+        if self._top is None:
+            self._top = list(zip(*(c.tolist() for c in self._roots))) if self._roots is not None else []
+        return self._top
 
 
 class Context:

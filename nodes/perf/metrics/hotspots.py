@@ -9,7 +9,6 @@ rows and ``-X importtime`` modules as they come. Also the heaviest stacks for fl
 from __future__ import annotations
 
 import os
-from array import array
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -17,7 +16,7 @@ import numpy as np
 
 from nodes.perf.containers import is_container
 from nodes.perf.metrics import slice_tree
-from nodes.perf.metrics.common import MAX_PATHS, TOP_PER_THREAD, _ms, _pct, _Thread
+from nodes.perf.metrics.common import MAX_PATHS, TOP_PER_THREAD, _ms, _pct, _Thread, joined_column
 from nodes.perf.model import MAX_RESULT_STACKS, AppScope, Hotspot, ScopeSummary, SliceStat, StackWeight
 
 
@@ -68,8 +67,10 @@ def walk(ctx, key: tuple[int, int]) -> None:
     _fill(th.total_by, local[outer], tree.dur[outer], lut)
     del outer
     counts = np.bincount(local)
-    for nid in np.flatnonzero(counts).tolist():
-        th.count_by[nid if lut is None else lut[nid]] = int(counts[nid])
+    present = np.flatnonzero(counts)
+    th.names = present.tolist() if lut is None else ids.tolist()
+    for nid, c in zip(th.names, counts[present].tolist()):
+        th.count_by[nid] = c
     del local
     roots = np.flatnonzero(tree.parent < 0)
     th.busy_us = _sequential_sum(dur[roots])
@@ -126,16 +127,6 @@ def _keep(ctx, key: tuple[int, int], th: _Thread, paths: "SlicePaths | None") ->
         ctx.slice_path_count += len(paths.pid)
 
 
-def _column(cols: list, field: str, dtype) -> np.ndarray:
-    """One column of many tracks, concatenated (one join of their buffers when they are arrays
-    of that type already)."""
-    parts = [getattr(c, field) for c in cols]
-    dt = np.dtype(dtype)
-    if all(isinstance(x, array) and np.dtype(x.typecode) == dt for x in parts):
-        return np.frombuffer(b"".join(parts), dtype=dt)
-    return np.concatenate([np.asarray(x).astype(dt, copy=False) for x in parts])
-
-
 def _walk_batch(keys: list, cols: list) -> list[tuple[_Thread, "SlicePaths | None"]]:
     """:func:`walk`'s results for many threads at once, each thread's exactly as its own walk
     gives them: all threads' slices in one set of columns sorted by (thread, start, longer
@@ -152,19 +143,15 @@ def _walk_batch(keys: list, cols: list) -> list[tuple[_Thread, "SlicePaths | Non
     if not keys:
         return []
     counts = np.array([len(c) for c in cols], dtype=np.int64)
-    ts = _column(cols, "ts", np.float64)
-    dur = _column(cols, "dur", np.float64)
-    name = _column(cols, "name", np.int64)
+    ts = joined_column(cols, "ts", np.float64)
+    dur = joined_column(cols, "dur", np.float64)
+    name = joined_column(cols, "name", np.int64)
     seg = np.repeat(np.arange(len(keys), dtype=np.int64), counts)
     ok = np.isfinite(ts) & np.isfinite(dur)
     if not ok.all():
         ts, dur, name, seg = ts[ok], dur[ok], name[ok], seg[ok]
     dur = np.maximum(dur, 0.0)
-    order = np.lexsort((-dur, ts, seg))
-    ts, dur, name, seg = ts[order], dur[order], name[order], seg[order]
-    del order, ok
     nseg = len(keys)
-    bounds = np.searchsorted(seg, np.arange(nseg + 1, dtype=np.int64))  # thread s: [bounds[s], bounds[s + 1])
     n = len(ts)
     out: list[tuple[_Thread, SlicePaths | None]] = []
     if not n:
@@ -173,9 +160,15 @@ def _walk_batch(keys: list, cols: list) -> list[tuple[_Thread, "SlicePaths | Non
             th.ts, th.dur, th.name = ts, dur, name
             out.append((th, None))
         return out
+    # the ranks first (they do not depend on the order): they make the sort one int64 key
     e = ts + dur
     uniq, inv = np.unique(np.concatenate([ts, e]), return_inverse=True)
-    inv = inv.reshape(-1).astype(np.float64)
+    inv = inv.reshape(-1)
+    order = _batch_order(seg, inv[:n], ts, dur, len(uniq))
+    ts, dur, name, seg, e = ts[order], dur[order], name[order], seg[order], e[order]
+    inv = np.concatenate([inv[:n][order], inv[n:][order]]).astype(np.float64)
+    del order, ok
+    bounds = np.searchsorted(seg, np.arange(nseg + 1, dtype=np.int64))  # thread s: [bounds[s], bounds[s + 1])
     shift = seg.astype(np.float64) * float(len(uniq))
     rts = inv[:n] + shift
     tree = slice_tree.build(rts, (inv[n:] + shift) - rts)
@@ -209,7 +202,7 @@ def _walk_batch(keys: list, cols: list) -> list[tuple[_Thread, "SlicePaths | Non
     roots = np.flatnonzero(parent < 0)
     busy = np.bincount(seg[roots], weights=dur[roots], minlength=nseg).tolist()
     root_bounds = np.searchsorted(seg[roots], np.arange(nseg + 1, dtype=np.int64)).tolist()
-    top = list(zip(ts[roots].tolist(), dur[roots].tolist(), name[roots].tolist()))
+    top_ts, top_dur, top_name = ts[roots], dur[roots], name[roots]
     paths = _batch_paths(keys, tree, name, seg, own, post)
     del tree, post, own, dense
 
@@ -225,11 +218,14 @@ def _walk_batch(keys: list, cols: list) -> list[tuple[_Thread, "SlicePaths | Non
     for s, key in enumerate(keys):
         lo, hi = b[s], b[s + 1]
         sa, sb, ta, tb, ca, cb = s_at[s], s_at[s + 1], t_at[s], t_at[s + 1], c_at[s], c_at[s + 1]
-        out.append((_Thread.of(key, ts[lo:hi], dur[lo:hi], name[lo:hi], busy[s],
-                               defaultdict(float, zip(s_name[sa:sb], s_val[sa:sb])),
-                               defaultdict(float, zip(t_name[ta:tb], t_val[ta:tb])),
-                               defaultdict(int, zip(c_name[ca:cb], c_val[ca:cb])),
-                               top[root_bounds[s]:root_bounds[s + 1]]), paths[s]))
+        th = _Thread.of(key, ts[lo:hi], dur[lo:hi], name[lo:hi], busy[s],
+                        defaultdict(float, zip(s_name[sa:sb], s_val[sa:sb])),
+                        defaultdict(float, zip(t_name[ta:tb], t_val[ta:tb])),
+                        defaultdict(int, zip(c_name[ca:cb], c_val[ca:cb])),
+                        (top_ts[root_bounds[s]:root_bounds[s + 1]], top_dur[root_bounds[s]:root_bounds[s + 1]],
+                         top_name[root_bounds[s]:root_bounds[s + 1]]))
+        th.names = c_name[ca:cb]  # the thread's pairs come sorted by name: its distinct names, ascending
+        out.append((th, paths[s]))
     return out
 
 
@@ -247,6 +243,7 @@ def _batch_paths(keys: list, tree, name: np.ndarray, seg: np.ndarray, own: np.nd
     span = int(name.max()) + 1
     by_depth, bounds = tree.by_depth, tree.depth_bounds
     parent = tree.parent
+    level_start = 0
     for d in range(len(bounds) - 1):
         ids = by_depth[bounds[d]:bounds[d + 1]]
         if d >= MAX_PATH_DEPTH:
@@ -256,10 +253,13 @@ def _batch_paths(keys: list, tree, name: np.ndarray, seg: np.ndarray, own: np.nd
         up = pid[parent[ids]] if d else seg[ids]
         uniq, inv = np.unique(up * span + name[ids], return_inverse=True)
         pid[ids] = inv.reshape(-1) + count
+        # a path's thread: a root path's is in its key, a deeper one's is its parent path's
+        # (on the level before, numbered from level_start)
+        segs.append(segs[-1][uniq // span - level_start] if d else uniq // span)
+        level_start = count
         count += len(uniq)
         ups.append(uniq // span if d else np.full(len(uniq), -1, dtype=np.int64))
         names.append(uniq % span)
-        segs.append(seg[ids][np.unique(inv.reshape(-1), return_index=True)[1]])
     up_all, name_all, seg_all = np.concatenate(ups), np.concatenate(names), np.concatenate(segs)
     # per thread, its paths renumbered from 0 in the global order (levels ascending)
     by_thread = np.argsort(seg_all, kind="stable")
@@ -287,6 +287,19 @@ def _batch_paths(keys: list, tree, name: np.ndarray, seg: np.ndarray, own: np.nd
         out.append(SlicePaths(key=key, pid=local[mine], weight=sums[mine],
                               up=up_t[pb[s]:pb[s + 1]], names=name_t[pb[s]:pb[s + 1]]))
     return out
+
+
+def _batch_order(seg: np.ndarray, rank: np.ndarray, ts: np.ndarray, dur: np.ndarray, ranks: int) -> np.ndarray:
+    """``np.lexsort((-dur, ts, seg))`` from the starts' ranks among ``ranks`` distinct times:
+    one stable sort of ``seg * ranks + rank`` (~30× faster than the three-key sort on 100,000
+    slices), which is the same order when equal starts of a thread already come longer first
+    (as :func:`_start_order` checks for one thread); else the three-key sort."""
+    key = seg * ranks + rank
+    order = np.argsort(key, kind="stable")
+    k, d = key[order], dur[order]
+    if np.any((k[1:] == k[:-1]) & (d[1:] > d[:-1])):
+        order = np.lexsort((-dur, ts, seg))
+    return order
 
 
 def _sequential_sum(v: np.ndarray) -> float:
@@ -510,7 +523,7 @@ def _thread_groups(ctx, add, acc: dict) -> None:
     dur = np.concatenate([th.dur for _, th in threads])
     name = np.concatenate([th.name for _, th in threads]).astype(np.int64, copy=False)
     which = np.repeat(np.arange(len(threads)), [len(th.ts) for _, th in threads])
-    order = np.lexsort((ts, name, which))
+    order = _thread_name_order(ts, name, which)
     ts, dur, name, which = ts[order], dur[order], name[order], which[order]
     del order
     new = np.ones(len(ts), dtype=bool)
@@ -534,6 +547,19 @@ def _thread_groups(ctx, add, acc: dict) -> None:
         in_app = np.isin(pids, np.fromiter(app, dtype=np.int64, count=len(app)))
         if in_app.any():
             _fold(acc, "app", n_first[in_app], tuple(c[in_app] for c in cols))
+
+
+def _thread_name_order(ts: np.ndarray, name: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """``np.lexsort((ts, name, which))`` of threads' slices laid end to end: each thread's come
+    sorted by start (the walk's order), so a stable sort by name, then a stable sort by thread,
+    keep start order within a (thread, name) group, ties as given — two 16-bit radix sorts
+    (:func:`.slice_tree.stable_argsort`) when the ids fit, instead of the three-key sort."""
+    if len(which) and int(which[-1]) < 1 << 16 and int(name.max()) < 1 << 16 and int(name.min()) >= 0:
+        same = which[1:] == which[:-1]
+        if not np.any(same & (ts[1:] < ts[:-1])):
+            order = slice_tree.stable_argsort(name)
+            return order[slice_tree.stable_argsort(which[order])]
+    return np.lexsort((ts, name, which))
 
 
 def _foldable(values: np.ndarray) -> bool:

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from contextlib import contextmanager
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
+from nodes.perf.metrics.common import joined_column
 from nodes.perf.model import PerfData
 
 
@@ -27,6 +29,44 @@ def named_sections(pd: PerfData, names: Iterable[str]) -> tuple[list[tuple[str, 
     return found, [n for n in wanted if n not in seen]
 
 
+#: The name index of each PerfData being analysed (:func:`indexed`), by ``id``: a table's
+#: tracks, their names laid end to end and where each track begins.
+_INDEXES: dict[int, dict[str, tuple[list, np.ndarray, np.ndarray]]] = {}
+
+
+@contextmanager
+def indexed(pd: PerfData) -> Iterator[None]:
+    """Within the block, :func:`find_slices` lays ``pd``'s names end to end once per table, not
+    once per call: an analysis asks it about seven times (GC, sections, power, lmkd, blocking;
+    nodes/perf/metrics/__init__.py runs the families inside this block), and on a trace of
+    11,000 threads gathering the names was most of each call. The data must not change inside
+    the block (the metrics only read it); the index is dropped at its end."""
+    mine = id(pd) not in _INDEXES
+    if mine:
+        _INDEXES[id(pd)] = {}
+    try:
+        yield
+    finally:
+        if mine:
+            _INDEXES.pop(id(pd), None)
+
+
+def _table_names(pd: PerfData, which: str) -> tuple[list, np.ndarray, np.ndarray]:
+    """(tracks with slices as (key, columns), their name ids end to end, each track's first
+    index and the end) of ``pd.slices`` or ``pd.async_slices``."""
+    cache = _INDEXES.get(id(pd))
+    got = cache.get(which) if cache is not None else None
+    if got is None:
+        tracks = [(key, cols) for key, cols in getattr(pd, which).items() if len(cols)]
+        # one isin over every track's names at once: per track, its fixed cost was the whole
+        # cost of a trace of thousands of short-lived threads
+        names = joined_column([cols for _k, cols in tracks], "name", np.int64) if tracks else np.zeros(0, dtype=np.int64)
+        got = (tracks, names, np.cumsum([0] + [len(cols) for _k, cols in tracks]))
+        if cache is not None:
+            cache[which] = got
+    return got
+
+
 def find_slices(pd: PerfData, ids: Iterable[int], thread: bool = True, async_: bool = False,
                 keys: Iterable | None = None) -> list[tuple[tuple, float, float, int]]:
     """(track key, ts µs, dur µs, name id) of every slice named by one of ``ids``, in time order;
@@ -35,29 +75,20 @@ def find_slices(pd: PerfData, ids: Iterable[int], thread: bool = True, async_: b
     if not len(wanted):
         return []
     out = []
-    tables = ([pd.slices] if thread else []) + ([pd.async_slices] if async_ else [])
+    tables = (["slices"] if thread else []) + (["async_slices"] if async_ else [])
     only = set(keys) if keys is not None else None
     for table in tables:
-        tracks = [(key, cols) for key, cols in table.items()
-                  if len(cols) and (only is None or key in only)]
+        tracks, names, offsets = _table_names(pd, table)
         if not tracks:
             continue
-        # one isin over every track's names at once: per track, its fixed cost was the whole
-        # cost of a trace of thousands of short-lived threads
-        names = np.concatenate([_ids(cols.name) for _k, cols in tracks])
         hit = np.flatnonzero(np.isin(names, wanted))
         if not len(hit):
             continue
-        offsets = np.cumsum([0] + [len(cols) for _k, cols in tracks])
         which = np.searchsorted(offsets, hit, side="right") - 1
         for w, i, nid in zip(which.tolist(), (hit - offsets[which]).tolist(), names[hit].tolist()):
             key, cols = tracks[w]
-            out.append((key, cols.ts[i], cols.dur[i], nid))
+            if only is None or key in only:
+                out.append((key, cols.ts[i], cols.dur[i], nid))
     out.sort(key=lambda r: (r[1], -r[2]))
     return out
 
-
-def _ids(col) -> np.ndarray:
-    """A name column as int64 ids (no copy when it is one already)."""
-    a = np.frombuffer(col, dtype=np.dtype(col.typecode)) if hasattr(col, "typecode") else np.asarray(col)
-    return a.astype(np.int64, copy=False)

@@ -244,8 +244,12 @@ def _sched_keys_of(ctx, suffix: str) -> list[tuple[int, int]]:
     order: found once per analysis (a trace with many launches asks once a launch)."""
     cache = ctx.__dict__.setdefault("_sched_keys_by_suffix", {})
     if suffix not in cache:
-        cache[suffix] = [key for key in ctx.pd.sched_intervals
-                         if (ctx.pd.processes.get(key[0]) or "").endswith(suffix)]
+        pd = ctx.pd
+        if suffix:  # the names tested once a process, not once a thread (19,000 on the 100 MB trace)
+            pids = {pid for pid, name in pd.processes.items() if (name or "").endswith(suffix)}
+            cache[suffix] = [key for key in pd.sched_intervals if key[0] in pids] if pids else []
+        else:  # every name ends with "", a pid of no name too
+            cache[suffix] = list(pd.sched_intervals)
     return cache[suffix]
 
 

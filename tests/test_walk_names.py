@@ -1,0 +1,59 @@
+"""The distinct names the slice walk leaves on each thread (``_Thread.names``, set by
+nodes/perf/metrics/hotspots.py, read by android_startup's index instead of a sort of its own)
+are ``np.unique`` of the thread's names, for batch-walked and singly walked threads, with dense
+and far-apart ids; android_startup's index is the same built from them or without them."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nodes.perf.metrics import android_startup, hotspots
+from nodes.perf.metrics.common import Context
+from nodes.perf.model import PerfData
+
+DATA = Path(__file__).parent / "data" / "perfetto"
+CAPTURES = sorted(p for p in DATA.iterdir() if p.name.endswith((".perfetto-trace", ".pftrace")))
+
+
+def _check(pd: PerfData) -> None:
+    ctx = Context(pd, 30)
+    hotspots.walk_all(ctx)
+    for th in ctx.threads.values():
+        if len(th.ts):
+            assert th.names == np.unique(th.name).tolist()
+    fast = android_startup._SliceIndex(ctx)
+    for th in ctx.threads.values():
+        th.names = None
+    slow = android_startup._SliceIndex(ctx)
+    assert fast.by_name == slow.by_name and fast.by_pid == slow.by_pid
+    assert fast.slices.keys() == slow.slices.keys()
+    assert all(fast.slices[k].present == slow.slices[k].present for k in fast.slices)
+
+
+@settings(max_examples=40, deadline=None)
+@given(threads=st.lists(st.tuples(st.integers(0, 3000), st.integers(0, 40), st.booleans()), min_size=1, max_size=6),
+       seed=st.integers(0, 2**32 - 1))
+def test_walk_names_are_the_distinct_names(threads, seed):
+    rng = np.random.default_rng(seed)
+    pd = PerfData("generated", "generated")
+    for t, (n, n_names, far) in enumerate(threads):
+        # far: a few names among many interned strings (the walk's own dense ids, lut)
+        pool = [f"s{t}_{i}" for i in range(n_names + 1)]
+        if far:
+            for i in range(5 * n + 100):
+                pd.intern(f"filler{t}_{i}")
+        ts = np.sort(rng.integers(0, 1000, n)).astype(float)
+        dur = rng.integers(0, 50, n).astype(float)
+        pd.add_slices(1 + t % 2, 100 + t, ts.tolist(), dur.tolist(), [pool[i] for i in rng.integers(0, len(pool), n)])
+    _check(pd)
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)
+def test_walk_names_on_real_captures(path):
+    from nodes.perf.formats import load
+
+    _check(load(str(path)))
