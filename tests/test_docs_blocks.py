@@ -116,14 +116,15 @@ def commands_of(block: Block) -> list[Command]:
 
 
 def _loose(expected: str) -> re.Pattern:
-    """An output line as a pattern: numbers may differ, … stands for anything."""
-    parts = re.split(r"(…|\.\.\.|\d[\d.,]*)", expected)
+    """An output line as a pattern: numbers may differ, … stands for anything. A duration may
+    change its unit too (a run of 1.44 s on one machine is 986 ms on a faster one)."""
+    parts = re.split(r"(…|\.\.\.|\d[\d.,]*(?: m?s\b)?)", expected)
     rx = ""
     for p in parts:
         if p in ("…", "..."):
             rx += ".*"
         elif p and p[0].isdigit():
-            rx += r"[\d.,]+"
+            rx += r"[\d.,]+ (?:ms|s)\b" if p.endswith("s") else r"[\d.,]+"
         else:
             rx += re.escape(p)
     return re.compile(rx)
