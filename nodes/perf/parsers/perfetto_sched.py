@@ -110,8 +110,7 @@ def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None
     n = len(tid)
     if n == 0:
         return []
-    order = np.argsort(ts, kind="stable")
-    order = order[np.argsort(tid[order], kind="stable")]  # by thread, then time, then arrival
+    order = by_thread_time(tid, ts)
     T, TS, C, A = tid[order], ts[order], code[order], arg[order]
     del tid, ts, code, arg
     starts = np.flatnonzero(np.concatenate(([True], T[1:] != T[:-1])))
@@ -130,6 +129,33 @@ def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None
         lo = hi
     ranks = np.searchsorted(uniq, np.array([t for t, _, _ in out], np.int64))
     return [out[i] for i in np.argsort(rank[ranks], kind="stable").tolist()]
+
+
+def by_thread_time(tid: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """The stable order of rows by (tid, ts), ties in row order: ``np.lexsort((ts, tid))``.
+    One unstable sort of one int64 key (numpy's SIMD argsort, several times faster than the
+    stable sorts by ts and then by tid it replaces), then the rows of equal keys — the same
+    thread at the same time, rare — put back in row order; by the two stable sorts when the
+    key would not fit in 64 bits."""
+    if not len(tid):
+        return np.zeros(0, np.intp)
+    t0, s0 = int(tid.min()), int(ts.min())
+    span = int(ts.max()) - s0 + 1
+    if (int(tid.max()) - t0 + 1) * span >= 1 << 63:
+        order = np.argsort(ts, kind="stable")
+        return order[np.argsort(tid[order], kind="stable")]
+    key = tid - t0
+    key *= span
+    rel = ts - s0
+    key += rel  # below (tid range) * span: it fits
+    del rel
+    order = np.argsort(key)
+    key = key[order]
+    tie = np.flatnonzero(key[1:] == key[:-1])
+    if len(tie):
+        rows = np.union1d(tie, tie + 1)  # every row of a run of equal keys; runs stay in place
+        order[rows] = order[rows][np.lexsort((order[rows], key[rows]))]
+    return order
 
 
 def _replay(T, TS, C, A, kernel, end):
