@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nodes.perf.parsers import perfetto, perfetto_ftrace
+from nodes.perf.parsers import perfetto, perfetto_ftrace, perfetto_slices
 from nodes.perf.parsers.perfetto_sched import by_thread_time
+from nodes.perf.parsers.perfetto_slices import AtraceLog, _pair_reference, pair
 
 DATA = Path(__file__).parent / "data" / "perfetto"
 CAPTURES = sorted(DATA.glob("*.perfetto-trace")) + sorted(DATA.glob("*.pftrace"))
@@ -38,7 +39,10 @@ def _finish_inputs(path: Path, monkeypatch) -> list[perfetto_ftrace.FtraceState]
 
     def spy(self, data, known):
         tid, ts, code, arg = self.sched.columns()
-        seen.append({"sched": (tid.copy(), ts.copy(), code.copy(), arg.copy())})
+        log = AtraceLog()
+        for c in ("tid", "ts", "code", "arg"):
+            getattr(log, c).extend(getattr(self.atrace, c))
+        seen.append({"sched": (tid.copy(), ts.copy(), code.copy(), arg.copy()), "atrace": log})
         return orig(self, data, known)
 
     monkeypatch.setattr(perfetto_ftrace.FtraceState, "finish", spy)
@@ -51,3 +55,42 @@ def test_thread_time_order_of_the_captures_scheduler_rows(path, monkeypatch):
     for seen in _finish_inputs(path, monkeypatch):
         tid, ts, _, _ = seen["sched"]
         assert by_thread_time(tid, ts).tolist() == np.lexsort((ts, tid)).tolist()
+
+
+def _as_lists(got):
+    return [(t, list(zip(a.tolist(), b.tolist(), c.tolist())), list(zip(d.tolist(), e.tolist())))
+            for t, a, b, c, d, e in got]
+
+
+atrace_event = st.tuples(st.integers(1, 4), st.integers(0, 12), st.sampled_from([1, 2]), st.integers(0, 5))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(atrace_event, max_size=50), st.integers(1, 8))
+def test_pairing_in_chunks_of_whole_threads_equals_the_stack_walk(events, chunk):
+    """pair_rows pairs whole threads CHUNK_EVENTS at a time (a thread longer than that alone):
+    with chunks of 1 to 8 events, the same slices as the stack walk."""
+    log = AtraceLog()
+    for tid, ts, code, nid in events:
+        log.push(tid, ts, code, nid if code == 1 else 0)
+    want, w_unmatched, w_unfinished = _pair_reference(log)
+    saved = perfetto_slices.CHUNK_EVENTS
+    perfetto_slices.CHUNK_EVENTS = chunk
+    try:
+        got, unmatched, unfinished = pair(log)
+    finally:
+        perfetto_slices.CHUNK_EVENTS = saved
+    assert (unmatched, unfinished) == (w_unmatched, w_unfinished)
+    assert _as_lists(got) == want
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)
+def test_pairing_of_the_captures_atrace_in_chunks_equals_the_stack_walk(path, monkeypatch):
+    for seen in _finish_inputs(path, monkeypatch):
+        log = seen["atrace"]
+        want, w_unmatched, w_unfinished = _pair_reference(log)
+        for chunk in (97, perfetto_slices.CHUNK_EVENTS):
+            monkeypatch.setattr(perfetto_slices, "CHUNK_EVENTS", chunk)
+            got, unmatched, unfinished = pair(log)
+            assert (unmatched, unfinished) == (w_unmatched, w_unfinished)
+            assert _as_lists(got) == want
