@@ -94,3 +94,44 @@ def test_pairing_of_the_captures_atrace_in_chunks_equals_the_stack_walk(path, mo
             got, unmatched, unfinished = pair(log)
             assert (unmatched, unfinished) == (w_unmatched, w_unfinished)
             assert _as_lists(got) == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4)), max_size=40), st.integers(1, 5))
+def test_thread_time_order_found_in_blocks_of_the_sorted_key(rows, block):
+    """Ties are looked for TIE_BLOCK sorted rows at a time (runs across blocks included)."""
+    from nodes.perf.parsers import perfetto_sched
+
+    tid = np.array([r[0] for r in rows], np.int64)
+    ts = np.array([r[1] for r in rows], np.int64)
+    saved = perfetto_sched.TIE_BLOCK
+    perfetto_sched.TIE_BLOCK = block
+    try:
+        assert by_thread_time(tid, ts).tolist() == np.lexsort((ts, tid)).tolist()
+    finally:
+        perfetto_sched.TIE_BLOCK = saved
+
+
+_sched_row = st.tuples(st.integers(0, 9), st.integers(0, 1 << 40), st.integers(0, 6), st.integers(0, 1 << 20))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.lists(_sched_row, max_size=6)), max_size=12))
+def test_sched_log_drained_holds_what_columns_gave(steps):
+    """SchedLog.drain joins a column at a time and empties the log: the columns() values."""
+    from nodes.perf.parsers.perfetto_sched import SchedLog
+
+    logs = SchedLog(), SchedLog()
+    for as_chunk, rows in steps:
+        for log in logs:
+            if as_chunk:
+                cols = [np.array([r[k] for r in rows], dt) for k, dt in enumerate((np.int64, np.int64, np.int8, np.int64))]
+                log.extend(*cols)
+            else:
+                for r in rows:
+                    log.push(*r)
+    want = logs[0].columns()
+    got = logs[1].drain()
+    assert [g.dtype for g in got] == [w.dtype for w in want]
+    assert [g.tolist() for g in got] == [w.tolist() for w in want]
+    assert logs[1].rows == 0 and [c.tolist() for c in logs[1].columns()] == [[], [], [], []]

@@ -96,23 +96,48 @@ class SchedLog:
     def clear(self) -> None:
         self.__init__()  # type: ignore[misc]
 
+    def drain(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`columns`, the log emptied as they are joined: each column's chunks let go once
+        it is whole, so the copy never holds more than one column twice (:meth:`columns` holds
+        every chunk until all four are joined: 50 bytes a row at its peak, this 33)."""
+        self._flush()
+        chunks = [list(c) for c in self._chunks]
+        self.clear()
+        if not chunks:
+            e = np.zeros(0, np.int64)
+            return e, e, np.zeros(0, np.int8), e
+        cols = []
+        for k in range(4):
+            cols.append(np.concatenate([c[k] for c in chunks]))
+            for c in chunks:
+                c[k] = None
+        return tuple(cols)  # type: ignore[return-value]
 
-#: Rows replayed per vectorised pass (whole threads; bounds the temporaries to ~100 MB).
-CHUNK_ROWS = 1 << 18
+
+#: Rows replayed per vectorised pass (whole threads, at least one): _replay's temporaries are
+#: ~280 bytes a row, ~18 MB a pass (2^18 rows made them 73 MB on the 100 MB trace; the passes
+#: cost the same CPU down to 2^16).
+CHUNK_ROWS = 1 << 16
 
 
 def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None):
     """Every thread's (tid, totals ns as [running, runnable, sleeping], SchedIntervals), in the
     order each thread's first event arrived; threads with no state left out. ``log`` is
     emptied."""
-    tid, ts, code, arg = log.columns()
-    log.clear()
+    tid, ts, code, arg = log.drain()
     n = len(tid)
     if n == 0:
         return []
     order = by_thread_time(tid, ts)
-    T, TS, C, A = tid[order], ts[order], code[order], arg[order]
-    del tid, ts, code, arg
+    # the sorted columns one at a time, each let go once gathered (41 bytes a row at the peak)
+    T = tid[order]
+    del tid
+    TS = ts[order]
+    del ts
+    C = code[order]
+    del code
+    A = arg[order]
+    del arg
     starts = np.flatnonzero(np.concatenate(([True], T[1:] != T[:-1])))
     uniq = T[starts]  # every thread once, ascending
     first_at = np.minimum.reduceat(order, starts)  # where each thread's first event arrived
@@ -129,6 +154,10 @@ def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None
         lo = hi
     ranks = np.searchsorted(uniq, np.array([t for t, _, _ in out], np.int64))
     return [out[i] for i in np.argsort(rank[ranks], kind="stable").tolist()]
+
+
+#: Rows of :func:`by_thread_time`'s sorted key looked at per block for ties.
+TIE_BLOCK = 1 << 18
 
 
 def by_thread_time(tid: np.ndarray, ts: np.ndarray) -> np.ndarray:
@@ -150,11 +179,13 @@ def by_thread_time(tid: np.ndarray, ts: np.ndarray) -> np.ndarray:
     key += rel  # below (tid range) * span: it fits
     del rel
     order = np.argsort(key)
-    key = key[order]
-    tie = np.flatnonzero(key[1:] == key[:-1])
+    # equal neighbours in sorted order, found a block at a time (no sorted copy of the key)
+    n, step = len(key), TIE_BLOCK
+    tie = np.concatenate([np.flatnonzero(np.diff(key[order[i:i + step + 1]]) == 0) + i
+                          for i in range(0, n, step)])
     if len(tie):
         rows = np.union1d(tie, tie + 1)  # every row of a run of equal keys; runs stay in place
-        order[rows] = order[rows][np.lexsort((order[rows], key[rows]))]
+        order[rows] = order[rows][np.lexsort((order[rows], key[order[rows]]))]
     return order
 
 
