@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nodes.perf.parsers import perfetto, perfetto_ftrace, perfetto_slices
-from nodes.perf.parsers.perfetto_sched import by_thread_time
+from nodes.perf.parsers.perfetto_slices import by_thread_time
 from nodes.perf.parsers.perfetto_slices import AtraceLog, _pair_reference, pair
 
 DATA = Path(__file__).parent / "data" / "perfetto"
@@ -100,16 +100,14 @@ def test_pairing_of_the_captures_atrace_in_chunks_equals_the_stack_walk(path, mo
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4)), max_size=40), st.integers(1, 5))
 def test_thread_time_order_found_in_blocks_of_the_sorted_key(rows, block):
     """Ties are looked for TIE_BLOCK sorted rows at a time (runs across blocks included)."""
-    from nodes.perf.parsers import perfetto_sched
-
     tid = np.array([r[0] for r in rows], np.int64)
     ts = np.array([r[1] for r in rows], np.int64)
-    saved = perfetto_sched.TIE_BLOCK
-    perfetto_sched.TIE_BLOCK = block
+    saved = perfetto_slices.TIE_BLOCK
+    perfetto_slices.TIE_BLOCK = block
     try:
         assert by_thread_time(tid, ts).tolist() == np.lexsort((ts, tid)).tolist()
     finally:
-        perfetto_sched.TIE_BLOCK = saved
+        perfetto_slices.TIE_BLOCK = saved
 
 
 _sched_row = st.tuples(st.integers(0, 9), st.integers(0, 1 << 40), st.integers(0, 6), st.integers(0, 1 << 20))

@@ -34,6 +34,7 @@ from functools import cache
 import numpy as np
 
 from nodes.perf.model import SchedIntervals
+from nodes.perf.parsers.perfetto_slices import by_thread_time
 from nodes.perf.sched_state import SchedState, classify, from_raw
 
 # Event codes (a switch-out's arg is its raw prev_state, decoded at the end with the kernel's
@@ -154,39 +155,6 @@ def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None
         lo = hi
     ranks = np.searchsorted(uniq, np.array([t for t, _, _ in out], np.int64))
     return [out[i] for i in np.argsort(rank[ranks], kind="stable").tolist()]
-
-
-#: Rows of :func:`by_thread_time`'s sorted key looked at per block for ties.
-TIE_BLOCK = 1 << 18
-
-
-def by_thread_time(tid: np.ndarray, ts: np.ndarray) -> np.ndarray:
-    """The stable order of rows by (tid, ts), ties in row order: ``np.lexsort((ts, tid))``.
-    One unstable sort of one int64 key (numpy's SIMD argsort, several times faster than the
-    stable sorts by ts and then by tid it replaces), then the rows of equal keys — the same
-    thread at the same time, rare — put back in row order; by the two stable sorts when the
-    key would not fit in 64 bits."""
-    if not len(tid):
-        return np.zeros(0, np.intp)
-    t0, s0 = int(tid.min()), int(ts.min())
-    span = int(ts.max()) - s0 + 1
-    if (int(tid.max()) - t0 + 1) * span >= 1 << 63:
-        order = np.argsort(ts, kind="stable")
-        return order[np.argsort(tid[order], kind="stable")]
-    key = tid - t0
-    key *= span
-    rel = ts - s0
-    key += rel  # below (tid range) * span: it fits
-    del rel
-    order = np.argsort(key)
-    # equal neighbours in sorted order, found a block at a time (no sorted copy of the key)
-    n, step = len(key), TIE_BLOCK
-    tie = np.concatenate([np.flatnonzero(np.diff(key[order[i:i + step + 1]]) == 0) + i
-                          for i in range(0, n, step)])
-    if len(tie):
-        rows = np.union1d(tie, tie + 1)  # every row of a run of equal keys; runs stay in place
-        order[rows] = order[rows][np.lexsort((order[rows], key[order[rows]]))]
-    return order
 
 
 def _replay(T, TS, C, A, kernel, end):
