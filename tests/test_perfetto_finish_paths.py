@@ -133,3 +133,27 @@ def test_sched_log_drained_holds_what_columns_gave(steps):
     assert [g.dtype for g in got] == [w.dtype for w in want]
     assert [g.tolist() for g in got] == [w.tolist() for w in want]
     assert logs[1].rows == 0 and [c.tolist() for c in logs[1].columns()] == [[], [], [], []]
+
+
+@pytest.mark.parametrize("share", [0.0, 0.3, 0.7, 1.0])
+def test_scheduler_intervals_beyond_the_cap_are_dropped_thread_by_thread(share, monkeypatch):
+    """All threads' intervals go in in one step when they fit under MAX_SCHED_INTERVALS; past
+    it, thread after thread as before: a thread is kept while its intervals still fit."""
+    path = DATA / "api32_startup_warm.perfetto-trace"
+    whole = perfetto.parse(str(path))
+    total = sum(len(iv) for iv in whole.sched_intervals.values())
+    cap = int(total * share)
+    kept, want, dropped = 0, [], 0
+    for key, iv in whole.sched_intervals.items():
+        if kept + len(iv) <= cap:
+            want.append(key)
+            kept += len(iv)
+        else:
+            dropped += len(iv)
+    monkeypatch.setattr(perfetto_ftrace, "MAX_SCHED_INTERVALS", cap)
+    capped = perfetto.parse(str(path))
+    assert list(capped.sched_intervals) == want
+    assert all(capped.sched_intervals[k] == whole.sched_intervals[k] for k in want)
+    assert [w for w in capped.warnings if "scheduler intervals beyond" in w] == (
+        [f"{dropped:,} scheduler intervals beyond {cap:,} were not kept; per-thread totals still cover them"]
+        if dropped else [])

@@ -122,8 +122,8 @@ CHUNK_ROWS = 1 << 16
 
 
 def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None):
-    """Every thread's (tid, totals ns as [running, runnable, sleeping], SchedIntervals), in the
-    order each thread's first event arrived; threads with no state left out. ``log`` is
+    """Every thread's (tid, totals ns as [running, runnable, sleeping], SchedIntervals, how many
+    intervals), in the order each thread's first event arrived; threads with no state left out. ``log`` is
     emptied."""
     tid, ts, code, arg = log.drain()
     n = len(tid)
@@ -153,12 +153,12 @@ def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None
         hi = int(starts[k]) if k < len(starts) and starts[k] > lo else n
         out += _replay(T[lo:hi], TS[lo:hi], C[lo:hi].astype(np.int64), A[lo:hi], kernel, end)
         lo = hi
-    ranks = np.searchsorted(uniq, np.array([t for t, _, _ in out], np.int64))
+    ranks = np.searchsorted(uniq, np.array([t for t, _, _, _ in out], np.int64))
     return [out[i] for i in np.argsort(rank[ranks], kind="stable").tolist()]
 
 
 def _replay(T, TS, C, A, kernel, end):
-    """The state machine over whole threads' sorted rows: [(tid, totals, SchedIntervals)]."""
+    """The state machine over whole threads' sorted rows: [(tid, totals, SchedIntervals, size)]."""
     blocked = C == BLOCKED
     s = np.flatnonzero(~blocked)  # positions of the state events, in sorted order
     sT, sC = T[s], C[s]
@@ -242,7 +242,7 @@ def _replay(T, TS, C, A, kernel, end):
     thr_id = np.cumsum(e_start) - 1
     counted = closes & (eK != _DEAD)
     tot = np.zeros((int(e_start.sum()), 4), np.int64)
-    np.add.at(tot, (thr_id[counted], eK[counted]), (nxt_ts - eTS)[counted])
+    np.add.at(tot.reshape(-1), thr_id[counted] * 4 + eK[counted], (nxt_ts - eTS)[counted])  # flat: ufunc.at's fast path
     em = np.flatnonzero(emitted)
     iv_ts = eTS[em] / 1000.0
     iv_dur = (nxt_ts[em] - eTS[em]) / 1000.0
@@ -262,7 +262,7 @@ def _replay(T, TS, C, A, kernel, end):
         c_dur.frombytes(b_dur[lo * 8:hi * 8])
         c_state.frombytes(b_state[lo:hi])
         c_io.frombytes(b_io[lo:hi])
-        out.append((t, totals, SchedIntervals(c_ts, c_dur, c_state, c_io)))
+        out.append((t, totals, SchedIntervals(c_ts, c_dur, c_state, c_io), hi - lo))
     return out
 
 
