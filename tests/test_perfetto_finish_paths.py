@@ -99,15 +99,15 @@ def test_pairing_of_the_captures_atrace_in_chunks_equals_the_stack_walk(path, mo
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4)), max_size=40), st.integers(1, 5))
 def test_thread_time_order_found_in_blocks_of_the_sorted_key(rows, block):
-    """Ties are looked for TIE_BLOCK sorted rows at a time (runs across blocks included)."""
+    """Ties are looked for BLOCK_ROWS sorted rows at a time (runs across blocks included)."""
     tid = np.array([r[0] for r in rows], np.int64)
     ts = np.array([r[1] for r in rows], np.int64)
-    saved = perfetto_slices.TIE_BLOCK
-    perfetto_slices.TIE_BLOCK = block
+    saved = perfetto_slices.BLOCK_ROWS
+    perfetto_slices.BLOCK_ROWS = block
     try:
         assert by_thread_time(tid, ts).tolist() == np.lexsort((ts, tid)).tolist()
     finally:
-        perfetto_slices.TIE_BLOCK = saved
+        perfetto_slices.BLOCK_ROWS = saved
 
 
 _sched_row = st.tuples(st.integers(0, 9), st.integers(0, 1 << 40), st.integers(0, 6), st.integers(0, 1 << 20))
@@ -157,3 +157,28 @@ def test_scheduler_intervals_beyond_the_cap_are_dropped_thread_by_thread(share, 
     assert [w for w in capped.warnings if "scheduler intervals beyond" in w] == (
         [f"{dropped:,} scheduler intervals beyond {cap:,} were not kept; per-thread totals still cover them"]
         if dropped else [])
+
+
+@pytest.mark.parametrize("cap", [None, 5_000, 20_000])
+def test_small_blocks_store_what_one_block_stores(cap, monkeypatch):
+    """Pairing, slice storing and the scheduler replay go whole threads a block at a time: with
+    blocks of a few rows the capture's PerfData is the same, the event cap included."""
+    from nodes.perf.parsers import perfetto_sched
+
+    path = DATA / "api32_startup_warm.perfetto-trace"
+    want = _digest(path, cap)
+    monkeypatch.setattr(perfetto_slices, "CHUNK_EVENTS", 5)
+    monkeypatch.setattr(perfetto_slices, "BLOCK_ROWS", 7)
+    monkeypatch.setattr(perfetto_ftrace, "SLICE_BLOCK", 3)
+    monkeypatch.setattr(perfetto_sched, "CHUNK_ROWS", 11)
+    assert _digest(path, cap) == want
+
+
+def _digest(path: Path, cap: int | None):
+    from nodes.perf import limits
+    from tests.helpers.differential import perfdata_digest
+
+    with limits.using(**({} if cap is None else {"max_events": cap})):
+        from nodes.perf.formats import load
+
+        return perfdata_digest(load(str(path)))

@@ -22,7 +22,7 @@ from nodes.perf.parsers.perfetto_bundle_view import event_count
 from nodes.perf.parsers.perfetto_cpu import CpuState
 from nodes.perf.parsers.perfetto_ftrace_batch import read_batch
 from nodes.perf.parsers.perfetto_memory import MemoryState
-from nodes.perf.parsers.perfetto_slices import AtraceLog, pair_rows
+from nodes.perf.parsers.perfetto_slices import AtraceLog, pair_rows, thread_blocks
 from nodes.perf.parsers.perfetto_sched import BLOCKED as _BLOCKED
 from nodes.perf.parsers.perfetto_sched import COARSE, SchedLog, thread_states
 from nodes.perf.parsers.perfetto_sched import IN as _IN
@@ -42,6 +42,8 @@ MAX_ASYNC = 100_000
 MAX_SCHED_INTERVALS = 4_000_000
 #: atrace instants ("I|pid|name") kept: Android marks launch completion with one.
 MAX_ATRACE_INSTANTS = 50_000
+#: atrace slices stored per PerfData.add_slice_rows call (whole threads, at least one).
+SLICE_BLOCK = 1 << 18
 
 
 @dataclass
@@ -409,7 +411,14 @@ class FtraceState:
             heads = np.flatnonzero(np.concatenate(([True], p.tid[1:] != p.tid[:-1])))
             counts = np.diff(np.append(heads, len(p.tid)))
             pids = np.repeat(np.array([pid_of[t] for t in p.tid[heads].tolist()], np.int64), counts)
-            data.add_slice_rows(pids, p.tid, p.t0 / 1000.0, (p.t1 - p.t0) / 1000.0, p.nid, names)
+            # whole threads a block at a time, stored as one call would store them (threads, names
+            # and the event cap in row order): add_slice_rows' temporaries, ~100 bytes a row,
+            # stay bounded (a 1 GB trace pairs 4 M slices)
+            for lo, hi in thread_blocks(heads, len(p.tid), SLICE_BLOCK):
+                t0 = p.t0[lo:hi]
+                data.add_slice_rows(pids[lo:hi], p.tid[lo:hi], t0 / 1000.0, (p.t1[lo:hi] - t0) / 1000.0, p.nid[lo:hi],
+                                    names)
+        del p  # the paired columns: stored now
         self.atrace = AtraceLog()
         binder = self.binder.columns()
         binder_pid_for = lambda t: self.pid_for(t, known_tgid)  # noqa: E731

@@ -124,17 +124,12 @@ def pair_rows(log: AtraceLog) -> Paired:
     # bounded by the chunk (~70 bytes an event, ~20 MB), not by the trace (1 GB: 8 M events)
     parts: list[tuple] = []
     unmatched = unfinished = 0
-    bounds = np.append(starts, n)
-    lo = 0
-    while lo < n:
-        k = int(np.searchsorted(bounds, lo + CHUNK_EVENTS, side="right")) - 1
-        hi = int(bounds[k]) if bounds[k] > lo else int(bounds[np.searchsorted(bounds, lo, side="right")])
+    for lo, hi in thread_blocks(starts, n, CHUNK_EVENTS):
         idx = order[lo:hi]
         *cols, u, f = _pair_sorted(tid[idx], ts[idx], code[idx] == B, arg[idx])
         parts.append(cols)
         unmatched += u
         unfinished += f
-        lo = hi
     del order, idx
     out = []
     for c in range(7):  # column by column, each chunk's piece let go once joined
@@ -146,6 +141,18 @@ def pair_rows(log: AtraceLog) -> Paired:
 
 #: Events paired per vectorised pass of :func:`pair_rows` (whole threads, at least one).
 CHUNK_EVENTS = 1 << 18
+
+
+def thread_blocks(starts: np.ndarray, n: int, size: int):
+    """(lo, hi) ranges of whole threads' rows, each up to ``size`` rows (a longer thread alone):
+    ``starts`` is where each thread's rows begin (ascending, the first 0), ``n`` the rows."""
+    bounds = np.append(starts, n)
+    lo = 0
+    while lo < n:
+        k = int(np.searchsorted(bounds, lo + size, side="right")) - 1
+        hi = int(bounds[k]) if bounds[k] > lo else int(bounds[np.searchsorted(bounds, lo, side="right")])
+        yield lo, hi
+        lo = hi
 
 
 def _pair_sorted(T: np.ndarray, TS: np.ndarray, is_b: np.ndarray, A: np.ndarray):
@@ -230,14 +237,17 @@ def _thread_order(tid: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, np.ndarr
     starts = np.cumsum(lens) - lens
     if len(blocks) == 1:
         return order, starts
-    # each rank-ordered block's offset from where it sits in ``order``
+    # each rank-ordered block's offset from where it sits in ``order``, plus the position (added
+    # a block at a time: no second n-long temporary)
     idx = np.repeat(first[blocks] - starts, lens)
-    idx += np.arange(n)
+    for i in range(0, n, BLOCK_ROWS):
+        idx[i:i + BLOCK_ROWS] += np.arange(i, min(i + BLOCK_ROWS, n))
     return order[idx], starts
 
 
-#: Rows of :func:`by_thread_time`'s sorted key looked at per block for ties.
-TIE_BLOCK = 1 << 18
+#: Rows per block of the passes done a block at a time (the ties of :func:`by_thread_time`'s
+#: sorted key, :func:`_thread_order`'s block offsets): no second n-long temporary.
+BLOCK_ROWS = 1 << 18
 
 
 def by_thread_time(tid: np.ndarray, ts: np.ndarray) -> np.ndarray:
@@ -260,7 +270,7 @@ def by_thread_time(tid: np.ndarray, ts: np.ndarray) -> np.ndarray:
     del rel
     order = np.argsort(key)
     # equal neighbours in sorted order, found a block at a time (no sorted copy of the key)
-    n, step = len(key), TIE_BLOCK
+    n, step = len(key), BLOCK_ROWS
     tie = np.concatenate([np.flatnonzero(np.diff(key[order[i:i + step + 1]]) == 0) + i
                           for i in range(0, n, step)])
     if len(tie):
