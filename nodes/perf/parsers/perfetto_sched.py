@@ -151,7 +151,7 @@ def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None
         # whole threads, at least one, about CHUNK_ROWS rows
         k = int(np.searchsorted(starts, lo + CHUNK_ROWS, side="right"))
         hi = int(starts[k]) if k < len(starts) and starts[k] > lo else n
-        out += _replay(T[lo:hi], TS[lo:hi], C[lo:hi].astype(np.int64), A[lo:hi], kernel, end)
+        out += _replay(T[lo:hi], TS[lo:hi], C[lo:hi], A[lo:hi], kernel, end)  # codes stay int8: only compared
         lo = hi
     ranks = np.searchsorted(uniq, np.array([t for t, _, _, _ in out], np.int64))
     return [out[i] for i in np.argsort(rank[ranks], kind="stable").tolist()]
