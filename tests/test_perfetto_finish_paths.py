@@ -32,6 +32,14 @@ def test_thread_time_order_is_the_lexsort(rows):
     assert by_thread_time(tid, ts).tolist() == np.lexsort((ts, tid)).tolist()
 
 
+def test_thread_time_key_wraps_on_the_way_and_fits_at_the_end():
+    """tid * span + ts overflows int64 before ts's minimum is taken off: the key is still exact."""
+    top = (1 << 63) - 1
+    tid = np.array([5, 0, 5, 0, 3], np.int64)
+    ts = np.array([top, top - 9, top - 9, top, top - 4], np.int64)
+    assert by_thread_time(tid, ts).tolist() == np.lexsort((ts, tid)).tolist()
+
+
 def _finish_inputs(path: Path, monkeypatch) -> list[perfetto_ftrace.FtraceState]:
     """The FtraceState of each finish while ``path`` is read, before it is emptied (columns copied)."""
     seen = []

@@ -265,9 +265,10 @@ def by_thread_time(tid: np.ndarray, ts: np.ndarray) -> np.ndarray:
         return order[np.argsort(tid[order], kind="stable")]
     key = tid - t0
     key *= span
-    rel = ts - s0
-    key += rel  # below (tid range) * span: it fits
-    del rel
+    # + (ts - s0) without a second n-long temporary: key + ts may wrap around, but int64 array
+    # arithmetic is modulo 2^64 and the result, below (tid range) * span, fits
+    key += ts
+    key -= s0
     order = np.argsort(key)
     # equal neighbours in sorted order, found a block at a time (no sorted copy of the key)
     n, step = len(key), BLOCK_ROWS
