@@ -927,6 +927,11 @@ class PerfData:
     def add_sched_intervals(self, pid: int, tid: int, intervals: SchedIntervals) -> None:
         self.sched_intervals[(pid, tid)] = intervals
 
+    def add_sched_intervals_many(self, threads: Sequence[tuple[int, int]], intervals: Sequence[SchedIntervals]) -> None:
+        """:meth:`add_sched_intervals` for each thread ``(pid, tid)`` of ``threads`` in turn, in one
+        step (nodes/perf/parsers/perfetto_ftrace.py stores ~20 k threads' at once)."""
+        self.sched_intervals.update(zip(threads, intervals))
+
     # --- per-lens data (kept as read; no event cap: each reader bounds its own) --------
     def set_cpu_count(self, cpus: int) -> None:
         self.cpu_count = cpus

@@ -23,7 +23,7 @@ from nodes.perf.parsers.perfetto_bundle_view import event_count
 from nodes.perf.parsers.perfetto_cpu import CpuState
 from nodes.perf.parsers.perfetto_ftrace_batch import read_batch
 from nodes.perf.parsers.perfetto_memory import MemoryState
-from nodes.perf.parsers.perfetto_slices import AtraceLog, pair_rows
+from nodes.perf.parsers.perfetto_slices import AtraceLog, pair_rows, thread_blocks
 from nodes.perf.parsers.perfetto_sched import BLOCKED as _BLOCKED
 from nodes.perf.parsers.perfetto_sched import COARSE, SchedLog, thread_states
 from nodes.perf.parsers.perfetto_sched import IN as _IN
@@ -43,6 +43,8 @@ MAX_ASYNC = 100_000
 MAX_SCHED_INTERVALS = 4_000_000
 #: atrace instants ("I|pid|name") kept: Android marks launch completion with one.
 MAX_ATRACE_INSTANTS = 50_000
+#: atrace slices stored per PerfData.add_slice_rows call (whole threads, at least one).
+SLICE_BLOCK = 1 << 18
 
 
 @dataclass
@@ -408,7 +410,14 @@ class FtraceState:
             heads = np.flatnonzero(np.concatenate(([True], p.tid[1:] != p.tid[:-1])))
             counts = np.diff(np.append(heads, len(p.tid)))
             pids = np.repeat(np.array([pid_of[t] for t in p.tid[heads].tolist()], np.int64), counts)
-            data.add_slice_rows(pids, p.tid, p.t0 / 1000.0, (p.t1 - p.t0) / 1000.0, p.nid, names)
+            # whole threads a block at a time, stored as one call would store them (threads, names
+            # and the event cap in row order): add_slice_rows' temporaries, ~100 bytes a row,
+            # stay bounded (a 1 GB trace pairs 4 M slices)
+            for lo, hi in thread_blocks(heads, len(p.tid), SLICE_BLOCK):
+                t0 = p.t0[lo:hi]
+                data.add_slice_rows(pids[lo:hi], p.tid[lo:hi], t0 / 1000.0, (p.t1[lo:hi] - t0) / 1000.0, p.nid[lo:hi],
+                                    names)
+        del p  # the paired columns: stored now
         self.atrace = AtraceLog()
         binder = self.binder.columns()
         binder_pid_for = lambda t: self.pid_for(t, known_tgid)  # noqa: E731
@@ -420,16 +429,19 @@ class FtraceState:
         for tgid, tid, ts, name in self.instants:
             data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
         states = thread_states(self.sched, kernel, self.sched_last_ns)
-        keys = [(self.pid_for(tid, known_tgid), tid) for tid, _, _ in states]
-        data.add_thread_state_totals(keys, [totals for _, totals, _ in states], COARSE)
-        kept = 0
-        for (pid, tid), (_, _, iv) in zip(keys, states):
-            if len(iv):
-                if kept + len(iv) <= MAX_SCHED_INTERVALS:
-                    data.add_sched_intervals(pid, tid, iv)
-                    kept += len(iv)
-                else:
-                    self.sched_intervals_dropped += len(iv)
+        keys = [(self.pid_for(tid, known_tgid), tid) for tid, _, _, _ in states]
+        data.add_thread_state_totals(keys, [totals for _, totals, _, _ in states], COARSE)
+        if sum([n for _, _, _, n in states]) <= MAX_SCHED_INTERVALS:  # the usual case: every thread's fit
+            data.add_sched_intervals_many([k for k, s in zip(keys, states) if s[3]], [s[2] for s in states if s[3]])
+        else:
+            kept = 0
+            for (pid, tid), (_, _, iv, n) in zip(keys, states):
+                if n:
+                    if kept + n <= MAX_SCHED_INTERVALS:
+                        data.add_sched_intervals(pid, tid, iv)
+                        kept += n
+                    else:
+                        self.sched_intervals_dropped += n
         self.sched.clear()
         if self.sched_intervals_dropped:
             data.warn(f"{self.sched_intervals_dropped:,} scheduler intervals beyond {MAX_SCHED_INTERVALS:,} were "
