@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from nodes.perf.model import CapacityReached, PerfData
@@ -44,6 +44,7 @@ rows = st.lists(st.tuples(st.sampled_from([1, 2, 3]), st.sampled_from([1, 2, 7])
 
 @settings(max_examples=200, deadline=None)
 @given(rows, st.integers(1, 50))
+@example([(1, 1, 0.0, math.nan, 0), (1, 1, -0.0, math.nan, 0)], 3)  # equal starts of two signs: the first kept
 def test_add_slice_rows_is_add_slice_row_by_row(rs, cap):
     one, bulk = _fresh(cap), _fresh(cap)
     raised_one = raised_bulk = False

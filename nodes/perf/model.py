@@ -815,7 +815,10 @@ class PerfData:
             cols.dur.frombytes(DUR[a * f8:b * f8])
             cols.name.frombytes(NID[a * fl:b * fl])
         self.stored += k
-        self.extend_bounds(float(ts.min()), float((ts + dur).max()))
+        # the first of equal extremes, as row by row (0.0 and -0.0 are equal, and min/max's SIMD
+        # loops may hand back either: the bounds would differ in their sign bit)
+        end = ts + dur
+        self.extend_bounds(float(ts[int(ts.argmin())]), float(end[int(end.argmax())]))
         if k < n:
             self._stop()
 
