@@ -105,7 +105,7 @@ class MemoryState:
                 n = room
             table.count[i] += n
             take[j], to[j] = n, i
-        extra = []  # the atrace counters' points: (series number, ts, value)
+        extra = []  # the atrace counters' points kept: (series number, [(ts, value)])
         for key, pts in memory_counters:  # as the app wrote them: "Heap size (KB)" stays in KB
             if not pts:
                 continue  # adds nothing, so makes no series
@@ -114,7 +114,8 @@ class MemoryState:
             kept = pts[:room]
             self.dropped += len(pts) - len(kept)
             table.count[i] += len(kept)
-            extra += [(i, t, v) for t, v in kept]
+            if kept:
+                extra.append((i, kept))
         keys = list(table.ids)
         cols = _merged(table, rss, take, to, extra)
         if cols is None:  # a time beyond int64 or a NaN value: sorted() of the tuples, as before
@@ -140,12 +141,16 @@ def _merged(table: SeriesTable, rss: SeriesTable, take: list, to: list, extra: l
     a, b = table.columns(), rss.columns()
     if a is None or b is None:
         return None
-    try:
-        e_sid = np.array([i for i, _t, _v in extra], np.int64)
-        e_ts = np.array([t for _i, t, _v in extra], np.int64)
-        e_v = np.array([v for _i, _t, v in extra], np.float64)
-    except OverflowError:
-        return None
+    e_sid, e_ts, e_v = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, np.float64)]
+    for i, pts in extra:
+        t, v = zip(*pts)
+        try:
+            e_ts.append(np.array(t, np.int64))
+        except OverflowError:
+            return None
+        e_v.append(np.array(v, np.float64))
+        e_sid.append(np.full(len(pts), i, np.int64))
+    e_sid, e_ts, e_v = np.concatenate(e_sid), np.concatenate(e_ts), np.concatenate(e_v)
     r_sid, r_ts, r_v = b
     if len(r_sid):
         order = np.argsort(r_sid, kind="stable")  # each thread series in arrival order
@@ -171,10 +176,11 @@ def _merged_lists(table: SeriesTable, rss: SeriesTable, take: list, to: list, ex
             sid.append(to[j])
             ts.append(t)
             value.append(v)
-    for i, t, v in extra:
-        sid.append(i)
-        ts.append(t)
-        value.append(v)
+    for i, pts in extra:
+        for t, v in pts:
+            sid.append(i)
+            ts.append(t)
+            value.append(v)
     return sid, ts, value
 
 

@@ -118,7 +118,18 @@ def sort_series(n: int, sid, ts, value):
     """Points of series ``0..n-1`` (int64 ts; value float64 without NaN, or int64) each sorted
     by (ts, value), as ``sorted`` sorts its (ts, value) tuples: (bounds, ts, value), series
     ``i`` being rows ``bounds[i]:bounds[i + 1]``."""
-    order = np.lexsort((value, ts, sid))
+    order = None
+    if len(ts):
+        t0 = int(ts.min())
+        span = int(ts.max()) - t0 + 1
+        if n * span < 1 << 63:  # (series, ts) as one int64 key: one quicksort, not a lexsort
+            key = sid * span + (ts - t0)
+            order = np.argsort(key)
+            k = key[order]
+            if (k[1:] == k[:-1]).any():  # equal times in a series: the values order them
+                order = np.lexsort((value, key))
+    if order is None:
+        order = np.lexsort((value, ts, sid))
     bounds = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(sid, minlength=n), out=bounds[1:])
     return bounds, ts[order], value[order]
