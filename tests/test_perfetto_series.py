@@ -78,7 +78,7 @@ def test_series_table_holds_what_the_lists_held(capture, kind, start, size, cap,
     """``grain``: times rounded down to it, so that a series has equal times (the values then
     order its points)."""
     events = [(k, t - t % grain, v) for k, t, v in _events(capture, kind)[start:start + size]]
-    code = "d" if kind == "rss_stat" else "q"
+    code = "d" if kind == "rss_stat" else "I"  # as MemoryState and CpuState keep them
     table, lists = SeriesTable(code), {}
     dropped = want_dropped = 0
     bounds = sorted({0, len(events), *(c for c in cuts if c < len(events))})

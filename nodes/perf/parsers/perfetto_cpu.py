@@ -25,8 +25,8 @@ class CpuState:
     def __init__(self) -> None:
         self.cpus: set[int] = set()
         #: per CPU, (ts ns, kHz) and (ts ns, state) in arrival order
-        self.frequency = SeriesTable("q")
-        self.idle = SeriesTable("q")
+        self.frequency = SeriesTable("I")  # the events' fields are uint32
+        self.idle = SeriesTable("I")
         self.dropped = 0
 
     def _add(self, table: SeriesTable, cpu: int, ts: int, value: int) -> None:
@@ -49,6 +49,7 @@ class CpuState:
                     add(cpu, [(t / 1000.0, float(v) if dtype is np.float64 else v) for t, v in zip(ts, value)])
                 else:
                     add(cpu, PointSeries(ts / 1000.0, value.astype(dtype)))
+        self.frequency, self.idle = SeriesTable("I"), SeriesTable("I")  # in PerfData now: freed
         if self.dropped:
             data.warn(f"cpu frequency/idle: {self.dropped:,} events beyond {MAX_POINTS:,} per CPU were not kept")
 

@@ -126,6 +126,7 @@ class MemoryState:
         else:
             bounds, ts, value = sort_series(len(keys), *cols)
             data.add_memory_columns(keys, bounds, ts / 1000.0, value)
+        self.series, self.rss_by_tid = SeriesTable("d"), SeriesTable("d")  # in data.memory now: freed
         data.add_lmk_kills(kills)
         data.warn_counts(
             (self.rss_unowned, "rss_stat: {n:,} events of another process's mm_id never tied to a process, dropped"),

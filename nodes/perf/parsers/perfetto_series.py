@@ -16,7 +16,7 @@ from array import array
 
 import numpy as np
 
-_DTYPE = {"q": np.int64, "d": np.float64}
+_DTYPE = {"I": np.uint32, "d": np.float64}
 
 
 class SeriesTable:
@@ -25,7 +25,7 @@ class SeriesTable:
         self.ids: dict = {}
         #: points kept per series
         self.count = array("q")
-        self.sid = array("q")
+        self.sid = array("i")  # int32: 4 bytes a point
         self.ts = array("q")
         self.value = array(value_code)
         self._dtype = _DTYPE[value_code]
@@ -95,7 +95,7 @@ class SeriesTable:
             self.ts += ts.tolist()
             self.value += value.astype(self._dtype).tolist()
             return
-        self.sid.frombytes(np.ascontiguousarray(sid, np.int64).tobytes())
+        self.sid.frombytes(np.ascontiguousarray(sid, np.int32).tobytes())
         self.ts.frombytes(np.ascontiguousarray(ts, np.int64).tobytes())
         self.value.frombytes(np.ascontiguousarray(value, self._dtype).tobytes())
 
@@ -103,7 +103,7 @@ class SeriesTable:
         """(series number, ts, value) of every point, numpy, in arrival order (None when wide)."""
         if self.wide:
             return None
-        return (np.frombuffer(self.sid, np.int64), np.frombuffer(self.ts, np.int64),
+        return (np.frombuffer(self.sid, np.int32), np.frombuffer(self.ts, np.int64),
                 np.frombuffer(self.value, self._dtype))
 
     def items(self):
@@ -115,7 +115,7 @@ class SeriesTable:
 
 
 def sort_series(n: int, sid, ts, value):
-    """Points of series ``0..n-1`` (int64 ts; value float64 without NaN, or int64) each sorted
+    """Points of series ``0..n-1`` (int64 ts; value float64 without NaN, or integers) each sorted
     by (ts, value), as ``sorted`` sorts its (ts, value) tuples: (bounds, ts, value), series
     ``i`` being rows ``bounds[i]:bounds[i + 1]``."""
     order = None
@@ -123,7 +123,7 @@ def sort_series(n: int, sid, ts, value):
         t0 = int(ts.min())
         span = int(ts.max()) - t0 + 1
         if n * span < 1 << 63:  # (series, ts) as one int64 key: one quicksort, not a lexsort
-            key = sid * span + (ts - t0)
+            key = sid.astype(np.int64) * span + (ts - t0)
             order = np.argsort(key)
             k = key[order]
             if (k[1:] == k[:-1]).any():  # equal times in a series: the values order them
