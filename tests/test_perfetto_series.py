@@ -130,3 +130,33 @@ def test_series_map_is_the_dict_of_lists(capture, start, picks):
     assert store.get((99, "mem.rss")) is None and ((99, "mem.rss") in store) is False
     for k, v in want.items():
         assert store[k] == v and store.get(k) == v and repr(store[k]) == repr(v)
+
+
+@cache
+def _process_stats(capture: str) -> list:
+    t = pb.Trace()
+    with open(os.path.join(DATA, capture), "rb") as f:
+        t.ParseFromString(f.read())
+    return [(p.process_stats, p.timestamp) for p in t.packet if p.HasField("process_stats")]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(CAPTURES), st.sampled_from([1, 2, 5, 1 << 40]))
+def test_process_stats_keeps_what_the_lists_kept(capture, cap):
+    """MemoryState.process_stats (one append per snapshot) as ``_add`` of each field in turn."""
+    from unittest import mock
+
+    from nodes.perf.parsers import perfetto_memory
+
+    packets = _process_stats(capture)
+    lists, want_dropped = {}, 0
+    for stats, ts in packets:
+        for p in stats.processes:
+            for field, name in perfetto_memory._PROCESS_FIELDS:
+                if p.HasField(field):
+                    want_dropped += not _lists_add(lists, (p.pid, name), ts, getattr(p, field) / 1024.0, cap)
+    with mock.patch.object(perfetto_memory, "MAX_POINTS", cap):
+        m = perfetto_memory.MemoryState()
+        for stats, ts in packets:
+            m.process_stats(stats, ts)
+    assert packets and m.series.items() == list(lists.items()) and m.dropped == want_dropped

@@ -23,8 +23,8 @@ class SeriesTable:
     def __init__(self, value_code: str) -> None:
         #: key → series number, in order of the series' first point
         self.ids: dict = {}
-        #: points kept per series
-        self.count = array("q")
+        #: points kept per series (a list: indexed per point, faster than an array's boxing)
+        self.count: list[int] = []
         self.sid = array("i")  # int32: 4 bytes a point
         self.ts = array("q")
         self.value = array(value_code)
@@ -56,6 +56,18 @@ class SeriesTable:
         self.value.append(value)
         self.count[i] += 1
         return True
+
+    def extend_at(self, ts: int, sids: list[int], values: list) -> None:
+        """Points at one time ``ts``, of series ``sids`` (numbers, counted kept already)."""
+        if not sids:
+            return
+        try:
+            self.ts.extend([ts] * len(sids))
+        except OverflowError:
+            self._widen()
+            self.ts.extend([ts] * len(sids))
+        self.sid.extend(sids)
+        self.value.extend(values)
 
     def _widen(self) -> None:
         self.sid, self.ts, self.value = list(self.sid), list(self.ts), list(self.value)
