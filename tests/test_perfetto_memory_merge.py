@@ -1,7 +1,8 @@
-"""``MemoryState.finish`` adds each source list of a series in one step; it must equal the
-point-by-point merge it replaced (``_reference`` below: every point through ``_add``, each
-series then sorted by time and value) — same series, same order, same points, same count of
-points dropped."""
+"""``MemoryState.finish`` adds each source series in one step, as columns
+(nodes/perf/parsers/perfetto_series.py); it must equal the point-by-point merge of lists of
+tuples it replaced (``_reference`` below: every point through ``_add``, each series then
+sorted by time and value) — same series, same order, same points, same count of points
+dropped."""
 
 from __future__ import annotations
 
@@ -19,8 +20,30 @@ points = st.lists(st.tuples(st.integers(0, 20), st.sampled_from([0.0, 1.5, 2.0, 
 names = st.sampled_from(["mem.rss", "mem.rss.anon", "mem.swap"])
 
 
-def _reference(m: MemoryState, data: PerfData, ftrace_counters: dict, pid_for) -> None:
-    """The merge as it was, point by point."""
+class _Lists:
+    """MemoryState's old representation: dicts of lists of (ts, value) tuples, ``_add`` its
+    point-by-point append under the cap."""
+
+    def __init__(self, series, rss) -> None:
+        self.series: dict = {}
+        self.rss_by_tid: dict = {}
+        for key, pts in series:
+            self.series.setdefault(key, []).extend(pts)
+        for key, pts in rss:
+            self.rss_by_tid.setdefault(key, []).extend(pts)
+        self.rss_unowned = 2
+        self.dropped = 0
+
+    def _add(self, table, key, ts: int, value: float) -> None:
+        pts = table.setdefault(key, [])
+        if len(pts) < perfetto_memory.MAX_POINTS:
+            pts.append((ts, value))
+        else:
+            self.dropped += 1
+
+
+def _reference(m: _Lists, data: PerfData, ftrace_counters: dict, pid_for) -> None:
+    """The merge as it was, point by point, on lists of tuples."""
     for (tid, name), pts in m.rss_by_tid.items():
         for ts, v in pts:
             m._add(m.series, (pid_for(tid), name), ts, v)
@@ -48,11 +71,13 @@ def _reference(m: MemoryState, data: PerfData, ftrace_counters: dict, pid_for) -
 
 
 def _memory_state(series, rss):
+    """A MemoryState holding ``series`` and ``rss`` (uncapped, as the lists were filled)."""
     m = MemoryState()
-    for key, pts in series:
-        m.series.setdefault(key, []).extend(pts)
-    for key, pts in rss:
-        m.rss_by_tid.setdefault(key, []).extend(pts)
+    for table, src in ((m.series, series), (m.rss_by_tid, rss)):
+        for key, pts in src:
+            table.series_id(key)  # a series made, even with no points, as setdefault made it
+            for ts, v in pts:
+                table.add(key, ts, v, cap=1 << 60)
     m.rss_unowned = 2
     return m
 
@@ -72,7 +97,7 @@ def test_memory_merge_equals_the_point_by_point_merge(series, rss, counters, cap
     perfetto_memory.MAX_POINTS = cap
     try:
         for vectorised in (True, False):
-            m = _memory_state(copy.deepcopy(series), copy.deepcopy(rss))
+            m = _memory_state(series, rss) if vectorised else _Lists(copy.deepcopy(series), copy.deepcopy(rss))
             pd = PerfData("x", "x")
             fc = copy.deepcopy(ftrace_counters)
             pid_for = lambda t: PIDS.get(t, t)  # noqa: E731

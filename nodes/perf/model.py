@@ -24,6 +24,7 @@ says another unit (``StartupRun.total_ms`` on the reader side; ``ImportEntry.sel
 from __future__ import annotations
 
 from array import array
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Iterable, Literal, Sequence
@@ -107,6 +108,128 @@ class SliceColumns:
         self.ts.frombytes(ts)
         self.dur.frombytes(dur)
         self.name.frombytes(name)
+
+
+class PointSeries:
+    """One series of (ts µs, value) points as two numpy columns, read as the list of tuples it
+    replaced: ``len``, iteration, indexing (an int gives a tuple, a slice a list), ``==`` with
+    a list and ``repr`` as that list's (tests/helpers/differential.py hashes the repr). Kept as
+    columns because a 1 GB trace holds millions of them (issue 25: ~110 bytes a tuple point);
+    the metrics read ``ts`` and ``value`` (nodes/perf/metrics/cpu.py, memory.py)."""
+
+    __slots__ = ("ts", "value")
+
+    def __init__(self, ts, value) -> None:
+        self.ts = ts
+        self.value = value
+
+    @classmethod
+    def of(cls, points, value_dtype: str = "float64") -> PointSeries:
+        """From (ts, value) pairs (a list of tuples, as a reader used to hand them)."""
+        import numpy as np
+
+        if isinstance(points, PointSeries):
+            return points
+        pts = list(points)
+        return cls(np.array([t for t, _ in pts], dtype=np.float64),
+                   np.array([v for _, v in pts], dtype=value_dtype))
+
+    def __len__(self) -> int:
+        return len(self.ts)
+
+    def __iter__(self):
+        return zip(self.ts.tolist(), self.value.tolist())
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return list(zip(self.ts[i].tolist(), self.value[i].tolist()))
+        return self.ts[i].item(), self.value[i].item()
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, PointSeries | list | tuple):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+    def __reduce__(self):
+        return PointSeries, (self.ts, self.value)
+
+
+class SeriesMap(Mapping):
+    """(pid, counter name) → :class:`PointSeries`, every series' points in two shared float64
+    columns (``ts`` µs, ``value``), series ``n`` being rows ``bounds[n]:bounds[n + 1]``; keys in
+    the order a dict would keep them (a key set again keeps its place and takes the new points).
+    ``PerfData.memory``: hundreds of thousands of short series at 1 GB (a process_stats snapshot
+    per process), where a dict of lists of tuples took ~500 MB (issue 25)."""
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self._n: dict = {}  # key → its series number
+        self.lo = np.zeros(0, np.int64)
+        self.hi = np.zeros(0, np.int64)
+        self.ts = np.zeros(0, np.float64)
+        self.value = np.zeros(0, np.float64)
+
+    def add_columns(self, keys: Sequence, bounds, ts, value) -> None:
+        """Series ``keys[i]`` = rows ``bounds[i]:bounds[i + 1]`` of ``ts`` / ``value`` (float64),
+        set in turn as ``dict.update`` would."""
+        import numpy as np
+
+        bounds = np.asarray(bounds, dtype=np.int64)
+        first, base = len(self.lo), len(self.ts)
+        if base:
+            self.ts = np.concatenate((self.ts, ts))
+            self.value = np.concatenate((self.value, value))
+        else:
+            self.ts, self.value = np.asarray(ts, np.float64), np.asarray(value, np.float64)
+        self.lo = np.concatenate((self.lo, bounds[:-1] + base))
+        self.hi = np.concatenate((self.hi, bounds[1:] + base))
+        self._n.update(zip(keys, range(first, first + len(keys))))
+
+    def add_points(self, series: Iterable[tuple[object, Sequence[tuple[float, float]]]]) -> None:
+        """``self[key] = points`` for each ``(key, points)`` in turn (points: (ts µs, value))."""
+        import numpy as np
+
+        keys, ts, value, bounds = [], [], [], [0]
+        for key, pts in series:
+            keys.append(key)
+            for t, v in pts:
+                ts.append(t)
+                value.append(v)
+            bounds.append(len(ts))
+        if keys:
+            self.add_columns(keys, bounds, np.array(ts, np.float64), np.array(value, np.float64))
+
+    def numbered(self):
+        """(key, series number, points) of each series, in order: to group series without
+        making a :class:`PointSeries` of each (``at`` makes one)."""
+        lo, hi = self.lo, self.hi
+        n = (hi - lo).tolist()
+        return ((k, i, n[i]) for k, i in self._n.items())
+
+    def at(self, i: int) -> PointSeries:
+        a, b = int(self.lo[i]), int(self.hi[i])
+        return PointSeries(self.ts[a:b], self.value[a:b])
+
+    def __getitem__(self, key) -> PointSeries:
+        return self.at(self._n[key])
+
+    def __contains__(self, key) -> bool:
+        return key in self._n
+
+    def __iter__(self):
+        return iter(self._n)
+
+    def __len__(self) -> int:
+        return len(self._n)
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(f"{k!r}: {self.at(i)!r}" for k, i in self._n.items()) + "}"
 
 
 class StringTable(list):
@@ -575,13 +698,15 @@ class PerfData:
         self.sched_intervals: dict[tuple[int, int], SchedIntervals] = {}
         self.startup_runs: list[StartupRun] = []
         #: CPUs the trace covers (ftrace bundles), and per CPU its frequency (kHz) and idle
-        #: state changes (cpu_idle's state; 4294967295 = left idle) as (ts µs, value).
+        #: state changes (cpu_idle's state; 4294967295 = left idle) as (ts µs, value), each a
+        #: :class:`PointSeries` (columns: float64 ts and kHz, float64 ts and int64 state).
         self.cpu_count: int | None = None
-        self.cpu_frequency: dict[int, list[tuple[float, float]]] = {}
-        self.cpu_idle: dict[int, list[tuple[float, int]]] = {}
+        self.cpu_frequency: dict[int, PointSeries] = {}
+        self.cpu_idle: dict[int, PointSeries] = {}
         #: Per process memory counters (MiB) over time, for the memory lens: (pid, counter name
-        #: as trace_processor names it) → [(ts µs, value)]; and lmkd's kills (ts µs, pid killed).
-        self.memory: dict[tuple[int, str], list[tuple[float, float]]] = {}
+        #: as trace_processor names it) → (ts µs, value) points (:class:`SeriesMap`); and lmkd's
+        #: kills (ts µs, pid killed).
+        self.memory = SeriesMap()
         self.lmk_kills: list[tuple[float, int]] = []
         #: Chrome's EventLatency / ScrollJankV4 / PipelineReporter span ends with their args, for
         #: the scroll lens: (ts µs, is begin, name, async key, pid, args of a begin or None).
@@ -939,22 +1064,27 @@ class PerfData:
     def set_cpu_count(self, cpus: int) -> None:
         self.cpu_count = cpus
 
-    def add_cpu_frequency(self, cpu: int, points: list[tuple[float, float]]) -> None:
+    def add_cpu_frequency(self, cpu: int, points: PointSeries | list[tuple[float, float]]) -> None:
         """One CPU's frequency changes, (ts µs, kHz) in time order."""
-        self.cpu_frequency[cpu] = points
+        self.cpu_frequency[cpu] = PointSeries.of(points)
 
-    def add_cpu_idle(self, cpu: int, points: list[tuple[float, int]]) -> None:
+    def add_cpu_idle(self, cpu: int, points: PointSeries | list[tuple[float, int]]) -> None:
         """One CPU's idle state changes, (ts µs, state) in time order."""
-        self.cpu_idle[cpu] = points
+        self.cpu_idle[cpu] = PointSeries.of(points, "int64")
 
     def add_memory_series(self, pid: int, name: str, points: list[tuple[float, float]]) -> None:
         """One process's memory counter, (ts µs, value) in time order."""
-        self.memory[(pid, name)] = points
+        self.memory.add_points([((pid, name), points)])
 
     def add_memory_series_many(self, series: Iterable[tuple[tuple[int, str], list[tuple[float, float]]]]) -> None:
         """:meth:`add_memory_series` for each ``((pid, name), points)`` in turn, in one step: for a
         reader with tens of thousands of short series (a process_stats snapshot per process)."""
-        self.memory.update(series)
+        self.memory.add_points(series)
+
+    def add_memory_columns(self, keys: Sequence[tuple[int, str]], bounds, ts_us, values) -> None:
+        """:meth:`add_memory_series_many` with the points as columns: series ``keys[i]`` is rows
+        ``bounds[i]:bounds[i + 1]`` of ``ts_us`` and ``values`` (float64 arrays)."""
+        self.memory.add_columns(keys, bounds, ts_us, values)
 
     def add_lmk_kills(self, kills: Iterable[tuple[float, int]]) -> None:
         """lmkd kills, (ts µs, pid killed); kept in time order."""

@@ -23,7 +23,7 @@ import numpy as np
 from nodes.perf.metrics import cpu_shares
 from nodes.perf.metrics.clipped_sum import Intervals
 from nodes.perf.metrics.slice_find import find_slices, name_ids, named_sections
-from nodes.perf.model import CpuCore, CpuSection, CpuStats, CpuUse, MissingData, PerfData
+from nodes.perf.model import CpuCore, CpuSection, CpuStats, CpuUse, MissingData, PerfData, PointSeries
 from nodes.perf.parsers.perfetto_cpu import IDLE_EXIT
 from nodes.perf.sched_state import SchedState
 
@@ -214,19 +214,19 @@ def _main_thread_name(pd: PerfData, pid: int) -> str:
     return info.name if info and info.name else f"pid {pid}"
 
 
-def _core(cpu: int, freq: list[tuple[float, float]], idle: list[tuple[float, int]], end: float,
-          window_us: float) -> CpuCore:
+def _core(cpu: int, freq: PointSeries | list[tuple[float, float]], idle: PointSeries | list[tuple[float, int]],
+          end: float, window_us: float) -> CpuCore:
     """One CPU's frequency (time-weighted) and idle residency per state. With numpy: the
     100 MB trace's cores hold ~100 k points; the sums are the loop's own (cumsum and add.at
     add in the loop's order from 0.0). NaN times or values take :func:`_core_loop`, whose
     ``min``/``max`` over NaN depend on order."""
-    f = np.array(freq, dtype=np.float64).reshape(-1, 2)
-    i = np.array([t for t, _s in idle], dtype=np.float64)
-    if np.isnan(f).any() or np.isnan(i).any() or end != end:
+    freq, idle = PointSeries.of(freq), PointSeries.of(idle, "int64")
+    i = idle.ts
+    if np.isnan(freq.ts).any() or np.isnan(freq.value).any() or np.isnan(i).any() or end != end:
         return _core_loop(cpu, freq, idle, end, window_us)
     core = CpuCore(cpu=cpu)
     if freq:
-        ts, khz = f[:, 0], f[:, 1]
+        ts, khz = freq.ts, freq.value
         d = np.append(ts[1:], end) - ts
         d = np.where(d > 0.0, d, 0.0)  # max(0.0, d)
         weighted = float(np.cumsum(np.append(0.0, khz * d))[-1])
@@ -236,7 +236,7 @@ def _core(cpu: int, freq: list[tuple[float, float]], idle: list[tuple[float, int
         core.freq_avg_mhz = _r(weighted / known / 1000.0) if known > 0 else core.freq_max_mhz
     if idle:
         # the state entered at each point is the point before, when that one is not an exit
-        st = np.array([x for _t, x in idle], dtype=np.int64)
+        st = idle.value
         held = st != IDLE_EXIT
         spans = i[1:] - i[:-1]
         states = st[:-1][held[:-1]]

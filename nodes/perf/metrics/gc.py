@@ -179,7 +179,7 @@ def summarize_gcs(pd: PerfData, events: list[GcEvent], rel) -> dict[int, GcSumma
     out: dict[int, GcSummary] = {}
     for pid in set(by_pid) | set(waits):
         evs = sorted(by_pid.get(pid, []), key=lambda e: e[2])
-        heap = pd.memory.get((pid, HEAP_COUNTER)) or []
+        heap = list(pd.memory.get((pid, HEAP_COUNTER)) or [])  # tuples once: indexed per GC below
         ends = [e[2] + e[3] for e in evs]
         kinds: dict[str, GcKind] = {}
         states_sum: dict[str, float] | None = None

@@ -19,13 +19,12 @@ lmkd kills, and ART garbage collections.
 from __future__ import annotations
 
 from collections import defaultdict
-from itertools import chain
-
 import numpy as np
 
 from nodes.perf.metrics.gc import gc_events, open_gcs, summarize_gcs
 from nodes.perf.metrics.slice_find import find_slices, name_ids
-from nodes.perf.model import MAX_MEMORY_SAMPLES, LmkKill, MemoryProcess, MemorySeries, MemoryStats, MissingData, PerfData
+from nodes.perf.model import (MAX_MEMORY_SAMPLES, LmkKill, MemoryProcess, MemorySeries, MemoryStats, MissingData, PerfData,
+                              PointSeries)
 from nodes.perf.units import counted
 
 MAX_PROCESSES = 20
@@ -95,10 +94,9 @@ def _parts_total(by_name: dict[str, list[tuple[float, float]]]) -> float | None:
     as :func:`_parts_total_loop` walks it; with numpy (a trace has thousands of processes)."""
     if not all(p in by_name for p in _PARTS):
         return None
-    cols = [np.fromiter(chain.from_iterable(by_name[p]), dtype=np.float64, count=2 * len(by_name[p])).reshape(-1, 2)
-            for p in _PARTS]
-    t = np.concatenate([c[:, 0] for c in cols])
-    v = np.concatenate([c[:, 1] for c in cols])
+    cols = [PointSeries.of(by_name[p]) for p in _PARTS]
+    t = np.concatenate([c.ts for c in cols])
+    v = np.concatenate([c.value for c in cols])
     if not (np.isfinite(t).all() and np.isfinite(v).all()):
         return _parts_total_loop(by_name)
     part = np.repeat(np.arange(len(_PARTS)), [len(c) for c in cols])
@@ -142,10 +140,15 @@ def memory(ctx) -> MemoryStats | None:
         return MemoryStats(missing=[MissingData(
             what="memory per process", why="the trace has no process_stats, rss_stat or heap counters",
             capture=CAPTURE)])
-    by_pid: dict[int, dict[str, list[tuple[float, float]]]] = defaultdict(dict)
-    for (pid, name), pts in pd.memory.items():
-        if pts:
-            by_pid[pid][name] = pts
+    # name → the series' number in pd.memory (model.py SeriesMap), read only for the processes
+    # shown: a 1 GB trace has ~500 k series
+    by_pid: dict[int, dict[str, int]] = defaultdict(dict)
+    lengths = {}
+    for (pid, name), n, length in pd.memory.numbered():
+        if length:
+            by_pid[pid][name] = n
+            lengths[n] = length
+    at = pd.memory.at
     gc_by_pid = summarize_gcs(pd, gcs, ctx.rel)
     kills = lmk_kills(pd)
     killed = {k[1] for k in kills}
@@ -155,9 +158,10 @@ def memory(ctx) -> MemoryStats | None:
         series_map = by_pid.get(pid, {})
         proc = MemoryProcess(pid=pid, name=pname, killed=pid in killed)
         if "mem.rss" in series_map:
-            proc.rss_max_mb = round(max(v for _, v in series_map["mem.rss"]), 3)
+            proc.rss_max_mb = round(max(at(series_map["mem.rss"]).value.tolist()), 3)
         else:
-            total = _parts_total(series_map)
+            total = _parts_total({p: at(series_map[p]) for p in _PARTS}) if all(
+                p in series_map for p in _PARTS) else None
             proc.rss_max_mb = round(total, 3) if total is not None else None
         proc.gc = gc_by_pid.get(pid)
         rows.append(proc)
@@ -166,15 +170,18 @@ def memory(ctx) -> MemoryStats | None:
 
     def growth(r: MemoryProcess) -> float:
         s = by_pid.get(r.pid, {})
-        pts = s.get("mem.rss") if len(s.get("mem.rss") or ()) >= 2 else s.get("mem.rss.anon")
-        return pts[-1][1] - pts[0][1] if pts and len(pts) >= 2 else float("-inf")
+        n = s.get("mem.rss") if lengths.get(s.get("mem.rss"), 0) >= 2 else s.get("mem.rss.anon")
+        if n is None or lengths[n] < 2:
+            return float("-inf")
+        pts = at(n)
+        return pts[-1][1] - pts[0][1]
 
     growers = sorted((r for r in rows[MAX_PROCESSES:] if growth(r) > 0), key=lambda r: (-growth(r), r.pid))
     rows = rows[:MAX_PROCESSES] + growers[:MAX_GROWERS]
     for proc in rows:  # the series only for the processes kept (a trace can have thousands)
         series_map = by_pid.get(proc.pid, {})
         names = sorted(series_map, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))
-        proc.series = [_series(f"{proc.name} ({proc.pid}): {n}", n, series_map[n], ctx) for n in names]
+        proc.series = [_series(f"{proc.name} ({proc.pid}): {n}", n, at(series_map[n]), ctx) for n in names]
     out = MemoryStats(processes=rows, app_pid=app)
     out.lmk_kills = [LmkKill(ts_ms=ctx.rel(ts), pid=pid, process=pd.processes.get(pid), kill_reason=_kill_reason(reason),
                              oom_score_adj=adj) for ts, pid, reason, adj in kills]

@@ -231,8 +231,8 @@ def _apply(state, items, dec, b0: int, b1: int) -> None:
         cpu_id = wire.as_uint32(f[2][1])
         order = np.argsort(cpu_id, kind="stable")  # per CPU, in arrival order
         lo, hi = _runs(cpu_id[order])
-        state.cpu.dropped += _grow(table, CPU_MAX_POINTS, cpu_id[order[lo]].tolist(), order[lo], lo, hi,
-                                   ts_all[sel][order], wire.as_uint32(f[1][1])[order])
+        state.cpu.dropped += table.extend_runs(CPU_MAX_POINTS, cpu_id[order[lo]].tolist(), order[lo], lo, hi,
+                                               ts_all[sel][order], wire.as_uint32(f[1][1])[order])
     # --- rss_stat ---
     sel = where("rss_stat")
     if len(sel):
@@ -298,40 +298,14 @@ def _rss(memory, ts, tid, member, size, curr, has_mm, mm) -> None:
     order = keep[o]
     lo, hi = _runs(series[o])
     names = [(int(k >> 8), _RSS_MEMBERS[int(k & 0xFF)]) for k in series[o][lo].tolist()]
-    memory.dropped += _grow(memory.rss_by_tid, MEMORY_MAX_POINTS, names, order[lo], lo, hi, ts[order],
-                            size[order] / 1048576.0)
+    memory.dropped += memory.rss_by_tid.extend_runs(MEMORY_MAX_POINTS, names, order[lo], lo, hi, ts[order],
+                                                    size[order] / 1048576.0)
 
 
 def _runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where each run of equal values of ``sorted_keys`` starts and ends."""
     cut = np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1
     return np.concatenate(([0], cut)), np.concatenate((cut, [len(sorted_keys)]))
-
-
-def _grow(table: dict, cap: int, keys: list, first: np.ndarray, lo: np.ndarray, hi: np.ndarray, ts: np.ndarray,
-          value: np.ndarray) -> int:
-    """Points into ``table``'s series as they would be added one by one: ``ts[lo[i]:hi[i]]``
-    (with ``value``, already in arrival order) to series ``keys[i]``, series created in order of
-    their first point's arrival (``first``), each kept to its first ``cap`` points. Only the
-    points kept become Python objects. Returns how many were dropped."""
-    order = np.argsort(first, kind="stable").tolist()
-    series = [table.setdefault(keys[i], []) for i in order]
-    lo_l, hi_l = lo.tolist(), hi.tolist()
-    room = [max(cap - len(pts), 0) for pts in series]
-    if all(hi_l[i] - lo_l[i] <= r for i, r in zip(order, room)):  # nothing dropped: two lists for all
-        t_l, v_l = ts.tolist(), value.tolist()
-        for i, pts in zip(order, series):
-            pts.extend(zip(t_l[lo_l[i]:hi_l[i]], v_l[lo_l[i]:hi_l[i]]))
-        return 0
-    dropped = 0
-    for i, pts, r in zip(order, series, room):
-        a, b = lo_l[i], hi_l[i]
-        if b - a > r:
-            dropped += b - a - r
-            b = a + r
-        if b > a:
-            pts.extend(zip(ts[a:b].tolist(), value[a:b].tolist()))
-    return dropped
 
 
 class _Staging(AtraceLog):

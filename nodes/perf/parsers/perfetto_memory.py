@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from nodes.perf.counter_names import is_counter_name
 from nodes.perf.model import MAX_COUNTER_POINTS, PerfData
+from nodes.perf.parsers.perfetto_series import SeriesTable, sort_series, sort_series_python
 
 _PROCESS_FIELDS = (
     ("vm_rss_kb", "mem.rss"), ("rss_anon_kb", "mem.rss.anon"), ("rss_file_kb", "mem.rss.file"),
@@ -35,25 +38,41 @@ _MEMORY_NAME = re.compile(r"(heap|memory|mem\b|rss|pss|swap)", re.I)
 
 class MemoryState:
     def __init__(self) -> None:
-        #: (pid or tid for rss_stat until finish, counter) → [(ts ns, MiB)]
-        self.series: dict[tuple[int, str], list[tuple[int, float]]] = {}
-        self.rss_by_tid: dict[tuple[int, str], list[tuple[int, float]]] = {}
+        #: (pid, counter) → (ts ns, MiB) in arrival order; rss_stat's by (tid, counter) until
+        #: finish (perfetto_series.py columns)
+        self.series = SeriesTable("d")
+        self.rss_by_tid = SeriesTable("d")
         self.mm_owner: dict[int, int] = {}  # mm_id → tid that reported it as its own
         self.rss_unowned = 0
         self.dropped = 0
 
-    def _add(self, table, key, ts: int, value: float) -> None:
-        pts = table.setdefault(key, [])
-        if len(pts) < MAX_POINTS:
-            pts.append((ts, value))
-        else:
+    def _add(self, table: SeriesTable, key, ts: int, value: float) -> None:
+        if not table.add(key, ts, value, MAX_POINTS):
             self.dropped += 1
 
     def process_stats(self, stats, ts: int) -> None:
+        """A snapshot's fields of every process: :meth:`SeriesTable.add` of each in turn, the
+        points kept appended at once (one time for all)."""
+        table, cap = self.series, MAX_POINTS
+        ids, count = table.ids, table.count
+        kept: list[int] = []
+        values: list[float] = []
         for p in stats.processes:
+            pid = p.pid
             for field, name in _PROCESS_FIELDS:
                 if p.HasField(field):
-                    self._add(self.series, (p.pid, name), ts, getattr(p, field) / 1024.0)
+                    key = (pid, name)
+                    i = ids.get(key)
+                    if i is None:  # SeriesTable.series_id, inline: most keys are new
+                        i = ids[key] = len(count)
+                        count.append(0)
+                    if count[i] < cap:
+                        count[i] += 1
+                        kept.append(i)
+                        values.append(getattr(p, field) / 1024.0)
+                    else:
+                        self.dropped += 1
+        table.extend_at(ts, kept, values)
 
     def rss_stat(self, ts: int, tid: int, e) -> None:
         self.rss_values(ts, tid, e.member, e.size, e.curr, e.mm_id if e.HasField("mm_id") else None)
@@ -74,49 +93,113 @@ class MemoryState:
                 return
         self._add(self.rss_by_tid, (owner, name), ts, size / 1048576.0)
 
-    def _extend(self, key, pts: list[tuple[int, float]]) -> None:
-        """``_add`` of each point of ``pts`` in turn, in one step: the first that fit are kept."""
-        if not pts:
-            return  # adds nothing, so makes no series
-        have = self.series.setdefault(key, [])
-        room = MAX_POINTS - len(have)
-        if room >= len(pts):
-            have.extend(pts)
-        else:
-            have.extend(pts[:max(room, 0)])
-            self.dropped += len(pts) - max(room, 0)
-
     def finish(self, data: PerfData, ftrace_counters: dict, pid_for) -> None:
         """Into ``data.memory``: process_stats and rss_stat series, atrace memory counters, kills.
 
         Each series is what its sources add in turn — process_stats, then each thread's
         rss_stat under its process, then the atrace counter — the first :data:`MAX_POINTS`
-        kept, sorted by (time, value); a source list is added in one step, its thread's
-        process asked once (tests/test_perfetto_memory_merge.py checks it against the
-        point-by-point merge)."""
+        kept, sorted by (time, value); a source series is added in one step, its thread's
+        process asked once, the points moved and sorted as columns
+        (tests/test_perfetto_memory_merge.py checks it against the point-by-point merge of
+        lists of tuples it replaced)."""
         kills, memory_counters, skipped_names = _split_counters(ftrace_counters)
+        table, rss = self.series, self.rss_by_tid
         owners: dict[int, int] = {}
-        for (tid, name), pts in self.rss_by_tid.items():
+        # each thread series' first points that fit into its process series, in turn
+        take = [0] * len(rss.count)
+        to = [0] * len(rss.count)
+        for (tid, name), j in rss.ids.items():
             pid = owners.get(tid)
             if pid is None:
                 pid = owners[tid] = pid_for(tid)
-            self._extend((pid, name), pts)
-        for key, pts in memory_counters:
-            self._extend(key, pts)  # as the app wrote them: "Heap size (KB)" stays in KB
-        out = []
-        for key, pts in self.series.items():
-            if len(pts) == 1:  # most series: one process_stats snapshot of a process
-                (ts, v), = pts
-                out.append((key, [(ts / 1000.0, v)]))
-            else:
-                out.append((key, [(ts / 1000.0, v) for ts, v in sorted(pts)]))
-        data.add_memory_series_many(out)
+            n = rss.count[j]
+            if not n:
+                continue  # adds nothing, so makes no series
+            i = table.series_id((pid, name))
+            room = max(MAX_POINTS - table.count[i], 0)
+            if n > room:
+                self.dropped += n - room
+                n = room
+            table.count[i] += n
+            take[j], to[j] = n, i
+        extra = []  # the atrace counters' points kept: (series number, [(ts, value)])
+        for key, pts in memory_counters:  # as the app wrote them: "Heap size (KB)" stays in KB
+            if not pts:
+                continue  # adds nothing, so makes no series
+            i = table.series_id(key)
+            room = max(MAX_POINTS - table.count[i], 0)
+            kept = pts[:room]
+            self.dropped += len(pts) - len(kept)
+            table.count[i] += len(kept)
+            if kept:
+                extra.append((i, kept))
+        keys = list(table.ids)
+        cols = _merged(table, rss, take, to, extra)
+        if cols is None:  # a time beyond int64 or a NaN value: sorted() of the tuples, as before
+            bounds, ts, value = sort_series_python(len(keys), *_merged_lists(table, rss, take, to, extra))
+            data.add_memory_series_many(
+                (k, [(t / 1000.0, v) for t, v in zip(ts[bounds[i]:bounds[i + 1]], value[bounds[i]:bounds[i + 1]])])
+                for i, k in enumerate(keys))
+        else:
+            bounds, ts, value = sort_series(len(keys), *cols)
+            data.add_memory_columns(keys, bounds, ts / 1000.0, value)
+        self.series, self.rss_by_tid = SeriesTable("d"), SeriesTable("d")  # in data.memory now: freed
         data.add_lmk_kills(kills)
         data.warn_counts(
             (self.rss_unowned, "rss_stat: {n:,} events of another process's mm_id never tied to a process, dropped"),
             (skipped_names, "{n} atrace counter(s) named like log lines, not memory counters, were left out"),
             (self.dropped, f"memory counters: {{n:,}} points beyond {MAX_POINTS:,} per series were not kept"),
         )
+
+
+def _merged(table: SeriesTable, rss: SeriesTable, take: list, to: list, extra: list):
+    """(series number, ts, value) of every point kept, numpy: ``table``'s, the first
+    ``take[j]`` points of rss series ``j`` as series ``to[j]``, ``extra``; None when a column is
+    wide or a value NaN (numpy's sort of NaN is not ``sorted``'s)."""
+    a, b = table.columns(), rss.columns()
+    if a is None or b is None:
+        return None
+    e_sid, e_ts, e_v = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, np.float64)]
+    for i, pts in extra:
+        t, v = zip(*pts)
+        try:
+            e_ts.append(np.array(t, np.int64))
+        except OverflowError:
+            return None
+        e_v.append(np.array(v, np.float64))
+        e_sid.append(np.full(len(pts), i, np.int64))
+    e_sid, e_ts, e_v = np.concatenate(e_sid), np.concatenate(e_ts), np.concatenate(e_v)
+    r_sid, r_ts, r_v = b
+    if len(r_sid):
+        order = np.argsort(r_sid, kind="stable")  # each thread series in arrival order
+        starts = np.zeros(len(take), np.int64)
+        np.cumsum(np.bincount(r_sid, minlength=len(take))[:-1], out=starts[1:])
+        s = r_sid[order]
+        keep = order[(np.arange(len(order)) - starts[s]) < np.array(take, np.int64)[s]]
+        r_sid, r_ts, r_v = np.array(to, np.int64)[r_sid[keep]], r_ts[keep], r_v[keep]
+    sid = np.concatenate((a[0], r_sid, e_sid))
+    value = np.concatenate((a[2], r_v, e_v))
+    if np.isnan(value).any():
+        return None
+    return sid, np.concatenate((a[1], r_ts, e_ts)), value
+
+
+def _merged_lists(table: SeriesTable, rss: SeriesTable, take: list, to: list, extra: list):
+    """:func:`_merged` as Python lists, for ``sorted``."""
+    sid, ts, value = list(table.sid), list(table.ts), [float(v) for v in table.value]
+    seen = [0] * len(take)
+    for j, t, v in zip(rss.sid, rss.ts, rss.value):
+        if seen[j] < take[j]:
+            seen[j] += 1
+            sid.append(to[j])
+            ts.append(t)
+            value.append(v)
+    for i, pts in extra:
+        for t, v in pts:
+            sid.append(i)
+            ts.append(t)
+            value.append(v)
+    return sid, ts, value
 
 
 def _split_counters(ftrace_counters: dict):
