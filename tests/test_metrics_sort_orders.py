@@ -70,8 +70,7 @@ def _thread_columns(path: Path):
 @pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)
 def test_orders_on_real_captures(path):
     seg, ts, dur, name = _thread_columns(path)
-    if not len(ts):
-        pytest.skip("no thread slices")
+    # a capture without thread slices checks the empty columns: both orders empty
     order = np.lexsort((-dur, ts, seg))
     assert np.array_equal(_batch_order(seg, ts, dur), order)
     ts, name, seg = ts[order], name[order], seg[order]
