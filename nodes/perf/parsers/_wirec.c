@@ -786,7 +786,7 @@ done:
  * names nothing. Row b - base is the row's packet; rows come in arrival order (b never
  * decreases), checked before comm is touched. Each packet's intern table is read as upb reads
  * CompactSched.intern_table (field 5 of field 4 of field 1, every occurrence, in order): each
- * entry a str, or bytes when not UTF-8.
+ * entry a str, decoded as perfetto_wire.text decodes it (not UTF-8: errors="replace").
  *
  * comm is read only by these writes, so what they leave is, per pid, the last assignment, or
  * failing one the first waking's name when the pid was not named before; a new key comes at

@@ -172,11 +172,6 @@ def first_of(pos: np.ndarray, key: np.ndarray) -> np.ndarray:
     return at[np.argsort(pos[at], kind="stable")]
 
 
-def replace(raw: bytes) -> str:
-    """An atrace line's bytes as ``FtraceState.bundle`` reads them: invalid UTF-8 replaced."""
-    return raw.decode("utf-8", "replace")
-
-
 def split(joined: bytes, buf: np.ndarray, pr: tuple, zero: tuple, names: dict, tgid_of: dict, empty: str) -> dict:
     """A run's print lines and zero begins/counters as columns, in arrival order, with what of
     them depends on order noted for the ordered loop: in one C pass (nodes/perf/parsers/_atracec.c)
@@ -187,7 +182,7 @@ def split(joined: bytes, buf: np.ndarray, pr: tuple, zero: tuple, names: dict, t
     as their varints (int64 views). Event indices ascend within each. Returns ``shape`` (per
     print line: REST, BEGIN, COUNTER or END), ``ends`` (the print and zero ends' event indices),
     ``rest_c`` (lines beginning with ``C`` left to the line parser), ``listed``
-    (the run's begin and counter names, str — or bytes, a zero event's name that is not UTF-8;
+    (the run's begin and counter names, str, decoded as ``perfetto_wire.text`` decodes them;
     a begin's empty name is ``empty``), the begins ``b_ev``/``b_tid``/``b_tgid``/``b_vid`` (name
     as index into ``listed``) and counters ``c_ev``/``c_tgid``/``c_vid``/``c_value``/``c_zero``
     (from a zero event) in arrival order, the first begin of each thread not in ``tgid_of``
@@ -220,24 +215,24 @@ def split_python(joined: bytes, buf: np.ndarray, pr: tuple, zero: tuple, names: 
     rest_c = int(((pr_len[sh.rest] > 0) & (buf[pr_off[sh.rest]] == _C)).sum()) if len(sh.rest) else 0
     values: dict = {}
 
-    def ids(keys: list[bytes], text, empty_: str | None) -> np.ndarray:
+    def ids(keys: list[bytes], empty_: str | None) -> np.ndarray:
         out = np.empty(len(keys), np.int64)
         for i, k in enumerate(keys):  # once per distinct name
-            v = text(k)
+            v = wire.text(k)
             if empty_ is not None and not v:
                 v = empty_
             out[i] = values.setdefault(v, len(values))
         return out
 
-    def named(ev, off, end, text, empty_, *cols):
+    def named(ev, off, end, empty_, *cols):
         uniq, idx = intern(joined, off, end)
-        return (ev, *cols, ids(uniq, text, empty_)[idx])
+        return (ev, *cols, ids(uniq, empty_)[idx])
 
     zb, zc = np.flatnonzero(z_code == BEGIN), np.flatnonzero(z_code == COUNTER)
-    begins = [named(pr_ev[sh.b], *sh.b_name, replace, empty, pr_tid[sh.b], sh.b_tgid),
-              named(z_ev[zb], z_off[zb], z_off[zb] + z_len[zb], replace, empty, z_tid[zb], z_tgid[zb])]
-    counts = [named(pr_ev[sh.c], *sh.c_name, replace, None, sh.c_tgid, sh.c_value, np.zeros(len(sh.c), np.int64)),
-              named(z_ev[zc], z_off[zc], z_off[zc] + z_len[zc], replace, None, z_tgid[zc], z_value[zc],
+    begins = [named(pr_ev[sh.b], *sh.b_name, empty, pr_tid[sh.b], sh.b_tgid),
+              named(z_ev[zb], z_off[zb], z_off[zb] + z_len[zb], empty, z_tid[zb], z_tgid[zb])]
+    counts = [named(pr_ev[sh.c], *sh.c_name, None, sh.c_tgid, sh.c_value, np.zeros(len(sh.c), np.int64)),
+              named(z_ev[zc], z_off[zc], z_off[zc] + z_len[zc], None, z_tgid[zc], z_value[zc],
                     np.ones(len(zc), np.int64))]
 
     def merged(parts):  # the print and zero rows in arrival order

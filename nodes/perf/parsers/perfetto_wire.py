@@ -148,9 +148,9 @@ def bundles(packets: list[bytes]) -> dict:
 def text(raw: bytes | str) -> str:
     """A proto2 string field as text, from the wire's bytes or from upb (which hands a string
     that is not UTF-8 back as bytes). Not UTF-8 — a kernel comm cut at 16 bytes inside a
-    character, a damaged trace — is still a name: decoded with errors="replace", as the print
-    lines are (perfetto_atrace_columns.replace), so one bad byte never fails the whole read.
-    The C parts decode alike (_wirec.c ``strings``, ``compact_names``; _atracec.c ``intern``)."""
+    character, a damaged trace — is still a name: decoded with errors="replace", so one bad
+    byte never fails the whole read. The C parts decode alike (_wirec.c ``strings`` and
+    ``name_threads``; _atracec.c ``intern``)."""
     return raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
 
 
