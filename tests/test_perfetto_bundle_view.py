@@ -213,6 +213,45 @@ def test_any_bytes(junk):
     _agrees(_ld(1, junk))
 
 
+def _splits_bytewise(col: bytes) -> bool:
+    """The packed-column rule, one byte at a time (what _bundlec.c's check_packed reads a word at
+    a time): varints of at most 10 bytes, the 10th 0 or 1, none cut at the end."""
+    run = 0
+    for c in col:
+        if c & 0x80:
+            run += 1
+            if run >= 10:
+                return False
+        else:
+            if run == 9 and c > 1:
+                return False
+            run = 0
+    return run == 0
+
+
+_VARINT_BYTES = st.binary(max_size=48).map(lambda b: bytes(b"\x00\x01\x02\x7f\x80\x81\xff"[c % 7] for c in b))
+
+
+@native
+@settings(max_examples=1000, deadline=None)
+@given(col=_VARINT_BYTES, lead=st.integers(0, 9))
+@example(col=b"\x80" * 8 + b"\x01", lead=0)  # 9 bytes: a run of 8 into the next word
+@example(col=b"\x80" * 9 + b"\x01", lead=0)  # 10 bytes, the 10th 1
+@example(col=b"\x80" * 9 + b"\x02", lead=0)  # 10 bytes, the 10th over 1
+@example(col=b"\x01" * 7 + b"\x80" * 9 + b"\x02", lead=0)  # the run crosses a word
+@example(col=b"\x01" * 7 + b"\x80" * 10 + b"\x00", lead=0)
+def test_packed_columns_and_varints_word_by_word(col, lead):
+    """Columns and event varints of runs that start and end anywhere in a word: the check's
+    verdict is the bytewise rule's, and it never passes what upb refuses."""
+    column = _ld(_CS, _ld(_TS, col))
+    raw = _bundle_packet(b"\x10\x01" * lead + column)  # cpu written `lead` times: shifts the column
+    assert (split(raw) is not None) == _splits_bytewise(col)
+    _agrees(raw)
+    # the same bytes as an event's varint field (timestamp), then a print: a varint skipped
+    event = _ld(_EV, b"\x08" + col + _ld(_PRINT, b"\x12\x01a") + b"\x10\x05" * lead)
+    _agrees(_bundle_packet(event))
+
+
 # --- the reader ----------------------------------------------------------------------------------
 
 def _damaged(path: Path, tmp_path: Path) -> Path:

@@ -20,7 +20,8 @@
  *       off/size where the bundle's bytes are in raw; cpu, ftrace_clock, the number of events
  *       (field `event`, wire type 2), and where compact_sched's bytes are (cs_off -1: absent).
  *
- * Plain CPython C API and the buffer protocol. Every read is bounds-checked.
+ * Plain CPython C API and the buffer protocol. Every read is bounds-checked (an 8-byte load only
+ * where 8 bytes remain before the end of the field it reads).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -68,6 +69,72 @@ static inline int varint(const uint8_t *b, Py_ssize_t *p, Py_ssize_t end, int ma
     return -1;
 }
 
+/* Eight bytes at a time where the byte order allows (little-endian, GCC or Clang): one load tells
+ * where the first varint byte under 0x80 is. Elsewhere the byte-by-byte loops do it all. */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define WORDS 1
+#define HIGH_BITS 0x8080808080808080ull
+static inline uint64_t ends_of(const uint8_t *b) /* bit 8i+7 set: byte i is under 0x80 */
+{
+    uint64_t w;
+    memcpy(&w, b, 8);
+    return ~w & HIGH_BITS;
+}
+#else
+#define WORDS 0
+#endif
+
+/* Past a varint whose value is not needed, as varint(b, p, end, 10, ...) judges it. */
+static inline int skip_varint(const uint8_t *b, Py_ssize_t *p, Py_ssize_t end)
+{
+    Py_ssize_t q = *p;
+    if (q < end && b[q] < 0x80) {
+        *p = q + 1;
+        return 0;
+    }
+#if WORDS
+    if (end - q >= 8) { /* a varint of at most 8 bytes: inside [q, end), the 10-byte rule moot */
+        uint64_t t = ends_of(b + q);
+        if (t) {
+            *p = q + (__builtin_ctzll(t) >> 3) + 1;
+            return 0;
+        }
+    }
+#endif
+    uint64_t v;
+    return varint(b, p, end, 10, &v);
+}
+
+/* A packed varint column splits into varints of at most 10 bytes, the 10th 0 or 1 (as varint()).
+ * A word is taken whole when the run of continuation bytes into its first end byte is at most 8
+ * (a varint of 9 bytes or fewer, inside the word's runs all shorter); else byte by byte. */
+static inline int check_packed(const uint8_t *b, Py_ssize_t p, Py_ssize_t end)
+{
+    int run = 0; /* continuation bytes so far in this varint */
+    while (p < end) {
+#if WORDS
+        if (end - p >= 8) {
+            uint64_t t = ends_of(b + p);
+            if (t && run + (__builtin_ctzll(t) >> 3) <= 8) {
+                run = __builtin_clzll(t) >> 3; /* the bytes after the word's last end byte */
+                p += 8;
+                continue;
+            }
+        }
+#endif
+        uint8_t c = b[p++];
+        if (c & 0x80) {
+            if (++run >= 10)
+                return -1;
+        } else {
+            if (run == 9 && c > 1)
+                return -1;
+            run = 0;
+        }
+    }
+    return run ? -1 : 0;
+}
+
 typedef struct {
     uint64_t cpu, clock;
     Py_ssize_t events, cs_off, cs_len, cs_seen;
@@ -83,21 +150,8 @@ static int check_payload(const uint8_t *b, Py_ssize_t p, Py_ssize_t end, uint32_
         if (depth + 1 > MAX_DEPTH)
             return -1;
         return check_msg(b, p, end, (Py_ssize_t)(e >> 3), depth + 1, NULL);
-    case K_PVARINT: { /* splits into varints of at most 10 bytes, the 10th 0 or 1 (as varint()) */
-        int run = 0; /* continuation bytes so far in this varint */
-        for (; p < end; p++) {
-            uint8_t c = b[p];
-            if (c & 0x80) {
-                if (++run >= 10)
-                    return -1;
-            } else {
-                if (run == 9 && c > 1)
-                    return -1;
-                run = 0;
-            }
-        }
-        return run ? -1 : 0;
-    }
+    case K_PVARINT:
+        return check_packed(b, p, end);
     case K_PF32:
         return (end - p) % 4 ? -1 : 0;
     case K_PF64:
@@ -124,11 +178,16 @@ static int check_msg(const uint8_t *b, Py_ssize_t p, Py_ssize_t end, Py_ssize_t 
         uint32_t e = fno < s->nfields ? s->ent[fno] : K_OTHER;
         switch (wt) {
         case 0:
+            if (!info) {
+                if (skip_varint(b, &p, end))
+                    return -1;
+                break;
+            }
             if (varint(b, &p, end, 10, &v))
                 return -1;
-            if (info && fno == f_cpu)
+            if (fno == f_cpu)
                 info->cpu = v & 0xFFFFFFFFu;
-            if (info && fno == f_clock) {
+            if (fno == f_clock) {
                 int32_t c = (int32_t)(uint32_t)v; /* an enum is read as int32 */
                 if (c < 0 || c >= 64 || !(clock_ok >> c & 1))
                     return -1; /* upb keeps it as an unknown field: let upb decide */
