@@ -1,8 +1,9 @@
 """The compiled parts of the Perfetto reader, each optional and each with a Python reference:
 nodes/perf/parsers/_wirec.c, the protobuf wire walks (perfetto_wire.py); _atracec.c, the atrace
 columns of a batch (perfetto_atrace_columns.py); _bundlec.c, the ftrace bundle check
-(perfetto_bundle_view.py). Without a C compiler the install goes on and the reader uses the
-Python/numpy code, which gives the same results. Everything else is in pyproject.toml."""
+(perfetto_bundle_view.py) and process_stats' rows (perfetto_process_stats.py). Without a C
+compiler the install goes on and the reader uses the Python/numpy code, which gives the same
+results. Everything else is in pyproject.toml."""
 
 from setuptools import Extension, setup
 

@@ -143,20 +143,20 @@ def _process_stats(capture: str) -> list:
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from(CAPTURES), st.sampled_from([1, 2, 5, 1 << 40]))
 def test_process_stats_keeps_what_the_lists_kept(capture, cap):
-    """MemoryState.process_stats (one append per snapshot) as ``_add`` of each field in turn."""
+    """MemoryState.process_rows (one append per snapshot) as ``_add`` of each field in turn."""
     from unittest import mock
 
-    from nodes.perf.parsers import perfetto_memory
+    from nodes.perf.parsers import perfetto_memory, perfetto_process_stats
 
     packets = _process_stats(capture)
     lists, want_dropped = {}, 0
     for stats, ts in packets:
         for p in stats.processes:
-            for field, name in perfetto_memory._PROCESS_FIELDS:
+            for field, name in perfetto_process_stats.FIELDS:
                 if p.HasField(field):
                     want_dropped += not _lists_add(lists, (p.pid, name), ts, getattr(p, field) / 1024.0, cap)
     with mock.patch.object(perfetto_memory, "MAX_POINTS", cap):
         m = perfetto_memory.MemoryState()
         for stats, ts in packets:
-            m.process_stats(stats, ts)
+            m.process_rows(perfetto_process_stats.rows_upb(stats), ts)
     assert packets and m.series.items() == list(lists.items()) and m.dropped == want_dropped

@@ -19,6 +19,11 @@
  *       rest   the packet's bytes without the bundle field (for upb: the small fields),
  *       off/size where the bundle's bytes are in raw; cpu, ftrace_clock, the number of events
  *       (field `event`, wire type 2), and where compact_sched's bytes are (cs_off -1: absent).
+ *   process_stats(raw, stats_field, processes_field, pid_field, wanted) -> None, or the rows of a
+ *       process_stats packet upb has parsed (perfetto_process_stats.py): per process, per wanted
+ *       field it has, (pid, index in wanted, value) as three lists. None: not the plain shape
+ *       (the stats written twice, a wanted field or pid of another wire type, a group), which
+ *       the caller reads from upb's parse.
  *
  * Plain CPython C API and the buffer protocol. Every read is bounds-checked (an 8-byte load only
  * where 8 bytes remain before the end of the field it reads).
@@ -135,6 +140,33 @@ static inline int check_packed(const uint8_t *b, Py_ssize_t p, Py_ssize_t end)
     return run ? -1 : 0;
 }
 
+/* Past one field's value of wire type `wt` in b[*p:end), the value of a varint in *v, where a
+ * length-delimited one starts in *q and its length in *v; 0 when it is whole. Groups (3, 4) and
+ * the wire types that do not exist (6, 7) are -1: the caller leaves those to upb. */
+static inline int skip_value(const uint8_t *b, Py_ssize_t *p, Py_ssize_t end, int wt, uint64_t *v, Py_ssize_t *q)
+{
+    switch (wt) {
+    case 0:
+        return varint(b, p, end, 10, v);
+    case 1:
+    case 5: {
+        Py_ssize_t w = wt == 1 ? 8 : 4;
+        if (end - *p < w)
+            return -1;
+        *p += w;
+        return 0;
+    }
+    case 2:
+        if (varint(b, p, end, 5, v) || *v > (uint64_t)(end - *p))
+            return -1;
+        *q = *p;
+        *p += (Py_ssize_t)*v;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
 typedef struct {
     uint64_t cpu, clock;
     Py_ssize_t events, cs_off, cs_len, cs_seen;
@@ -243,43 +275,25 @@ static PyObject *b_split(PyObject *self, PyObject *arg)
     int seen = 0, ok = 1;
     while (p < n) {
         Py_ssize_t start = p;
-        uint64_t tag, v;
+        uint64_t tag, v = 0;
         if (varint(b, &p, n, 5, &tag) || tag > 0xFFFFFFFFu || (tag >> 3) == 0) {
             ok = 0;
             break;
         }
-        int wt = (int)(tag & 7);
-        if (wt == 0) {
-            if (varint(b, &p, n, 10, &v)) {
-                ok = 0;
-                break;
-            }
-        } else if (wt == 1 || wt == 5) {
-            Py_ssize_t w = wt == 1 ? 8 : 4;
-            if (n - p < w) {
-                ok = 0;
-                break;
-            }
-            p += w;
-        } else if (wt == 2) {
-            if (varint(b, &p, n, 5, &v) || v > (uint64_t)(n - p)) {
-                ok = 0;
-                break;
-            }
-            if ((tag >> 3) == f_bundle) {
-                if (seen++) {
-                    ok = 0; /* two bundle fields merge in upb: let it */
-                    break;
-                }
-                f0 = start;
-                f1 = p + (Py_ssize_t)v;
-                off = p;
-                size = (Py_ssize_t)v;
-            }
-            p += (Py_ssize_t)v;
-        } else {
+        Py_ssize_t q = 0;
+        if (skip_value(b, &p, n, (int)(tag & 7), &v, &q)) {
             ok = 0;
             break;
+        }
+        if ((tag >> 3) == f_bundle && (tag & 7) == 2) {
+            if (seen++) {
+                ok = 0; /* two bundle fields merge in upb: let it */
+                break;
+            }
+            f0 = start;
+            f1 = p;
+            off = q;
+            size = (Py_ssize_t)v;
         }
     }
     info_t info = {0, 0, 0, -1, 0, 0};
@@ -298,6 +312,121 @@ static PyObject *b_split(PyObject *self, PyObject *arg)
     }
     PyBuffer_Release(&view);
     Py_RETURN_NONE;
+}
+
+#define MAX_WANTED 16
+
+/* One ProcessStats.Process in b[p:end): its pid and the wanted fields it has, appended to the
+ * three lists in `wanted` order; 1 when the process is not the plain shape (let upb read it). */
+static int stats_process(const uint8_t *b, Py_ssize_t p, Py_ssize_t end, uint32_t f_pid, const uint32_t *want,
+                         int nwant, PyObject *pids, PyObject *ks, PyObject *values)
+{
+    uint64_t got[MAX_WANTED], v = 0;
+    uint32_t have = 0;
+    int32_t pid = 0;
+    while (p < end) {
+        uint64_t tag;
+        Py_ssize_t q;
+        if (varint(b, &p, end, 5, &tag) || tag > 0xFFFFFFFFu || (tag >> 3) == 0)
+            return 1;
+        uint32_t fno = (uint32_t)(tag >> 3);
+        int wt = (int)(tag & 7), k = -1;
+        for (int j = 0; j < nwant; j++)
+            if (want[j] == fno)
+                k = j;
+        if ((fno == f_pid || k >= 0) && wt != 0)
+            return 1; /* a known scalar of another wire type: upb keeps it unknown; let it */
+        if (skip_value(b, &p, end, wt, &v, &q))
+            return 1;
+        if (fno == f_pid)
+            pid = (int32_t)(uint32_t)v; /* int32: the low 32 bits; the last one written wins */
+        else if (k >= 0) {
+            got[k] = v;
+            have |= 1u << k;
+        }
+    }
+    for (int k = 0; k < nwant; k++) {
+        if (!(have >> k & 1))
+            continue;
+        PyObject *a = PyLong_FromLong(pid), *c = PyLong_FromLong(k), *x = PyLong_FromUnsignedLongLong(got[k]);
+        int bad = !a || !c || !x || PyList_Append(pids, a) || PyList_Append(ks, c) || PyList_Append(values, x);
+        Py_XDECREF(a);
+        Py_XDECREF(c);
+        Py_XDECREF(x);
+        if (bad)
+            return -1;
+    }
+    return 0;
+}
+
+/* process_stats(raw, stats_field, processes_field, pid_field, wanted) -> None or (pids, ks, values). */
+static PyObject *b_process_stats(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    unsigned int f_stats, f_procs, f_pid;
+    PyObject *wanted;
+    if (!PyArg_ParseTuple(args, "y*IIIO!", &view, &f_stats, &f_procs, &f_pid, &PyTuple_Type, &wanted))
+        return NULL;
+    uint32_t want[MAX_WANTED];
+    int nwant = (int)PyTuple_GET_SIZE(wanted);
+    PyObject *pids = NULL, *ks = NULL, *values = NULL, *out = NULL;
+    if (nwant > MAX_WANTED) {
+        PyErr_SetString(PyExc_ValueError, "process_stats: too many wanted fields");
+        goto done;
+    }
+    for (int j = 0; j < nwant; j++) {
+        unsigned long w = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(wanted, j));
+        if (w == (unsigned long)-1 && PyErr_Occurred())
+            goto done;
+        want[j] = (uint32_t)w;
+    }
+    const uint8_t *b = (const uint8_t *)view.buf;
+    Py_ssize_t n = view.len, p = 0, s0 = -1, s1 = -1;
+    while (p < n) { /* the packet: exactly one process_stats field */
+        uint64_t tag, v = 0;
+        Py_ssize_t q = 0;
+        if (varint(b, &p, n, 5, &tag) || tag > 0xFFFFFFFFu || (tag >> 3) == 0 ||
+            skip_value(b, &p, n, (int)(tag & 7), &v, &q))
+            goto unsure;
+        if ((tag >> 3) == f_stats) {
+            if ((tag & 7) != 2 || s0 >= 0)
+                goto unsure; /* written twice: upb merges the two */
+            s0 = q, s1 = p;
+        }
+    }
+    if (s0 < 0)
+        goto unsure;
+    if (!(pids = PyList_New(0)) || !(ks = PyList_New(0)) || !(values = PyList_New(0)))
+        goto done;
+    for (p = s0; p < s1;) { /* the stats: each process */
+        uint64_t tag, v = 0;
+        Py_ssize_t q = 0;
+        if (varint(b, &p, s1, 5, &tag) || tag > 0xFFFFFFFFu || (tag >> 3) == 0)
+            goto unsure;
+        int wt = (int)(tag & 7);
+        if ((tag >> 3) == f_procs && wt != 2)
+            goto unsure;
+        if (skip_value(b, &p, s1, wt, &v, &q))
+            goto unsure;
+        if ((tag >> 3) == f_procs) {
+            int r = stats_process(b, q, p, f_pid, want, nwant, pids, ks, values);
+            if (r < 0)
+                goto done;
+            if (r)
+                goto unsure;
+        }
+    }
+    out = PyTuple_Pack(3, pids, ks, values);
+    goto done;
+unsure:
+    out = Py_None;
+    Py_INCREF(out);
+done:
+    Py_XDECREF(pids);
+    Py_XDECREF(ks);
+    Py_XDECREF(values);
+    PyBuffer_Release(&view);
+    return out;
 }
 
 static void free_schema(void)
@@ -375,11 +504,15 @@ static PyMethodDef methods[] = {
      "(message 0 the bundle; per message ((field, kind, child), ...)) and the fields split reports."},
     {"split", b_split, METH_O,
      "split(raw) -> None (let upb decide) or (rest, off, size, cpu, ftrace_clock, events, cs_off, cs_len)."},
+    {"process_stats", b_process_stats, METH_VARARGS,
+     "process_stats(raw, stats_field, processes_field, pid_field, wanted) -> None (let upb read it) or\n"
+     "(pids, ks, values): per process, per wanted field it has (k its index in wanted), in order."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_bundlec", "The ftrace bundle's wire check (see _bundlec.c).", -1, methods,
+    PyModuleDef_HEAD_INIT, "_bundlec", "The ftrace bundle's wire check, process_stats' rows (see _bundlec.c).", -1,
+    methods,
 };
 
 PyMODINIT_FUNC PyInit__bundlec(void)

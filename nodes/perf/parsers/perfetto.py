@@ -35,6 +35,7 @@ from nodes.perf.errors import PerfDataError
 from nodes.perf.formats import is_gzip, max_decompressed, open_input
 from nodes.perf.gc_pause import cyclic_gc_paused
 from nodes.perf.model import CapacityReached, PerfData
+from nodes.perf.parsers import perfetto_process_stats as process_stats
 from nodes.perf.parsers.perfetto_bundle_view import BundleView, parse_packet
 from nodes.perf.parsers.perfetto_bundle_view import full as full_bundle
 from nodes.perf.parsers.perfetto_clock import BOOTTIME, ClockConverter
@@ -169,8 +170,9 @@ class _TraceReader:
         elif kind == "process_tree":
             self.system.process_tree(pkt.process_tree, self.data)
         elif kind == "process_stats":
-            self.system.process_stats(pkt.process_stats, ts)
-            self.ftrace.memory.process_stats(pkt.process_stats, ts)
+            rows = process_stats.rows(pkt.process_stats, raw)
+            self.system.process_rows(rows, ts)
+            self.ftrace.memory.process_rows(rows, ts)
         elif kind == "sys_stats":
             self.system.sys_stats(pkt.sys_stats, ts)
         elif kind == "system_info":

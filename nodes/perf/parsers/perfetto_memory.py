@@ -22,12 +22,9 @@ import numpy as np
 
 from nodes.perf.counter_names import is_counter_name
 from nodes.perf.model import MAX_COUNTER_POINTS, PerfData
+from nodes.perf.parsers import perfetto_process_stats as process_stats
 from nodes.perf.parsers.perfetto_series import SeriesTable, sort_series, sort_series_python
 
-_PROCESS_FIELDS = (
-    ("vm_rss_kb", "mem.rss"), ("rss_anon_kb", "mem.rss.anon"), ("rss_file_kb", "mem.rss.file"),
-    ("rss_shmem_kb", "mem.rss.shmem"), ("vm_swap_kb", "mem.swap"), ("vm_hwm_kb", "mem.rss.watermark"),
-)
 _RSS_MEMBERS = {0: "mem.rss.file", 1: "mem.rss.anon", 2: "mem.swap", 3: "mem.rss.shmem"}
 #: At most this many points per (process, counter): the model's cap for every counter series.
 MAX_POINTS = MAX_COUNTER_POINTS
@@ -50,28 +47,25 @@ class MemoryState:
         if not table.add(key, ts, value, MAX_POINTS):
             self.dropped += 1
 
-    def process_stats(self, stats, ts: int) -> None:
-        """A snapshot's fields of every process: :meth:`SeriesTable.add` of each in turn, the
-        points kept appended at once (one time for all)."""
-        table, cap = self.series, MAX_POINTS
+    def process_rows(self, rows: process_stats.Rows, ts: int) -> None:
+        """A snapshot's rows (perfetto_process_stats.py): :meth:`SeriesTable.add` of each in
+        turn, the points kept appended at once (one time for all)."""
+        table, cap, names = self.series, MAX_POINTS, process_stats.NAMES
         ids, count = table.ids, table.count
         kept: list[int] = []
         values: list[float] = []
-        for p in stats.processes:
-            pid = p.pid
-            for field, name in _PROCESS_FIELDS:
-                if p.HasField(field):
-                    key = (pid, name)
-                    i = ids.get(key)
-                    if i is None:  # SeriesTable.series_id, inline: most keys are new
-                        i = ids[key] = len(count)
-                        count.append(0)
-                    if count[i] < cap:
-                        count[i] += 1
-                        kept.append(i)
-                        values.append(getattr(p, field) / 1024.0)
-                    else:
-                        self.dropped += 1
+        for pid, k, value in zip(*rows):
+            key = (pid, names[k])
+            i = ids.get(key)
+            if i is None:  # SeriesTable.series_id, inline: most keys are new
+                i = ids[key] = len(count)
+                count.append(0)
+            if count[i] < cap:
+                count[i] += 1
+                kept.append(i)
+                values.append(value / 1024.0)
+            else:
+                self.dropped += 1
         table.extend_at(ts, kept, values)
 
     def rss_stat(self, ts: int, tid: int, e) -> None:

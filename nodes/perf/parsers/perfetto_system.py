@@ -11,6 +11,7 @@ from __future__ import annotations
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from nodes.perf.model import MAX_COUNTER_POINTS, PerfData
+from nodes.perf.parsers import perfetto_process_stats as process_stats
 from nodes.perf.parsers.perfetto_wire import text
 
 #: (pid or None for system-wide, counter name) → [(ts_ns, value)]
@@ -61,12 +62,19 @@ class SystemState:
             if name:
                 name_thread(tgid, tid, name)
 
-    def process_stats(self, stats, ts: int) -> None:
-        for p in stats.processes:
-            if p.HasField("vm_rss_kb"):
-                self._add(p.pid, "mem.rss", ts, p.vm_rss_kb / 1024.0, "MB")
-            if p.HasField("rss_anon_kb"):
-                self._add(p.pid, "mem.rss.anon", ts, p.rss_anon_kb / 1024.0, "MB")
+    def process_rows(self, rows: process_stats.Rows, ts: int) -> None:
+        """Each process' ``mem.rss`` and ``mem.rss.anon`` (the first two of
+        perfetto_process_stats.FIELDS) of a snapshot's rows, in MiB."""
+        names, counters, units = process_stats.NAMES, self.counters, self.units
+        for pid, k, value in zip(*rows):
+            if k < 2:  # _add, inline
+                key = (pid, names[k])
+                pts = counters.get(key)
+                if pts is None:
+                    counters[key] = [(ts, value / 1024.0)]  # MAX_COUNTER_POINTS is over 0
+                elif len(pts) < MAX_COUNTER_POINTS:
+                    pts.append((ts, value / 1024.0))
+                units[key] = "MB"
 
     def sys_stats(self, s, ts: int) -> None:
         for m in s.meminfo:
