@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from google.protobuf.message import DecodeError
+from google.protobuf.unknown_fields import UnknownFieldSet
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import FtraceEventBundle, TracePacket
@@ -83,6 +84,11 @@ def _agrees(raw: bytes) -> None:
     assert list(b.compact_sched.intern_table) == list(want.compact_sched.intern_table)
     assert b.parse() == want
     full.ClearField("ftrace_events")
+    if pkt is None:  # plain: upb's packet holds the trusted ids alone, its sequence id the view's
+        assert {f.name for f, _ in full.ListFields()} <= set(view.PLAIN_FIELDS)
+        assert not len(UnknownFieldSet(full))
+        assert b.seq == full.trusted_packet_sequence_id
+        return
     assert pkt == full
 
 
@@ -114,9 +120,43 @@ def test_schema_table_is_the_descriptors():
 @native
 @pytest.mark.parametrize("name", sorted(_PACKETS))
 def test_every_real_bundle_passes(name):
+    plain = 0
     for raw in _PACKETS[name]:
         assert split(raw) is not None
         _agrees(raw)
+        plain += view.parse_packet(raw)[0] is None
+    # every packet but the one that says the previous was dropped (field 42, not plain)
+    assert plain >= len(_PACKETS[name]) - 1
+
+
+_BUNDLE = _ld(FtraceEventBundle.DESCRIPTOR.fields_by_name["event"].number, b"\x08\x01")  # one event
+_P = {name: TracePacket.DESCRIPTOR.fields_by_name[name].number for name in
+      ("trusted_uid", "trusted_packet_sequence_id", "trusted_pid", "previous_packet_dropped", "timestamp")}
+
+
+def _pv(name: str, value: int) -> bytes:
+    return _vint(_P[name] << 3) + _vint(value)
+
+
+PLAIN = {  # packet bytes: plain (upb need not parse them) or not; the sequence id must be upb's
+    "ids before and after": (_pv("trusted_uid", 9) + _ld(1, _BUNDLE) + _pv("trusted_packet_sequence_id", 3), True),
+    "bundle alone (sequence 0)": (_ld(1, _BUNDLE), True),
+    "sequence id over 32 bits": (_ld(1, _BUNDLE) + _pv("trusted_packet_sequence_id", (1 << 40) + 5), True),
+    "sequence id written twice": (_pv("trusted_packet_sequence_id", 7) + _ld(1, _BUNDLE)
+                                  + _pv("trusted_packet_sequence_id", 8) + _pv("trusted_pid", (1 << 64) - 1), True),
+    "a timestamp": (_ld(1, _BUNDLE) + _pv("timestamp", 5), False),
+    "previous packet dropped": (_ld(1, _BUNDLE) + _pv("previous_packet_dropped", 1), False),
+    "uid as fixed32 (upb: unknown)": (_ld(1, _BUNDLE) + _vint(_P["trusted_uid"] << 3 | 5) + b"\x01\0\0\0", False),
+    "an unknown field": (_ld(1, _BUNDLE) + _vint(900 << 3) + b"\x01", False),
+}
+
+
+@native
+@pytest.mark.parametrize("name", sorted(PLAIN))
+def test_plain_packets(name):
+    raw, plain = PLAIN[name]
+    assert (view.parse_packet(raw)[0] is None) == plain
+    _agrees(raw)
 
 
 def _sweep_packets(name: str) -> list[bytes]:

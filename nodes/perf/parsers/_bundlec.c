@@ -14,11 +14,14 @@
  * still decides every packet this file does not accept. tests/test_perfetto_bundle_view.py
  * checks on mutated and truncated real bundles that whenever upb raises, this rejects.
  *
- *   set_schema(tables, bundle_field, cpu, event, compact, clock, clock_values)
- *   split(raw) -> None, or (rest, off, size, cpu, ftrace_clock, events, cs_off, cs_len):
+ *   set_schema(tables, bundle_field, cpu, event, compact, clock, clock_values, uid, seq, pid)
+ *   split(raw) -> None, or (rest, off, size, cpu, ftrace_clock, events, cs_off, cs_len, seq):
  *       rest   the packet's bytes without the bundle field (for upb: the small fields),
  *       off/size where the bundle's bytes are in raw; cpu, ftrace_clock, the number of events
- *       (field `event`, wire type 2), and where compact_sched's bytes are (cs_off -1: absent).
+ *       (field `event`, wire type 2), and where compact_sched's bytes are (cs_off -1: absent);
+ *       seq    the packet's trusted_packet_sequence_id when rest holds nothing but the trusted
+ *              uid, sequence id and pid as varints (a plain packet: upb need not parse rest;
+ *              0 when the id is absent), else -1.
  *   process_stats(raw, stats_field, processes_field, pid_field, wanted) -> None, or the rows of a
  *       process_stats packet upb has parsed (perfetto_process_stats.py): per process, per wanted
  *       field it has, (pid, index in wanted, value) as three lists. None: not the plain shape
@@ -45,6 +48,8 @@ typedef struct {
 static msg_t *schema = NULL;
 static Py_ssize_t nschema = 0;
 static uint32_t f_bundle, f_cpu, f_event, f_compact, f_clock;
+/* TracePacket's trusted ids: a packet of its bundle and these (as varints) alone is plain. */
+static uint32_t f_uid, f_seq, f_tpid;
 static uint64_t clock_ok = 0; /* bit v set: v is a value of the closed enum FtraceClock (v < 64) */
 
 /* A varint of at most `max` bytes inside [p, end); 0 on success. The 10th byte of a 64-bit
@@ -272,7 +277,8 @@ static PyObject *b_split(PyObject *self, PyObject *arg)
         return NULL;
     const uint8_t *b = (const uint8_t *)view.buf;
     Py_ssize_t n = view.len, p = 0, f0 = -1, f1 = -1, off = 0, size = 0;
-    int seen = 0, ok = 1;
+    int seen = 0, ok = 1, plain = 1;
+    uint32_t seq = 0;
     while (p < n) {
         Py_ssize_t start = p;
         uint64_t tag, v = 0;
@@ -285,7 +291,8 @@ static PyObject *b_split(PyObject *self, PyObject *arg)
             ok = 0;
             break;
         }
-        if ((tag >> 3) == f_bundle && (tag & 7) == 2) {
+        uint64_t fno = tag >> 3;
+        if (fno == f_bundle && (tag & 7) == 2) {
             if (seen++) {
                 ok = 0; /* two bundle fields merge in upb: let it */
                 break;
@@ -294,6 +301,11 @@ static PyObject *b_split(PyObject *self, PyObject *arg)
             f1 = p;
             off = q;
             size = (Py_ssize_t)v;
+        } else if ((tag & 7) == 0 && (fno == f_uid || fno == f_seq || fno == f_tpid)) {
+            if (fno == f_seq)
+                seq = (uint32_t)v; /* uint32: the low 32 bits; the last one written wins */
+        } else {
+            plain = 0;
         }
     }
     info_t info = {0, 0, 0, -1, 0, 0};
@@ -307,8 +319,9 @@ static PyObject *b_split(PyObject *self, PyObject *arg)
         memcpy(r, b, (size_t)f0);
         memcpy(r + f0, b + f1, (size_t)(n - f1));
         PyBuffer_Release(&view);
-        return Py_BuildValue("(NnnKKnnn)", rest, off, size, (unsigned long long)info.cpu,
-                             (unsigned long long)info.clock, info.events, info.cs_off, info.cs_len);
+        return Py_BuildValue("(NnnKKnnnL)", rest, off, size, (unsigned long long)info.cpu,
+                             (unsigned long long)info.clock, info.events, info.cs_off, info.cs_len,
+                             plain ? (long long)seq : -1LL);
     }
     PyBuffer_Release(&view);
     Py_RETURN_NONE;
@@ -443,8 +456,9 @@ static void free_schema(void)
 static PyObject *b_set_schema(PyObject *self, PyObject *args)
 {
     PyObject *tables, *clocks;
-    unsigned int fb, fc, fe, fk, fl;
-    if (!PyArg_ParseTuple(args, "O!IIIIIO!", &PyTuple_Type, &tables, &fb, &fc, &fe, &fk, &fl, &PyTuple_Type, &clocks))
+    unsigned int fb, fc, fe, fk, fl, fu, fs, fp;
+    if (!PyArg_ParseTuple(args, "O!IIIIIO!III", &PyTuple_Type, &tables, &fb, &fc, &fe, &fk, &fl, &PyTuple_Type, &clocks,
+                          &fu, &fs, &fp))
         return NULL;
     Py_ssize_t nm = PyTuple_GET_SIZE(tables);
     msg_t *s = PyMem_Calloc((size_t)(nm ? nm : 1), sizeof(msg_t));
@@ -482,6 +496,7 @@ static PyObject *b_set_schema(PyObject *self, PyObject *args)
         }
     }
     f_bundle = fb, f_cpu = fc, f_event = fe, f_compact = fk, f_clock = fl;
+    f_uid = fu, f_seq = fs, f_tpid = fp;
     clock_ok = 0;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(clocks); i++) {
         long c = PyLong_AsLong(PyTuple_GET_ITEM(clocks, i));
@@ -500,10 +515,11 @@ bad:
 
 static PyMethodDef methods[] = {
     {"set_schema", b_set_schema, METH_VARARGS,
-     "set_schema(tables, bundle_field, cpu, event, compact, clock, clock_values): the schema table\n"
-     "(message 0 the bundle; per message ((field, kind, child), ...)) and the fields split reports."},
+     "set_schema(tables, bundle_field, cpu, event, compact, clock, clock_values, uid, seq, pid): the schema\n"
+     "table (message 0 the bundle; per message ((field, kind, child), ...)), the fields split reports,\n"
+     "and the packet's trusted ids."},
     {"split", b_split, METH_O,
-     "split(raw) -> None (let upb decide) or (rest, off, size, cpu, ftrace_clock, events, cs_off, cs_len)."},
+     "split(raw) -> None (let upb decide) or (rest, off, size, cpu, ftrace_clock, events, cs_off, cs_len, seq)."},
     {"process_stats", b_process_stats, METH_VARARGS,
      "process_stats(raw, stats_field, processes_field, pid_field, wanted) -> None (let upb read it) or\n"
      "(pids, ks, values): per process, per wanted field it has (k its index in wanted), in order."},

@@ -120,7 +120,10 @@ class _TraceReader:
             self.bad_packets += 1
             return
         try:
-            self._dispatch(pkt, raw, bundle)
+            if pkt is None:
+                self._plain_bundle(bundle)
+            else:
+                self._dispatch(pkt, raw, bundle)
         except (TypeError, ValueError, KeyError, IndexError, OverflowError):
             # Fields that decode but hold nonsense (bytes where text belongs, wild values):
             # the packet is dropped and counted rather than ending the whole read.
@@ -151,17 +154,7 @@ class _TraceReader:
         if kind is not None:
             self.kinds[kind] += 1
         if kind == "ftrace_events":
-            bundle = view if view is not None else pkt.ftrace_events
-            clock_id = _FTRACE_CLOCKS.get(bundle.ftrace_clock)
-            if clock_id is None:
-                self.ftrace.unknown_clock = True
-                clock_id = BOOTTIME
-            if self.clock.key(0, clock_id) == self.clock.primary:
-                self.ftrace.queue(bundle, raw)
-            else:
-                self.flush()
-                conv = self.clock.to_ns
-                self.ftrace.bundle(full_bundle(bundle), lambda t: conv(0, clock_id, t))
+            self._bundle(view if view is not None else pkt.ftrace_events, raw)
         elif kind == "track_event":
             if self.track_events.usable(pkt, seq):
                 self.track_events.event(pkt, seq, ts, self.data)
@@ -194,6 +187,27 @@ class _TraceReader:
                     self.frames.packet(bytes(f.data), ts)
                 else:
                     self.unknown_fields[f.field_number] += 1
+
+    def _plain_bundle(self, view: BundleView) -> None:
+        """A packet of nothing but its bundle and trusted ids (perfetto_bundle_view.PLAIN_FIELDS),
+        as :meth:`_dispatch` takes it: its sequence known (no flags, defaults or interned data
+        to apply), no timestamp, no unknown fields."""
+        self.track_events.sequence(view.seq)
+        self.kinds["ftrace_events"] += 1
+        self._bundle(view, view.raw)
+
+    def _bundle(self, bundle, raw: bytes) -> None:
+        """An ftrace bundle (upb's or a view): queued for the batch reader when on the trace clock."""
+        clock_id = _FTRACE_CLOCKS.get(bundle.ftrace_clock)
+        if clock_id is None:
+            self.ftrace.unknown_clock = True
+            clock_id = BOOTTIME
+        if self.clock.key(0, clock_id) == self.clock.primary:
+            self.ftrace.queue(bundle, raw)
+        else:
+            self.flush()
+            conv = self.clock.to_ns
+            self.ftrace.bundle(full_bundle(bundle), lambda t: conv(0, clock_id, t))
 
     def finish(self, report: StreamReport) -> None:
         self.flush()

@@ -78,6 +78,11 @@ def _interned_class():
 _Interned = _interned_class()
 
 
+#: A packet of its bundle and these alone (as varints, what every ftrace packet of the test
+#: captures holds) is plain: the reader takes its sequence id from the check and upb parses nothing.
+PLAIN_FIELDS = ("trusted_uid", "trusted_packet_sequence_id", "trusted_pid")
+
+
 def _native():
     """_bundlec's split with the schema loaded, or None: not built, or the pure switch is on."""
     _bundlec = wire.compiled("_bundlec")
@@ -85,27 +90,30 @@ def _native():
         return None
     f = _BUNDLE.fields_by_name
     clocks = tuple(v.number for v in f["ftrace_clock"].enum_type.values)
-    _bundlec.set_schema(schema_table(), TracePacket.DESCRIPTOR.fields_by_name["ftrace_events"].number,
+    packet = TracePacket.DESCRIPTOR.fields_by_name
+    _bundlec.set_schema(schema_table(), packet["ftrace_events"].number,
                         f["cpu"].number, f["event"].number, f["compact_sched"].number, f["ftrace_clock"].number,
-                        clocks)
+                        clocks, *(packet[name].number for name in PLAIN_FIELDS))
     return _bundlec.split
 
 
 #: split(raw) -> None (upb must parse the whole packet) or (rest, off, size, cpu, ftrace_clock,
-#: events, cs_off, cs_len); None itself when the extension is not used.
+#: events, cs_off, cs_len, seq); None itself when the extension is not used.
 split = _native()
 
 
 class BundleView:
-    """The bundle of packet ``raw`` at ``raw[off:off + size]``, already checked by :func:`split`."""
+    """The bundle of packet ``raw`` at ``raw[off:off + size]``, already checked by :func:`split`;
+    ``seq`` the packet's sequence id when it is plain (:data:`PLAIN_FIELDS`), else -1."""
 
-    __slots__ = ("raw", "off", "size", "cpu", "ftrace_clock", "events", "_cs_off", "_cs_len", "_cs")
+    __slots__ = ("raw", "off", "size", "cpu", "ftrace_clock", "events", "_cs_off", "_cs_len", "_cs", "seq")
 
     def __init__(self, raw: bytes, off: int, size: int, cpu: int, ftrace_clock: int, events: int,
-                 cs_off: int, cs_len: int):
+                 cs_off: int, cs_len: int, seq: int):
         self.raw, self.off, self.size = raw, off, size
         self.cpu, self.ftrace_clock, self.events = cpu, ftrace_clock, events
         self._cs_off, self._cs_len, self._cs = cs_off, cs_len, None
+        self.seq = seq
 
     @property
     def compact_sched(self):
@@ -121,22 +129,26 @@ class BundleView:
         return FtraceEventBundle.FromString(self.raw[self.off:self.off + self.size])
 
 
-def parse_packet(raw: bytes) -> tuple[TracePacket, BundleView | None]:
+def parse_packet(raw: bytes) -> tuple[TracePacket | None, BundleView | None]:
     """The packet as the reader takes it: (upb's parse without the bundle, its view) when the
-    bundle passes the check, else (upb's parse of the whole packet, None). DecodeError exactly
-    when upb refuses the whole packet: the bundle's bytes only pass what upb passes, and upb
-    judges the rest — when it refuses the rest, or the rest holds another kind of packet data
-    too, upb parses the whole packet and decides."""
+    bundle passes the check — (None, its view) when the packet is plain, nothing upb need parse
+    —, else (upb's parse of the whole packet, None). DecodeError exactly when upb refuses the
+    whole packet: the bundle's bytes only pass what upb passes, and upb judges the rest (a plain
+    rest is varints of known fields, which upb takes) — when it refuses the rest, or the rest
+    holds another kind of packet data too, upb parses the whole packet and decides."""
     if split is not None:
         cut = split(raw)
         if cut is not None:
+            view = BundleView(raw, *cut[1:])
+            if view.seq >= 0:
+                return None, view
             pkt = TracePacket()
             try:
                 pkt.ParseFromString(cut[0])
             except DecodeError:
                 pkt = None
             if pkt is not None and pkt.WhichOneof("data") is None:
-                return pkt, BundleView(raw, *cut[1:])
+                return pkt, view
     pkt = TracePacket()
     pkt.ParseFromString(raw)
     return pkt, None

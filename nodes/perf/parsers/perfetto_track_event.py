@@ -69,12 +69,16 @@ class TrackEventState:
         self.legacy_ignored = 0
 
     # --- sequence state ----------------------------------------------------------------
-    def sequence_packet(self, packet) -> Sequence:
-        """Apply a packet's effect on its sequence's incremental state; return that state."""
-        seq_id = packet.trusted_packet_sequence_id
+    def sequence(self, seq_id: int) -> Sequence:
+        """The state of sequence ``seq_id``, new (not valid yet) on its first packet."""
         seq = self.sequences.get(seq_id)
         if seq is None:
             seq = self.sequences[seq_id] = Sequence()
+        return seq
+
+    def sequence_packet(self, packet) -> Sequence:
+        """Apply a packet's effect on its sequence's incremental state; return that state."""
+        seq = self.sequence(packet.trusted_packet_sequence_id)
         if packet.previous_packet_dropped:
             seq.valid = False
         if packet.incremental_state_cleared or packet.sequence_flags & SEQ_INCREMENTAL_STATE_CLEARED:
