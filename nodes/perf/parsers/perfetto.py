@@ -97,15 +97,28 @@ class _TraceReader:
         """Read the ftrace bundles queued for the batch reader."""
         self.bad_packets += self.ftrace.flush()
 
-    def held(self) -> int:
-        """Events buffered before :meth:`finish` stores them (the event cap counts them too)."""
-        self.flush()
-        ft, te = self.ftrace, self.track_events
+    def held(self, room: int | None = None) -> int:
+        """Events buffered before :meth:`finish` stores them (the event cap counts them too).
+        With ``room`` (what the cap leaves), queued ftrace bundles that cannot fill it are not
+        read yet and count at their bound (FtraceState.may_defer): the check passes exactly when
+        it passes with them read, and only then, so the cap stops the read where it did; batches
+        grow past the 1 MiB between checks."""
+        ft = self.ftrace
+        if room is None:
+            self.flush()
+        read = self._held_read()
+        if room is not None:
+            if ft.may_defer(room - read):
+                return read + ft.batch_rows
+            self.flush()
+            read = self._held_read()
+        return read
+
+    def _held_read(self) -> int:
+        """:meth:`held` without the queued ftrace bundles."""
+        te = self.track_events
         return (
-            len(ft.atrace)
-            + ft.sched.rows
-            + len(ft.async_slices)
-            + sum(len(v) for v in ft.counters.values())
+            self.ftrace.held_rows()
             + len(te.async_slices)
             + sum(len(v) for v in te.stacks.values())
             + sum(len(v) for v in te.counters.values())
@@ -360,7 +373,7 @@ def _parse(path: str, packet_limit: int) -> PerfData:
                 unchecked += len(raw)
                 if unchecked >= 1 << 20 or not report.packets & 1023:
                     unchecked = 0
-                    data.check_capacity(data.stored + reader.held())
+                    data.check_capacity(data.stored + reader.held(data.max_events - data.stored))
     except CapacityReached:
         pass  # marked partial with a warning; what was read is assembled below
     except StreamCorrupt as e:

@@ -159,6 +159,17 @@ def full(b) -> FtraceEventBundle:
     return b.parse() if isinstance(b, BundleView) else b
 
 
+def rows_bound(b) -> int:
+    """At most how many rows ``b`` adds to what the reader holds (``_TraceReader.held``): two
+    per event (a ``sched_switch`` leaves and enters; an atrace line, zero event or counter is one),
+    two per compact switch and one per waking. A view counts its compact sched by bytes (every
+    switch and waking has a time of at least one byte), upb's bundle by its columns."""
+    if isinstance(b, BundleView):
+        return 2 * (b.events + max(b._cs_len, 0))
+    cs = b.compact_sched
+    return 2 * (len(b.event) + len(cs.switch_timestamp)) + len(cs.waking_timestamp)
+
+
 def event_count(b) -> int:
     """``len(b.event)`` without parsing a view's bundle."""
     return b.events if isinstance(b, BundleView) else len(b.event)
