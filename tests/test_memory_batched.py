@@ -79,6 +79,18 @@ def test_parts_totals_of_finite_points_are_the_walk(processes):
     assert repr(got) == repr([memory._parts_total_loop(p) for p in processes])
 
 
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.one_of(st.none(), st.sampled_from([0.0, -0.0, 1.5, float("nan"), float("inf")]),
+                                    st.floats(0, 1e4, allow_nan=False)),
+                          st.sampled_from([0.0, 2.0, 2.5, float("nan")])), max_size=40),
+       st.sampled_from([None, 3, 10**30]), st.booleans())
+def test_ranked_is_the_sort_of_the_key_tuples(rows, app, huge):
+    pids = [(i * 7919) % 101 + (10**30 if huge and i == 0 else 0) for i in range(len(rows))]
+    rss, gc_ms = [r for r, _g in rows], [g for _r, g in rows]
+    keys = [(p != app, -(r or 0.0), -g, p) for p, r, g in zip(pids, rss, gc_ms)]
+    assert memory._ranked(pids, rss, gc_ms, app) == sorted(range(len(pids)), key=keys.__getitem__)
+
+
 def _every_process_sorted(ctx) -> list[tuple]:
     """memory.memory's processes as 06ffed0 ranked them: a row for every process, then sorted."""
     pd: PerfData = ctx.pd

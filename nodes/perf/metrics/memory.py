@@ -217,6 +217,25 @@ def _growth(series: SeriesMap, maps: list[dict[str, int]]) -> list[float]:
     return out
 
 
+def _ranked(pids: list[int], rss: list[float | None], gc_ms: list[float], app: int | None) -> list[int]:
+    """The positions of ``pids`` by (not the app, largest RSS, longest GC, pid): one
+    ``lexsort`` (a 1 GB trace has ~100 k processes; the sort of key tuples took ~0.3 s), the
+    sort of the key tuples itself when a key is NaN (the order then depends on the comparisons)
+    or a pid is beyond int64. The pids differ, so either sort has one answer."""
+    rss_key = [-(r or 0.0) for r in rss]
+    gc_key = [-g for g in gc_ms]
+    try:
+        pid = np.array(pids, dtype=np.int64)
+    except OverflowError:
+        pid = None
+    by_rss, by_gc = np.array(rss_key, dtype=np.float64), np.array(gc_key, dtype=np.float64)
+    if pid is None or np.isnan(by_rss).any() or np.isnan(by_gc).any():
+        keys = list(zip([p != app for p in pids], rss_key, gc_key, pids))
+        return sorted(range(len(pids)), key=keys.__getitem__)
+    not_app = np.fromiter((p != app for p in pids), dtype=bool, count=len(pids))
+    return np.lexsort((pid, by_gc, by_rss, not_app)).tolist()
+
+
 def memory(ctx) -> MemoryStats | None:
     pd: PerfData = ctx.pd
     unended = open_gcs(pd)
@@ -246,8 +265,7 @@ def memory(ctx) -> MemoryStats | None:
     rss = [round(x, 3) if x is not None else None for x in _rss_max(pd.memory, maps)]
     gc_of = [gc_by_pid.get(pid) for pid in pids]
     app = ctx.scope.pid if ctx.scope is not None else None
-    keys = [(pid != app, -(r or 0.0), -(g.total_ms if g else 0.0), pid) for pid, r, g in zip(pids, rss, gc_of)]
-    ranked = sorted(range(len(pids)), key=keys.__getitem__)
+    ranked = _ranked(pids, rss, [g.total_ms if g else 0.0 for g in gc_of], app)
     grew = _growth(pd.memory, maps)
     rest = [i for i in ranked[MAX_PROCESSES:] if grew[i] > 0]
     growers = sorted(rest, key=lambda i: (-grew[i], pids[i]))
