@@ -68,6 +68,26 @@ def _q(sorted_vals: list[float], q: float) -> float | None:
     return sorted_vals[k]
 
 
+def unique_inverse(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(x, return_inverse=True)`` of a 1-D array, by a stable sort: ~2x faster on
+    the columns the slice walk ranks (times and keys of threads laid end to end, each thread's
+    mostly ascending: timsort's runs, where unique's quicksort gains nothing). Floats with NaN,
+    or with both 0.0 and -0.0 (unique keeps whichever its sort puts first), take ``np.unique``."""
+    if x.dtype.kind == "f":
+        negative_zero = np.signbit(x[x == 0.0])
+        if np.isnan(x).any() or (negative_zero.any() and not negative_zero.all()):
+            uniq, inv = np.unique(x, return_inverse=True)
+            return uniq, inv.reshape(-1)
+    order = np.argsort(x, kind="stable")
+    s = x[order]
+    first = np.empty(len(s), dtype=bool)
+    first[:1] = True
+    np.not_equal(s[1:], s[:-1], out=first[1:])
+    inv = np.empty(len(x), dtype=np.int64)
+    inv[order] = np.cumsum(first) - 1
+    return s[first], inv
+
+
 def joined_column(cols: list, field: str, dtype) -> np.ndarray:
     """One column of many tracks, concatenated (one join of their buffers when they are arrays
     of that type already: a trace of 11,000 threads paid a numpy call for each)."""

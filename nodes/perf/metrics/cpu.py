@@ -17,6 +17,7 @@ event to the end of the trace: before it the frequency is unknown), and the time
 from __future__ import annotations
 
 from collections import defaultdict
+from operator import attrgetter
 
 import numpy as np
 
@@ -65,15 +66,11 @@ def cpu(ctx) -> CpuStats | None:
             return 0.0, None
         return _r(running_us / window_us, 4), (_r(running_us / (window_us * ncpu), 4) if ncpu else None)
 
-    per_proc: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
-    rows = []
-    for (pid, tid), st in pd.thread_states.items():
-        run, wait = st.get("running", 0.0), st.get("runnable", 0.0)
-        per_proc[pid][0] += run
-        per_proc[pid][1] += wait
-        rows.append((run, wait, pid, tid))
-    rows.sort(key=lambda r: (-r[0], -r[1], r[2], r[3]))
-    for run, wait, pid, tid in rows[:MAX_THREADS]:
+    keys = list(pd.thread_states)
+    states = list(pd.thread_states.values())
+    run_of, wait_of = [st.get("running", 0.0) for st in states], [st.get("runnable", 0.0) for st in states]
+    rows, procs = _ranked(keys, run_of, wait_of, MAX_THREADS, MAX_PROCESSES)
+    for run, wait, pid, tid in rows:
         info = pd.threads.get((pid, tid))
         sw, sc = shares(run)
         out.threads.append(CpuUse(
@@ -81,7 +78,7 @@ def cpu(ctx) -> CpuStats | None:
             process=pd.processes.get(pid), running_ms=_r(run / 1000.0), runnable_ms=_r(wait / 1000.0),
             share_of_window=sw, share_of_cpus=sc,
         ))
-    for pid, (run, wait) in sorted(per_proc.items(), key=lambda kv: (-kv[1][0], kv[0]))[:MAX_PROCESSES]:
+    for pid, (run, wait) in procs:
         sw, sc = shares(run)
         out.processes.append(CpuUse(
             pid=pid, name=pd.processes.get(pid) or _main_thread_name(pd, pid),
@@ -151,20 +148,16 @@ def section(ctx, name: str, start: float, end: float, sums: tuple | None = None)
     pd: PerfData = ctx.pd
     length = max(0.0, end - start)
     ncpu = pd.cpu_count
-    per_thread = []
-    per_proc: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
     idx = _index(ctx)
     if sums is None:
         near = _near(idx, start, end)
         sums = (near, idx.running.clipped_sums(near, start, end), idx.runnable.clipped_sums(near, start, end))
+    near, runs, waits = np.asarray(sums[0], dtype=np.int64), np.asarray(sums[1]), np.asarray(sums[2])
+    has = np.flatnonzero((runs != 0.0) | (waits != 0.0) | (runs != runs) | (waits != waits))  # `if run or wait`
     keys = idx.keys
     # in the order of pd.sched_intervals: the process sums add up alike
-    for i, run, wait in zip(sums[0].tolist(), sums[1], sums[2]):
-        if run or wait:
-            pid, tid = keys[i]
-            per_thread.append((run, wait, pid, tid))
-            per_proc[pid][0] += run
-            per_proc[pid][1] += wait
+    per_thread, procs = _ranked([keys[i] for i in near[has].tolist()], runs[has].tolist(), waits[has].tolist(),
+                                SECTION_TOP, SECTION_TOP)
 
     def use(run: float, wait: float, pid: int, tid: int | None) -> CpuUse:
         info = pd.threads.get((pid, tid)) if tid is not None else None
@@ -175,13 +168,51 @@ def section(ctx, name: str, start: float, end: float, sums: tuple | None = None)
                       share_of_window=_r(run / length, 4) if length else 0.0,
                       share_of_cpus=_r(run / (length * ncpu), 4) if length and ncpu else None)
 
-    per_thread.sort(key=lambda r: (-r[0], -r[1], r[2], r[3]))
-    procs = sorted(per_proc.items(), key=lambda kv: (-kv[1][0], kv[0]))
     return CpuSection(
         name=name, start_ms=ctx.rel(start), dur_ms=_r(length / 1000.0),
-        threads=[use(r, w, p, t) for r, w, p, t in per_thread[:SECTION_TOP]],
-        processes=[use(r, w, p, None) for p, (r, w) in procs[:SECTION_TOP]],
+        threads=[use(r, w, p, t) for r, w, p, t in per_thread],
+        processes=[use(r, w, p, None) for p, (r, w) in procs],
     )
+
+
+def _ranked(keys: list[tuple[int, int]], runs: list[float], waits: list[float], threads_top: int,
+            procs_top: int) -> tuple[list[tuple[float, float, int, int]], list[tuple[int, tuple[float, float]]]]:
+    """The ``threads_top`` threads ``keys`` (pid, tid) by (-running, -runnable, pid, tid) as
+    (running, runnable, pid, tid), and the ``procs_top`` processes by (-running, pid) as (pid,
+    (running, runnable)), each process's sums added from 0.0 in the order of ``keys``. With
+    numpy (``lexsort``; ``bincount`` adds in order, as ``+=`` over the threads): a trace has
+    ~20 k threads and a section asks for a few thousand; with NaN, or ids beyond int64, by
+    :func:`_ranked_loop` (NaN makes the order the one the sort compares in)."""
+    try:
+        run, wait = np.array(runs, dtype=np.float64), np.array(waits, dtype=np.float64)
+        pid = np.array([k[0] for k in keys], dtype=np.int64)
+        tid = np.array([k[1] for k in keys], dtype=np.int64)
+    except (OverflowError, TypeError, ValueError):
+        return _ranked_loop(keys, runs, waits, threads_top, procs_top)
+    if np.isnan(run).any() or np.isnan(wait).any():
+        return _ranked_loop(keys, runs, waits, threads_top, procs_top)
+    order = np.lexsort((tid, pid, -wait, -run))[:threads_top]  # (pid, tid) unique: sorted()'s order
+    threads = list(zip(run[order].tolist(), wait[order].tolist(), pid[order].tolist(), tid[order].tolist()))
+    pids, inv = np.unique(pid, return_inverse=True)
+    inv = inv.reshape(-1)
+    prun = np.bincount(inv, weights=run, minlength=len(pids))
+    pwait = np.bincount(inv, weights=wait, minlength=len(pids))
+    porder = np.lexsort((pids, -prun))[:procs_top]
+    return threads, [(p, (r, w)) for p, r, w in zip(pids[porder].tolist(), prun[porder].tolist(), pwait[porder].tolist())]
+
+
+def _ranked_loop(keys: list[tuple[int, int]], runs: list[float], waits: list[float], threads_top: int,
+                 procs_top: int) -> tuple[list[tuple[float, float, int, int]], list[tuple[int, tuple[float, float]]]]:
+    """:func:`_ranked` one thread at a time (NaN; and the reference of tests/test_cpu_ranked.py)."""
+    per_proc: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    rows = []
+    for (pid, tid), run, wait in zip(keys, runs, waits):
+        per_proc[pid][0] += run
+        per_proc[pid][1] += wait
+        rows.append((run, wait, pid, tid))
+    rows.sort(key=lambda r: (-r[0], -r[1], r[2], r[3]))
+    procs = sorted(per_proc.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    return rows[:threads_top], [(p, (r, w)) for p, (r, w) in procs[:procs_top]]
 
 
 class _SchedIndex:
@@ -193,13 +224,17 @@ class _SchedIndex:
     def __init__(self, pd: PerfData):
         self.keys: list[tuple[int, int]] = list(pd.sched_intervals)
         ivs = list(pd.sched_intervals.values())
-        ts = np.frombuffer(b"".join(iv.ts for iv in ivs), dtype=np.float64)
-        ends = ts + np.frombuffer(b"".join(iv.dur for iv in ivs), dtype=np.float64)
-        st = np.frombuffer(b"".join(iv.state for iv in ivs), dtype=np.int8)
-        thread = np.repeat(np.arange(len(ivs)), [len(iv) for iv in ivs])
-        run, wait = st == _RUNNING, np.isin(st, _RUNNABLE)
-        self.running = Intervals(ts[run], ends[run], np.bincount(thread[run], minlength=len(ivs)))
-        self.runnable = Intervals(ts[wait], ends[wait], np.bincount(thread[wait], minlength=len(ivs)))
+        tss = list(map(attrgetter("ts"), ivs))
+        ts = np.frombuffer(b"".join(tss), dtype=np.float64)
+        ends = ts + np.frombuffer(b"".join(map(attrgetter("dur"), ivs)), dtype=np.float64)
+        st = np.frombuffer(b"".join(map(attrgetter("state"), ivs)), dtype=np.int8)
+        # thread i's intervals: [bounds[i], bounds[i + 1]); per state, how many of them it has
+        bounds = np.zeros(len(ivs) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, tss), dtype=np.int64, count=len(tss)), out=bounds[1:])
+        run = st == _RUNNING
+        wait = (st == _RUNNABLE[0]) | (st == _RUNNABLE[1])
+        self.running = Intervals(ts[run], ends[run], np.diff(np.r_[0, np.cumsum(run)][bounds]))
+        self.runnable = Intervals(ts[wait], ends[wait], np.diff(np.r_[0, np.cumsum(wait)][bounds]))
 
 
 def _index(ctx) -> _SchedIndex:

@@ -16,7 +16,7 @@ import numpy as np
 
 from nodes.perf.containers import is_container
 from nodes.perf.metrics import slice_tree
-from nodes.perf.metrics.common import MAX_PATHS, TOP_PER_THREAD, _ms, _pct, _Thread, joined_column
+from nodes.perf.metrics.common import MAX_PATHS, TOP_PER_THREAD, _ms, _pct, _Thread, joined_column, unique_inverse
 from nodes.perf.model import MAX_RESULT_STACKS, AppScope, Hotspot, ScopeSummary, SliceStat, StackWeight
 
 
@@ -162,8 +162,7 @@ def _walk_batch(keys: list, cols: list) -> list[tuple[_Thread, "SlicePaths | Non
         return out
     # the ranks first (they do not depend on the order): they make the sort one int64 key
     e = ts + dur
-    uniq, inv = np.unique(np.concatenate([ts, e]), return_inverse=True)
-    inv = inv.reshape(-1)
+    uniq, inv = unique_inverse(np.concatenate([ts, e]))
     order = _batch_order(seg, inv[:n], ts, dur, len(uniq))
     ts, dur, name, seg, e = ts[order], dur[order], name[order], seg[order], e[order]
     inv = np.concatenate([inv[:n][order], inv[n:][order]]).astype(np.float64)
@@ -184,8 +183,7 @@ def _walk_batch(keys: list, cols: list) -> list[tuple[_Thread, "SlicePaths | Non
     del children
     post = tree.post_order()
     span = int(name.max()) + 1
-    pair, dense = np.unique(seg * span + name, return_inverse=True)
-    dense = dense.reshape(-1)
+    pair, dense = unique_inverse(seg * span + name)
     pair_seg, pair_name = pair // span, pair % span
     # self time: closing order
     kpost = dense[post]
@@ -251,8 +249,8 @@ def _batch_paths(keys: list, tree, name: np.ndarray, seg: np.ndarray, own: np.nd
             continue
         # a root's path is its thread's and its name; a deeper one its parent's path and its name
         up = pid[parent[ids]] if d else seg[ids]
-        uniq, inv = np.unique(up * span + name[ids], return_inverse=True)
-        pid[ids] = inv.reshape(-1) + count
+        uniq, inv = unique_inverse(up * span + name[ids])
+        pid[ids] = inv + count
         # a path's thread: a root path's is in its key, a deeper one's is its parent path's
         # (on the level before, numbered from level_start)
         segs.append(segs[-1][uniq // span - level_start] if d else uniq // span)
