@@ -39,6 +39,7 @@ from nodes.perf.parsers.perfetto_bundle_view import BundleView, parse_packet
 from nodes.perf.parsers.perfetto_bundle_view import full as full_bundle
 from nodes.perf.parsers.perfetto_clock import BOOTTIME, ClockConverter
 from nodes.perf.parsers.perfetto_frames import FRAME_TIMELINE_FIELD, FrameTimelineState
+from nodes.perf.parsers.perfetto_memory import reads_counter
 from nodes.perf.parsers.perfetto_ftrace import FtraceState, identity
 from nodes.perf.parsers.perfetto_power import PowerState
 from nodes.perf.parsers.perfetto_samples import SampleState
@@ -104,7 +105,7 @@ class _TraceReader:
             len(ft.atrace)
             + ft.sched.rows
             + len(ft.async_slices)
-            + sum(len(v) for v in ft.counters.values())
+            + ft.counters.points()
             + len(te.async_slices)
             + sum(len(v) for v in te.stacks.values())
             + sum(len(v) for v in te.counters.values())
@@ -196,9 +197,10 @@ class _TraceReader:
     def finish(self, report: StreamReport) -> None:
         self.flush()
         data = self.data
-        # tid → tgid, process_stats first, then track events, then ftrace: a copy of the largest
-        # (process_stats: every thread of every snapshot) with the others' tids it lacks
-        known: dict[int, int] = dict(self.system.tgid_of)
+        # tid → tgid, process_tree first, then track events, then ftrace: the largest (the tree's:
+        # every thread of every snapshot, 80 MB at 1 GB) with the others' tids it lacks, in place
+        # (a copy of it was the second largest dict of the whole read, issue 25)
+        known: dict[int, int] = self.system.tgid_of
         others = {**self.ftrace.tgid_of, **self.track_events.tgid_of}
         for tid in others.keys() - known.keys():
             known[tid] = others[tid]
@@ -207,7 +209,8 @@ class _TraceReader:
         self.frames.finish(data)
         self.power.finish(data)
         self.ftrace.cpu.finish(data)
-        self.ftrace.memory.finish(data, self.ftrace.counters, lambda t: self.ftrace.pid_for(t, known))
+        memory_counters = dict(self.ftrace.counters.items(keep=reads_counter))
+        self.ftrace.memory.finish(data, memory_counters, lambda t: self.ftrace.pid_for(t, known))
         self.samples.finish(data)
         async_slices = self.ftrace.async_slices + self.track_events.async_slices
         for a in async_slices:
@@ -223,18 +226,21 @@ class _TraceReader:
         data = self.data
         series: dict[tuple[int | None, str], list[tuple[int, float]]] = {}
         units: dict[tuple[int | None, str], str] = {}
-        series.update(self.system.counters)
-        units.update(self.system.units)
-        for key, pts in self.ftrace.counters.items():
-            series[(key[0], key[1])] = pts
-        series.update(self.track_events.counters)
-        units.update(self.track_events.counter_units)
         if not focus:
             by_slices: Counter[int] = Counter()
             for (pid, _tid), cols in data.slices.items():
                 by_slices[pid] += len(cols)
             focus = [pid for pid, _ in by_slices.most_common(_COUNTER_PROCESSES)]
         wanted = set(focus)
+        series.update(self.system.counters)
+        units.update(self.system.units)
+        # the atrace counters' points of the focus only: the others' series are counted, not read
+        ftrace = self.ftrace.counters
+        series.update(ftrace.items(keep=lambda key: key[0] in wanted))
+        for key in ftrace.ids:
+            series.setdefault(key, [])
+        series.update(self.track_events.counters)
+        units.update(self.track_events.counter_units)
         # the other processes' series (most of them) are counted, not sorted
         kept = [kv for kv in series.items() if kv[0][0] is None or kv[0][0] in wanted]
         dropped = len(series) - len(kept)

@@ -118,12 +118,26 @@ class SeriesTable:
         return (np.frombuffer(self.sid, np.int32), np.frombuffer(self.ts, np.int64),
                 np.frombuffer(self.value, self._dtype))
 
-    def items(self):
-        """(key, [(ts, value)] in arrival order) per series: the dict of lists it replaced."""
-        per: list[list] = [[] for _ in self.count]
-        for i, t, v in zip(self.sid, self.ts, self.value):
-            per[i].append((t, v))
-        return [(k, per[i]) for k, i in self.ids.items()]
+    def items(self, keep=None):
+        """(key, [(ts, value)] in arrival order) per series: the dict of lists it replaced; only
+        the series whose ``keep(key)`` is true when ``keep`` is given (only their points are
+        boxed: most of the atrace counters a reader holds are of processes no one asks about)."""
+        ids = self.ids if keep is None else {k: i for k, i in self.ids.items() if keep(k)}
+        per: dict[int, list] = {i: [] for i in ids.values()}
+        sid, ts, value = self.sid, self.ts, self.value
+        if keep is not None and not self.wide and len(per) < len(self.count):
+            at = np.flatnonzero(np.isin(np.frombuffer(sid, np.int32), np.fromiter(per, np.int32, len(per))))
+            sid = np.frombuffer(sid, np.int32)[at].tolist()
+            ts, value = np.frombuffer(ts, np.int64)[at].tolist(), np.frombuffer(value, self._dtype)[at].tolist()
+        for i, t, v in zip(sid, ts, value):
+            pts = per.get(i)
+            if pts is not None:
+                pts.append((t, v))
+        return [(k, per[i]) for k, i in ids.items()]
+
+    def points(self) -> int:
+        """How many points are kept, of all series."""
+        return len(self.ts)
 
 
 def sort_series(n: int, sid, ts, value):
