@@ -53,7 +53,7 @@ from nodes.perf.parsers.perfetto_stream import (
     iter_packets_from_bytes,
     read_varint,
 )
-from nodes.perf.parsers.perfetto_system import SystemState
+from nodes.perf.parsers.perfetto_system import PROCESS_UNIT, SystemState
 from nodes.perf.parsers.perfetto_track_event import TrackEventState
 
 FORMAT = "perfetto"
@@ -170,8 +170,7 @@ class _TraceReader:
         elif kind == "process_tree":
             self.system.process_tree(pkt.process_tree, self.data)
         elif kind == "process_stats":
-            self.system.process_stats(pkt.process_stats, ts)
-            self.ftrace.memory.process_stats(pkt.process_stats, ts)
+            self.ftrace.memory.process_stats(pkt.process_stats, ts)  # SystemState.process_counters reads it too
         elif kind == "sys_stats":
             self.system.sys_stats(pkt.sys_stats, ts)
         elif kind == "system_info":
@@ -197,19 +196,15 @@ class _TraceReader:
     def finish(self, report: StreamReport) -> None:
         self.flush()
         data = self.data
-        # tid → tgid, process_tree first, then track events, then ftrace: the largest (the tree's:
-        # every thread of every snapshot, 80 MB at 1 GB) with the others' tids it lacks, in place
-        # (a copy of it was the second largest dict of the whole read, issue 25)
-        known: dict[int, int] = self.system.tgid_of
-        others = {**self.ftrace.tgid_of, **self.track_events.tgid_of}
-        for tid in others.keys() - known.keys():
-            known[tid] = others[tid]
+        # tid → tgid, process_tree first, then track events, then ftrace
+        known = self.system.thread_groups({**self.ftrace.tgid_of, **self.track_events.tgid_of})
         self.ftrace.finish(data, known)
         data.name_threads(self.ftrace.comm)
         self.frames.finish(data)
         self.power.finish(data)
         self.ftrace.cpu.finish(data)
         memory_counters = dict(self.ftrace.counters.items(keep=reads_counter))
+        self.system.process_counters(self.ftrace.memory.series)  # before rss_stat joins them
         self.ftrace.memory.finish(data, memory_counters, lambda t: self.ftrace.pid_for(t, known))
         self.samples.finish(data)
         async_slices = self.ftrace.async_slices + self.track_events.async_slices
@@ -234,11 +229,13 @@ class _TraceReader:
         wanted = set(focus)
         series.update(self.system.counters)
         units.update(self.system.units)
-        # the atrace counters' points of the focus only: the others' series are counted, not read
-        ftrace = self.ftrace.counters
-        series.update(ftrace.items(keep=lambda key: key[0] in wanted))
-        for key in ftrace.ids:
-            series.setdefault(key, [])
+        units.update((key, PROCESS_UNIT) for key in self.system.process.ids if key[0] in wanted)
+        # process_stats' and the atrace counters' points of the focus only: the other processes'
+        # series are counted, not read (their tables, perfetto_series.py, hold no tuples)
+        for table in (self.system.process, self.ftrace.counters):
+            series.update(table.items(keep=lambda key: key[0] in wanted))
+            for key in table.ids:
+                series.setdefault(key, [])
         series.update(self.track_events.counters)
         units.update(self.track_events.counter_units)
         # the other processes' series (most of them) are counted, not sorted

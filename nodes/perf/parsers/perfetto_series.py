@@ -28,6 +28,7 @@ class SeriesTable:
         self.sid = array("i")  # int32: 4 bytes a point
         self.ts = array("q")
         self.value = array(value_code)
+        self._code = value_code
         self._dtype = _DTYPE[value_code]
         self.wide = False  # a time beyond int64: the columns are lists
 
@@ -134,6 +135,29 @@ class SeriesTable:
             if pts is not None:
                 pts.append((t, v))
         return [(k, per[i]) for k, i in ids.items()]
+
+    def subset(self, keep) -> SeriesTable:
+        """A table of the series whose ``keep(key)`` is true, with their points, numbered in
+        the order they have here."""
+        out = SeriesTable(self._code)
+        new = [-1] * len(self.count)
+        for k, i in self.ids.items():
+            if keep(k):
+                new[i] = out.ids[k] = len(out.count)
+                out.count.append(self.count[i])
+        if self.wide:
+            out._widen()
+            for i, t, v in zip(self.sid, self.ts, self.value):
+                if new[i] >= 0:
+                    out.sid.append(new[i])
+                    out.ts.append(t)
+                    out.value.append(v)
+            return out
+        sid, ts, value = self.columns()
+        to = np.array(new, np.int64)[sid]
+        at = to >= 0
+        out._extend(to[at], ts[at], value[at])
+        return out
 
     def points(self) -> int:
         """How many points are kept, of all series."""
