@@ -50,7 +50,8 @@ class ThreadGroups:
     """
 
     def __init__(self, tids: array, tgids: array, others: dict[int, int]) -> None:
-        self.tids, self.tgids = last_word(tids, tgids)
+        """``tids``/``tgids``: one pair per tid, sorted by tid (:func:`last_word`)."""
+        self.tids, self.tgids = tids, tgids
         self.others = others
 
     def _at(self, tid: int) -> int:
@@ -114,12 +115,16 @@ class SystemState:
             if name:
                 name_thread(tgid, tid, name)
         if len(self.tree_tids) > 2 * self._compacted + _COMPACT_AT:
-            # a trace that repeats its whole tree in every snapshot: kept to about twice its threads
-            self.tree_tids, self.tree_tgids = last_word(self.tree_tids, self.tree_tgids)
-            self._compacted = len(self.tree_tids)
+            self._compact()  # a trace that repeats its whole tree in every snapshot: ~twice its threads
+
+    def _compact(self) -> None:
+        self.tree_tids, self.tree_tgids = last_word(self.tree_tids, self.tree_tgids)
+        self._compacted = len(self.tree_tids)
 
     def thread_groups(self, others: dict[int, int]) -> ThreadGroups:
-        """tid → tgid: the trees', then ``others``' for the tids no tree names."""
+        """tid → tgid: the trees', then ``others``' for the tids no tree names (on this state's
+        columns, compacted: no second copy)."""
+        self._compact()
         return ThreadGroups(self.tree_tids, self.tree_tgids, others)
 
     def process_counters(self, memory: SeriesTable) -> None:
