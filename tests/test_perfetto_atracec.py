@@ -1,6 +1,6 @@
 """The C pass over a batch's atrace lines and zero events (nodes/perf/parsers/_atracec.c) against
-its numpy reference (perfetto_atrace_columns.split_python / counters_python): the same shapes,
-rows, names, first begins and counter series on random, mutated and truncated lines, and a
+its numpy reference (perfetto_atrace_columns.split_python): the same shapes, rows, names, first
+begins and counters on random, mutated and truncated lines, and a
 ValueError — never a crash — for offsets outside the buffer.
 
 The whole reader with either is compared by tests/test_perfetto_atrace_columns.py (against the
@@ -125,23 +125,6 @@ def test_split_reads_the_common_shapes():
     assert r["n_ev"].tolist() == [3, 6] and r["n_names"] == [_EMPTY, "a|b"]  # "draw" is known
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4), st.integers(-(1 << 63), (1 << 63) - 1)),
-                max_size=40), st.integers(0, 4), st.booleans())
-def test_counters_equal_the_numpy_reference(points, cap, earlier):
-    listed = ["a", b"\xff", "c", "", "e"]
-    tgid = np.array([p[0] for p in points], np.int64)
-    vid = np.array([p[1] for p in points], np.int64)
-    value = np.array([p[2] for p in points], np.int64)
-    ts = np.arange(len(points), dtype=np.int64) * 3
-    tables = []
-    for fn in (columns.counters, columns.counters_python):
-        table = {(1, "c"): [(0, 1.0)]} if earlier else {}  # a series an earlier batch began
-        fn(table, listed, tgid, vid, ts, value, cap)
-        tables.append(list(table.items()))
-    assert tables[0] == tables[1]
-
-
 def test_offsets_outside_the_buffer_raise():
     joined = b"B|1|a" + _PAD
     z = tuple(np.zeros(0, np.int64) for _ in range(7))
@@ -156,5 +139,3 @@ def test_offsets_outside_the_buffer_raise():
         C.split(joined, *empty, *zero, {}, {}, _EMPTY)
     with pytest.raises(ValueError):  # columns of different lengths
         C.split(joined, np.array([0, 1]), np.array([0]), np.array([1]), np.array([1]), *z, {}, {}, _EMPTY)
-    with pytest.raises(IndexError):
-        C.counters({}, ["a"], np.array([1]), np.array([1]), np.array([0]), np.array([0]), 1, 5)

@@ -69,7 +69,7 @@ def test_rows_are_each_process_fields_in_order():
     want = [(p.pid, k, getattr(p, f)) for p in stats.processes for k, (f, _n) in enumerate(ps.FIELDS)
             if p.HasField(f)]
     assert list(zip(*ps.rows_upb(stats))) == want
-    assert ps.NAMES[:2] == ("mem.rss", "mem.rss.anon")  # what SystemState.process_rows keeps
+    assert ps.NAMES[:2] == ("mem.rss", "mem.rss.anon")  # what SystemState.process_counters keeps
 
 
 _SMALL = sorted(_ALL, key=len)[:6]

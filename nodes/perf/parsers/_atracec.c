@@ -9,8 +9,6 @@
  *
  *   split(buf, pr_ev, pr_off, pr_len, pr_tid, z_ev, z_flag, z_off, z_len, z_tid, z_pid, z_value,
  *         names, tgid_of, empty) -> dict        == perfetto_atrace_columns.split_python
- *   counters(table, listed, tgid, vid, ts, value, n, cap)
- *                                                == perfetto_atrace_columns.counters_python
  *
  * Every read is bounds-checked against the buffer's length; a line outside it raises ValueError.
  */
@@ -549,104 +547,10 @@ done:
     return out;
 }
 
-/* ------------------------------------------------------------------------------------ */
-
-/* counters(table, listed, tgid, vid, ts, value, n, cap): the first n counter points, in order,
- * into table {(tgid, listed[vid]): [(ts, float(value))]} as FtraceState._counter adds them:
- * a series created at its first point, points kept up to cap. */
-static PyObject *a_counters(PyObject *self, PyObject *args)
-{
-    PyObject *table, *listed, *ao[4];
-    Py_ssize_t n, cap;
-    if (!PyArg_ParseTuple(args, "O!O!OOOOnn", &PyDict_Type, &table, &PyList_Type, &listed, &ao[0], &ao[1], &ao[2],
-                          &ao[3], &n, &cap))
-        return NULL;
-    arr_t a[4];
-    memset(a, 0, sizeof a);
-    PyObject **cache = NULL; /* series list by (tgid slot): borrowed from table */
-    int64_t *ktg = NULL, *kvid = NULL;
-    size_t mask = 0;
-    PyObject *ret = NULL;
-    static const char *what[4] = {"tgid", "vid", "ts", "value"};
-    for (int k = 0; k < 4; k++)
-        if (get_arr(ao[k], &a[k], what[k]) < 0)
-            goto done;
-    if (n < 0 || a[0].n < n || a[1].n < n || a[2].n < n || a[3].n < n) {
-        PyErr_SetString(PyExc_ValueError, "counters: columns shorter than n");
-        goto done;
-    }
-    size_t sz = 16;
-    while (sz < (size_t)n * 2 + 16)
-        sz <<= 1;
-    mask = sz - 1;
-    cache = PyMem_Calloc(sz, sizeof(PyObject *));
-    ktg = PyMem_Malloc(sz * sizeof(int64_t));
-    kvid = PyMem_Malloc(sz * sizeof(int64_t));
-    if (!cache || !ktg || !kvid) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    Py_ssize_t nl = PyList_GET_SIZE(listed);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t tg = a[0].v[i], vid = a[1].v[i];
-        if (vid < 0 || vid >= nl) {
-            PyErr_SetString(PyExc_IndexError, "counters: a name index outside listed");
-            goto done;
-        }
-        uint64_t h = ((uint64_t)tg * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)vid * 0xC2B2AE3D27D4EB4FULL);
-        size_t s = (size_t)(h ^ (h >> 31)) & mask;
-        while (cache[s] && !(ktg[s] == tg && kvid[s] == vid))
-            s = (s + 1) & mask;
-        PyObject *pts = cache[s];
-        if (!pts) {
-            PyObject *g = PyLong_FromLongLong(tg);
-            PyObject *key = g ? PyTuple_Pack(2, g, PyList_GET_ITEM(listed, vid)) : NULL;
-            Py_XDECREF(g);
-            if (!key)
-                goto done;
-            PyObject *fresh = PyList_New(0);
-            pts = fresh ? PyDict_SetDefault(table, key, fresh) : NULL; /* borrowed */
-            Py_XDECREF(fresh);
-            Py_DECREF(key);
-            if (!pts)
-                goto done;
-            if (!PyList_Check(pts)) {
-                PyErr_SetString(PyExc_TypeError, "counters: a series that is not a list");
-                goto done;
-            }
-            cache[s] = pts;
-            ktg[s] = tg;
-            kvid[s] = vid;
-        }
-        if (PyList_GET_SIZE(pts) < cap) {
-            PyObject *t = PyLong_FromLongLong(a[2].v[i]);
-            PyObject *v = t ? PyFloat_FromDouble((double)a[3].v[i]) : NULL;
-            PyObject *pt = v ? PyTuple_Pack(2, t, v) : NULL;
-            Py_XDECREF(t);
-            Py_XDECREF(v);
-            int bad = !pt || PyList_Append(pts, pt) < 0;
-            Py_XDECREF(pt);
-            if (bad)
-                goto done;
-        }
-    }
-    ret = Py_None;
-    Py_INCREF(ret);
-done:
-    PyMem_Free(cache);
-    PyMem_Free(ktg);
-    PyMem_Free(kvid);
-    for (int k = 0; k < 4; k++)
-        rel_arr(&a[k]);
-    return ret;
-}
-
 static PyMethodDef methods[] = {
     {"split", a_split, METH_VARARGS,
      "split(buf, pr_ev, pr_off, pr_len, pr_tid, z_ev, z_flag, z_off, z_len, z_tid, z_pid, z_value, names,\n"
      "tgid_of, empty) -> dict: perfetto_atrace_columns.split_python's columns."},
-    {"counters", a_counters, METH_VARARGS,
-     "counters(table, listed, tgid, vid, ts, value, n, cap): the first n points into table, in order."},
     {NULL, NULL, 0, NULL},
 };
 

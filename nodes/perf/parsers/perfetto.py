@@ -40,6 +40,7 @@ from nodes.perf.parsers.perfetto_bundle_view import BundleView, parse_packet
 from nodes.perf.parsers.perfetto_bundle_view import full as full_bundle
 from nodes.perf.parsers.perfetto_clock import BOOTTIME, ClockConverter
 from nodes.perf.parsers.perfetto_frames import FRAME_TIMELINE_FIELD, FrameTimelineState
+from nodes.perf.parsers.perfetto_memory import reads_counter
 from nodes.perf.parsers.perfetto_ftrace import FtraceState, identity
 from nodes.perf.parsers.perfetto_power import PowerState
 from nodes.perf.parsers.perfetto_samples import SampleState
@@ -53,7 +54,7 @@ from nodes.perf.parsers.perfetto_stream import (
     iter_packets_from_bytes,
     read_varint,
 )
-from nodes.perf.parsers.perfetto_system import SystemState
+from nodes.perf.parsers.perfetto_system import PROCESS_UNIT, SystemState
 from nodes.perf.parsers.perfetto_track_event import TrackEventState
 
 FORMAT = "perfetto"
@@ -177,8 +178,7 @@ class _TraceReader:
             self.system.process_tree(pkt.process_tree, self.data)
         elif kind == "process_stats":
             rows = process_stats.rows(pkt.process_stats, raw)
-            self.system.process_rows(rows, ts)
-            self.ftrace.memory.process_rows(rows, ts)
+            self.ftrace.memory.process_rows(rows, ts)  # SystemState.process_counters reads it too
         elif kind == "sys_stats":
             self.system.sys_stats(pkt.sys_stats, ts)
         elif kind == "system_info":
@@ -225,18 +225,16 @@ class _TraceReader:
     def finish(self, report: StreamReport) -> None:
         self.flush()
         data = self.data
-        # tid → tgid, process_stats first, then track events, then ftrace: a copy of the largest
-        # (process_stats: every thread of every snapshot) with the others' tids it lacks
-        known: dict[int, int] = dict(self.system.tgid_of)
-        others = {**self.ftrace.tgid_of, **self.track_events.tgid_of}
-        for tid in others.keys() - known.keys():
-            known[tid] = others[tid]
+        # tid → tgid, process_tree first, then track events, then ftrace
+        known = self.system.thread_groups({**self.ftrace.tgid_of, **self.track_events.tgid_of})
         self.ftrace.finish(data, known)
         data.name_threads(self.ftrace.comm)
         self.frames.finish(data)
         self.power.finish(data)
         self.ftrace.cpu.finish(data)
-        self.ftrace.memory.finish(data, self.ftrace.counters, lambda t: self.ftrace.pid_for(t, known))
+        memory_counters = dict(self.ftrace.counters.items(keep=reads_counter))
+        self.system.process_counters(self.ftrace.memory.series)  # before rss_stat joins them
+        self.ftrace.memory.finish(data, memory_counters, lambda t: self.ftrace.pid_for(t, known))
         self.samples.finish(data)
         async_slices = self.ftrace.async_slices + self.track_events.async_slices
         for a in async_slices:
@@ -252,18 +250,23 @@ class _TraceReader:
         data = self.data
         series: dict[tuple[int | None, str], list[tuple[int, float]]] = {}
         units: dict[tuple[int | None, str], str] = {}
-        series.update(self.system.counters)
-        units.update(self.system.units)
-        for key, pts in self.ftrace.counters.items():
-            series[(key[0], key[1])] = pts
-        series.update(self.track_events.counters)
-        units.update(self.track_events.counter_units)
         if not focus:
             by_slices: Counter[int] = Counter()
             for (pid, _tid), cols in data.slices.items():
                 by_slices[pid] += len(cols)
             focus = [pid for pid, _ in by_slices.most_common(_COUNTER_PROCESSES)]
         wanted = set(focus)
+        series.update(self.system.counters)
+        units.update(self.system.units)
+        units.update((key, PROCESS_UNIT) for key in self.system.process.ids if key[0] in wanted)
+        # process_stats' and the atrace counters' points of the focus only: the other processes'
+        # series are counted, not read (their tables, perfetto_series.py, hold no tuples)
+        for table in (self.system.process, self.ftrace.counters):
+            series.update(table.items(keep=lambda key: key[0] in wanted))
+            for key in table.ids:
+                series.setdefault(key, [])
+        series.update(self.track_events.counters)
+        units.update(self.track_events.counter_units)
         # the other processes' series (most of them) are counted, not sorted
         kept = [kv for kv in series.items() if kv[0][0] is None or kv[0][0] in wanted]
         dropped = len(series) - len(kept)

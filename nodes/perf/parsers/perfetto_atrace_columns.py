@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nodes.perf.parsers import perfetto_wire as wire
+from nodes.perf.parsers.perfetto_series import SeriesTable
 
 
 def _native():
@@ -255,22 +256,12 @@ def split_python(joined: bytes, buf: np.ndarray, pr: tuple, zero: tuple, names: 
             "t_ev": t_ev, "t_pairs": t_pairs, "n_ev": b_ev[at], "n_names": [listed[v] for v in b_vid[at].tolist()]}
 
 
-def counters(table: dict, listed: list, tgid: np.ndarray, vid: np.ndarray, ts: np.ndarray, value: np.ndarray,
-             cap: int) -> None:
-    """Counter points in arrival order into ``table`` {(tgid, name): [(ts, float value)]} as
-    ``FtraceState._counter`` adds them one by one — a series created at its first point, at
-    most ``cap`` points — in C when it is built, else :func:`counters_python`."""
-    if NATIVE is None:
-        return counters_python(table, listed, tgid, vid, ts, value, cap)
-    c64 = np.ascontiguousarray
-    NATIVE.counters(table, listed, c64(tgid, np.int64), c64(vid, np.int64), c64(ts, np.int64),
-                    c64(value, np.int64), len(tgid), cap)
-    return None
-
-
-def counters_python(table: dict, listed: list, tgid: np.ndarray, vid: np.ndarray, ts: np.ndarray,
-                    value: np.ndarray, cap: int) -> None:
-    """:func:`counters` in numpy: the points sorted by series, each series extended once."""
+def counters(table: SeriesTable, listed: list, tgid: np.ndarray, vid: np.ndarray, ts: np.ndarray,
+             value: np.ndarray, cap: int) -> None:
+    """Counter points in arrival order into ``table`` (key (tgid, name), float values) as
+    ``FtraceState._counter`` adds them one by one — a series numbered at its first point, at
+    most ``cap`` points: the points sorted by series, each series extended once
+    (:meth:`SeriesTable.extend_runs`)."""
     if not len(tgid):
         return
     ev = np.arange(len(tgid))
@@ -279,10 +270,5 @@ def counters_python(table: dict, listed: list, tgid: np.ndarray, vid: np.ndarray
     cut = np.flatnonzero((g[1:] != g[:-1]) | (v[1:] != v[:-1])) + 1
     lo = np.concatenate(([0], cut))
     hi = np.concatenate((cut, [len(order)]))
-    by_first = np.argsort(order[lo], kind="stable")
-    ts_l, v_l = ts[order].tolist(), value[order].astype(np.float64).tolist()
-    for a, b, t, n in zip(lo[by_first].tolist(), hi[by_first].tolist(), g[lo][by_first].tolist(),
-                          v[lo][by_first].tolist()):
-        pts = table.setdefault((t, listed[n]), [])
-        room = max(cap - len(pts), 0)
-        pts.extend(zip(ts_l[a:min(b, a + room)], v_l[a:min(b, a + room)]))
+    keys = [(t, listed[n]) for t, n in zip(g[lo].tolist(), v[lo].tolist())]
+    table.extend_runs(cap, keys, order[lo], lo, hi, ts[order], value[order].astype(np.float64))

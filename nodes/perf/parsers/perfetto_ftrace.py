@@ -23,6 +23,7 @@ from nodes.perf.parsers.perfetto_bundle_view import rows_bound
 from nodes.perf.parsers.perfetto_cpu import CpuState
 from nodes.perf.parsers.perfetto_ftrace_batch import read_batch
 from nodes.perf.parsers.perfetto_memory import MemoryState
+from nodes.perf.parsers.perfetto_series import SeriesTable
 from nodes.perf.parsers.perfetto_slices import AtraceLog, pair_rows, thread_blocks
 from nodes.perf.parsers.perfetto_sched import BLOCKED as _BLOCKED
 from nodes.perf.parsers.perfetto_sched import COARSE, SchedLog, thread_states
@@ -71,8 +72,8 @@ class FtraceState:
         self.comm: dict[int, str] = {}  # tid → last known command name
         self.async_open: dict[tuple, tuple[int, str]] = {}
         self.async_slices: list[AsyncSlice] = []
-        #: (tgid, counter name) → [(ts_ns, value)]
-        self.counters: dict[tuple[int, str], list[tuple[int, float]]] = {}
+        #: (tgid, counter name) → (ts_ns, value) points, as columns (perfetto_series.py)
+        self.counters = SeriesTable("d")
         self.sched = SchedLog()  # every scheduler event, arrival order (perfetto_sched.py)
         self._cpu_current: dict[int, int] = {}  # cpu → tid running on it (compact sched)
         self._cpu_first_switch: dict[int, int] = {}  # cpu → time of its first compact switch
@@ -134,8 +135,7 @@ class FtraceState:
 
     def held_rows(self) -> int:
         """Rows read and not yet stored (the event cap counts them), without the queued bundles."""
-        return len(self.atrace) + self.sched.rows + len(self.async_slices) + sum(
-            len(v) for v in self.counters.values())
+        return len(self.atrace) + self.sched.rows + len(self.async_slices) + self.counters.points()
 
     def flush(self) -> int:
         """Read the queued bundles; returns how many were dropped as malformed."""
@@ -327,9 +327,7 @@ class FtraceState:
             self._counter(tgid, name, ts, float(value))
 
     def _counter(self, tgid: int, name: str, ts: int, value: float) -> None:
-        pts = self.counters.setdefault((tgid, name), [])
-        if len(pts) < MAX_COUNTER_POINTS:
-            pts.append((ts, value))
+        self.counters.add((tgid, name), ts, value, MAX_COUNTER_POINTS)
 
     def _atrace_line(self, ts: int, tid: int, buf: str) -> None:
         """One ``tracing_mark_write`` line, in the formats Perfetto's systrace parser accepts."""

@@ -196,6 +196,12 @@ def _merged_lists(table: SeriesTable, rss: SeriesTable, take: list, to: list, ex
     return sid, ts, value
 
 
+def reads_counter(key: tuple) -> bool:
+    """Whether :meth:`MemoryState.finish` reads the atrace counter ``key`` ((tgid, name)): lmkd's
+    kills and the memory-looking names (only those series are handed to it)."""
+    return key[1] == "kill_one_process" or _MEMORY_NAME.search(key[1]) is not None
+
+
 def _split_counters(ftrace_counters: dict):
     """The atrace counters the memory lens reads: lmkd's kills (ts µs, pid), the memory
     counters as ((tgid, name), points), and how many memory-looking names were not counter

@@ -28,6 +28,7 @@ class SeriesTable:
         self.sid = array("i")  # int32: 4 bytes a point
         self.ts = array("q")
         self.value = array(value_code)
+        self._code = value_code
         self._dtype = _DTYPE[value_code]
         self.wide = False  # a time beyond int64: the columns are lists
 
@@ -118,12 +119,49 @@ class SeriesTable:
         return (np.frombuffer(self.sid, np.int32), np.frombuffer(self.ts, np.int64),
                 np.frombuffer(self.value, self._dtype))
 
-    def items(self):
-        """(key, [(ts, value)] in arrival order) per series: the dict of lists it replaced."""
-        per: list[list] = [[] for _ in self.count]
-        for i, t, v in zip(self.sid, self.ts, self.value):
-            per[i].append((t, v))
-        return [(k, per[i]) for k, i in self.ids.items()]
+    def items(self, keep=None):
+        """(key, [(ts, value)] in arrival order) per series: the dict of lists it replaced; only
+        the series whose ``keep(key)`` is true when ``keep`` is given (only their points are
+        boxed: most of the atrace counters a reader holds are of processes no one asks about)."""
+        ids = self.ids if keep is None else {k: i for k, i in self.ids.items() if keep(k)}
+        per: dict[int, list] = {i: [] for i in ids.values()}
+        sid, ts, value = self.sid, self.ts, self.value
+        if keep is not None and not self.wide and len(per) < len(self.count):
+            at = np.flatnonzero(np.isin(np.frombuffer(sid, np.int32), np.fromiter(per, np.int32, len(per))))
+            sid = np.frombuffer(sid, np.int32)[at].tolist()
+            ts, value = np.frombuffer(ts, np.int64)[at].tolist(), np.frombuffer(value, self._dtype)[at].tolist()
+        for i, t, v in zip(sid, ts, value):
+            pts = per.get(i)
+            if pts is not None:
+                pts.append((t, v))
+        return [(k, per[i]) for k, i in ids.items()]
+
+    def subset(self, keep) -> SeriesTable:
+        """A table of the series whose ``keep(key)`` is true, with their points, numbered in
+        the order they have here."""
+        out = SeriesTable(self._code)
+        new = [-1] * len(self.count)
+        for k, i in self.ids.items():
+            if keep(k):
+                new[i] = out.ids[k] = len(out.count)
+                out.count.append(self.count[i])
+        if self.wide:
+            out._widen()
+            for i, t, v in zip(self.sid, self.ts, self.value):
+                if new[i] >= 0:
+                    out.sid.append(new[i])
+                    out.ts.append(t)
+                    out.value.append(v)
+            return out
+        sid, ts, value = self.columns()
+        to = np.array(new, np.int64)[sid]
+        at = to >= 0
+        out._extend(to[at], ts[at], value[at])
+        return out
+
+    def points(self) -> int:
+        """How many points are kept, of all series."""
+        return len(self.ts)
 
 
 def sort_series(n: int, sid, ts, value):

@@ -8,14 +8,22 @@ hundreds of processes, and a report with hundreds of RSS series helps nobody.
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
+
+import numpy as np
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from nodes.perf.model import MAX_COUNTER_POINTS, PerfData
-from nodes.perf.parsers import perfetto_process_stats as process_stats
+from nodes.perf.parsers.perfetto_series import SeriesTable
 from nodes.perf.parsers.perfetto_wire import text
 
-#: (pid or None for system-wide, counter name) → [(ts_ns, value)]
+#: (None: system-wide, counter name) → [(ts_ns, value)]; per process: SystemState.process
 Counters = dict[tuple[int | None, str], list[tuple[int, float]]]
+
+#: The per-process process_stats counters kept for the counter series (their unit: MB).
+_PROCESS_COUNTERS = ("mem.rss", "mem.rss.anon")
+PROCESS_UNIT = "MB"
 
 _MEMINFO_KEEP = {
     "MEMINFO_MEM_AVAILABLE": "mem.available",
@@ -25,12 +33,55 @@ _MEMINFO_KEEP = {
 }
 
 
+def last_word(tids: array, tgids: array) -> tuple[array, array]:
+    """(tid, tgid) pairs in arrival order → one pair per tid, its last, sorted by tid."""
+    first, at = np.unique(np.frombuffer(tids, np.int64)[::-1], return_index=True)
+    return array("q", first.tobytes()), array("q", np.frombuffer(tgids, np.int64)[::-1][at].tobytes())
+
+
+class ThreadGroups:
+    """tid → tgid as the process trees said it (the last snapshot's word), read back as the dict
+    it replaced was (:meth:`get`), merged over ``others`` (tids no tree names, the tree's word
+    first).
+
+    Two sorted int64 columns, 16 bytes a thread, instead of a dict of int objects (~110 bytes a
+    thread: 167 MB for the 1.4 M threads of the 1 GB benchmark trace, tracemalloc). A reader
+    asks about the few threads its events name (~40 k of 180 k at 100 MB), each a binary search.
+    """
+
+    def __init__(self, tids: array, tgids: array, others: dict[int, int]) -> None:
+        """``tids``/``tgids``: one pair per tid, sorted by tid (:func:`last_word`)."""
+        self.tids, self.tgids = tids, tgids
+        self.others = others
+
+    def _at(self, tid: int) -> int:
+        tids = self.tids
+        i = bisect_left(tids, tid)
+        return i if i < len(tids) and tids[i] == tid else -1
+
+    def get(self, tid: int, default: int | None = None) -> int | None:
+        i = self._at(tid)
+        if i >= 0:
+            return self.tgids[i]
+        return self.others.get(tid, default)
+
+
+#: Process-tree entries appended beyond twice the distinct tids before the repeats are dropped.
+_COMPACT_AT = 1 << 16
+
+
 class SystemState:
     def __init__(self) -> None:
-        self.tgid_of: dict[int, int] = {}
+        #: tid → tgid of every process-tree entry in arrival order (processes as their own group),
+        #: each tid's last word only (last_word) up to ``_compacted`` entries
+        self.tree_tids = array("q")
+        self.tree_tgids = array("q")
+        self._compacted = 0
         self.counters: Counters = {}
         self.units: dict[tuple[int | None, str], str] = {}
         self._last_cpu: tuple[int, int] | None = None  # (busy ns, total ns) of the last sample
+        #: (pid, counter) → (ts ns, MiB) points of process_stats (:meth:`process_counters`)
+        self.process = SeriesTable("d")
         self.processes_seen = 0
 
     def _add(self, pid: int | None, name: str, ts: int, value: float, unit: str) -> None:
@@ -42,7 +93,7 @@ class SystemState:
     def process_tree(self, tree, data: PerfData) -> None:
         # Each field read once (a upb attribute read is the cost here: a system trace repeats
         # its whole tree, ~80 processes and ~350 threads, in every snapshot).
-        tgid_of = self.tgid_of
+        add_tid, add_tgid = self.tree_tids.append, self.tree_tgids.append
         name_process, name_thread = data.set_process_name, data.set_thread_name
         processes = tree.processes
         self.processes_seen += len(processes)
@@ -54,27 +105,34 @@ class SystemState:
                 if name:
                     # Android app processes are named by package; native ones by their binary path.
                     name_process(pid, name)
-            tgid_of[pid] = pid
+            add_tid(pid)
+            add_tgid(pid)
         for t in tree.threads:
             tid, tgid = t.tid, t.tgid
-            tgid_of[tid] = tgid
+            add_tid(tid)
+            add_tgid(tgid)
             name = text(t.name)
             if name:
                 name_thread(tgid, tid, name)
+        if len(self.tree_tids) > 2 * self._compacted + _COMPACT_AT:
+            self._compact()  # a trace that repeats its whole tree in every snapshot: ~twice its threads
 
-    def process_rows(self, rows: process_stats.Rows, ts: int) -> None:
-        """Each process' ``mem.rss`` and ``mem.rss.anon`` (the first two of
-        perfetto_process_stats.FIELDS) of a snapshot's rows, in MiB."""
-        names, counters, units = process_stats.NAMES, self.counters, self.units
-        for pid, k, value in zip(*rows):
-            if k < 2:  # _add, inline
-                key = (pid, names[k])
-                pts = counters.get(key)
-                if pts is None:
-                    counters[key] = [(ts, value / 1024.0)]  # MAX_COUNTER_POINTS is over 0
-                elif len(pts) < MAX_COUNTER_POINTS:
-                    pts.append((ts, value / 1024.0))
-                units[key] = "MB"
+    def _compact(self) -> None:
+        self.tree_tids, self.tree_tgids = last_word(self.tree_tids, self.tree_tgids)
+        self._compacted = len(self.tree_tids)
+
+    def thread_groups(self, others: dict[int, int]) -> ThreadGroups:
+        """tid → tgid: the trees', then ``others``' for the tids no tree names (on this state's
+        columns, compacted: no second copy)."""
+        self._compact()
+        return ThreadGroups(self.tree_tids, self.tree_tgids, others)
+
+    def process_counters(self, memory: SeriesTable) -> None:
+        """Take the per-process counters of ``process_stats`` (``mem.rss``, ``mem.rss.anon``;
+        unit MB) from the memory lens's series (perfetto_memory.MemoryState.series) before it
+        adds ``rss_stat`` to them: the same points under the same cap, which this kept again as
+        a list of tuples per process (~75 MB at 1 GB)."""
+        self.process = memory.subset(lambda key: key[1] in _PROCESS_COUNTERS)
 
     def sys_stats(self, s, ts: int) -> None:
         for m in s.meminfo:
