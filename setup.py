@@ -6,7 +6,7 @@ Python/numpy code, which gives the same results. Everything else is in pyproject
 
 from setuptools import Extension, setup
 
-_PARTS = ("_wirec", "_atracec", "_bundlec")
+_PARTS = ("_wirec", "_atracec", "_bundlec", "_schedc")
 
 setup(ext_modules=[Extension(f"nodes.perf.parsers.{name}", [f"nodes/perf/parsers/{name}.c"], optional=True,
                              extra_compile_args=["-O2"]) for name in _PARTS])
