@@ -36,7 +36,7 @@ import numpy as np
 
 from nodes.perf.model import SchedIntervals
 from nodes.perf.parsers.perfetto_wire import compiled
-from nodes.perf.parsers.perfetto_slices import by_thread_time
+from nodes.perf.parsers.perfetto_slices import by_thread_time, thread_order
 from nodes.perf.sched_state import SchedState, classify, from_raw
 
 # Event codes (a switch-out's arg is its raw prev_state, decoded at the end with the kernel's
@@ -134,9 +134,11 @@ def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None
     n = len(tid)
     if n == 0:
         return []
-    order = by_thread_time(tid, ts)
     if NATIVE is not None:
-        return _states_native(order, tid, ts, code, arg, kernel, end)
+        cols = [tid, ts, code, arg]
+        del tid, ts, code, arg
+        return _states_native(cols, kernel, end)
+    order = by_thread_time(tid, ts)
     # the sorted columns one at a time, each let go once gathered (41 bytes a row at the peak)
     T = tid[order]
     del tid
@@ -164,23 +166,27 @@ def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None
     return [out[i] for i in np.argsort(rank[ranks], kind="stable").tolist()]
 
 
-def _states_native(order, tid, ts, code, arg, kernel, end):
-    """:func:`thread_states` by _schedc.replay: one pass over the columns read through ``order``
-    (no sorted copies, no per-pass temporaries). The outputs are allocated for the most there
-    can be (a thread and an interval a row); only what is written takes memory."""
+def _states_native(cols: list[np.ndarray], kernel, end):
+    """:func:`thread_states` by _schedc.replay: one pass over the columns ``cols`` (tid, ts,
+    code, arg; emptied) read through the sort order — no sorted copies, no per-pass
+    temporaries, threads already in the order of their first rows. The outputs are allocated
+    for the most there can be (a thread and an interval a row); only what is written takes
+    memory. The columns are let go before the threads' objects are made from the intervals."""
+    tid, ts, code, arg = cols
+    cols.clear()
     n = len(tid)
+    order, _ = thread_order(tid, ts)
     detail, coarse = _after_states(code, arg, kernel)
-    out_tid, out_first, out_bounds = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n + 1, np.int64)
+    out_tid, out_bounds = np.empty(n, np.int64), np.empty(n + 1, np.int64)
     out_tot = np.empty(4 * n, np.int64)
     iv_ts, iv_dur = np.empty(n, np.float64), np.empty(n, np.float64)
     iv_state, iv_io = np.empty(n, np.int8), np.empty(n, np.int8)
-    k, _ = NATIVE.replay(order.astype(np.int64, copy=False), tid, ts, code, arg, detail, coarse,
-                         0 if end is None else end, end is not None, _RUNNING, _R, _DEAD, BLOCKED, IN, OUT, WAKE, NEW,
-                         out_tid, out_first, out_bounds, out_tot, iv_ts, iv_dur, iv_state, iv_io)
-    del order, detail, coarse
-    out = _threads(out_tid[:k].tolist(), out_bounds[:k].tolist(), out_bounds[1:k + 1].tolist(),
-                   out_tot.reshape(-1, 4)[:k, :3].tolist(), iv_ts, iv_dur, iv_state, iv_io)
-    return [out[i] for i in np.argsort(out_first[:k], kind="stable").tolist()]
+    k, _ = NATIVE.replay(order, tid, ts, code, arg, detail, coarse, 0 if end is None else end, end is not None,
+                         _RUNNING, _R, _DEAD, BLOCKED, IN, OUT, WAKE, NEW,
+                         out_tid, out_bounds, out_tot, iv_ts, iv_dur, iv_state, iv_io)
+    del tid, ts, code, arg, order, detail, coarse
+    return _threads(out_tid[:k].tolist(), out_bounds[:k].tolist(), out_bounds[1:k + 1].tolist(),
+                    out_tot.reshape(-1, 4)[:k, :3].tolist(), iv_ts, iv_dur, iv_state, iv_io)
 
 
 def _after_states(code: np.ndarray, arg: np.ndarray, kernel) -> tuple[np.ndarray, np.ndarray]:
