@@ -7,7 +7,7 @@ results. Everything else is in pyproject.toml."""
 
 from setuptools import Extension, setup
 
-_PARTS = ("_wirec", "_atracec", "_bundlec")
+_PARTS = ("_wirec", "_atracec", "_bundlec", "_schedc")
 
 setup(ext_modules=[Extension(f"nodes.perf.parsers.{name}", [f"nodes/perf/parsers/{name}.c"], optional=True,
                              extra_compile_args=["-O2"]) for name in _PARTS])

@@ -25,15 +25,14 @@ _rows = st.lists(st.tuples(st.one_of(_small, _int64), st.one_of(_small, _int64))
 @settings(max_examples=300, deadline=None)
 @given(_rows)
 def test_thread_time_order_is_the_lexsort(rows):
-    """One int64 key sorted unstably, ties put back in row order, or the two stable sorts when
-    the key would not fit: always np.lexsort((ts, tid))."""
+    """The stable sort by ts, then by tid: np.lexsort((ts, tid)), whatever the values."""
     tid = np.array([r[0] for r in rows], np.int64)
     ts = np.array([r[1] for r in rows], np.int64)
     assert by_thread_time(tid, ts).tolist() == np.lexsort((ts, tid)).tolist()
 
 
 def test_thread_time_key_wraps_on_the_way_and_fits_at_the_end():
-    """tid * span + ts overflows int64 before ts's minimum is taken off: the key is still exact."""
+    """Times and tids at the ends of int64 (where a packed (tid, ts) key would overflow)."""
     top = (1 << 63) - 1
     tid = np.array([5, 0, 5, 0, 3], np.int64)
     ts = np.array([top, top - 9, top - 9, top, top - 4], np.int64)
@@ -59,9 +58,12 @@ def _finish_inputs(path: Path, monkeypatch) -> list[perfetto_ftrace.FtraceState]
 
 
 @pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)
-def test_thread_time_order_of_the_captures_scheduler_rows(path, monkeypatch):
+def test_thread_time_order_of_the_captures_scheduler_and_atrace_rows(path, monkeypatch):
     for seen in _finish_inputs(path, monkeypatch):
         tid, ts, _, _ = seen["sched"]
+        assert by_thread_time(tid, ts).tolist() == np.lexsort((ts, tid)).tolist()
+        log = seen["atrace"]
+        tid, ts = np.frombuffer(log.tid, np.int64), np.frombuffer(log.ts, np.int64)
         assert by_thread_time(tid, ts).tolist() == np.lexsort((ts, tid)).tolist()
 
 
@@ -107,7 +109,7 @@ def test_pairing_of_the_captures_atrace_in_chunks_equals_the_stack_walk(path, mo
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4)), max_size=40), st.integers(1, 5))
 def test_thread_time_order_found_in_blocks_of_the_sorted_key(rows, block):
-    """Ties are looked for BLOCK_ROWS sorted rows at a time (runs across blocks included)."""
+    """Many ties; BLOCK_ROWS (the block size of _thread_order's offsets) changes nothing."""
     tid = np.array([r[0] for r in rows], np.int64)
     ts = np.array([r[1] for r in rows], np.int64)
     saved = perfetto_slices.BLOCK_ROWS

@@ -3,7 +3,8 @@
 Every scheduler event the ftrace reader sees (switch in/out, waking, new task, blocked
 reason) is one row of four columns — thread id, time (ns), event code, argument — kept in
 arrival order (:class:`SchedLog`, 25 bytes a row). :func:`thread_states` replays them all at
-once in vectorised passes instead of one Python loop per thread; it implements the same
+once — in one C pass over the rows (_schedc.c) when it is built, else in vectorised numpy
+passes (:func:`_replay`, its reference), never one Python loop per thread; it implements the same
 state machine as trace_processor's ThreadStateTracker
 (src/trace_processor/importers/common/thread_state_tracker.cc), thread by thread:
 
@@ -34,7 +35,8 @@ from functools import cache
 import numpy as np
 
 from nodes.perf.model import SchedIntervals
-from nodes.perf.parsers.perfetto_slices import by_thread_time
+from nodes.perf.parsers.perfetto_wire import compiled
+from nodes.perf.parsers.perfetto_slices import by_thread_time, thread_order
 from nodes.perf.sched_state import SchedState, classify, from_raw
 
 # Event codes (a switch-out's arg is its raw prev_state, decoded at the end with the kernel's
@@ -115,6 +117,9 @@ class SchedLog:
         return tuple(cols)  # type: ignore[return-value]
 
 
+#: The C pass of :func:`thread_states` (_schedc.c), or None (tests switch it off to run the numpy code).
+NATIVE = compiled("_schedc")
+
 #: Rows replayed per vectorised pass (whole threads, at least one): _replay's temporaries are
 #: ~280 bytes a row, ~18 MB a pass (2^18 rows made them 73 MB on the 100 MB trace; the passes
 #: cost the same CPU down to 2^16).
@@ -124,11 +129,15 @@ CHUNK_ROWS = 1 << 16
 def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None):
     """Every thread's (tid, totals ns as [running, runnable, sleeping], SchedIntervals, how many
     intervals), in the order each thread's first event arrived; threads with no state left out. ``log`` is
-    emptied."""
+    emptied. By the C pass (_schedc.c) when it is built, else by the numpy passes (:func:`_replay`)."""
     tid, ts, code, arg = log.drain()
     n = len(tid)
     if n == 0:
         return []
+    if NATIVE is not None:
+        cols = [tid, ts, code, arg]
+        del tid, ts, code, arg
+        return _states_native(cols, kernel, end)
     order = by_thread_time(tid, ts)
     # the sorted columns one at a time, each let go once gathered (41 bytes a row at the peak)
     T = tid[order]
@@ -157,6 +166,47 @@ def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None
     return [out[i] for i in np.argsort(rank[ranks], kind="stable").tolist()]
 
 
+def _states_native(cols: list[np.ndarray], kernel, end):
+    """:func:`thread_states` by _schedc.replay: one pass over the columns ``cols`` (tid, ts,
+    code, arg; emptied) read through the sort order — no sorted copies, no per-pass
+    temporaries, threads already in the order of their first rows. The outputs are allocated
+    for the most there can be (a thread and an interval a row); only what is written takes
+    memory. The columns are let go before the threads' objects are made from the intervals."""
+    tid, ts, code, arg = cols
+    cols.clear()
+    n = len(tid)
+    order, _ = thread_order(tid, ts)
+    detail, coarse = _after_states(code, arg, kernel)
+    out_tid, out_bounds = np.empty(n, np.int64), np.empty(n + 1, np.int64)
+    out_tot = np.empty(4 * n, np.int64)
+    iv_ts, iv_dur = np.empty(n, np.float64), np.empty(n, np.float64)
+    iv_state, iv_io = np.empty(n, np.int8), np.empty(n, np.int8)
+    k, _ = NATIVE.replay(order, tid, ts, code, arg, detail, coarse, 0 if end is None else end, end is not None,
+                         _RUNNING, _R, _DEAD, BLOCKED, IN, OUT, WAKE, NEW,
+                         out_tid, out_bounds, out_tot, iv_ts, iv_dur, iv_state, iv_io)
+    del tid, ts, code, arg, order, detail, coarse
+    return _threads(out_tid[:k].tolist(), out_bounds[:k].tolist(), out_bounds[1:k + 1].tolist(),
+                    out_tot.reshape(-1, 4)[:k, :3].tolist(), iv_ts, iv_dur, iv_state, iv_io)
+
+
+def _after_states(code: np.ndarray, arg: np.ndarray, kernel) -> tuple[np.ndarray, np.ndarray]:
+    """The state each event leaves its thread in, as (interval code, coarse total code) int8
+    columns: Running after a switch-in, the decoded ``prev_state`` after a switch-out, R after
+    the rest (a blocked reason's row is never read)."""
+    detail = np.full(len(code), _R, np.int8)
+    coarse = np.full(len(code), 1, np.int8)
+    ins = code == IN
+    detail[ins] = _RUNNING
+    coarse[ins] = 0
+    outs = np.flatnonzero(code == OUT)
+    if len(outs):
+        raws, inv = _distinct(arg[outs])
+        dec = np.array([_decoded(int(r), kernel) for r in raws.tolist()], np.int8).reshape(-1, 2)
+        coarse[outs] = dec[inv, 0]
+        detail[outs] = dec[inv, 1]
+    return detail, coarse
+
+
 def _replay(T, TS, C, A, kernel, end):
     """The state machine over whole threads' sorted rows: [(tid, totals, SchedIntervals, size)]."""
     blocked = C == BLOCKED
@@ -167,16 +217,7 @@ def _replay(T, TS, C, A, kernel, end):
     s_start[1:] = sT[1:] != sT[:-1]
     # after-state of the anchors (in, out, new): interval code and coarse total
     is_anchor = sC != WAKE
-    detail = np.full(len(s), _R, np.int64)
-    coarse = np.full(len(s), 1, np.int64)
-    detail[sC == IN] = _RUNNING
-    coarse[sC == IN] = 0
-    outs = np.flatnonzero(sC == OUT)
-    if len(outs):
-        raws, inv = _distinct(A[s[outs]])
-        dec = np.array([_decoded(int(r), kernel) for r in raws.tolist()], np.int64).reshape(-1, 2)
-        coarse[outs] = dec[inv, 0]
-        detail[outs] = dec[inv, 1]
+    detail, coarse = _after_states(sC, A[s], kernel)
     # a waking is effective when it is the first of its group (the events since the last anchor
     # of its thread, or since the thread's first event) and the anchor left the thread neither
     # Running nor R (no anchor: no state yet)
@@ -251,18 +292,23 @@ def _replay(T, TS, C, A, kernel, end):
     iv_thr = thr_id[em]
     bounds_lo = np.searchsorted(iv_thr, np.arange(len(tot)), side="left")
     bounds_hi = np.searchsorted(iv_thr, np.arange(len(tot)), side="right")
-    thr_tids = eT[e_start].tolist()
-    # each thread's columns cut from one buffer per column (no numpy call per thread)
-    b_ts, b_dur = memoryview(iv_ts.tobytes()), memoryview(iv_dur.tobytes())
-    b_state, b_io = memoryview(iv_state.tobytes()), memoryview(iv_io.tobytes())
+    return _threads(eT[e_start].tolist(), bounds_lo.tolist(), bounds_hi.tolist(), tot[:, :3].tolist(), iv_ts,
+                    iv_dur, iv_state, iv_io)
+
+
+def _threads(tids, lo, hi, totals, iv_ts, iv_dur, iv_state, iv_io):
+    """[(tid, totals, SchedIntervals, size)]: thread k's intervals are rows lo[k]:hi[k] of the
+    interval columns, cut from one buffer per column (no numpy call per thread)."""
+    b_ts, b_dur = memoryview(iv_ts).cast("B"), memoryview(iv_dur).cast("B")
+    b_state, b_io = memoryview(iv_state).cast("B"), memoryview(iv_io).cast("B")
     out = []
-    for t, lo, hi, totals in zip(thr_tids, bounds_lo.tolist(), bounds_hi.tolist(), tot[:, :3].tolist()):
+    for t, a, b, tot in zip(tids, lo, hi, totals):
         c_ts, c_dur, c_state, c_io = array("d"), array("d"), array("b"), array("b")
-        c_ts.frombytes(b_ts[lo * 8:hi * 8])
-        c_dur.frombytes(b_dur[lo * 8:hi * 8])
-        c_state.frombytes(b_state[lo:hi])
-        c_io.frombytes(b_io[lo:hi])
-        out.append((t, totals, SchedIntervals(c_ts, c_dur, c_state, c_io), hi - lo))
+        c_ts.frombytes(b_ts[a * 8:b * 8])
+        c_dur.frombytes(b_dur[a * 8:b * 8])
+        c_state.frombytes(b_state[a:b])
+        c_io.frombytes(b_io[a:b])
+        out.append((t, tot, SchedIntervals(c_ts, c_dur, c_state, c_io), b - a))
     return out
 
 

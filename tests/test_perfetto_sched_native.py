@@ -1,0 +1,146 @@
+"""The C passes of nodes/perf/parsers/_schedc.c against their numpy references: the
+scheduler state machine (perfetto_sched._replay: the same threads, totals and intervals) and
+the rows' thread order (perfetto_slices._thread_order), on random rows and on the captures'
+own scheduler and atrace rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nodes.perf.parsers import perfetto, perfetto_ftrace, perfetto_sched, perfetto_slices
+from nodes.perf.parsers.perfetto_sched import BLOCKED, IN, NEW, OUT, WAKE, SchedLog, thread_states
+
+DATA = Path(__file__).parent / "data" / "perfetto"
+CAPTURES = sorted(DATA.glob("*.perfetto-trace")) + sorted(DATA.glob("*.pftrace"))
+
+pytestmark = pytest.mark.skipif(perfetto_sched.NATIVE is None, reason="_schedc not built")
+
+
+def _states(cols, kernel, end, native: bool, chunk: int = perfetto_sched.CHUNK_ROWS):
+    log = SchedLog()
+    log.extend(*(c.copy() for c in cols))
+    saved = perfetto_sched.NATIVE, perfetto_sched.CHUNK_ROWS
+    perfetto_sched.NATIVE = saved[0] if native else None
+    perfetto_sched.CHUNK_ROWS = chunk
+    try:
+        got = thread_states(log, kernel, end)
+    finally:
+        perfetto_sched.NATIVE, perfetto_sched.CHUNK_ROWS = saved
+    return [(t, totals, iv.ts.tolist(), iv.dur.tolist(), iv.state.tolist(), iv.io_wait.tolist(), size)
+            for t, totals, iv, size in got]
+
+
+def _same(cols, kernel, end):
+    """The C pass, the numpy passes, and those a few rows (whole threads) at a time: alike."""
+    want = _states(cols, kernel, end, False)
+    assert _states(cols, kernel, end, True) == want
+    assert _states(cols, kernel, end, False, chunk=5) == want
+
+
+#: prev_state values of both layouts: runnable, preempted, S, D, dead, invalid bits, beyond int16
+_RAW = st.sampled_from([0, 1, 2, 0x10, 0x40, 0x80, 0x100, 0x400, 0x800, 0x1000, 0x10000, 1 << 40])
+_row = st.tuples(st.integers(0, 4), st.integers(0, 30), st.sampled_from([IN, OUT, WAKE, BLOCKED, NEW]), _RAW,
+                 st.integers(-2, 2))
+
+
+@settings(max_examples=400, deadline=None)
+@given(rows=st.lists(_row, max_size=80), kernel=st.sampled_from([None, (4, 4), (4, 19), (3, 18)]),
+       end_at=st.one_of(st.none(), st.integers(0, 40)))
+def test_native_replay_is_the_numpy_replay(rows, kernel, end_at):
+    """Few threads and times, many ties: every rule (lost switch-outs, wakings of a running
+    thread, new tasks, blocked reasons before, between and after the intervals they name)."""
+    tid = np.array([r[0] for r in rows], np.int64)
+    ts = np.array([r[1] for r in rows], np.int64)
+    code = np.array([r[2] for r in rows], np.int8)
+    arg = np.array([r[3] if r[2] == OUT else r[4] if r[2] == BLOCKED else 0 for r in rows], np.int64)
+    end = None if end_at is None else max([end_at] + ts.tolist())
+    _same((tid, ts, code, arg), kernel, end)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(-(1 << 62), 1 << 62), st.integers(-(1 << 62), 1 << 62)), min_size=1,
+                max_size=20))
+def test_native_replay_at_the_ends_of_int64(rows):
+    """Times whose differences wrap around int64: both wrap alike."""
+    tid = np.array([r[0] % 3 for r in rows], np.int64)
+    ts = np.array([r[1] for r in rows], np.int64)
+    code = np.array([(IN, OUT, WAKE)[i % 3] for i in range(len(rows))], np.int8)
+    arg = np.zeros(len(rows), np.int64)
+    _same((tid, ts, code, arg), (4, 19), int(ts.max()))
+
+
+def _captured(path: Path, monkeypatch):
+    """Each FtraceState.finish's scheduler columns and atrace (tid, ts) columns, copied."""
+    seen = []
+    orig = perfetto_ftrace.FtraceState.finish
+
+    def spy(self, data, known):
+        a = self.atrace
+        seen.append((tuple(c.copy() for c in self.sched.columns()),
+                     (np.array(a.tid, np.int64), np.array(a.ts, np.int64))))
+        return orig(self, data, known)
+
+    monkeypatch.setattr(perfetto_ftrace.FtraceState, "finish", spy)
+    perfetto.parse(str(path))
+    return seen
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)
+def test_native_replay_of_the_captures_scheduler_rows(path, monkeypatch):
+    for cols, _ in _captured(path, monkeypatch):
+        for end in (None, int(cols[1].max()) if len(cols[1]) else None):
+            _same(cols, (4, 19), end)
+
+
+def _same_order(tid, ts):
+    want_order, want_starts = perfetto_slices._thread_order(tid, ts)
+    order, starts = perfetto_slices.thread_order(tid, ts)
+    assert order.tolist() == want_order.tolist()
+    assert starts.tolist() == want_starts.tolist()
+
+
+_int64 = st.integers(-(1 << 63), (1 << 63) - 1)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.integers(-3, 3), _int64), st.one_of(st.integers(0, 6), _int64)),
+                min_size=1, max_size=80))
+def test_native_thread_order_is_the_numpy_order(rows):
+    """Threads by first arrival, then time, ties in arrival order: whatever the tids and times
+    (int64's ends, many ties, runs in and out of order)."""
+    _same_order(np.array([r[0] for r in rows], np.int64), np.array([r[1] for r in rows], np.int64))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 5000), st.integers(1, 3000), st.integers(0, 1 << 30))
+def test_native_thread_order_with_many_threads(n, threads, seed):
+    """More threads than the tid map's first size (it grows), runs of time order as per CPU."""
+    rng = np.random.default_rng(seed)
+    tid = rng.integers(0, threads, n) * 7919 - 5
+    ts = np.concatenate([np.sort(rng.integers(0, 1000, len(c))) for c in np.array_split(np.arange(n), 4)])
+    _same_order(tid, ts)
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)
+def test_native_thread_order_of_the_captures_rows(path, monkeypatch):
+    for (tid, ts, _, _), atrace in _captured(path, monkeypatch):
+        if len(tid):
+            _same_order(tid, ts)
+        if len(atrace[0]):
+            _same_order(*atrace)
+
+
+def test_native_replay_refuses_an_order_out_of_range():
+    n = 3
+    col = np.zeros(n, np.int64)
+    small = np.zeros(n, np.int8)
+    outs = [np.empty(n, np.int64), np.empty(n + 1, np.int64), np.empty(4 * n, np.int64),
+            np.empty(n, np.float64), np.empty(n, np.float64), np.empty(n, np.int8), np.empty(n, np.int8)]
+    with pytest.raises(ValueError):
+        perfetto_sched.NATIVE.replay(np.array([0, 1, 3], np.int64), col, col, small, col, small, small, 0, True,
+                                     0, 1, 3, BLOCKED, IN, OUT, WAKE, NEW, *outs)
