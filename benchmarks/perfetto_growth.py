@@ -5,7 +5,9 @@ Inputs: the real warm-start capture (tests/data/perfetto/api32_startup_warm.perf
 shifted so the copies do not collide (benchmarks/_perfetto_concat.py), written to ``--dir``
 (default: a temporary folder; a 1 GB file takes ~4 min to make, ``--keep`` keeps them).
 
-At each size, each as its own process, least CPU of ``--runs`` (3) runs:
+At each size, each as its own process, least CPU of ``--runs`` (3) runs, the commands
+interleaved (ours, baseline, ours, baseline, …) so a change in the machine's speed while they
+run weighs on both:
 
 * **ours** — ``perfscout analyze --json FILE`` (the command a user types; its output goes to a temporary
   file, read only for whether the result is partial, stopped at the event cap);
@@ -96,11 +98,21 @@ def _completeness(stdout: bytes) -> dict:
     return {"partial": bool(doc["partial"]), "stopped_at_event_cap": capped}
 
 
-def _best(cmd: list[str], runs: int, cwd: str | os.PathLike = ROOT) -> dict:
-    tries = [_run(cmd, cwd) for _ in range(runs)]
-    best = min(tries, key=lambda r: r["cpu_s"])
-    return {**best, "cpu_s_all": [round(r["cpu_s"], 3) for r in tries],
-            "peak_rss_mb_max": max(r["peak_rss_mb"] for r in tries)}
+def _best(cmds: dict[str, tuple[list[str], str | os.PathLike]], runs: int) -> dict[str, dict]:
+    """Each command (label → (argv, cwd)) ``runs`` times, interleaved — one run of each, then
+    the next round — so a machine that slows down or speeds up while they run (other tenants,
+    another process) weighs on all of them alike, and their ratio is taken in the same
+    conditions; per label the run of least CPU, with every run's CPU beside it."""
+    tries: dict[str, list[dict]] = {label: [] for label in cmds}
+    for _ in range(runs):
+        for label, (cmd, cwd) in cmds.items():
+            tries[label].append(_run(cmd, cwd))
+    out = {}
+    for label, runs_of in tries.items():
+        best = min(runs_of, key=lambda r: r["cpu_s"])
+        out[label] = {**best, "cpu_s_all": [round(r["cpu_s"], 3) for r in runs_of],
+                      "peak_rss_mb_max": max(r["peak_rss_mb"] for r in runs_of)}
+    return out
 
 
 def _load() -> str:
@@ -146,15 +158,20 @@ def main(argv: list[str]) -> int:
             size = os.path.getsize(path) / 1e6
             if copies < 0:
                 copies = round(size / (SOURCE.stat().st_size / 1e6))
-            ours = _best([perfscout, "analyze", "--json", path], args.runs)
-            base = _best([sys.executable, "-m", "benchmarks.perfetto_growth", "--baseline", path], args.runs)
-            ratio = ours["cpu_s"] / base["cpu_s"]
-            others = {}
+            cmds = {"ours": ([perfscout, "analyze", "--json", path], ROOT),
+                    "baseline": ([sys.executable, "-m", "benchmarks.perfetto_growth", "--baseline", path], ROOT)}
             for spec in args.compare:
                 label, _, where = spec.partition("=")
-                others[label] = _best([sys.executable, "-m", "app.cli", "analyze", "--json", path], args.runs,
-                                      cwd=where)
-                others[label]["cpu_ratio"] = round(others[label]["cpu_s"] / base["cpu_s"], 2)
+                cmds[f"compare:{label}"] = ([sys.executable, "-m", "app.cli", "analyze", "--json", path], where)
+            best = _best(cmds, args.runs)
+            ours, base = best.pop("ours"), best.pop("baseline")
+            ratio = ours["cpu_s"] / base["cpu_s"]
+            others = {}
+            for key, row in best.items():
+                label = key.removeprefix("compare:")
+                others[label] = {**row, "cpu_ratio": round(row["cpu_s"] / base["cpu_s"], 2)}
+                print(f"   {label}: CPU {row['cpu_s']:.2f} s, ratio {others[label]['cpu_ratio']:.2f}, "
+                      f"peak {row['peak_rss_mb_max']:.0f} MB", flush=True)
                 print(f"   {label}: CPU {others[label]['cpu_s']:.2f} s, ratio {others[label]['cpu_ratio']:.2f}, "
                       f"peak {others[label]['peak_rss_mb_max']:.0f} MB", flush=True)
             rows.append({"size_mb": round(size, 1), "copies": copies, "ours": ours, "baseline": base,
