@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nodes.perf.compiled_parts import compiled
 from nodes.perf.containers import is_container
 from nodes.perf.metrics import slice_tree
 from nodes.perf.metrics.common import MAX_PATHS, TOP_PER_THREAD, _ms, _pct, _Thread, joined_column, unique_inverse
@@ -96,7 +97,11 @@ def walk_all(ctx) -> None:
     """:func:`walk` for every thread of the trace, in the order of ``pd.slices`` (the order
     ``ctx.threads`` lists them in, and the order the path cap is checked in): the threads of at
     most :data:`SMALL_THREAD` slices in batches (:func:`_walk_batch`) of up to
-    :data:`BATCH_SLICES` slices, the others one by one."""
+    :data:`BATCH_SLICES` slices, the others one by one. With the C walk (:data:`NATIVE`), every
+    thread with slices in batches of up to :data:`BATCH_SLICES` slices (:func:`_native_walk`)."""
+    if NATIVE is not None:
+        _walk_all_native(ctx)
+        return
     slices = ctx.pd.slices
     done: dict = {}
     chunk: list = []
@@ -116,6 +121,52 @@ def walk_all(ctx) -> None:
             walk(ctx, key)
         else:
             _keep(ctx, key, *got)
+
+
+def _walk_all_native(ctx) -> None:
+    """:func:`walk_all` by the C walk: the same threads in the same order, the same cap."""
+    slices = ctx.pd.slices
+    batches: list[tuple[list, list]] = []
+    chunk_keys: list = []
+    chunk_cols: list = []
+    held = most = 0
+    for key, cols in slices.items():
+        n = len(cols)
+        if not n:
+            continue
+        if chunk_keys and held + n > BATCH_SLICES:
+            batches.append((chunk_keys, chunk_cols))
+            chunk_keys, chunk_cols, held = [], [], 0
+        chunk_keys.append(key)
+        chunk_cols.append(cols)
+        held += n
+        most = max(most, held)
+    if chunk_keys:
+        batches.append((chunk_keys, chunk_cols))
+    scratch = _scratch(most)
+    done: dict = {}
+    for keys, cols in batches:
+        done.update(zip(keys, _native_walk(keys, cols, scratch)))
+    lengths = []
+    for key in slices:
+        got = done.get(key)
+        if got is None:
+            ctx.threads[key] = _Thread(key)  # no slices: walk's empty thread
+            lengths.append(0)
+        else:
+            _keep(ctx, key, *got)
+            lengths.append(-1)
+    # every thread's self time per name as one set of columns, in ctx.threads' order (app_scope)
+    walked = [th._sums for th, _p in done.values()]
+    if all(w is not None for w in walked):
+        sums = list({id(w[0]): w[0] for w in walked}.values())
+        at = np.zeros(len(lengths) + 1, dtype=np.int64)
+        per = np.array(lengths, dtype=np.int64)
+        if sums:
+            per[per < 0] = np.concatenate([np.diff(w.self_at) for w in sums])
+        np.cumsum(per, out=at[1:])
+        ctx.walk_self = (np.concatenate([w.self_name for w in sums]) if sums else np.zeros(0, dtype=np.int64),
+                         np.concatenate([w.self_val for w in sums]) if sums else np.zeros(0), at)
 
 
 def _keep(ctx, key: tuple[int, int], th: _Thread, paths: "SlicePaths | None") -> None:
@@ -224,6 +275,115 @@ def _walk_batch(keys: list, cols: list) -> list[tuple[_Thread, "SlicePaths | Non
                          top_name[root_bounds[s]:root_bounds[s + 1]]))
         th.names = c_name[ca:cb]  # the thread's pairs come sorted by name: its distinct names, ascending
         out.append((th, paths[s]))
+    return out
+
+
+#: The C slice walk (nodes/perf/metrics/_metricsc.c), or None: the numpy walk above.
+NATIVE = compiled("nodes.perf.metrics._metricsc")
+
+
+class WalkSums:
+    """The per-thread sums of one :func:`_native_walk` as its columns, thread ``s``'s made into
+    the dicts :class:`.common._Thread` lists on first read (most threads are only summed over)."""
+
+    __slots__ = ("self_name", "self_val", "self_at", "tot_name", "tot_val", "tot_at", "cnt_name", "cnt_val",
+                 "cnt_at", "top", "root_at")
+
+    def self_by(self, s: int) -> dict:
+        a, b = self.self_at[s], self.self_at[s + 1]
+        return defaultdict(float, zip(self.self_name[a:b].tolist(), self.self_val[a:b].tolist()))
+
+    def total_by(self, s: int) -> dict:
+        a, b = self.tot_at[s], self.tot_at[s + 1]
+        return defaultdict(float, zip(self.tot_name[a:b].tolist(), self.tot_val[a:b].tolist()))
+
+    def count_by(self, s: int) -> dict:
+        a, b = self.cnt_at[s], self.cnt_at[s + 1]
+        return defaultdict(int, zip(self.cnt_name[a:b].tolist(), self.cnt_val[a:b].tolist()))
+
+    def top_level(self, s: int) -> list[tuple[float, float, int]]:
+        a, b = self.root_at[s], self.root_at[s + 1]
+        return list(zip(*(c[a:b].tolist() for c in self.top))) if b > a else []
+
+
+def _scratch(n: int) -> list[np.ndarray]:
+    """The C walk's per-batch output columns that :func:`_native_walk` copies out at their
+    length: roots, self (name, value), total (name, value), count (name, value), listed path,
+    path (up, name), listed weight."""
+    return [np.empty(n, dtype=np.float64 if k in (2, 4, 10) else np.int64) for k in range(11)]
+
+
+#: Name ids beyond this many times a batch's slice count are renumbered densely before the C
+#: walk, whose per-name tables are as long as the largest id.
+_DENSE_NAMES = 4
+
+
+def _native_walk(keys: list, cols: list, scratch: list | None = None) -> list[tuple[_Thread, "SlicePaths | None"]]:
+    """:func:`_walk_batch`'s results (the reference walk's, thread by thread) from the C walk
+    (:data:`NATIVE`): the same columns joined, non-finite slices dropped and durations clipped
+    at 0 here as there, then one pass per thread in C. ``scratch``: :func:`_scratch` columns
+    of at least the batch's length, reused batch after batch."""
+    counts = np.fromiter(map(len, cols), dtype=np.int64, count=len(cols))
+    ts = joined_column(cols, "ts", np.float64)
+    dur = joined_column(cols, "dur", np.float64)
+    name = joined_column(cols, "name", np.int64)
+    ok = np.isfinite(ts) & np.isfinite(dur)
+    if not ok.all():
+        seg = np.repeat(np.arange(len(keys), dtype=np.int64), counts)
+        ts, dur, name = ts[ok], dur[ok], name[ok]
+        counts = np.bincount(seg[ok], minlength=len(keys))
+    n = len(ts)
+    if not n or int(name.min()) < 0:
+        return _walk_batch(keys, cols)  # nothing to walk; or ids the numpy walk refuses as it does
+    dur = np.maximum(dur, 0.0)
+    lut = None
+    span = int(name.max()) + 1
+    if span > _DENSE_NAMES * n + 65536:
+        lut, name = unique_inverse(name)
+        span = len(lut)
+    bounds = np.zeros(len(keys) + 1, dtype=np.int64)
+    np.cumsum(counts, out=bounds[1:])
+    nseg = len(keys)
+    o_ts, o_dur, o_name, busy = np.empty(n), np.empty(n), np.empty(n, dtype=np.int64), np.empty(nseg)
+    at = [np.empty(nseg + 1, dtype=np.int64) for _ in range(6)]
+    root_at, self_at, tot_at, cnt_at, listed_at, path_at = at
+    # the per-name and per-path columns fill a fraction of their n rows: written into scratch
+    # columns kept for the next batch, and copied out at their length (fresh columns of n rows
+    # for each batch cost more in page faults than the walk itself)
+    if scratch is None or len(scratch[0]) < n:
+        scratch = _scratch(n)
+    roots, self_name, self_val, tot_name, tot_val, cnt_name, cnt_val, listed_pid, path_up, path_name, listed_w = (
+        x[:n] for x in scratch)
+    NATIVE.walk(ts, dur, name, bounds, span, MAX_PATH_DEPTH,
+                (o_ts, o_dur, o_name, busy, roots, root_at, self_name, self_val, self_at, tot_name, tot_val, tot_at,
+                 cnt_name, cnt_val, cnt_at, listed_pid, listed_w, listed_at, path_up, path_name, path_at))
+    if lut is not None:
+        o_name = lut[o_name]
+    sums = WalkSums()
+    sums.self_at, sums.tot_at, sums.cnt_at, sums.root_at = (x.tolist() for x in (self_at, tot_at, cnt_at, root_at))
+    la, pa = listed_at.tolist(), path_at.tolist()
+
+    def kept(col: np.ndarray, k: int, names: bool = False) -> np.ndarray:
+        return lut[col[:k]] if names and lut is not None else col[:k].copy()
+
+    sums.self_name, sums.self_val = kept(self_name, sums.self_at[-1], True), kept(self_val, sums.self_at[-1])
+    sums.tot_name, sums.tot_val = kept(tot_name, sums.tot_at[-1], True), kept(tot_val, sums.tot_at[-1])
+    cnt_names, sums.cnt_val = kept(cnt_name, sums.cnt_at[-1], True), kept(cnt_val, sums.cnt_at[-1])
+    sums.cnt_name = cnt_names
+    listed_pid, listed_w = kept(listed_pid, la[-1]), kept(listed_w, la[-1])
+    path_up, path_name = kept(path_up, pa[-1]), kept(path_name, pa[-1], True)
+    r = roots[:sums.root_at[-1]]
+    sums.top = (o_ts[r], o_dur[r], o_name[r])
+    b, busy_l, cat = bounds.tolist(), busy.tolist(), sums.cnt_at
+    names = cnt_names.tolist()
+    out: list[tuple[_Thread, SlicePaths | None]] = []
+    for s, key in enumerate(keys):
+        lo, hi = b[s], b[s + 1]
+        th = _Thread.walked(key, o_ts[lo:hi], o_dur[lo:hi], o_name[lo:hi], busy_l[s], names[cat[s]:cat[s + 1]], sums, s)
+        p, q = la[s], la[s + 1]
+        paths = None if p == q else SlicePaths(key=key, pid=listed_pid[p:q], weight=listed_w[p:q],
+                                               up=path_up[pa[s]:pa[s + 1]], names=path_name[pa[s]:pa[s + 1]])
+        out.append((th, paths))
     return out
 
 
@@ -606,29 +766,46 @@ def app_scope(ctx) -> AppScope | None:
     if sc is None:
         return None
     pd = ctx.pd
-    groups: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for k in ctx.threads:
-        groups[sc.group(k[0])].append(k)
+    group_of = [sc.group(k[0]) for k in ctx.threads]
     summaries = []
     for g in ("app", "harness", "system"):
-        keys = groups.get(g, [])
+        keys = [k for k, of in zip(ctx.threads, group_of) if of == g]
         if not keys:
             continue
-        self_by: dict[int, float] = defaultdict(float)
-        for k in keys:
-            for nid, v in ctx.threads[k].self_by.items():
-                self_by[nid] += v
-        top = sorted(self_by, key=lambda n: -self_by[n])[:SCOPE_TOP_NAMES]
+        top = _top_self(ctx, [of == g for of in group_of], keys)
         pids = sorted({k[0] for k in keys})
         summaries.append(ScopeSummary(
             scope=g,
             processes=[pd.processes.get(p) or str(p) for p in pids][:20],
             busy_ms=_ms(sum(ctx.threads[k].busy_us for k in keys)),
             slice_count=sum(ctx.threads[k].count for k in keys),
-            top=[f"{pd.strings[n]} ({_ms(self_by[n]):g} ms)" for n in top],
+            top=[f"{pd.strings[n]} ({_ms(v):g} ms)" for n, v in top],
         ))
     return AppScope(pid=sc.pid, process=sc.process, chosen_by=sc.chosen_by, summaries=summaries,
                     harness=[pd.processes.get(p) or str(p) for p in sorted(sc.harness_pids)])
+
+
+def _top_self(ctx, member: list[bool], keys: list[tuple[int, int]]) -> list[tuple[int, float]]:
+    """The :data:`SCOPE_TOP_NAMES` names of most self time over the threads ``keys`` (``member``:
+    which of ``ctx.threads`` they are), with that time: the threads' ``self_by`` added per name in
+    thread order, names ranked by a stable sort in the order they were first added. From the C
+    walk's columns (``ctx.walk_self``) when it walked every thread, without a dict per thread."""
+    if ctx.walk_self is not None:
+        names, vals, at = ctx.walk_self
+        pick = np.repeat(np.array(member, dtype=bool), np.diff(at))
+        nid, v = names[pick], vals[pick]
+        if not len(nid):
+            return []
+        sums = np.bincount(nid, weights=v)  # in order from 0.0, as ``+=`` into a defaultdict
+        seen = _first_seen(nid)
+        if not np.isnan(sums[seen]).any():
+            top = seen[np.argsort(-sums[seen], kind="stable")][:SCOPE_TOP_NAMES].tolist()
+            return list(zip(top, sums[top].tolist()))
+    self_by: dict[int, float] = defaultdict(float)
+    for k in keys:
+        for nid, v in ctx.threads[k].self_by.items():
+            self_by[nid] += v
+    return [(n, self_by[n]) for n in sorted(self_by, key=lambda n: -self_by[n])[:SCOPE_TOP_NAMES]]
 
 
 def slice_hotspot(ctx, nid: int, s: float, t: float, c: int, whole: float, thread: str | None,

@@ -1,0 +1,442 @@
+/* The slice walk of nodes/perf/metrics/hotspots.py as one pass per thread: the per-slice stack
+ * walk that tests/slice_walk_reference.py keeps as the reference (hotspots' numpy walk,
+ * _walk_batch and nodes/perf/metrics/slice_tree.py, computes the same with ~40 numpy passes
+ * over the slices; it stays as the fallback). tests/test_slice_tree.py and
+ * tests/test_metrics_native.py check that all three give the same sums, orders and paths.
+ *
+ *   walk(ts, dur, name, bounds, nnames, max_depth, out) -> None
+ *
+ *   ts, dur       float64[n]: threads laid end to end, thread s at [bounds[s], bounds[s + 1]);
+ *                 times finite, durations >= 0 (the caller drops and clips as the walk does)
+ *   name          int64[n], each in [0, nnames)
+ *   bounds        int64[nseg + 1]
+ *   out           a tuple of 23 writable buffers (hotspots._native_walk names them):
+ *     o_ts, o_dur, o_name        the slices of each thread by (start, longer first), as the
+ *                                stable lexsort((-dur, ts)) gives them
+ *     busy                       float64[nseg]: the top-level durations added in start order
+ *     roots, root_bounds         int64[n], int64[nseg + 1]: positions (into o_*) of the top-level slices
+ *     self_name, self_val, self_bounds    per thread, self time per name in the order the walk
+ *                                first closed a slice of that name (own time <= 0 adds 0.0)
+ *     tot_name, tot_val, tot_bounds       total per name over the outermost occurrences, in the
+ *                                order of their starts
+ *     cnt_name, cnt_val, cnt_bounds       slices per name, names ascending
+ *     listed_pid, listed_w, listed_bounds paths with own time > 0, in the order the walk first
+ *                                closed a slice on each, with the sum of that own time
+ *     path_up, path_name, path_bounds     the thread's paths numbered level by level, each
+ *                                level by (parent path, name): path p is path_name[p] under
+ *                                path_up[p] (-1: a top-level name); a slice deeper than
+ *                                max_depth adds to its ancestor's path at that depth
+ *
+ * Every sum starts from 0.0 and adds in the order stated, as the reference's `+=` does (and
+ * numpy's bincount, which adds in index order). Plain CPython C API and the buffer protocol.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    Py_buffer b;
+    int held;
+} buf_t;
+
+static int get(PyObject *o, buf_t *out, Py_ssize_t items, Py_ssize_t size, int writable, const char *what)
+{
+    if (PyObject_GetBuffer(o, &out->b, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0)
+        return -1;
+    out->held = 1;
+    if (out->b.len != items * size) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd bytes, want %zd", what, out->b.len, items * size);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the order: stable, by start, longer first ---------------------------------------------- */
+
+static inline int before(const double *ts, const double *dur, int64_t a, int64_t b)
+{
+    return ts[a] < ts[b] || (ts[a] == ts[b] && dur[a] > dur[b]);
+}
+
+/* Stable merge sort of idx[0..m) (insertion sort of runs of 16, then bottom-up merges). */
+static void sort_slices(int64_t *idx, int64_t *tmp, Py_ssize_t m, const double *ts, const double *dur)
+{
+    Py_ssize_t i;
+    for (i = 1; i < m; i++)
+        if (before(ts, dur, idx[i], idx[i - 1]))
+            break;
+    if (i >= m)
+        return; /* already in order: the usual case */
+    const Py_ssize_t RUN = 16;
+    for (Py_ssize_t lo = 0; lo < m; lo += RUN) {
+        Py_ssize_t hi = lo + RUN < m ? lo + RUN : m;
+        for (Py_ssize_t j = lo + 1; j < hi; j++) {
+            int64_t v = idx[j];
+            Py_ssize_t k = j;
+            while (k > lo && before(ts, dur, v, idx[k - 1])) {
+                idx[k] = idx[k - 1];
+                k--;
+            }
+            idx[k] = v;
+        }
+    }
+    int64_t *src = idx, *dst = tmp;
+    for (Py_ssize_t w = RUN; w < m; w *= 2) {
+        for (Py_ssize_t lo = 0; lo < m; lo += 2 * w) {
+            Py_ssize_t mid = lo + w < m ? lo + w : m, hi = lo + 2 * w < m ? lo + 2 * w : m;
+            Py_ssize_t a = lo, b = mid, k = lo;
+            while (a < mid && b < hi)
+                dst[k++] = before(ts, dur, src[b], src[a]) ? src[b++] : src[a++];
+            while (a < mid)
+                dst[k++] = src[a++];
+            while (b < hi)
+                dst[k++] = src[b++];
+        }
+        int64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != idx)
+        memcpy(idx, src, (size_t)m * sizeof(int64_t));
+}
+
+/* ---- paths: (parent path, name) -> path id, per thread -------------------------------------- */
+
+typedef struct {
+    int64_t up, name, depth, key1; /* key1: the final id of `up` while numbering */
+    int64_t slot;                  /* its place in the hash table */
+    int64_t listed;                /* 1 + its place among the listed paths, 0: not listed */
+    int64_t final;
+} path_t;
+
+static inline uint64_t mix(int64_t up, int64_t name)
+{
+    uint64_t h = (uint64_t)up * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)name + 0x632BE59BD9B4E019ULL);
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 32;
+    return h;
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+    const path_t *x = *(path_t *const *)a, *y = *(path_t *const *)b;
+    if (x->key1 != y->key1)
+        return x->key1 < y->key1 ? -1 : 1;
+    return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct {
+    double end, d, child;
+    int64_t name, path;
+} frame_t;
+
+enum { O_TS, O_DUR, O_NAME, O_BUSY, O_ROOTS, O_ROOT_B, O_SELF_N, O_SELF_V, O_SELF_B, O_TOT_N, O_TOT_V,
+       O_TOT_B, O_CNT_N, O_CNT_V, O_CNT_B, O_LIST_P, O_LIST_W, O_LIST_B, O_UP, O_PNAME, O_PATH_B, N_OUT };
+
+static PyObject *walk(PyObject *self, PyObject *args)
+{
+    PyObject *o_in[4], *outs;
+    long long nnames_ll;
+    int max_depth;
+    if (!PyArg_ParseTuple(args, "OOOOLiO!", &o_in[0], &o_in[1], &o_in[2], &o_in[3], &nnames_ll, &max_depth,
+                          &PyTuple_Type, &outs))
+        return NULL;
+    if (PyTuple_GET_SIZE(outs) != N_OUT) {
+        PyErr_Format(PyExc_ValueError, "out: %d buffers wanted", (int)N_OUT);
+        return NULL;
+    }
+    if (nnames_ll < 1 || nnames_ll > ((long long)1 << 40) || max_depth < 1) {
+        PyErr_SetString(PyExc_ValueError, "nnames or max_depth out of range");
+        return NULL;
+    }
+    Py_ssize_t nnames = (Py_ssize_t)nnames_ll;
+    buf_t in[4], out[N_OUT];
+    memset(in, 0, sizeof in);
+    memset(out, 0, sizeof out);
+    PyObject *result = NULL;
+    /* scratch */
+    int64_t *perm = NULL, *tmp = NULL, *self_slot = NULL, *tot_slot = NULL, *active = NULL, *count = NULL;
+    int64_t *table = NULL, *names = NULL;
+    path_t *paths = NULL, **by_level = NULL;
+    frame_t *stack = NULL;
+    int64_t *level_count = NULL;
+
+    if (PyObject_GetBuffer(o_in[3], &in[3].b, PyBUF_C_CONTIGUOUS) < 0)
+        goto done;
+    in[3].held = 1;
+    if (in[3].b.len % 8 || in[3].b.len < 8) {
+        PyErr_SetString(PyExc_ValueError, "bounds: not int64[nseg + 1]");
+        goto done;
+    }
+    Py_ssize_t nseg = in[3].b.len / 8 - 1;
+    const int64_t *bounds = in[3].b.buf;
+    if (PyObject_GetBuffer(o_in[0], &in[0].b, PyBUF_C_CONTIGUOUS) < 0)
+        goto done;
+    in[0].held = 1;
+    if (in[0].b.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "ts: not float64");
+        goto done;
+    }
+    Py_ssize_t n = in[0].b.len / 8;
+    if (get(o_in[1], &in[1], n, 8, 0, "dur") < 0 || get(o_in[2], &in[2], n, 8, 0, "name") < 0)
+        goto done;
+    static const char *onames[N_OUT] = {"o_ts", "o_dur", "o_name", "busy", "roots", "root_bounds", "self_name",
+                                        "self_val", "self_bounds", "tot_name", "tot_val", "tot_bounds", "cnt_name",
+                                        "cnt_val", "cnt_bounds", "listed_pid", "listed_w", "listed_bounds",
+                                        "path_up", "path_name", "path_bounds"};
+    for (int k = 0; k < N_OUT; k++) {
+        Py_ssize_t items = n;
+        if (k == O_BUSY)
+            items = nseg;
+        else if (k == O_ROOT_B || k == O_SELF_B || k == O_TOT_B || k == O_CNT_B || k == O_LIST_B || k == O_PATH_B)
+            items = nseg + 1;
+        if (get(PyTuple_GET_ITEM(outs, k), &out[k], items, 8, 1, onames[k]) < 0)
+            goto done;
+    }
+    const double *ts = in[0].b.buf, *dur = in[1].b.buf;
+    const int64_t *name = in[2].b.buf;
+    if (bounds[0] != 0 || bounds[nseg] != n) {
+        PyErr_SetString(PyExc_ValueError, "bounds: not 0 .. n");
+        goto done;
+    }
+    Py_ssize_t maxm = 0;
+    for (Py_ssize_t s = 0; s < nseg; s++) {
+        if (bounds[s + 1] < bounds[s]) {
+            PyErr_SetString(PyExc_ValueError, "bounds: not ascending");
+            goto done;
+        }
+        if (bounds[s + 1] - bounds[s] > maxm)
+            maxm = (Py_ssize_t)(bounds[s + 1] - bounds[s]);
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (name[i] < 0 || name[i] >= nnames) {
+            PyErr_SetString(PyExc_ValueError, "name: id out of range");
+            goto done;
+        }
+    double *o_ts = out[O_TS].b.buf, *o_dur = out[O_DUR].b.buf, *busy = out[O_BUSY].b.buf;
+    double *self_val = out[O_SELF_V].b.buf, *tot_val = out[O_TOT_V].b.buf, *listed_w = out[O_LIST_W].b.buf;
+    int64_t *o_name = out[O_NAME].b.buf, *roots = out[O_ROOTS].b.buf, *root_b = out[O_ROOT_B].b.buf;
+    int64_t *self_name = out[O_SELF_N].b.buf, *self_b = out[O_SELF_B].b.buf;
+    int64_t *tot_name = out[O_TOT_N].b.buf, *tot_b = out[O_TOT_B].b.buf;
+    int64_t *cnt_name = out[O_CNT_N].b.buf, *cnt_val = out[O_CNT_V].b.buf, *cnt_b = out[O_CNT_B].b.buf;
+    int64_t *listed_pid = out[O_LIST_P].b.buf, *list_b = out[O_LIST_B].b.buf;
+    int64_t *path_up = out[O_UP].b.buf, *path_name = out[O_PNAME].b.buf, *path_b = out[O_PATH_B].b.buf;
+
+    Py_ssize_t cap = 16;
+    while (cap < 2 * maxm)
+        cap *= 2;
+    Py_ssize_t m1 = maxm > 0 ? maxm : 1;
+    perm = malloc(sizeof(int64_t) * m1);
+    tmp = malloc(sizeof(int64_t) * m1);
+    names = malloc(sizeof(int64_t) * m1);
+    paths = malloc(sizeof(path_t) * m1);
+    by_level = malloc(sizeof(path_t *) * m1);
+    stack = malloc(sizeof(frame_t) * m1);
+    level_count = calloc((size_t)max_depth + 1, sizeof(int64_t));
+    table = malloc(sizeof(int64_t) * cap);
+    self_slot = calloc((size_t)nnames, sizeof(int64_t));
+    tot_slot = calloc((size_t)nnames, sizeof(int64_t));
+    active = calloc((size_t)nnames, sizeof(int64_t));
+    count = calloc((size_t)nnames, sizeof(int64_t));
+    if (!perm || !tmp || !names || !paths || !by_level || !stack || !level_count || !table || !self_slot ||
+        !tot_slot || !active || !count) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < cap; k++)
+        table[k] = -1;
+    const uint64_t mask = (uint64_t)cap - 1;
+
+    Py_ssize_t nroot = 0, nself = 0, ntot = 0, ncnt = 0, nlist = 0, npath_all = 0;
+    root_b[0] = self_b[0] = tot_b[0] = cnt_b[0] = list_b[0] = path_b[0] = 0;
+    for (Py_ssize_t s = 0; s < nseg; s++) {
+        const Py_ssize_t lo = (Py_ssize_t)bounds[s], m = (Py_ssize_t)(bounds[s + 1] - bounds[s]);
+        for (Py_ssize_t p = 0; p < m; p++)
+            perm[p] = lo + p;
+        sort_slices(perm, tmp, m, ts, dur);
+        const Py_ssize_t self0 = nself, tot0 = ntot, list0 = nlist;
+        Py_ssize_t sp = 0, npath = 0;
+        double b = 0.0;
+
+/* A slice closes: its own time (duration minus its direct children's) to its name and path. */
+#define CLOSE()                                                                                     \
+    do {                                                                                            \
+        frame_t *f_ = &stack[--sp];                                                                 \
+        double own_ = f_->d - f_->child;                                                            \
+        int64_t nm_ = f_->name;                                                                     \
+        if (!self_slot[nm_]) {                                                                      \
+            self_slot[nm_] = ++nself - self0;                                                       \
+            self_name[nself - 1] = nm_;                                                             \
+            self_val[nself - 1] = 0.0;                                                              \
+        }                                                                                           \
+        self_val[self0 + self_slot[nm_] - 1] += own_ > 0.0 ? own_ : 0.0;                            \
+        if (own_ > 0.0) {                                                                           \
+            path_t *pt_ = &paths[f_->path];                                                         \
+            if (!pt_->listed) {                                                                     \
+                pt_->listed = ++nlist - list0;                                                      \
+                listed_pid[nlist - 1] = f_->path; /* a temporary id until numbered below */        \
+                listed_w[nlist - 1] = 0.0;                                                          \
+            }                                                                                       \
+            listed_w[list0 + pt_->listed - 1] += own_;                                              \
+        }                                                                                           \
+        active[nm_]--;                                                                              \
+    } while (0)
+
+        for (Py_ssize_t p = 0; p < m; p++) {
+            const int64_t i = perm[p];
+            const double t = ts[i], d0 = dur[i];
+            const int64_t nm = name[i];
+            o_ts[lo + p] = t;
+            o_dur[lo + p] = d0;
+            o_name[lo + p] = nm;
+            count[nm]++;
+            while (sp && stack[sp - 1].end <= t)
+                CLOSE();
+            double end = t + d0, d = d0;
+            int64_t up = -1, path;
+            if (sp) {
+                frame_t *parent = &stack[sp - 1];
+                if (end > parent->end) {
+                    /* runs past its parent's end: only the part inside is its own */
+                    end = parent->end;
+                    d = end - t;
+                }
+                parent->child += d;
+                up = parent->path;
+            } else {
+                b += d0;
+                roots[nroot++] = lo + p;
+            }
+            if (sp >= max_depth) {
+                path = up;
+            } else {
+                uint64_t h = mix(up, nm) & mask;
+                for (;;) {
+                    int64_t at = table[h];
+                    if (at < 0) {
+                        path = npath++;
+                        path_t *pt = &paths[path];
+                        pt->up = up;
+                        pt->name = nm;
+                        pt->depth = sp;
+                        pt->slot = (int64_t)h;
+                        pt->listed = 0;
+                        table[h] = path;
+                        level_count[sp]++;
+                        break;
+                    }
+                    if (paths[at].up == up && paths[at].name == nm) {
+                        path = at;
+                        break;
+                    }
+                    h = (h + 1) & mask;
+                }
+            }
+            if (active[nm] == 0) {
+                /* the outermost occurrence: recursion is not counted twice */
+                if (!tot_slot[nm]) {
+                    tot_slot[nm] = ++ntot - tot0;
+                    tot_name[ntot - 1] = nm;
+                    tot_val[ntot - 1] = 0.0;
+                }
+                tot_val[tot0 + tot_slot[nm] - 1] += d;
+            }
+            active[nm]++;
+            frame_t *f = &stack[sp++];
+            f->end = end;
+            f->d = d;
+            f->child = 0.0;
+            f->name = nm;
+            f->path = path;
+        }
+        while (sp)
+            CLOSE();
+#undef CLOSE
+        busy[s] = b;
+        root_b[s + 1] = nroot;
+        self_b[s + 1] = nself;
+        tot_b[s + 1] = ntot;
+        /* counts, names ascending; the thread's names are those its closings listed */
+        Py_ssize_t k = nself - self0;
+        memcpy(names, self_name + self0, (size_t)k * sizeof(int64_t));
+        qsort(names, (size_t)k, sizeof(int64_t), cmp_i64);
+        for (Py_ssize_t j = 0; j < k; j++) {
+            cnt_name[ncnt] = names[j];
+            cnt_val[ncnt++] = count[names[j]];
+            self_slot[names[j]] = tot_slot[names[j]] = active[names[j]] = count[names[j]] = 0;
+        }
+        cnt_b[s + 1] = ncnt;
+        /* the paths numbered level by level, each level by (parent's number, name) */
+        Py_ssize_t at = 0;
+        for (int dd = 0; dd < max_depth; dd++) {
+            Py_ssize_t c = level_count[dd];
+            level_count[dd] = at;
+            at += c;
+        }
+        for (Py_ssize_t q = 0; q < npath; q++)
+            by_level[level_count[paths[q].depth]++] = &paths[q];
+        Py_ssize_t start = 0;
+        for (int dd = 0; dd < max_depth && start < npath; dd++) {
+            Py_ssize_t stop = level_count[dd];
+            for (Py_ssize_t q = start; q < stop; q++)
+                by_level[q]->key1 = by_level[q]->up < 0 ? -1 : paths[by_level[q]->up].final;
+            qsort(by_level + start, (size_t)(stop - start), sizeof(path_t *), cmp_path);
+            for (Py_ssize_t q = start; q < stop; q++)
+                by_level[q]->final = q;
+            start = stop;
+        }
+        for (int dd = 0; dd <= max_depth; dd++)
+            level_count[dd] = 0;
+        for (Py_ssize_t q = 0; q < npath; q++) {
+            path_t *pt = &paths[q];
+            path_up[npath_all + pt->final] = pt->up < 0 ? -1 : paths[pt->up].final;
+            path_name[npath_all + pt->final] = pt->name;
+            table[pt->slot] = -1;
+        }
+        for (Py_ssize_t j = list0; j < nlist; j++)
+            listed_pid[j] = paths[listed_pid[j]].final;
+        npath_all += npath;
+        path_b[s + 1] = npath_all;
+        list_b[s + 1] = nlist;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    for (int k = 0; k < 4; k++)
+        if (in[k].held)
+            PyBuffer_Release(&in[k].b);
+    for (int k = 0; k < N_OUT; k++)
+        if (out[k].held)
+            PyBuffer_Release(&out[k].b);
+    free(perm);
+    free(tmp);
+    free(names);
+    free(paths);
+    free(by_level);
+    free(stack);
+    free(level_count);
+    free(table);
+    free(self_slot);
+    free(tot_slot);
+    free(active);
+    free(count);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"walk", walk, METH_VARARGS, "The slice walk of hotspots.py, one pass per thread."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_metricsc", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__metricsc(void) { return PyModule_Create(&module); }
