@@ -432,8 +432,186 @@ done:
     return result;
 }
 
+/* ---- clipped sums (nodes/perf/metrics/clipped_sum.py) ------------------------------------- */
+
+/* Thread k's intervals clipped to a window, as the literal numpy expression has them at position
+ * j: np.clip(np.minimum(e, b) - np.maximum(s, a), 0, None), 0 outside [lo, hi) (they overlap
+ * nothing there); `whole`: the thread lies inside the window, e - s. */
+typedef struct {
+    const double *s, *e;
+    double a, b;
+    Py_ssize_t lo, hi;
+    int whole;
+} clip_t;
+
+static inline double clip_at(const clip_t *c, Py_ssize_t j)
+{
+    if (c->whole)
+        return c->whole == 2 ? c->e[j] : c->e[j] - c->s[j]; /* 2: the values themselves (pairwise_sums) */
+    if (j < c->lo || j >= c->hi)
+        return 0.0;
+    double hi = c->e[j] <= c->b ? c->e[j] : c->b, lo = c->s[j] >= c->a ? c->s[j] : c->a;
+    double x = hi - lo;
+    return x >= 0.0 ? x : 0.0;
+}
+
+/* numpy's pairwise sum (`pairwise_sum` in numpy/_core/src/umath/loops_utils.h.src: fewer than
+ * 8 values one after another from -0.0, up to 128 in 8 interleaved partial sums, more split in
+ * two at a multiple of 8) of positions [first, first + n) of the clipped values. A stretch of
+ * only zeros sums to 0.0 there as well, so it is skipped. clipped_sum.py checks once that this
+ * is numpy's sum (`_native_sums_are_numpys`) before using it. */
+static double pairwise(const clip_t *c, Py_ssize_t first, Py_ssize_t n)
+{
+    if (!c->whole && (first + n <= c->lo || first >= c->hi))
+        return 0.0;
+    if (n < 8) {
+        double res = -0.0;
+        for (Py_ssize_t i = 0; i < n; i++)
+            res += clip_at(c, first + i);
+        return res;
+    }
+    if (n <= 128) {
+        double r[8], res;
+        Py_ssize_t i;
+        for (int k = 0; k < 8; k++)
+            r[k] = clip_at(c, first + k);
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (int k = 0; k < 8; k++)
+                r[k] += clip_at(c, first + i + k);
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++)
+            res += clip_at(c, first + i);
+        return res;
+    }
+    Py_ssize_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise(c, first, n2) + pairwise(c, first + n2, n - n2);
+}
+
+/* clipped_sums(starts, ends, offsets, threads, a, b, out): out[k] = Intervals.clipped_sum(
+ * threads[k], a[k], b[k]) for threads whose intervals follow one another in time with finite
+ * times, and finite windows (the caller asks for no others). Bisections as searchsorted's. */
+static PyObject *clipped_sums(PyObject *self, PyObject *args)
+{
+    PyObject *o[7];
+    if (!PyArg_ParseTuple(args, "OOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6]))
+        return NULL;
+    buf_t b[7];
+    memset(b, 0, sizeof b);
+    PyObject *result = NULL;
+    for (int k = 0; k < 7; k++) {
+        if (PyObject_GetBuffer(o[k], &b[k].b, PyBUF_C_CONTIGUOUS | (k == 6 ? PyBUF_WRITABLE : 0)) < 0)
+            goto done;
+        b[k].held = 1;
+        if (b[k].b.len % 8) {
+            PyErr_SetString(PyExc_ValueError, "clipped_sums: 8-byte items wanted");
+            goto done;
+        }
+    }
+    Py_ssize_t niv = b[0].b.len / 8, nthr = b[2].b.len / 8 - 1, rows = b[3].b.len / 8;
+    if (b[1].b.len / 8 != niv || nthr < 0 || b[4].b.len / 8 != rows || b[5].b.len / 8 != rows ||
+        b[6].b.len / 8 != rows) {
+        PyErr_SetString(PyExc_ValueError, "clipped_sums: lengths differ");
+        goto done;
+    }
+    const double *starts = b[0].b.buf, *ends = b[1].b.buf, *wa = b[4].b.buf, *wb = b[5].b.buf;
+    const int64_t *off = b[2].b.buf, *thr = b[3].b.buf;
+    double *out = b[6].b.buf;
+    for (Py_ssize_t k = 0; k < rows; k++) {
+        int64_t i = thr[k];
+        if (i < 0 || i >= nthr || off[i] < 0 || off[i] > off[i + 1] || off[i + 1] > niv) {
+            PyErr_SetString(PyExc_ValueError, "clipped_sums: thread out of range");
+            goto done;
+        }
+    }
+    for (Py_ssize_t k = 0; k < rows; k++) {
+        const int64_t i = thr[k];
+        const Py_ssize_t n = (Py_ssize_t)(off[i + 1] - off[i]);
+        clip_t c = {starts + off[i], ends + off[i], wa[k], wb[k], 0, 0, 0};
+        if (!n) {
+            out[k] = 0.0;
+            continue;
+        }
+        Py_ssize_t lo = 0, hi = n; /* ends.searchsorted(a, side="right") */
+        while (lo < hi) {
+            Py_ssize_t mid = lo + (hi - lo) / 2;
+            if (c.e[mid] <= c.a)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        c.lo = lo;
+        lo = 0, hi = n; /* starts.searchsorted(b, side="left") */
+        while (lo < hi) {
+            Py_ssize_t mid = lo + (hi - lo) / 2;
+            if (c.s[mid] < c.b)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        c.hi = lo;
+        if (c.hi <= c.lo)
+            out[k] = 0.0;
+        else if (c.lo == 0 && c.hi == n && c.a <= c.s[0] && c.e[n - 1] <= c.b) {
+            c.whole = 1;
+            out[k] = 0.0 + pairwise(&c, 0, n);
+        } else if (c.hi - c.lo == 1)
+            out[k] = 0.0 + clip_at(&c, c.lo);
+        else
+            out[k] = 0.0 + pairwise(&c, 0, n);
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    for (int k = 0; k < 7; k++)
+        if (b[k].held)
+            PyBuffer_Release(&b[k].b);
+    return result;
+}
+
+/* pairwise_sums(values, offsets, out): out[k] = numpy's pairwise sum (above, without the 0.0 +)
+ * of values[offsets[k]:offsets[k + 1]]: what clipped_sum.py compares with np.add.reduce once. */
+static PyObject *pairwise_sums(PyObject *self, PyObject *args)
+{
+    PyObject *o[3];
+    if (!PyArg_ParseTuple(args, "OOO", &o[0], &o[1], &o[2]))
+        return NULL;
+    buf_t b[3];
+    memset(b, 0, sizeof b);
+    PyObject *result = NULL;
+    for (int k = 0; k < 3; k++) {
+        if (PyObject_GetBuffer(o[k], &b[k].b, PyBUF_C_CONTIGUOUS | (k == 2 ? PyBUF_WRITABLE : 0)) < 0)
+            goto done;
+        b[k].held = 1;
+    }
+    Py_ssize_t nv = b[0].b.len / 8, rows = b[2].b.len / 8;
+    const double *v = b[0].b.buf;
+    const int64_t *off = b[1].b.buf;
+    if (b[1].b.len / 8 != rows + 1) {
+        PyErr_SetString(PyExc_ValueError, "pairwise_sums: offsets");
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < rows; k++) {
+        if (off[k] < 0 || off[k] > off[k + 1] || off[k + 1] > nv) {
+            PyErr_SetString(PyExc_ValueError, "pairwise_sums: offsets");
+            goto done;
+        }
+        clip_t c = {NULL, v + off[k], 0.0, 0.0, 0, 0, 2};
+        ((double *)b[2].b.buf)[k] = pairwise(&c, 0, (Py_ssize_t)(off[k + 1] - off[k]));
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    for (int k = 0; k < 3; k++)
+        if (b[k].held)
+            PyBuffer_Release(&b[k].b);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS, "The slice walk of hotspots.py, one pass per thread."},
+    {"clipped_sums", clipped_sums, METH_VARARGS, "Intervals.clipped_sum of many threads and windows."},
+    {"pairwise_sums", pairwise_sums, METH_VARARGS, "numpy's pairwise sum of each stretch, as clipped_sums adds."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from nodes.perf.compiled_parts import compiled
+
 #: numpy's pairwise block (PW_BLOCKSIZE): up to this many values are one block of 8 partial sums.
 _BLOCK = 128
 
@@ -95,6 +97,8 @@ class Intervals:
             return []
         a = np.broadcast_to(np.asarray(a, dtype=np.float64), threads.shape)
         b = np.broadcast_to(np.asarray(b, dtype=np.float64), threads.shape)
+        if NATIVE is not None and _native_sums_are_numpys():
+            return self._native_sums(threads, a, b)
         out = np.zeros(len(threads))
         off = self.offsets[threads]
         n = self.offsets[threads + 1] - off
@@ -128,6 +132,32 @@ class Intervals:
         for k in np.flatnonzero((n > 0) & ~batch | (summed & ~block)).tolist():
             vals_out[k] = self.clipped_sum(int(threads[k]), float(a[k]), float(b[k]))
         return vals_out
+
+
+    def _native_sums(self, threads: np.ndarray, a: np.ndarray, b: np.ndarray) -> list[float]:
+        """:meth:`clipped_sums` by the C part (``_metricsc.clipped_sums``: the same bisections
+        and numpy's pairwise sum over each thread's clipped values, one call for all): the
+        threads :attr:`_batch` leaves out, or windows that are not finite, by :meth:`clipped_sum`."""
+        off = self.offsets[threads]
+        n = self.offsets[threads + 1] - off
+        fast = self._batch[threads] & np.isfinite(a) & np.isfinite(b)
+        out = np.zeros(len(threads))
+        starts, ends = np.ascontiguousarray(self.starts, np.float64), np.ascontiguousarray(self.ends, np.float64)
+        if fast.all():
+            NATIVE.clipped_sums(starts, ends, self.offsets, threads, np.ascontiguousarray(a), np.ascontiguousarray(b), out)
+            return out.tolist()
+        rows = np.flatnonzero(fast)
+        got = np.zeros(len(rows))
+        NATIVE.clipped_sums(starts, ends, self.offsets, threads[rows], a[rows], b[rows], got)
+        out[rows] = got
+        vals_out = out.tolist()
+        for k in np.flatnonzero(~fast & (n > 0)).tolist():
+            vals_out[k] = self.clipped_sum(int(threads[k]), float(a[k]), float(b[k]))
+        return vals_out
+
+
+#: The C part (nodes/perf/metrics/_metricsc.c), or None: the numpy code above.
+NATIVE = compiled("nodes.perf.metrics._metricsc")
 
 
 def _block_sums(m: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -174,6 +204,29 @@ def _block_sums_are_numpys() -> bool:
             ok &= bool(np.array_equal(_block_sums(np.ascontiguousarray(m[fit, :wide]), lengths[fit]), want[fit]))
         _BLOCK_SUMS_OK.append(ok)
     return _BLOCK_SUMS_OK[0]
+
+
+_NATIVE_SUMS_OK: list[bool] = []
+
+
+def _native_sums_are_numpys() -> bool:
+    """Whether the C part's pairwise sum is numpy's own here (checked once, as
+    :func:`_block_sums_are_numpys` checks the numpy one: values of many magnitudes whose sums
+    round, every length up to a block and past it, and lengths split once, twice and more);
+    when not, the numpy code."""
+    if not _NATIVE_SUMS_OK:
+        lengths = np.array(list(range(1, _BLOCK + 18)) + [255, 256, 257, 263, 383, 384, 385, 511, 512, 1000, 1024, 4097],
+                           dtype=np.int64)
+        k = np.arange(1, int(lengths.sum()) + 1, dtype=np.float64)
+        u, v = (k * 0.6180339887498949) % 1.0, (k * 0.4142135623730951) % 1.0
+        values = -np.log1p(-u) * 10.0 ** (v * 12.0 - 6.0)
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        got = np.zeros(len(lengths))
+        NATIVE.pairwise_sums(values, offsets, got)
+        want = np.array([np.add.reduce(values[offsets[i]:offsets[i + 1]]) for i in range(len(lengths))])
+        _NATIVE_SUMS_OK.append(bool(np.array_equal(0.0 + got, 0.0 + want)))
+    return _NATIVE_SUMS_OK[0]
 
 
 def _bisect(values: np.ndarray, off: np.ndarray, n: np.ndarray, x: np.ndarray, right: bool) -> np.ndarray:
