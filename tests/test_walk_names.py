@@ -57,3 +57,37 @@ def test_walk_names_on_real_captures(path):
     from nodes.perf.formats import load
 
     _check(load(str(path)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(names=st.lists(st.integers(0, 30), max_size=200), ids=st.sets(st.integers(0, 35), max_size=12))
+def test_slices_rows_are_the_isin_rows(names, ids):
+    """_Slices.rows picks a few ids by comparisons, more by np.isin: the same rows either way."""
+    pd = PerfData("generated", "generated")
+    for i in range(40):
+        pd.intern(f"n{i}")
+    name = np.array(names, dtype=np.int64)
+    ts = np.arange(len(name), dtype=np.float64)
+    s = android_startup._Slices(ts, ts * 0.5, name)
+    m = np.isin(name, list(ids)) if ids else np.zeros(len(name), dtype=bool)
+    want = [(t, d, pd.strings[n]) for t, d, n in zip(ts[m].tolist(), (ts * 0.5)[m].tolist(), name[m].tolist())]
+    assert s.rows(pd, ids) == want
+
+
+def test_index_reads_threads_by_name_in_thread_order():
+    """The index's lazy maps: threads of a name in ctx.threads' order, the same mapping as the
+    per-thread loop's dict; a thread's _Slices made once."""
+    from nodes.perf.formats import load
+
+    ctx = Context(load(str(CAPTURES[1])), 30)
+    hotspots.walk_all(ctx)
+    idx = android_startup._SliceIndex(ctx)
+    want: dict = {}
+    for key, th in ctx.threads.items():
+        if len(th.ts):
+            for i in np.unique(th.name).tolist():
+                want.setdefault(i, []).append(key)
+    assert list(idx.by_name) and set(idx.by_name) == set(want)
+    assert all(idx.by_name[i] == want[i] for i in want)
+    key = next(iter(idx.slices))
+    assert idx.slices[key] is idx.slices.get(key) and (0, 0) not in idx.slices and idx.slices.get((0, 0)) is None
