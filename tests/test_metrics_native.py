@@ -88,6 +88,8 @@ def _thread(draw):
 
 def _data(threads, far: bool) -> PerfData:
     pd = PerfData("generated", "generated")
+    for i in range(50):  # names for the ids below (far ones have none: no slice_stats rows then)
+        pd.intern(f"n{i}")
     for tid, (ts, dur, name) in enumerate(threads):
         if far:  # ids far beyond the slice count: the walk renumbers them densely
             name = [n * 1_000_003 for n in name]
@@ -109,6 +111,9 @@ def test_the_c_walk_is_the_numpy_walk_on_generated_threads(threads, far, batch, 
     _same(a, b)
     if b.walk_self is not None:
         _walk_self_is_the_dicts(b)
+    assert a.walk_groups is None
+    if not far:
+        assert hotspots.slice_stats(b) == hotspots.slice_stats(a)  # slice_stats from the walk's groups
 
 
 @pytest.mark.parametrize("depth", [63, 64, 65, 200])
@@ -174,3 +179,35 @@ def test_children_longer_than_their_parent_by_rounding(monkeypatch):
     b = _walked(_data([(ts, dur, [0, 1, 1])], False), True, monkeypatch)
     _same(a, b)
     assert dur[0] - (dur[1] + dur[2]) < 0 and b.threads[(7, 0)].self_by[0] == 0.0
+
+
+def test_slice_stats_groups_of_the_c_walk(monkeypatch):
+    """The walk's slice_stats groups (count, sum as np.add.reduceat adds, min, max, first) are
+    used, and give the numpy passes' rows, on many threads of rounding sums; a -0.0 duration
+    (whose min and max are numpy's choice) leaves them unused."""
+    rng = np.random.default_rng(9)
+    threads = []
+    for _ in range(200):
+        n = int(rng.integers(1, 300))
+        ts = np.sort(rng.integers(0, 5000, n)).astype(float)
+        dur = rng.exponential(30.0, n) * 10.0 ** rng.uniform(-5, 5, n)
+        threads.append((ts.tolist(), dur.tolist(), rng.integers(0, 20, n).tolist()))
+    a = _walked(_data(threads, False), False, monkeypatch)
+    b = _walked(_data(threads, False), True, monkeypatch)
+    assert b.walk_groups is not None and hotspots._native_reduceat_is_numpys()
+    assert hotspots.slice_stats(b) == hotspots.slice_stats(a)
+    threads[3][1][0] = -0.0
+    c = _walked(_data(threads, False), True, monkeypatch)
+    assert c.walk_groups is None or not np.signbit(c.threads[next(iter(c.threads))].dur).any()
+
+
+def test_the_reduceat_self_check_refuses_another_sum(monkeypatch):
+    class Sequential:
+        @staticmethod
+        def pairwise_sums(values, offsets, out, reduceat=False):
+            for i in range(len(out)):
+                out[i] = sum(values[offsets[i]:offsets[i + 1]].tolist())
+
+    monkeypatch.setattr(hotspots, "NATIVE", Sequential)
+    monkeypatch.setattr(hotspots, "_REDUCEAT_OK", [])
+    assert not hotspots._native_reduceat_is_numpys()

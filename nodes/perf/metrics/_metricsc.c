@@ -10,7 +10,7 @@
  *                 times finite, durations >= 0 (the caller drops and clips as the walk does)
  *   name          int64[n], each in [0, nnames)
  *   bounds        int64[nseg + 1]
- *   out           a tuple of 23 writable buffers (hotspots._native_walk names them):
+ *   out           a tuple of 26 writable buffers (hotspots._native_walk names them):
  *     o_ts, o_dur, o_name        the slices of each thread by (start, longer first), as the
  *                                stable lexsort((-dur, ts)) gives them
  *     busy                       float64[nseg]: the top-level durations added in start order
@@ -26,6 +26,9 @@
  *                                level by (parent path, name): path p is path_name[p] under
  *                                path_up[p] (-1: a top-level name); a slice deeper than
  *                                max_depth adds to its ancestor's path at that depth
+ *     g_sum, g_min, g_max, g_ts, g_dur    float64[n], beside cnt_*: slice_stats' per-name
+ *                                groups of the thread (durations added as np.add.reduceat
+ *                                adds them, least, largest, the first slice's start and duration)
  *
  * Every sum starts from 0.0 and adds in the order stated, as the reference's `+=` does (and
  * numpy's bincount, which adds in index order). Plain CPython C API and the buffer protocol.
@@ -51,6 +54,72 @@ static int get(PyObject *o, buf_t *out, Py_ssize_t items, Py_ssize_t size, int w
         return -1;
     }
     return 0;
+}
+
+/* ---- clipped sums (nodes/perf/metrics/clipped_sum.py) ------------------------------------- */
+
+/* Thread k's intervals clipped to a window, as the literal numpy expression has them at position
+ * j: np.clip(np.minimum(e, b) - np.maximum(s, a), 0, None), 0 outside [lo, hi) (they overlap
+ * nothing there); `whole`: the thread lies inside the window, e - s. */
+typedef struct {
+    const double *s, *e;
+    double a, b;
+    Py_ssize_t lo, hi;
+    int whole;
+} clip_t;
+
+static inline double clip_at(const clip_t *c, Py_ssize_t j)
+{
+    if (c->whole)
+        return c->whole == 2 ? c->e[j] : c->e[j] - c->s[j]; /* 2: the values themselves (pairwise_sums) */
+    if (j < c->lo || j >= c->hi)
+        return 0.0;
+    double hi = c->e[j] <= c->b ? c->e[j] : c->b, lo = c->s[j] >= c->a ? c->s[j] : c->a;
+    double x = hi - lo;
+    return x >= 0.0 ? x : 0.0;
+}
+
+/* numpy's pairwise sum (`pairwise_sum` in numpy/_core/src/umath/loops_utils.h.src: fewer than
+ * 8 values one after another from -0.0, up to 128 in 8 interleaved partial sums, more split in
+ * two at a multiple of 8) of positions [first, first + n) of the clipped values. A stretch of
+ * only zeros sums to 0.0 there as well, so it is skipped. clipped_sum.py checks once that this
+ * is numpy's sum (`_native_sums_are_numpys`) before using it. */
+static double pairwise(const clip_t *c, Py_ssize_t first, Py_ssize_t n)
+{
+    if (!c->whole && (first + n <= c->lo || first >= c->hi))
+        return 0.0;
+    if (n < 8) {
+        double res = -0.0;
+        for (Py_ssize_t i = 0; i < n; i++)
+            res += clip_at(c, first + i);
+        return res;
+    }
+    if (n <= 128) {
+        double r[8], res;
+        Py_ssize_t i;
+        for (int k = 0; k < 8; k++)
+            r[k] = clip_at(c, first + k);
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (int k = 0; k < 8; k++)
+                r[k] += clip_at(c, first + i + k);
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++)
+            res += clip_at(c, first + i);
+        return res;
+    }
+    Py_ssize_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise(c, first, n2) + pairwise(c, first + n2, n - n2);
+}
+
+/* np.add.reduceat's sum of one stretch v[0..n), n >= 1: the first value, plus numpy's pairwise
+ * sum of the others (its reduce loop starts from a copy of the first). */
+static double reduceat_sum(const double *v, Py_ssize_t n)
+{
+    if (n == 1)
+        return v[0];
+    clip_t rest = {NULL, v + 1, 0.0, 0.0, 0, 0, 2};
+    return v[0] + pairwise(&rest, 0, n - 1);
 }
 
 /* ---- the order: stable, by start, longer first ---------------------------------------------- */
@@ -140,7 +209,8 @@ typedef struct {
 } frame_t;
 
 enum { O_TS, O_DUR, O_NAME, O_BUSY, O_ROOTS, O_ROOT_B, O_SELF_N, O_SELF_V, O_SELF_B, O_TOT_N, O_TOT_V,
-       O_TOT_B, O_CNT_N, O_CNT_V, O_CNT_B, O_LIST_P, O_LIST_W, O_LIST_B, O_UP, O_PNAME, O_PATH_B, N_OUT };
+       O_TOT_B, O_CNT_N, O_CNT_V, O_CNT_B, O_LIST_P, O_LIST_W, O_LIST_B, O_UP, O_PNAME, O_PATH_B, O_G_SUM, O_G_MIN,
+       O_G_MAX, O_G_TS, O_G_DUR, N_OUT };
 
 static PyObject *walk(PyObject *self, PyObject *args)
 {
@@ -165,6 +235,8 @@ static PyObject *walk(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     /* scratch */
     int64_t *perm = NULL, *tmp = NULL, *self_slot = NULL, *tot_slot = NULL, *active = NULL, *count = NULL;
+    int64_t *grp_at = NULL;
+    double *gval = NULL, *gts = NULL;
     int64_t *table = NULL, *names = NULL;
     path_t *paths = NULL, **by_level = NULL;
     frame_t *stack = NULL;
@@ -192,7 +264,8 @@ static PyObject *walk(PyObject *self, PyObject *args)
     static const char *onames[N_OUT] = {"o_ts", "o_dur", "o_name", "busy", "roots", "root_bounds", "self_name",
                                         "self_val", "self_bounds", "tot_name", "tot_val", "tot_bounds", "cnt_name",
                                         "cnt_val", "cnt_bounds", "listed_pid", "listed_w", "listed_bounds",
-                                        "path_up", "path_name", "path_bounds"};
+                                        "path_up", "path_name", "path_bounds", "g_sum", "g_min", "g_max", "g_ts",
+                                        "g_dur"};
     for (int k = 0; k < N_OUT; k++) {
         Py_ssize_t items = n;
         if (k == O_BUSY)
@@ -230,6 +303,8 @@ static PyObject *walk(PyObject *self, PyObject *args)
     int64_t *cnt_name = out[O_CNT_N].b.buf, *cnt_val = out[O_CNT_V].b.buf, *cnt_b = out[O_CNT_B].b.buf;
     int64_t *listed_pid = out[O_LIST_P].b.buf, *list_b = out[O_LIST_B].b.buf;
     int64_t *path_up = out[O_UP].b.buf, *path_name = out[O_PNAME].b.buf, *path_b = out[O_PATH_B].b.buf;
+    double *g_sum = out[O_G_SUM].b.buf, *g_min = out[O_G_MIN].b.buf, *g_max = out[O_G_MAX].b.buf;
+    double *g_ts = out[O_G_TS].b.buf, *g_dur = out[O_G_DUR].b.buf;
 
     Py_ssize_t cap = 16;
     while (cap < 2 * maxm)
@@ -247,8 +322,11 @@ static PyObject *walk(PyObject *self, PyObject *args)
     tot_slot = calloc((size_t)nnames, sizeof(int64_t));
     active = calloc((size_t)nnames, sizeof(int64_t));
     count = calloc((size_t)nnames, sizeof(int64_t));
+    grp_at = calloc((size_t)nnames, sizeof(int64_t));
+    gval = malloc(sizeof(double) * m1);
+    gts = malloc(sizeof(double) * m1);
     if (!perm || !tmp || !names || !paths || !by_level || !stack || !level_count || !table || !self_slot ||
-        !tot_slot || !active || !count) {
+        !tot_slot || !active || !count || !grp_at || !gval || !gts) {
         PyErr_NoMemory();
         goto done;
     }
@@ -369,10 +447,41 @@ static PyObject *walk(PyObject *self, PyObject *args)
         Py_ssize_t k = nself - self0;
         memcpy(names, self_name + self0, (size_t)k * sizeof(int64_t));
         qsort(names, (size_t)k, sizeof(int64_t), cmp_i64);
+        /* slice_stats' groups (hotspots._thread_groups): each name's slices in walk order,
+         * laid out name after name; per name its count, its durations added as
+         * np.add.reduceat adds a stretch (the first, plus numpy's pairwise sum of the rest),
+         * the least and largest (the caller takes these only when no duration is -0.0), and
+         * the first's start and duration */
+        Py_ssize_t g = 0;
         for (Py_ssize_t j = 0; j < k; j++) {
+            grp_at[names[j]] = g;
+            g += count[names[j]];
+        }
+        for (Py_ssize_t p = 0; p < m; p++) {
+            Py_ssize_t q = grp_at[o_name[lo + p]]++;
+            gval[q] = o_dur[lo + p];
+            gts[q] = o_ts[lo + p];
+        }
+        g = 0;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            const Py_ssize_t c = count[names[j]];
+            const double *v = gval + g;
+            double lo_v = v[0], hi_v = v[0];
+            for (Py_ssize_t q = 1; q < c; q++) {
+                if (v[q] < lo_v)
+                    lo_v = v[q];
+                if (v[q] > hi_v)
+                    hi_v = v[q];
+            }
+            g_sum[ncnt] = reduceat_sum(v, c);
+            g_min[ncnt] = lo_v;
+            g_max[ncnt] = hi_v;
+            g_ts[ncnt] = gts[g];
+            g_dur[ncnt] = v[0];
+            g += c;
             cnt_name[ncnt] = names[j];
-            cnt_val[ncnt++] = count[names[j]];
-            self_slot[names[j]] = tot_slot[names[j]] = active[names[j]] = count[names[j]] = 0;
+            cnt_val[ncnt++] = c;
+            self_slot[names[j]] = tot_slot[names[j]] = active[names[j]] = count[names[j]] = grp_at[names[j]] = 0;
         }
         cnt_b[s + 1] = ncnt;
         /* the paths numbered level by level, each level by (parent's number, name) */
@@ -429,63 +538,10 @@ done:
     free(tot_slot);
     free(active);
     free(count);
+    free(grp_at);
+    free(gval);
+    free(gts);
     return result;
-}
-
-/* ---- clipped sums (nodes/perf/metrics/clipped_sum.py) ------------------------------------- */
-
-/* Thread k's intervals clipped to a window, as the literal numpy expression has them at position
- * j: np.clip(np.minimum(e, b) - np.maximum(s, a), 0, None), 0 outside [lo, hi) (they overlap
- * nothing there); `whole`: the thread lies inside the window, e - s. */
-typedef struct {
-    const double *s, *e;
-    double a, b;
-    Py_ssize_t lo, hi;
-    int whole;
-} clip_t;
-
-static inline double clip_at(const clip_t *c, Py_ssize_t j)
-{
-    if (c->whole)
-        return c->whole == 2 ? c->e[j] : c->e[j] - c->s[j]; /* 2: the values themselves (pairwise_sums) */
-    if (j < c->lo || j >= c->hi)
-        return 0.0;
-    double hi = c->e[j] <= c->b ? c->e[j] : c->b, lo = c->s[j] >= c->a ? c->s[j] : c->a;
-    double x = hi - lo;
-    return x >= 0.0 ? x : 0.0;
-}
-
-/* numpy's pairwise sum (`pairwise_sum` in numpy/_core/src/umath/loops_utils.h.src: fewer than
- * 8 values one after another from -0.0, up to 128 in 8 interleaved partial sums, more split in
- * two at a multiple of 8) of positions [first, first + n) of the clipped values. A stretch of
- * only zeros sums to 0.0 there as well, so it is skipped. clipped_sum.py checks once that this
- * is numpy's sum (`_native_sums_are_numpys`) before using it. */
-static double pairwise(const clip_t *c, Py_ssize_t first, Py_ssize_t n)
-{
-    if (!c->whole && (first + n <= c->lo || first >= c->hi))
-        return 0.0;
-    if (n < 8) {
-        double res = -0.0;
-        for (Py_ssize_t i = 0; i < n; i++)
-            res += clip_at(c, first + i);
-        return res;
-    }
-    if (n <= 128) {
-        double r[8], res;
-        Py_ssize_t i;
-        for (int k = 0; k < 8; k++)
-            r[k] = clip_at(c, first + k);
-        for (i = 8; i < n - (n % 8); i += 8)
-            for (int k = 0; k < 8; k++)
-                r[k] += clip_at(c, first + i + k);
-        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++)
-            res += clip_at(c, first + i);
-        return res;
-    }
-    Py_ssize_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return pairwise(c, first, n2) + pairwise(c, first + n2, n - n2);
 }
 
 /* clipped_sums(starts, ends, offsets, threads, a, b, out): out[k] = Intervals.clipped_sum(
@@ -569,12 +625,15 @@ done:
     return result;
 }
 
-/* pairwise_sums(values, offsets, out): out[k] = numpy's pairwise sum (above, without the 0.0 +)
- * of values[offsets[k]:offsets[k + 1]]: what clipped_sum.py compares with np.add.reduce once. */
+/* pairwise_sums(values, offsets, out, reduceat=False): out[k] = numpy's pairwise sum (above,
+ * without the 0.0 +) of values[offsets[k]:offsets[k + 1]], what clipped_sum.py compares with
+ * np.add.reduce once; reduceat: the first value plus that sum of the others, as the walk adds
+ * slice_stats' groups, what hotspots.py compares with np.add.reduceat once. */
 static PyObject *pairwise_sums(PyObject *self, PyObject *args)
 {
     PyObject *o[3];
-    if (!PyArg_ParseTuple(args, "OOO", &o[0], &o[1], &o[2]))
+    int reduceat = 0;
+    if (!PyArg_ParseTuple(args, "OOO|p", &o[0], &o[1], &o[2], &reduceat))
         return NULL;
     buf_t b[3];
     memset(b, 0, sizeof b);
@@ -596,8 +655,14 @@ static PyObject *pairwise_sums(PyObject *self, PyObject *args)
             PyErr_SetString(PyExc_ValueError, "pairwise_sums: offsets");
             goto done;
         }
-        clip_t c = {NULL, v + off[k], 0.0, 0.0, 0, 0, 2};
-        ((double *)b[2].b.buf)[k] = pairwise(&c, 0, (Py_ssize_t)(off[k + 1] - off[k]));
+        Py_ssize_t len = (Py_ssize_t)(off[k + 1] - off[k]);
+        double *o = (double *)b[2].b.buf + k;
+        if (reduceat) { /* as the walk adds slice_stats' groups */
+            *o = len ? reduceat_sum(v + off[k], len) : 0.0;
+        } else {
+            clip_t c = {NULL, v + off[k], 0.0, 0.0, 0, 0, 2};
+            *o = pairwise(&c, 0, len);
+        }
     }
     result = Py_None;
     Py_INCREF(result);

@@ -200,6 +200,10 @@ class Context:
         #: Every thread's self time per name as the C walk left it (hotspots.walk_all): name ids,
         #: times, and thread i's rows [at[i], at[i + 1]) in ``threads``' order; None without it.
         self.walk_self: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        #: slice_stats' (thread, name) groups as the C walk left them (hotspots._walked_groups):
+        #: groups per thread in ``threads``' order, then name, count, sum, min, max, first start
+        #: and duration per group; None without the C walk, or with a duration of -0.0.
+        self.walk_groups: tuple | None = None
         self.main: tuple[int, int] | None = None
         self.res = AnalysisResult(format=pd.format, source=pd.source)
         self.sample_rows: list = []

@@ -167,6 +167,13 @@ def _walk_all_native(ctx) -> None:
         np.cumsum(per, out=at[1:])
         ctx.walk_self = (np.concatenate([w.self_name for w in sums]) if sums else np.zeros(0, dtype=np.int64),
                          np.concatenate([w.self_val for w in sums]) if sums else np.zeros(0), at)
+        if sums and not any(w.signed_zero for w in sums):
+            # slice_stats' per-(thread, name) groups, threads in ctx.threads' order (_thread_groups)
+            per = np.array(lengths, dtype=np.int64)
+            per[per < 0] = np.concatenate([np.diff(w.cnt_at) for w in sums])
+            cols = [np.concatenate([w.cnt_name for w in sums]), np.concatenate([w.cnt_val for w in sums])]
+            cols += [np.concatenate([w.groups[j] for w in sums]) for j in range(5)]
+            ctx.walk_groups = (per, *cols)
 
 
 def _keep(ctx, key: tuple[int, int], th: _Thread, paths: "SlicePaths | None") -> None:
@@ -287,7 +294,7 @@ class WalkSums:
     the dicts :class:`.common._Thread` lists on first read (most threads are only summed over)."""
 
     __slots__ = ("self_name", "self_val", "self_at", "tot_name", "tot_val", "tot_at", "cnt_name", "cnt_val",
-                 "cnt_at", "top", "root_at")
+                 "cnt_at", "top", "root_at", "groups", "signed_zero")
 
     def self_by(self, s: int) -> dict:
         a, b = self.self_at[s], self.self_at[s + 1]
@@ -309,8 +316,8 @@ class WalkSums:
 def _scratch(n: int) -> list[np.ndarray]:
     """The C walk's per-batch output columns that :func:`_native_walk` copies out at their
     length: roots, self (name, value), total (name, value), count (name, value), listed path,
-    path (up, name), listed weight."""
-    return [np.empty(n, dtype=np.float64 if k in (2, 4, 10) else np.int64) for k in range(11)]
+    path (up, name), listed weight, slice_stats' groups (sum, min, max, first start, first duration)."""
+    return [np.empty(n, dtype=np.float64 if k in (2, 4, 10, 11, 12, 13, 14, 15) else np.int64) for k in range(16)]
 
 
 #: Name ids beyond this many times a batch's slice count are renumbered densely before the C
@@ -352,11 +359,12 @@ def _native_walk(keys: list, cols: list, scratch: list | None = None) -> list[tu
     # for each batch cost more in page faults than the walk itself)
     if scratch is None or len(scratch[0]) < n:
         scratch = _scratch(n)
-    roots, self_name, self_val, tot_name, tot_val, cnt_name, cnt_val, listed_pid, path_up, path_name, listed_w = (
-        x[:n] for x in scratch)
+    (roots, self_name, self_val, tot_name, tot_val, cnt_name, cnt_val, listed_pid, path_up, path_name, listed_w,
+     g_sum, g_min, g_max, g_ts, g_dur) = (x[:n] for x in scratch)
     NATIVE.walk(ts, dur, name, bounds, span, MAX_PATH_DEPTH,
                 (o_ts, o_dur, o_name, busy, roots, root_at, self_name, self_val, self_at, tot_name, tot_val, tot_at,
-                 cnt_name, cnt_val, cnt_at, listed_pid, listed_w, listed_at, path_up, path_name, path_at))
+                 cnt_name, cnt_val, cnt_at, listed_pid, listed_w, listed_at, path_up, path_name, path_at,
+                 g_sum, g_min, g_max, g_ts, g_dur))
     if lut is not None:
         o_name = lut[o_name]
     sums = WalkSums()
@@ -370,6 +378,9 @@ def _native_walk(keys: list, cols: list, scratch: list | None = None) -> list[tu
     sums.tot_name, sums.tot_val = kept(tot_name, sums.tot_at[-1], True), kept(tot_val, sums.tot_at[-1])
     cnt_names, sums.cnt_val = kept(cnt_name, sums.cnt_at[-1], True), kept(cnt_val, sums.cnt_at[-1])
     sums.cnt_name = cnt_names
+    k = sums.cnt_at[-1]
+    sums.groups = tuple(x[:k].copy() for x in (g_sum, g_min, g_max, g_ts, g_dur))
+    sums.signed_zero = bool(np.signbit(dur[dur == 0.0]).any())  # min/max of -0.0 and 0.0: numpy's choice
     listed_pid, listed_w = kept(listed_pid, la[-1]), kept(listed_w, la[-1])
     path_up, path_name = kept(path_up, pa[-1]), kept(path_name, pa[-1], True)
     r = roots[:sums.root_at[-1]]
@@ -677,6 +688,9 @@ def _thread_groups(ctx, add, acc: dict) -> None:
     threads = [(key[0], th) for key, th in ctx.threads.items() if len(th.ts)]
     if not threads:
         return
+    if getattr(ctx, "walk_groups", None) is not None and _native_reduceat_is_numpys():
+        _walked_groups(ctx, threads, add, acc)
+        return
     ts = np.concatenate([th.ts for _, th in threads])
     dur = np.concatenate([th.dur for _, th in threads])
     name = np.concatenate([th.name for _, th in threads]).astype(np.int64, copy=False)
@@ -705,6 +719,50 @@ def _thread_groups(ctx, add, acc: dict) -> None:
         in_app = np.isin(pids, np.fromiter(app, dtype=np.int64, count=len(app)))
         if in_app.any():
             _fold(acc, "app", n_first[in_app], tuple(c[in_app] for c in cols))
+
+
+def _walked_groups(ctx, threads: list, add, acc: dict) -> None:
+    """:func:`_thread_groups` from the groups the C walk left (``ctx.walk_groups``: per thread in
+    ``ctx.threads``' order its names ascending, each with count, sum, min, max and first slice,
+    as the sort and ``reduceat`` passes give them), folded as there."""
+    per, n_first, counts, sums, mins, maxs, t_first, d_first = ctx.walk_groups
+    sc = ctx.scope
+    app = sc.app_pids if sc is not None else frozenset()
+    per = per[per > 0]  # the threads with slices: ``threads``, in order
+    w_first = np.repeat(np.arange(len(per), dtype=np.int64), per)
+    values = np.concatenate((sums, mins, maxs, t_first, d_first))
+    if not _foldable(values):
+        _thread_groups_loop(threads, add, app, counts.tolist(), sums.tolist(), mins.tolist(), maxs.tolist(),
+                            t_first.tolist(), d_first.tolist(), w_first.tolist(), n_first.tolist())
+        return
+    pids = np.fromiter((p for p, _th in threads), dtype=np.int64, count=len(threads))[w_first]
+    cols = (counts, sums, mins, maxs, t_first, d_first, pids)
+    _fold(acc, "all", n_first, cols)
+    if app:
+        in_app = np.isin(pids, np.fromiter(app, dtype=np.int64, count=len(app)))
+        if in_app.any():
+            _fold(acc, "app", n_first[in_app], tuple(c[in_app] for c in cols))
+
+
+_REDUCEAT_OK: list[bool] = []
+
+
+def _native_reduceat_is_numpys() -> bool:
+    """Whether the C walk adds a group's durations as ``np.add.reduceat`` does here (the first
+    value, then numpy's pairwise sum of the others; checked once on values whose sums round, at
+    every length up to past a block and a few split ones); when not, :func:`_thread_groups`
+    sorts and sums with numpy itself."""
+    if not _REDUCEAT_OK:
+        lengths = np.array(list(range(1, 150)) + [255, 256, 257, 263, 385, 1000, 4097], dtype=np.int64)
+        k = np.arange(1, int(lengths.sum()) + 1, dtype=np.float64)
+        u, v = (k * 0.6180339887498949) % 1.0, (k * 0.4142135623730951) % 1.0
+        values = -np.log1p(-u) * 10.0 ** (v * 12.0 - 6.0)
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        got = np.zeros(len(lengths))
+        NATIVE.pairwise_sums(values, offsets, got, True)
+        _REDUCEAT_OK.append(bool(np.array_equal(got, np.add.reduceat(values, offsets[:-1]))))
+    return _REDUCEAT_OK[0]
 
 
 def _thread_name_order(ts: np.ndarray, name: np.ndarray, which: np.ndarray) -> np.ndarray:
