@@ -12,6 +12,7 @@ import math
 import os
 from array import array
 from collections import defaultdict
+from operator import attrgetter
 
 import numpy as np
 
@@ -91,9 +92,9 @@ def unique_inverse(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def joined_column(cols: list, field: str, dtype) -> np.ndarray:
     """One column of many tracks, concatenated (one join of their buffers when they are arrays
     of that type already: a trace of 11,000 threads paid a numpy call for each)."""
-    parts = [getattr(c, field) for c in cols]
+    parts = list(map(attrgetter(field), cols))
     dt = np.dtype(dtype)
-    if all(isinstance(x, array) and np.dtype(x.typecode) == dt for x in parts):
+    if set(map(type, parts)) <= {array} and all(np.dtype(t) == dt for t in set(map(attrgetter("typecode"), parts))):
         return np.frombuffer(b"".join(parts), dtype=dt)
     return np.concatenate([np.asarray(x).astype(dt, copy=False) for x in parts])
 

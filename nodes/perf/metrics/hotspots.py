@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
@@ -124,56 +125,65 @@ def walk_all(ctx) -> None:
 
 
 def _walk_all_native(ctx) -> None:
-    """:func:`walk_all` by the C walk: the same threads in the same order, the same cap."""
+    """:func:`walk_all` by the C walk: the same threads in the same order, the same path cap."""
     slices = ctx.pd.slices
-    batches: list[tuple[list, list]] = []
-    chunk_keys: list = []
-    chunk_cols: list = []
+    keys = list(slices)
+    cols = list(slices.values())
+    lens = list(map(len, map(attrgetter("ts"), cols)))
+    batches: list[list[int]] = []  # runs of threads with slices, BATCH_SLICES at most (or one thread)
+    chunk: list[int] = []
     held = most = 0
-    for key, cols in slices.items():
-        n = len(cols)
+    for i, n in enumerate(lens):
         if not n:
             continue
-        if chunk_keys and held + n > BATCH_SLICES:
-            batches.append((chunk_keys, chunk_cols))
-            chunk_keys, chunk_cols, held = [], [], 0
-        chunk_keys.append(key)
-        chunk_cols.append(cols)
+        if chunk and held + n > BATCH_SLICES:
+            batches.append(chunk)
+            chunk, held = [], 0
+        chunk.append(i)
         held += n
         most = max(most, held)
-    if chunk_keys:
-        batches.append((chunk_keys, chunk_cols))
+    if chunk:
+        batches.append(chunk)
     scratch = _scratch(most)
-    done: dict = {}
-    for keys, cols in batches:
-        done.update(zip(keys, _native_walk(keys, cols, scratch)))
-    lengths = []
-    for key in slices:
-        got = done.get(key)
+    results: list = [None] * len(keys)
+    for chunk in batches:
+        for i, got in zip(chunk, _native_walk([keys[i] for i in chunk], [cols[i] for i in chunk], scratch)):
+            results[i] = got
+    # into ctx in the order of pd.slices, paths while the cap allows (as _keep checks them)
+    threads, kept = ctx.threads, ctx.slice_paths
+    count, room = ctx.slice_path_count, MAX_PATHS - len(ctx.paths)
+    for key, got in zip(keys, results):
         if got is None:
-            ctx.threads[key] = _Thread(key)  # no slices: walk's empty thread
-            lengths.append(0)
-        else:
-            _keep(ctx, key, *got)
-            lengths.append(-1)
-    # every thread's self time per name as one set of columns, in ctx.threads' order (app_scope)
-    walked = [th._sums for th, _p in done.values()]
-    if all(w is not None for w in walked):
-        sums = list({id(w[0]): w[0] for w in walked}.values())
-        at = np.zeros(len(lengths) + 1, dtype=np.int64)
-        per = np.array(lengths, dtype=np.int64)
+            threads[key] = _Thread(key)  # no slices: walk's empty thread
+            continue
+        th, paths = got
+        threads[key] = th
+        if paths is not None and count < room:
+            kept.append(paths)
+            count += paths.count
+    ctx.slice_path_count = count
+    # every thread's self time per name, and slice_stats' groups, as columns in ctx.threads'
+    # order (app_scope, _walked_groups)
+    sums = [results[chunk[0]][0]._sums for chunk in batches]
+    if not all(w is not None for w in sums):
+        return  # a batch the numpy walk walked
+    sums = [w[0] for w in sums]
+    nonempty = [i for chunk in batches for i in chunk]
+
+    def per_thread(at: str) -> np.ndarray:
+        per = np.zeros(len(keys), dtype=np.int64)
         if sums:
-            per[per < 0] = np.concatenate([np.diff(w.self_at) for w in sums])
-        np.cumsum(per, out=at[1:])
-        ctx.walk_self = (np.concatenate([w.self_name for w in sums]) if sums else np.zeros(0, dtype=np.int64),
-                         np.concatenate([w.self_val for w in sums]) if sums else np.zeros(0), at)
-        if sums and not any(w.signed_zero for w in sums):
-            # slice_stats' per-(thread, name) groups, threads in ctx.threads' order (_thread_groups)
-            per = np.array(lengths, dtype=np.int64)
-            per[per < 0] = np.concatenate([np.diff(w.cnt_at) for w in sums])
-            cols = [np.concatenate([w.cnt_name for w in sums]), np.concatenate([w.cnt_val for w in sums])]
-            cols += [np.concatenate([w.groups[j] for w in sums]) for j in range(5)]
-            ctx.walk_groups = (per, *cols)
+            per[nonempty] = np.concatenate([np.diff(getattr(w, at)) for w in sums])
+        return per
+
+    at = np.zeros(len(keys) + 1, dtype=np.int64)
+    np.cumsum(per_thread("self_at"), out=at[1:])
+    ctx.walk_self = (np.concatenate([w.self_name for w in sums]) if sums else np.zeros(0, dtype=np.int64),
+                     np.concatenate([w.self_val for w in sums]) if sums else np.zeros(0), at)
+    if sums and not any(w.signed_zero for w in sums):
+        cols = [np.concatenate([w.cnt_name for w in sums]), np.concatenate([w.cnt_val for w in sums])]
+        cols += [np.concatenate([w.groups[j] for w in sums]) for j in range(5)]
+        ctx.walk_groups = (per_thread("cnt_at"), *cols)
 
 
 def _keep(ctx, key: tuple[int, int], th: _Thread, paths: "SlicePaths | None") -> None:
@@ -387,15 +397,52 @@ def _native_walk(keys: list, cols: list, scratch: list | None = None) -> list[tu
     sums.top = (o_ts[r], o_dur[r], o_name[r])
     b, busy_l, cat = bounds.tolist(), busy.tolist(), sums.cnt_at
     names = cnt_names.tolist()
+    walked = (listed_pid, listed_w, la, path_up, path_name, pa)
     out: list[tuple[_Thread, SlicePaths | None]] = []
-    for s, key in enumerate(keys):
-        lo, hi = b[s], b[s + 1]
-        th = _Thread.walked(key, o_ts[lo:hi], o_dur[lo:hi], o_name[lo:hi], busy_l[s], names[cat[s]:cat[s + 1]], sums, s)
-        p, q = la[s], la[s + 1]
-        paths = None if p == q else SlicePaths(key=key, pid=listed_pid[p:q], weight=listed_w[p:q],
-                                               up=path_up[pa[s]:pa[s + 1]], names=path_name[pa[s]:pa[s + 1]])
-        out.append((th, paths))
+    thread = _Thread.walked
+    for s, key, lo, hi, ca, cb, p, q in zip(range(nseg), keys, b, b[1:], cat, cat[1:], la, la[1:]):
+        out.append((thread(key, o_ts[lo:hi], o_dur[lo:hi], o_name[lo:hi], busy_l[s], names[ca:cb], sums, s),
+                    None if p == q else WalkedPaths(key, walked, s, q - p)))
     return out
+
+
+class WalkedPaths:
+    """A :class:`SlicePaths` of the C walk: the thread's stretch of its batch's path columns,
+    sliced out when read (:func:`stacks` reads every thread's weights, the few heaviest paths'
+    names)."""
+
+    __slots__ = ("key", "_cols", "_s", "count")
+
+    def __init__(self, key: tuple[int, int], cols: tuple, s: int, count: int):
+        self.key, self._cols, self._s, self.count = key, cols, s, count
+
+    @property
+    def pid(self) -> np.ndarray:
+        listed_pid, _w, la, _up, _names, _pa = self._cols
+        return listed_pid[la[self._s]:la[self._s + 1]]
+
+    @property
+    def weight(self) -> np.ndarray:
+        _pid, listed_w, la, _up, _names, _pa = self._cols
+        return listed_w[la[self._s]:la[self._s + 1]]
+
+    @property
+    def up(self) -> np.ndarray:
+        _pid, _w, _la, path_up, _names, pa = self._cols
+        return path_up[pa[self._s]:pa[self._s + 1]]
+
+    @property
+    def names(self) -> np.ndarray:
+        _pid, _w, _la, _up, path_name, pa = self._cols
+        return path_name[pa[self._s]:pa[self._s + 1]]
+
+    def path(self, p: int) -> tuple[int, ...]:
+        up, names = self.up, self.names
+        out = []
+        while p >= 0:
+            out.append(int(names[p]))
+            p = int(up[p])
+        return tuple(reversed(out))
 
 
 def _batch_paths(keys: list, tree, name: np.ndarray, seg: np.ndarray, own: np.ndarray,
@@ -523,6 +570,11 @@ class SlicePaths:
     weight: np.ndarray
     up: np.ndarray
     names: np.ndarray
+
+    @property
+    def count(self) -> int:
+        """Paths listed (with self time): what the path cap counts."""
+        return len(self.pid)
 
     def path(self, p: int) -> tuple[int, ...]:
         out = []
