@@ -193,3 +193,46 @@ def test_the_native_self_check_refuses_another_sum(monkeypatch):
     monkeypatch.setattr(clipped_sum, "NATIVE", Sequential)
     monkeypatch.setattr(clipped_sum, "_NATIVE_SUMS_OK", [])
     assert not clipped_sum._native_sums_are_numpys()
+
+
+def test_sched_index_columns_from_c_are_the_constructors(monkeypatch):
+    """cpu._SchedIndex's Running and runnable Intervals from the C part's one pass
+    (_metricsc.split_states, Intervals.from_columns) equal Intervals(starts, ends, counts) built
+    by numpy: threads with no interval of a state, out of time order, with NaN and infinite
+    times; and the CPU sections of a real capture are the same either way."""
+    from types import SimpleNamespace
+
+    from nodes.perf.metrics import clipped_sum
+    from nodes.perf.model import SchedIntervals
+
+    if clipped_sum.NATIVE is None:
+        pytest.skip("the C part is not built")
+    from array import array
+
+    rng = np.random.default_rng(11)
+    ivs = {}
+    for k in range(60):
+        n = int(rng.integers(0, 40))
+        ts = np.sort(rng.uniform(0, 1000, n)) if k % 5 else rng.uniform(0, 1000, n)  # some unordered
+        dur = rng.exponential(5.0, n)
+        if k % 13 == 0 and n:
+            ts[n // 2] = [np.nan, np.inf][k % 2]
+        state = rng.integers(0, 6, n).astype(np.int8)
+        ivs[(k, k)] = SchedIntervals(array("d", ts.tolist()), array("d", dur.tolist()), array("b", state.tolist()),
+                                     array("b", [-1] * n))
+    pd = SimpleNamespace(sched_intervals=ivs)
+    fast = cpu._SchedIndex(pd)
+    monkeypatch.setattr(cpu, "NATIVE", None)
+    slow = cpu._SchedIndex(pd)
+    for a, b in ((fast.running, slow.running), (fast.runnable, slow.runnable)):
+        assert a.starts.tobytes() == b.starts.tobytes() and a.ends.tobytes() == b.ends.tobytes()
+        assert a.offsets.tolist() == b.offsets.tolist()
+        assert a.first.tobytes() == b.first.tobytes() and a.last.tobytes() == b.last.tobytes()
+        assert a.ordered.tolist() == b.ordered.tolist() and a._batch.tolist() == b._batch.tolist()
+        assert not a.ordered.all() and not a._batch[a.ordered].all()
+    pd = load(str(WARM))
+    windows = [(pd.start_us + f * 1e6, pd.start_us + (f + 0.3) * 1e6) for f in (0.0, 0.5, 1.0)]
+    monkeypatch.undo()
+    new = [cpu.section(Context(pd, 10), "w", a, b) for a, b in windows]
+    monkeypatch.setattr(cpu, "NATIVE", None)
+    assert new == [cpu.section(Context(pd, 10), "w", a, b) for a, b in windows]

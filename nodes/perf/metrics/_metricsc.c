@@ -35,6 +35,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -673,7 +674,112 @@ done:
     return result;
 }
 
+/* ---- the CPU lens's interval columns (cpu._SchedIndex, clipped_sum.Intervals) ---------------- */
+
+/* split_states(ts, dur, state, bounds, run_code, wait_a, wait_b, run_out, wait_out) -> None
+ *
+ * Threads' scheduler intervals laid end to end (thread i at [bounds[i], bounds[i + 1])) split
+ * into the Running ones (state == run_code) and the runnable ones (wait_a or wait_b), each as
+ * Intervals' columns, in a tuple of writable buffers:
+ *   starts, ends    float64[n]: ts and ts + dur, thread after thread (the first rows used)
+ *   offsets         int64[nthr + 1]
+ *   first, last     float64[nthr]: the first start and last end (inf, -inf: none)
+ *   ordered         uint8[nthr]: starts and ends never go back (NaN compares as not back)
+ *   finite          uint8[nthr]: every start and end finite
+ * Unordered threads' first and last are the ends of their stretch here: the caller takes their
+ * min and max itself. */
+static PyObject *split_states(PyObject *self, PyObject *args)
+{
+    PyObject *o[4], *outs[2];
+    int run_code, wait_a, wait_b;
+    if (!PyArg_ParseTuple(args, "OOOOiiiO!O!", &o[0], &o[1], &o[2], &o[3], &run_code, &wait_a, &wait_b,
+                          &PyTuple_Type, &outs[0], &PyTuple_Type, &outs[1]))
+        return NULL;
+    if (PyTuple_GET_SIZE(outs[0]) != 7 || PyTuple_GET_SIZE(outs[1]) != 7) {
+        PyErr_SetString(PyExc_ValueError, "split_states: 7 buffers a state");
+        return NULL;
+    }
+    buf_t in[4], ob[2][7];
+    memset(in, 0, sizeof in);
+    memset(ob, 0, sizeof ob);
+    PyObject *result = NULL;
+    if (PyObject_GetBuffer(o[3], &in[3].b, PyBUF_C_CONTIGUOUS) < 0)
+        goto done;
+    in[3].held = 1;
+    if (in[3].b.len % 8 || in[3].b.len < 8) {
+        PyErr_SetString(PyExc_ValueError, "bounds: not int64[nthr + 1]");
+        goto done;
+    }
+    Py_ssize_t nthr = in[3].b.len / 8 - 1;
+    const int64_t *bounds = in[3].b.buf;
+    if (PyObject_GetBuffer(o[0], &in[0].b, PyBUF_C_CONTIGUOUS) < 0)
+        goto done;
+    in[0].held = 1;
+    Py_ssize_t n = in[0].b.len / 8;
+    if (in[0].b.len % 8 || get(o[1], &in[1], n, 8, 0, "dur") < 0 || get(o[2], &in[2], n, 1, 0, "state") < 0)
+        goto done;
+    if (bounds[0] != 0 || bounds[nthr] != n) {
+        PyErr_SetString(PyExc_ValueError, "bounds: not 0 .. n");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nthr; i++)
+        if (bounds[i + 1] < bounds[i]) {
+            PyErr_SetString(PyExc_ValueError, "bounds: not ascending");
+            goto done;
+        }
+    static const char *what[7] = {"starts", "ends", "offsets", "first", "last", "ordered", "finite"};
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 7; j++) {
+            Py_ssize_t items = j < 2 ? n : j == 2 ? nthr + 1 : nthr, size = j < 5 ? 8 : 1;
+            if (get(PyTuple_GET_ITEM(outs[k], j), &ob[k][j], items, size, 1, what[j]) < 0)
+                goto done;
+        }
+    const double *ts = in[0].b.buf, *dur = in[1].b.buf;
+    const int8_t *state = in[2].b.buf;
+    for (int k = 0; k < 2; k++) {
+        double *st = ob[k][0].b.buf, *en = ob[k][1].b.buf, *first = ob[k][3].b.buf, *last = ob[k][4].b.buf;
+        int64_t *off = ob[k][2].b.buf;
+        uint8_t *ordered = ob[k][5].b.buf, *finite = ob[k][6].b.buf;
+        Py_ssize_t m = 0;
+        off[0] = 0;
+        for (Py_ssize_t i = 0; i < nthr; i++) {
+            const Py_ssize_t from = m;
+            int ord = 1, fin = 1;
+            for (Py_ssize_t j = (Py_ssize_t)bounds[i]; j < (Py_ssize_t)bounds[i + 1]; j++) {
+                const int8_t c = state[j];
+                if (k == 0 ? c != run_code : (c != wait_a && c != wait_b))
+                    continue;
+                const double a = ts[j], e = ts[j] + dur[j];
+                if (m > from && (a < st[m - 1] || e < en[m - 1]))
+                    ord = 0;
+                if (!isfinite(a) || !isfinite(e))
+                    fin = 0;
+                st[m] = a;
+                en[m] = e;
+                m++;
+            }
+            off[i + 1] = m;
+            ordered[i] = (uint8_t)ord;
+            finite[i] = (uint8_t)fin;
+            first[i] = m > from ? st[from] : Py_HUGE_VAL;
+            last[i] = m > from ? en[m - 1] : -Py_HUGE_VAL;
+        }
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    for (int k = 0; k < 4; k++)
+        if (in[k].held)
+            PyBuffer_Release(&in[k].b);
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 7; j++)
+            if (ob[k][j].held)
+                PyBuffer_Release(&ob[k][j].b);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"split_states", split_states, METH_VARARGS, "Running and runnable intervals as Intervals' columns."},
     {"walk", walk, METH_VARARGS, "The slice walk of hotspots.py, one pass per thread."},
     {"clipped_sums", clipped_sums, METH_VARARGS, "Intervals.clipped_sum of many threads and windows."},
     {"pairwise_sums", pairwise_sums, METH_VARARGS, "numpy's pairwise sum of each stretch, as clipped_sums adds."},

@@ -57,6 +57,23 @@ class Intervals:
         if bad_values.any():
             self._batch[np.unique(np.searchsorted(self.offsets, np.flatnonzero(bad_values), side="right") - 1)] = False
 
+    @classmethod
+    def from_columns(cls, starts: np.ndarray, ends: np.ndarray, offsets: np.ndarray, first: np.ndarray,
+                     last: np.ndarray, ordered: np.ndarray, finite: np.ndarray) -> "Intervals":
+        """The same as ``Intervals(starts, ends, counts)`` from columns the C part computed in its
+        pass over the intervals (``_metricsc.split_states``): each thread's first start and last
+        end, whether its intervals go forward, whether its times are finite. An unordered
+        thread's extent is taken here, from every interval, as the constructor takes it."""
+        iv = cls.__new__(cls)
+        iv.starts, iv.ends, iv.offsets, iv.first, iv.last = starts, ends, offsets, first, last
+        iv.ordered = ordered.view(bool)
+        for i in np.flatnonzero(~iv.ordered).tolist():
+            iv.first[i] = starts[offsets[i]:offsets[i + 1]].min()
+            iv.last[i] = ends[offsets[i]:offsets[i + 1]].max()
+        iv._totals = {}
+        iv._batch = iv.ordered & finite.view(bool)
+        return iv
+
     def clipped_sum(self, i: int, a: float, b: float) -> float:
         """Thread ``i``'s ``float(np.clip(np.minimum(ends, b) - np.maximum(starts, a), 0,
         None).sum())``, bit for bit, from its intervals that overlap [a, b] only."""
