@@ -778,7 +778,143 @@ done:
     return result;
 }
 
+/* ---- memory: anon + file + shmem per process (memory._parts_totals) ------------------------ */
+
+typedef struct {
+    double t, v;
+    int part;
+} prow_t;
+
+static inline int prow_before(const prow_t *a, const prow_t *b)
+{
+    return a->t < b->t || (a->t == b->t && (a->part < b->part || (a->part == b->part && a->v < b->v)));
+}
+
+/* parts_totals(ts, value, lo, hi, nums, out, kind) -> None
+ *
+ * Process g's three series (numbers nums[3g .. 3g + 2] into the columns, series k at rows
+ * [lo[k], hi[k])): its rows sorted by (time, part, value), stably; at each row the latest value
+ * of each part; once all three have come, their total (0.0, then the parts in the order they
+ * first came); out[g] the largest total, kind[g] 1. kind[g] 0: no row has all three; 2: a time
+ * or value is not finite (the caller's loop decides). */
+static PyObject *parts_totals(PyObject *self, PyObject *args)
+{
+    PyObject *o[7];
+    if (!PyArg_ParseTuple(args, "OOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6]))
+        return NULL;
+    buf_t b[7];
+    memset(b, 0, sizeof b);
+    PyObject *result = NULL;
+    prow_t *rows = NULL, *tmp = NULL;
+    for (int k = 0; k < 7; k++) {
+        if (PyObject_GetBuffer(o[k], &b[k].b, PyBUF_C_CONTIGUOUS | (k >= 5 ? PyBUF_WRITABLE : 0)) < 0)
+            goto done;
+        b[k].held = 1;
+    }
+    Py_ssize_t npts = b[0].b.len / 8, nser = b[2].b.len / 8, ng = b[5].b.len / 8;
+    if (b[0].b.len % 8 || b[1].b.len != b[0].b.len || b[3].b.len != b[2].b.len || b[4].b.len != 3 * ng * 8 ||
+        b[6].b.len != ng) {
+        PyErr_SetString(PyExc_ValueError, "parts_totals: lengths differ");
+        goto done;
+    }
+    const double *ts = b[0].b.buf, *val = b[1].b.buf;
+    const int64_t *lo = b[2].b.buf, *hi = b[3].b.buf, *nums = b[4].b.buf;
+    double *out = b[5].b.buf;
+    int8_t *kind = b[6].b.buf;
+    Py_ssize_t most = 1;
+    for (Py_ssize_t g = 0; g < ng; g++) {
+        Py_ssize_t m = 0;
+        for (int k = 0; k < 3; k++) {
+            int64_t s = nums[3 * g + k];
+            if (s < 0 || s >= nser || lo[s] < 0 || lo[s] > hi[s] || hi[s] > npts) {
+                PyErr_SetString(PyExc_ValueError, "parts_totals: series out of range");
+                goto done;
+            }
+            m += (Py_ssize_t)(hi[s] - lo[s]);
+        }
+        if (m > most)
+            most = m;
+    }
+    rows = malloc(sizeof(prow_t) * most);
+    tmp = malloc(sizeof(prow_t) * most);
+    if (!rows || !tmp) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t g = 0; g < ng; g++) {
+        Py_ssize_t m = 0;
+        int finite = 1;
+        for (int k = 0; k < 3; k++) {
+            int64_t s = nums[3 * g + k];
+            for (int64_t j = lo[s]; j < hi[s]; j++) {
+                rows[m].t = ts[j];
+                rows[m].v = val[j];
+                rows[m].part = k;
+                if (!isfinite(ts[j]) || !isfinite(val[j]))
+                    finite = 0;
+                m++;
+            }
+        }
+        out[g] = 0.0;
+        if (!finite) {
+            kind[g] = 2;
+            continue;
+        }
+        /* stable merge sort, bottom-up (runs of one part come sorted by time as a rule) */
+        prow_t *src = rows, *dst = tmp;
+        for (Py_ssize_t w = 1; w < m; w *= 2) {
+            for (Py_ssize_t a0 = 0; a0 < m; a0 += 2 * w) {
+                Py_ssize_t mid = a0 + w < m ? a0 + w : m, end = a0 + 2 * w < m ? a0 + 2 * w : m;
+                Py_ssize_t x = a0, y = mid, z = a0;
+                if (mid < end && !prow_before(&src[mid], &src[mid - 1])) {
+                    memcpy(dst + a0, src + a0, (size_t)(end - a0) * sizeof(prow_t)); /* already in order */
+                    continue;
+                }
+                while (x < mid && y < end)
+                    dst[z++] = prow_before(&src[y], &src[x]) ? src[y++] : src[x++];
+                while (x < mid)
+                    dst[z++] = src[x++];
+                while (y < end)
+                    dst[z++] = src[y++];
+            }
+            prow_t *t_ = src;
+            src = dst;
+            dst = t_;
+        }
+        double latest[3] = {0.0, 0.0, 0.0}, best = 0.0;
+        int seen[3] = {0, 0, 0}, order[3], nseen = 0, have = 0;
+        for (Py_ssize_t r = 0; r < m; r++) {
+            int k = src[r].part;
+            latest[k] = src[r].v;
+            if (!seen[k]) {
+                seen[k] = 1;
+                order[nseen++] = k;
+            }
+            if (nseen == 3) {
+                double total = 0.0 + latest[order[0]];
+                total = total + latest[order[1]];
+                total = total + latest[order[2]];
+                if (!have || total > best)
+                    best = total;
+                have = 1;
+            }
+        }
+        out[g] = best;
+        kind[g] = (int8_t)have;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    free(rows);
+    free(tmp);
+    for (int k = 0; k < 7; k++)
+        if (b[k].held)
+            PyBuffer_Release(&b[k].b);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"parts_totals", parts_totals, METH_VARARGS, "memory._parts_totals: the largest anon + file + shmem per process."},
     {"split_states", split_states, METH_VARARGS, "Running and runnable intervals as Intervals' columns."},
     {"walk", walk, METH_VARARGS, "The slice walk of hotspots.py, one pass per thread."},
     {"clipped_sums", clipped_sums, METH_VARARGS, "Intervals.clipped_sum of many threads and windows."},
