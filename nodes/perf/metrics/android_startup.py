@@ -91,6 +91,8 @@ class _Slices:
     #: The distinct name ids of the thread, ascending (set once, by the index).
     present: list[int] | None = None
     present_set: frozenset[int] | None = None
+    #: The analysis's answers of name tests (:class:`_NameTests`), None: every name tested.
+    tests: "_NameTests | None" = None
 
     def names(self) -> list[int]:
         if self.present is None:
@@ -98,6 +100,8 @@ class _Slices:
         return self.present
 
     def where(self, pd: PerfData, test) -> list[tuple[float, float, str]]:
+        if self.tests is not None:
+            return self.rows(pd, self.tests.passing(pd, test, self.present_ids()))
         return self.rows(pd, {i for i in self.names() if test(pd.strings[i])})
 
     def named(self, pd: PerfData, name: str) -> list[tuple[float, float, str]]:
@@ -150,19 +154,51 @@ class _SliceIndex:
         for j, names in zip(unknown, _distinct_names([held[j][1].name for j in unknown])):
             distinct[j] = names
         keys = [k for k, _th in held]
-        self.slices: Mapping[tuple[int, int], _Slices] = _HeldSlices(dict(zip(keys, zip(held, distinct))))
+        #: The answers of the name tests the launches ask (of every thread's names).
+        self.tests = _NameTests()
+        self.slices: Mapping[tuple[int, int], _Slices] = _HeldSlices(dict(zip(keys, zip(held, distinct))), self.tests)
         self.by_name: Mapping[int, list[tuple[int, int]]] = _ThreadsByName(keys, distinct)
         #: _all_thread_slices answers asked for by a name (``cache=``), kept for the analysis.
         self.answers: dict[str, list] = {}
+
+
+class _NameTests:
+    """Which name ids pass each name test of the analysis, kept across threads and launches:
+    the launches of a trace ask the same tests (``lambda n: n.startswith(DO_FRAME)``, a phase's
+    name, an ART pattern) of many threads that share their names, each a new lambda. A test is
+    known by its code, defaults and closure values: the tests here are functions of the name
+    alone, so those say what it answers. A test whose closure cannot be a key is asked anew."""
+
+    def __init__(self):
+        self._known: dict[tuple, tuple[set[int], set[int]]] = {}  # key → (asked, passed)
+
+    def passing(self, pd: PerfData, test, ids) -> set[int]:
+        """The ids among ``ids`` (a set) whose name passes ``test``."""
+        try:
+            key = (test.__code__, test.__defaults__, tuple(c.cell_contents for c in test.__closure__ or ()))
+            known = self._known.get(key)
+        except (AttributeError, TypeError, ValueError):  # not a plain function, or unhashable values
+            strings = pd.strings
+            return {i for i in ids if test(strings[i])}
+        if known is None:
+            known = self._known[key] = (set(), set())
+        asked, passed = known
+        new = ids - asked if asked else ids
+        if new:
+            strings = pd.strings
+            passed.update(i for i in new if test(strings[i]))
+            asked.update(new)
+        return passed & ids
 
 
 class _HeldSlices(Mapping):
     """Thread key → its :class:`_Slices`, each made on first read (a trace has ten thousand
     threads with slices; the launches read a few hundred)."""
 
-    def __init__(self, held: dict):
+    def __init__(self, held: dict, tests: _NameTests):
         self._held = held  # key → ((key, _Thread), its distinct names)
         self._made: dict[tuple[int, int], _Slices] = {}
+        self._tests = tests
 
     def get(self, key, default=None):
         s = self._made.get(key)
@@ -171,7 +207,7 @@ class _HeldSlices(Mapping):
             if h is None:
                 return default
             (_key, th), names = h
-            s = self._made[key] = _Slices(th.ts, th.dur, th.name, names)
+            s = self._made[key] = _Slices(th.ts, th.dur, th.name, names, tests=self._tests)
         return s
 
     def __getitem__(self, key) -> _Slices:
@@ -408,8 +444,7 @@ def _process_slices(ctx, pid: int, test, thread_name: str | None = None) -> list
     if not held:
         return []
     names = set(held[0].names()).union(*(s.names() for s in held[1:]))
-    strings = pd.strings
-    match = {i for i in names if test(strings[i])}
+    match = idx.tests.passing(pd, test, names)
     out = []
     if match:
         for s in held:
