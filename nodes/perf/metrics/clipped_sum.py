@@ -224,24 +224,34 @@ def _block_sums_are_numpys() -> bool:
 
 
 _NATIVE_SUMS_OK: list[bool] = []
+_CHECK_ROWS: list[tuple[np.ndarray, np.ndarray]] = []
+
+
+def sum_check_rows() -> tuple[np.ndarray, np.ndarray]:
+    """(values, offsets): rows of values of many magnitudes whose sums round (two low-discrepancy
+    sequences, as :func:`_block_sums_are_numpys` draws them), of every length to past 16, around
+    a block of 128, and split once, twice and three times: what the C part's sums are checked
+    against numpy's on, once per process (here and hotspots._native_reduceat_is_numpys)."""
+    if not _CHECK_ROWS:
+        lengths = np.array(list(range(1, 24)) + list(range(_BLOCK - 8, _BLOCK + 9)) + [248, 255, 256, 257, 263, 385, 511,
+                                                                                       512, 1000, 1024], dtype=np.int64)
+        k = np.arange(1, int(lengths.sum()) + 1, dtype=np.float64)
+        u, v = (k * 0.6180339887498949) % 1.0, (k * 0.4142135623730951) % 1.0
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        _CHECK_ROWS.append((-np.log1p(-u) * 10.0 ** (v * 12.0 - 6.0), offsets))
+    return _CHECK_ROWS[0]
 
 
 def _native_sums_are_numpys() -> bool:
-    """Whether the C part's pairwise sum is numpy's own here (checked once, as
-    :func:`_block_sums_are_numpys` checks the numpy one: values of many magnitudes whose sums
-    round, every length up to a block and past it, and lengths split once, twice and more);
-    when not, the numpy code."""
+    """Whether the C part's pairwise sum is numpy's own here (checked once on
+    :func:`sum_check_rows`, as :func:`_block_sums_are_numpys` checks the numpy one); when not,
+    the numpy code."""
     if not _NATIVE_SUMS_OK:
-        lengths = np.array(list(range(1, _BLOCK + 18)) + [255, 256, 257, 263, 383, 384, 385, 511, 512, 1000, 1024, 4097],
-                           dtype=np.int64)
-        k = np.arange(1, int(lengths.sum()) + 1, dtype=np.float64)
-        u, v = (k * 0.6180339887498949) % 1.0, (k * 0.4142135623730951) % 1.0
-        values = -np.log1p(-u) * 10.0 ** (v * 12.0 - 6.0)
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        got = np.zeros(len(lengths))
+        values, offsets = sum_check_rows()
+        got = np.zeros(len(offsets) - 1)
         NATIVE.pairwise_sums(values, offsets, got)
-        want = np.array([np.add.reduce(values[offsets[i]:offsets[i + 1]]) for i in range(len(lengths))])
+        want = np.array([np.add.reduce(values[offsets[i]:offsets[i + 1]]) for i in range(len(got))])
         _NATIVE_SUMS_OK.append(bool(np.array_equal(0.0 + got, 0.0 + want)))
     return _NATIVE_SUMS_OK[0]
 

@@ -18,6 +18,7 @@ import numpy as np
 from nodes.perf.compiled_parts import compiled
 from nodes.perf.containers import is_container
 from nodes.perf.metrics import slice_tree
+from nodes.perf.metrics.clipped_sum import sum_check_rows
 from nodes.perf.metrics.common import MAX_PATHS, TOP_PER_THREAD, _ms, _pct, _Thread, joined_column, unique_inverse
 from nodes.perf.model import MAX_RESULT_STACKS, AppScope, Hotspot, ScopeSummary, SliceStat, StackWeight
 
@@ -801,17 +802,12 @@ _REDUCEAT_OK: list[bool] = []
 
 def _native_reduceat_is_numpys() -> bool:
     """Whether the C walk adds a group's durations as ``np.add.reduceat`` does here (the first
-    value, then numpy's pairwise sum of the others; checked once on values whose sums round, at
-    every length up to past a block and a few split ones); when not, :func:`_thread_groups`
-    sorts and sums with numpy itself."""
+    value, then numpy's pairwise sum of the others; checked once on
+    :func:`.clipped_sum.sum_check_rows`); when not, :func:`_thread_groups` sorts and sums with
+    numpy itself."""
     if not _REDUCEAT_OK:
-        lengths = np.array(list(range(1, 150)) + [255, 256, 257, 263, 385, 1000, 4097], dtype=np.int64)
-        k = np.arange(1, int(lengths.sum()) + 1, dtype=np.float64)
-        u, v = (k * 0.6180339887498949) % 1.0, (k * 0.4142135623730951) % 1.0
-        values = -np.log1p(-u) * 10.0 ** (v * 12.0 - 6.0)
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        got = np.zeros(len(lengths))
+        values, offsets = sum_check_rows()
+        got = np.zeros(len(offsets) - 1)
         NATIVE.pairwise_sums(values, offsets, got, True)
         _REDUCEAT_OK.append(bool(np.array_equal(got, np.add.reduceat(values, offsets[:-1]))))
     return _REDUCEAT_OK[0]
