@@ -55,7 +55,9 @@ def _plain_rss(p: dict) -> float | None:
     if "mem.rss" in p:
         return max(v for _t, v in p["mem.rss"])
     if all(k in p for k in memory._PARTS):
-        return memory._parts_total_loop(p)
+        # the points as the series hand them back: each NaN its own object (sorted() compares
+        # tuples by identity first, so a NaN time shared by two points sorts otherwise)
+        return memory._parts_total_loop({k: [(t + 0.0, v + 0.0) for t, v in pts] for k, pts in p.items()})
     return None
 
 
