@@ -10,12 +10,12 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-# The install also compiles the reader's C parts in place (nodes/perf/parsers/_*.c, setup.py; optional:
-# without a compiler the reader uses the numpy code and upb), so a change to them re-runs the install.
+# The install also compiles the C parts in place (nodes/perf/parsers/_*.c, nodes/perf/metrics/_*.c,
+# setup.py; optional: without a compiler the numpy code and upb are used), so a change to them re-runs the install.
 # After the install, bytecode for the project's own modules: an editable install compiles none,
 # and with PYTHONDONTWRITEBYTECODE set (as on these machines) every command would compile them
 # again (~0.1 s of each `perfscout analyze`).
-$(STAMP): $(BIN)/python pyproject.toml setup.py $(wildcard nodes/perf/parsers/_*.c)
+$(STAMP): $(BIN)/python pyproject.toml setup.py $(wildcard nodes/perf/parsers/_*.c nodes/perf/metrics/_*.c)
 	$(BIN)/python -m pip install -q -e ".[dev]"
 	$(BIN)/python -m compileall -q app graph nodes >/dev/null
 	touch $(STAMP)

@@ -103,16 +103,23 @@ def test_cpu_sections_equal_the_literal_walk_on_the_warm_start():
 
 
 @pytest.mark.parametrize("ordered", [True, False])
-@pytest.mark.parametrize("numpys", [True, False])
-def test_clipped_sums_of_many_threads_are_each_threads_clipped_sum(ordered, numpys, monkeypatch):
+@pytest.mark.parametrize("path", ["native", "numpy", "loop"])
+def test_clipped_sums_of_many_threads_are_each_threads_clipped_sum(ordered, path, monkeypatch):
     """Intervals.clipped_sums (every thread of a window at once: the CPU sections) gives each
     thread's clipped_sum bit for bit: windows that miss a thread, hold all of it, overlap one
     interval or a stretch, on threads of 0 to 20,011 intervals, some not in time order, one
-    with a NaN; and with its block sums switched off (another numpy) all by clipped_sum."""
+    with a NaN — by the C part (nodes/perf/metrics/_metricsc.c), by numpy, and with numpy's
+    block sums switched off (another numpy) all by clipped_sum."""
     from nodes.perf.metrics import clipped_sum
 
     assert clipped_sum._block_sums_are_numpys()  # the fast path is live on this numpy
-    if not numpys:
+    if path == "native":
+        if clipped_sum.NATIVE is None:
+            pytest.skip("the C part is not built")
+        assert clipped_sum._native_sums_are_numpys()
+    else:
+        monkeypatch.setattr(clipped_sum, "NATIVE", None)
+    if path == "loop":
         monkeypatch.setattr(clipped_sum, "_BLOCK_SUMS_OK", [False])
     rng = np.random.default_rng(7)
     sizes = [0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 64, 127, 128, 129, 300, 0, 1000, 20011, 5, 40]
@@ -149,3 +156,83 @@ def test_clipped_sums_of_many_threads_are_each_threads_clipped_sum(ordered, nump
     assert iv.clipped_sums(np.zeros(0, dtype=np.int64), lo, hi) == []
     assert [repr(g) for g in iv.clipped_sums(everyone, lo, float("inf"))] == [
         repr(iv.clipped_sum(int(i), lo, float("inf"))) for i in everyone]
+
+
+def test_the_c_pairwise_sum_is_numpys():
+    """The C part's pairwise sum (what clipped_sums adds with) against np.add.reduce at every
+    length to 600 and around numpy's splits, on values whose sums round; and its self-check
+    says no when the sum is not numpy's."""
+    from nodes.perf.metrics import clipped_sum
+
+    if clipped_sum.NATIVE is None:
+        pytest.skip("the C part is not built")
+    rng = np.random.default_rng(3)
+    lengths = np.array(list(range(0, 600)) + [1023, 1024, 1025, 2049, 8191, 30001], dtype=np.int64)
+    values = rng.exponential(30.0, int(lengths.sum())) * 10.0 ** rng.uniform(-6, 6, int(lengths.sum()))
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    got = np.zeros(len(lengths))
+    clipped_sum.NATIVE.pairwise_sums(values, offsets, got)
+    want = [np.add.reduce(values[offsets[i]:offsets[i + 1]]) for i in range(len(lengths))]
+    assert (0.0 + got).tolist() == (0.0 + np.array(want)).tolist()
+    assert sum(sum(values[offsets[i]:offsets[i + 1]].tolist()) != w for i, w in enumerate(want)) > 100  # sums round
+
+
+def test_the_native_self_check_refuses_another_sum(monkeypatch):
+    from nodes.perf.metrics import clipped_sum
+
+    if clipped_sum.NATIVE is None:
+        pytest.skip("the C part is not built")
+
+    class Sequential:
+        @staticmethod
+        def pairwise_sums(values, offsets, out):  # a left-to-right sum: not numpy's
+            for i in range(len(out)):
+                out[i] = sum(values[offsets[i]:offsets[i + 1]].tolist())
+
+    monkeypatch.setattr(clipped_sum, "NATIVE", Sequential)
+    monkeypatch.setattr(clipped_sum, "_NATIVE_SUMS_OK", [])
+    assert not clipped_sum._native_sums_are_numpys()
+
+
+def test_sched_index_columns_from_c_are_the_constructors(monkeypatch):
+    """cpu._SchedIndex's Running and runnable Intervals from the C part's one pass
+    (_metricsc.split_states, Intervals.from_columns) equal Intervals(starts, ends, counts) built
+    by numpy: threads with no interval of a state, out of time order, with NaN and infinite
+    times; and the CPU sections of a real capture are the same either way."""
+    from types import SimpleNamespace
+
+    from nodes.perf.metrics import clipped_sum
+    from nodes.perf.model import SchedIntervals
+
+    if clipped_sum.NATIVE is None:
+        pytest.skip("the C part is not built")
+    from array import array
+
+    rng = np.random.default_rng(11)
+    ivs = {}
+    for k in range(60):
+        n = int(rng.integers(0, 40))
+        ts = np.sort(rng.uniform(0, 1000, n)) if k % 5 else rng.uniform(0, 1000, n)  # some unordered
+        dur = rng.exponential(5.0, n)
+        if k % 13 == 0 and n:
+            ts[n // 2] = [np.nan, np.inf][k % 2]
+        state = rng.integers(0, 6, n).astype(np.int8)
+        ivs[(k, k)] = SchedIntervals(array("d", ts.tolist()), array("d", dur.tolist()), array("b", state.tolist()),
+                                     array("b", [-1] * n))
+    pd = SimpleNamespace(sched_intervals=ivs)
+    fast = cpu._SchedIndex(pd)
+    monkeypatch.setattr(cpu, "NATIVE", None)
+    slow = cpu._SchedIndex(pd)
+    for a, b in ((fast.running, slow.running), (fast.runnable, slow.runnable)):
+        assert a.starts.tobytes() == b.starts.tobytes() and a.ends.tobytes() == b.ends.tobytes()
+        assert a.offsets.tolist() == b.offsets.tolist()
+        assert a.first.tobytes() == b.first.tobytes() and a.last.tobytes() == b.last.tobytes()
+        assert a.ordered.tolist() == b.ordered.tolist() and a._batch.tolist() == b._batch.tolist()
+        assert not a.ordered.all() and not a._batch[a.ordered].all()
+    pd = load(str(WARM))
+    windows = [(pd.start_us + f * 1e6, pd.start_us + (f + 0.3) * 1e6) for f in (0.0, 0.5, 1.0)]
+    monkeypatch.undo()
+    new = [cpu.section(Context(pd, 10), "w", a, b) for a, b in windows]
+    monkeypatch.setattr(cpu, "NATIVE", None)
+    assert new == [cpu.section(Context(pd, 10), "w", a, b) for a, b in windows]

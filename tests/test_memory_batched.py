@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nodes.perf.compiled_parts import compiled
 from nodes.perf.formats import load
 from nodes.perf.metrics import compute, memory
 from nodes.perf.metrics.gc import gc_events, open_gcs, summarize_gcs
@@ -30,6 +31,17 @@ _finite_points = st.lists(st.tuples(st.integers(0, 20).map(float), st.floats(0, 
 _process = st.dictionaries(st.sampled_from(NAMES), _points | _finite_points, max_size=len(NAMES))
 
 
+@pytest.fixture(autouse=True, params=["native", "numpy"])
+def _parts_path(request, monkeypatch):
+    """Every test twice: _parts_totals by the C part (nodes/perf/metrics/_metricsc.c), and by numpy."""
+    if request.param == "native":
+        if memory.NATIVE is None:
+            pytest.skip("the C part is not built")
+    else:
+        monkeypatch.setattr(memory, "NATIVE", None)
+    return request.param
+
+
 def _series(processes: list[dict]) -> tuple[SeriesMap, list[dict[str, int]]]:
     sm = SeriesMap()
     sm.add_points(((pid, name), pts) for pid, p in enumerate(processes) for name, pts in p.items())
@@ -43,7 +55,9 @@ def _plain_rss(p: dict) -> float | None:
     if "mem.rss" in p:
         return max(v for _t, v in p["mem.rss"])
     if all(k in p for k in memory._PARTS):
-        return memory._parts_total_loop(p)
+        # the points as the series hand them back: each NaN its own object (sorted() compares
+        # tuples by identity first, so a NaN time shared by two points sorts otherwise)
+        return memory._parts_total_loop({k: [(t + 0.0, v + 0.0) for t, v in pts] for k, pts in p.items()})
     return None
 
 
@@ -147,3 +161,27 @@ def test_many_processes_rank_as_before(processes):
     pd.add_memory_series_many(((pid + 1, name), pts) for pid, p in enumerate(processes) for name, pts in p.items())
     with pytest.MonkeyPatch.context() as mp:
         _check(pd, mp)
+
+
+_part_points = st.lists(st.tuples(st.sampled_from([0.0, -0.0, 1.0, 2.0, 3.0]) | st.floats(0, 50, allow_nan=False),
+                                  st.sampled_from([0.0, -0.0, 1.0, 1e-3, 7.0]) | st.floats(-1e3, 1e9, allow_nan=False)),
+                        max_size=10)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(processes=st.lists(st.fixed_dictionaries({p: _part_points for p in memory._PARTS}), min_size=1, max_size=8))
+def test_parts_totals_native_is_numpys(processes):
+    """The C parts_totals and the numpy passes: the same floats (-0.0, equal times and values
+    of one part, parts first coming in any order, processes with no row holding all three)."""
+    native = compiled("nodes.perf.metrics._metricsc")
+    if native is None:
+        pytest.skip("the C part is not built")
+    processes = [{p: pts for p, pts in proc.items() if pts} for proc in processes]
+    processes = [proc for proc in processes if len(proc) == 3] or [{p: [(0.0, 1.0)] for p in memory._PARTS}]
+    sm, maps = _series(processes)
+    triples = [tuple(m[p] for p in memory._PARTS) for m in maps]
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(memory, "NATIVE", native)
+        got = memory._parts_totals(sm, triples)
+        m.setattr(memory, "NATIVE", None)
+        assert repr(got) == repr(memory._parts_totals(sm, triples))

@@ -24,10 +24,16 @@ KEY = (1, 2)
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True, params=["numpy", "batch"])
+@pytest.fixture(autouse=True, params=["numpy", "batch", "native"])
 def _walk_path(request, monkeypatch):
-    """Every comparison runs twice: all threads through the per-thread numpy passes, and all
-    through the batch that hotspots.walk_all walks small threads in (hotspots.SMALL_THREAD)."""
+    """Every comparison runs three times: all threads through the per-thread numpy passes, all
+    through the batch that hotspots.walk_all walks small threads in (hotspots.SMALL_THREAD), and
+    all through the C walk (hotspots.NATIVE, nodes/perf/metrics/_metricsc.c)."""
+    if request.param == "native":
+        if hotspots.NATIVE is None:
+            pytest.skip("the C walk is not built")
+    else:
+        monkeypatch.setattr(hotspots, "NATIVE", None)
     monkeypatch.setattr(hotspots, "SMALL_THREAD", 0 if request.param == "numpy" else 10**9)
     return request.param
 
@@ -46,7 +52,10 @@ def _ctx(ts, dur, name):
 def _both(ts, dur, name):
     a, b = _ctx(ts, dur, name), _ctx(ts, dur, name)
     reference_walk(a, KEY)
-    hotspots.walk(b, KEY)
+    if hotspots.NATIVE is not None:
+        hotspots.walk_all(b)  # the C walk walks every thread through walk_all
+    else:
+        hotspots.walk(b, KEY)
     return a, b
 
 

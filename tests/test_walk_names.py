@@ -57,3 +57,74 @@ def test_walk_names_on_real_captures(path):
     from nodes.perf.formats import load
 
     _check(load(str(path)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(names=st.lists(st.integers(0, 30), max_size=200), ids=st.sets(st.integers(0, 35), max_size=12))
+def test_slices_rows_are_the_isin_rows(names, ids):
+    """_Slices.rows picks a few ids by comparisons, more by np.isin: the same rows either way."""
+    pd = PerfData("generated", "generated")
+    for i in range(40):
+        pd.intern(f"n{i}")
+    name = np.array(names, dtype=np.int64)
+    ts = np.arange(len(name), dtype=np.float64)
+    s = android_startup._Slices(ts, ts * 0.5, name)
+    m = np.isin(name, list(ids)) if ids else np.zeros(len(name), dtype=bool)
+    want = [(t, d, pd.strings[n]) for t, d, n in zip(ts[m].tolist(), (ts * 0.5)[m].tolist(), name[m].tolist())]
+    assert s.rows(pd, ids) == want
+
+
+def test_index_reads_threads_by_name_in_thread_order():
+    """The index's lazy maps: threads of a name in ctx.threads' order, the same mapping as the
+    per-thread loop's dict; a thread's _Slices made once."""
+    from nodes.perf.formats import load
+
+    ctx = Context(load(str(CAPTURES[1])), 30)
+    hotspots.walk_all(ctx)
+    idx = android_startup._SliceIndex(ctx)
+    want: dict = {}
+    for key, th in ctx.threads.items():
+        if len(th.ts):
+            for i in np.unique(th.name).tolist():
+                want.setdefault(i, []).append(key)
+    assert list(idx.by_name) and set(idx.by_name) == set(want)
+    assert all(idx.by_name[i] == want[i] for i in want)
+    key = next(iter(idx.slices))
+    assert idx.slices[key] is idx.slices.get(key) and (0, 0) not in idx.slices and idx.slices.get((0, 0)) is None
+
+
+def test_name_tests_are_remembered_by_code_and_values():
+    """_NameTests answers a test from what it answered for the same code with the same
+    defaults and closure values, and asks anew for other values or unhashable ones."""
+    pd = PerfData("generated", "generated")
+    for s in ("Choreographer#doFrame 1", "DrawFrame", "inflate", "inflate x", "bindApplication"):
+        pd.intern(s)
+    tests = android_startup._NameTests()
+    ids = set(range(5))
+    class Asked(list):
+        __hash__ = object.__hash__  # a default value that can be part of the key
+
+    asked = Asked()
+
+    def prefix_test(p):
+        return lambda n, seen=asked: seen.append(n) or n.startswith(p)
+
+    assert tests.passing(pd, prefix_test("inflate"), ids) == {2, 3}
+    assert tests.passing(pd, prefix_test("inflate"), {0, 3}) == {3}
+    assert len(asked) == 5  # the second, same test: answered from the first
+    assert tests.passing(pd, prefix_test("Draw"), ids) == {1}
+    assert tests.passing(pd, lambda n, w="bind": n.startswith(w), ids) == {4}
+    assert tests.passing(pd, lambda n, w="Cho": n.startswith(w), ids) == {0}
+    unhashable = [["inflate"]]
+    assert tests.passing(pd, lambda n: n in unhashable[0], ids) == {2}
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)
+def test_startup_with_remembered_name_tests_is_unchanged(path, monkeypatch):
+    from nodes.perf.formats import load
+    from nodes.perf.metrics import compute
+
+    new = compute(load(str(path))).model_dump()
+    monkeypatch.setattr(android_startup._NameTests, "passing",
+                        lambda self, pd, test, ids: {i for i in ids if test(pd.strings[i])})
+    assert new == compute(load(str(path))).model_dump()

@@ -44,7 +44,9 @@ from __future__ import annotations
 
 from bisect import bisect_left
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -89,6 +91,8 @@ class _Slices:
     #: The distinct name ids of the thread, ascending (set once, by the index).
     present: list[int] | None = None
     present_set: frozenset[int] | None = None
+    #: The analysis's answers of name tests (:class:`_NameTests`), None: every name tested.
+    tests: "_NameTests | None" = None
 
     def names(self) -> list[int]:
         if self.present is None:
@@ -96,6 +100,8 @@ class _Slices:
         return self.present
 
     def where(self, pd: PerfData, test) -> list[tuple[float, float, str]]:
+        if self.tests is not None:
+            return self.rows(pd, self.tests.passing(pd, test, self.present_ids()))
         return self.rows(pd, {i for i in self.names() if test(pd.strings[i])})
 
     def named(self, pd: PerfData, name: str) -> list[tuple[float, float, str]]:
@@ -116,10 +122,17 @@ class _Slices:
         return self.present_set
 
     def rows(self, pd: PerfData, ids: set[int]) -> list[tuple[float, float, str]]:
-        """The slices whose name id is in ``ids``, in start order."""
+        """The slices whose name id is in ``ids``, in start order (a few ids by comparisons:
+        ``np.isin``'s fixed cost is ~5x theirs, and a trace of many launches asks ~1,000 times)."""
         if not ids:
             return []
-        m = np.isin(self.name, list(ids))
+        if len(ids) <= 8:
+            want = iter(ids)
+            m = self.name == next(want)
+            for i in want:
+                m |= self.name == i
+        else:
+            m = np.isin(self.name, list(ids))
         return [(t, d, pd.strings[n]) for t, d, n in zip(self.ts[m].tolist(), self.dur[m].tolist(), self.name[m].tolist())]
 
 
@@ -129,8 +142,6 @@ class _SliceIndex:
     the index answers each from the threads concerned, not from every thread of the trace."""
 
     def __init__(self, ctx):
-        self.slices: dict[tuple[int, int], _Slices] = {}
-        self.by_name: dict[int, list[tuple[int, int]]] = {}
         self.by_pid: dict[int, list[tuple[int, int]]] = {}
         held = []
         for key, th in ctx.threads.items():
@@ -142,12 +153,110 @@ class _SliceIndex:
         unknown = [j for j, names in enumerate(distinct) if names is None]
         for j, names in zip(unknown, _distinct_names([held[j][1].name for j in unknown])):
             distinct[j] = names
-        for (key, th), names in zip(held, distinct):
-            s = self.slices[key] = _Slices(th.ts, th.dur, th.name, names)
-            for i in names:
-                self.by_name.setdefault(i, []).append(key)
+        keys = [k for k, _th in held]
+        #: The answers of the name tests the launches ask (of every thread's names).
+        self.tests = _NameTests()
+        self.slices: Mapping[tuple[int, int], _Slices] = _HeldSlices(dict(zip(keys, zip(held, distinct))), self.tests)
+        self.by_name: Mapping[int, list[tuple[int, int]]] = _ThreadsByName(keys, distinct)
         #: _all_thread_slices answers asked for by a name (``cache=``), kept for the analysis.
         self.answers: dict[str, list] = {}
+
+
+class _NameTests:
+    """Which name ids pass each name test of the analysis, kept across threads and launches:
+    the launches of a trace ask the same tests (``lambda n: n.startswith(DO_FRAME)``, a phase's
+    name, an ART pattern) of many threads that share their names, each a new lambda. A test is
+    known by its code, defaults and closure values: the tests here are functions of the name
+    alone, so those say what it answers. A test whose closure cannot be a key is asked anew."""
+
+    def __init__(self):
+        self._known: dict[tuple, tuple[set[int], set[int]]] = {}  # key → (asked, passed)
+
+    def passing(self, pd: PerfData, test, ids) -> set[int]:
+        """The ids among ``ids`` (a set) whose name passes ``test``."""
+        try:
+            key = (test.__code__, test.__defaults__, tuple(c.cell_contents for c in test.__closure__ or ()))
+            known = self._known.get(key)
+        except (AttributeError, TypeError, ValueError):  # not a plain function, or unhashable values
+            strings = pd.strings
+            return {i for i in ids if test(strings[i])}
+        if known is None:
+            known = self._known[key] = (set(), set())
+        asked, passed = known
+        new = ids - asked if asked else ids
+        if new:
+            strings = pd.strings
+            passed.update(i for i in new if test(strings[i]))
+            asked.update(new)
+        return passed & ids
+
+
+class _HeldSlices(Mapping):
+    """Thread key → its :class:`_Slices`, each made on first read (a trace has ten thousand
+    threads with slices; the launches read a few hundred)."""
+
+    def __init__(self, held: dict, tests: _NameTests):
+        self._held = held  # key → ((key, _Thread), its distinct names)
+        self._made: dict[tuple[int, int], _Slices] = {}
+        self._tests = tests
+
+    def get(self, key, default=None):
+        s = self._made.get(key)
+        if s is None:
+            h = self._held.get(key)
+            if h is None:
+                return default
+            (_key, th), names = h
+            s = self._made[key] = _Slices(th.ts, th.dur, th.name, names, tests=self._tests)
+        return s
+
+    def __getitem__(self, key) -> _Slices:
+        s = self.get(key)
+        if s is None:
+            raise KeyError(key)
+        return s
+
+    def __contains__(self, key) -> bool:
+        return key in self._held
+
+    def __iter__(self):
+        return iter(self._held)
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+
+class _ThreadsByName(Mapping):
+    """Name id → the threads (keys, in ``ctx.threads``' order) that have a slice of that name:
+    the (thread, name) pairs sorted once by name, a name's list made when it is asked for."""
+
+    def __init__(self, keys: list[tuple[int, int]], distinct: list[list[int]]):
+        self._keys = keys
+        flat = np.fromiter(chain.from_iterable(distinct), dtype=np.int64)
+        which = np.repeat(np.arange(len(keys), dtype=np.int64), [len(d) for d in distinct])
+        order = np.argsort(flat, kind="stable")  # by name, threads in order within a name
+        self._which = which[order]
+        names = flat[order]
+        first = np.flatnonzero(np.r_[True, names[1:] != names[:-1]]) if len(names) else np.zeros(0, dtype=np.int64)
+        self._at = dict(zip(names[first].tolist(), zip(first.tolist(), np.r_[first[1:], len(names)].tolist())))
+        self._made: dict[int, list[tuple[int, int]]] = {}
+
+    def __getitem__(self, name: int) -> list[tuple[int, int]]:
+        got = self._made.get(name)
+        if got is None:
+            a, b = self._at[name]
+            keys = self._keys
+            got = self._made[name] = [keys[j] for j in self._which[a:b].tolist()]
+        return got
+
+    def __contains__(self, name) -> bool:
+        return name in self._at
+
+    def __iter__(self):
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
 
 
 def _distinct_names(names: list[np.ndarray]) -> list[list[int]]:
@@ -335,8 +444,7 @@ def _process_slices(ctx, pid: int, test, thread_name: str | None = None) -> list
     if not held:
         return []
     names = set(held[0].names()).union(*(s.names() for s in held[1:]))
-    strings = pd.strings
-    match = {i for i in names if test(strings[i])}
+    match = idx.tests.passing(pd, test, names)
     out = []
     if match:
         for s in held:

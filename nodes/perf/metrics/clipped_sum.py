@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from nodes.perf.compiled_parts import compiled
+
 #: numpy's pairwise block (PW_BLOCKSIZE): up to this many values are one block of 8 partial sums.
 _BLOCK = 128
 
@@ -54,6 +56,23 @@ class Intervals:
         self._batch = self.ordered.copy()
         if bad_values.any():
             self._batch[np.unique(np.searchsorted(self.offsets, np.flatnonzero(bad_values), side="right") - 1)] = False
+
+    @classmethod
+    def from_columns(cls, starts: np.ndarray, ends: np.ndarray, offsets: np.ndarray, first: np.ndarray,
+                     last: np.ndarray, ordered: np.ndarray, finite: np.ndarray) -> "Intervals":
+        """The same as ``Intervals(starts, ends, counts)`` from columns the C part computed in its
+        pass over the intervals (``_metricsc.split_states``): each thread's first start and last
+        end, whether its intervals go forward, whether its times are finite. An unordered
+        thread's extent is taken here, from every interval, as the constructor takes it."""
+        iv = cls.__new__(cls)
+        iv.starts, iv.ends, iv.offsets, iv.first, iv.last = starts, ends, offsets, first, last
+        iv.ordered = ordered.view(bool)
+        for i in np.flatnonzero(~iv.ordered).tolist():
+            iv.first[i] = starts[offsets[i]:offsets[i + 1]].min()
+            iv.last[i] = ends[offsets[i]:offsets[i + 1]].max()
+        iv._totals = {}
+        iv._batch = iv.ordered & finite.view(bool)
+        return iv
 
     def clipped_sum(self, i: int, a: float, b: float) -> float:
         """Thread ``i``'s ``float(np.clip(np.minimum(ends, b) - np.maximum(starts, a), 0,
@@ -95,6 +114,8 @@ class Intervals:
             return []
         a = np.broadcast_to(np.asarray(a, dtype=np.float64), threads.shape)
         b = np.broadcast_to(np.asarray(b, dtype=np.float64), threads.shape)
+        if NATIVE is not None and _native_sums_are_numpys():
+            return self._native_sums(threads, a, b)
         out = np.zeros(len(threads))
         off = self.offsets[threads]
         n = self.offsets[threads + 1] - off
@@ -128,6 +149,32 @@ class Intervals:
         for k in np.flatnonzero((n > 0) & ~batch | (summed & ~block)).tolist():
             vals_out[k] = self.clipped_sum(int(threads[k]), float(a[k]), float(b[k]))
         return vals_out
+
+
+    def _native_sums(self, threads: np.ndarray, a: np.ndarray, b: np.ndarray) -> list[float]:
+        """:meth:`clipped_sums` by the C part (``_metricsc.clipped_sums``: the same bisections
+        and numpy's pairwise sum over each thread's clipped values, one call for all): the
+        threads :attr:`_batch` leaves out, or windows that are not finite, by :meth:`clipped_sum`."""
+        off = self.offsets[threads]
+        n = self.offsets[threads + 1] - off
+        fast = self._batch[threads] & np.isfinite(a) & np.isfinite(b)
+        out = np.zeros(len(threads))
+        starts, ends = np.ascontiguousarray(self.starts, np.float64), np.ascontiguousarray(self.ends, np.float64)
+        if fast.all():
+            NATIVE.clipped_sums(starts, ends, self.offsets, threads, np.ascontiguousarray(a), np.ascontiguousarray(b), out)
+            return out.tolist()
+        rows = np.flatnonzero(fast)
+        got = np.zeros(len(rows))
+        NATIVE.clipped_sums(starts, ends, self.offsets, threads[rows], a[rows], b[rows], got)
+        out[rows] = got
+        vals_out = out.tolist()
+        for k in np.flatnonzero(~fast & (n > 0)).tolist():
+            vals_out[k] = self.clipped_sum(int(threads[k]), float(a[k]), float(b[k]))
+        return vals_out
+
+
+#: The C part (nodes/perf/metrics/_metricsc.c), or None: the numpy code above.
+NATIVE = compiled("nodes.perf.metrics._metricsc")
 
 
 def _block_sums(m: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -174,6 +221,39 @@ def _block_sums_are_numpys() -> bool:
             ok &= bool(np.array_equal(_block_sums(np.ascontiguousarray(m[fit, :wide]), lengths[fit]), want[fit]))
         _BLOCK_SUMS_OK.append(ok)
     return _BLOCK_SUMS_OK[0]
+
+
+_NATIVE_SUMS_OK: list[bool] = []
+_CHECK_ROWS: list[tuple[np.ndarray, np.ndarray]] = []
+
+
+def sum_check_rows() -> tuple[np.ndarray, np.ndarray]:
+    """(values, offsets): rows of values of many magnitudes whose sums round (two low-discrepancy
+    sequences, as :func:`_block_sums_are_numpys` draws them), of every length to past 16, around
+    a block of 128, and split once, twice and three times: what the C part's sums are checked
+    against numpy's on, once per process (here and hotspots._native_reduceat_is_numpys)."""
+    if not _CHECK_ROWS:
+        lengths = np.array(list(range(1, 24)) + list(range(_BLOCK - 8, _BLOCK + 9)) + [248, 255, 256, 257, 263, 385, 511,
+                                                                                       512, 1000, 1024], dtype=np.int64)
+        k = np.arange(1, int(lengths.sum()) + 1, dtype=np.float64)
+        u, v = (k * 0.6180339887498949) % 1.0, (k * 0.4142135623730951) % 1.0
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        _CHECK_ROWS.append((-np.log1p(-u) * 10.0 ** (v * 12.0 - 6.0), offsets))
+    return _CHECK_ROWS[0]
+
+
+def _native_sums_are_numpys() -> bool:
+    """Whether the C part's pairwise sum is numpy's own here (checked once on
+    :func:`sum_check_rows`, as :func:`_block_sums_are_numpys` checks the numpy one); when not,
+    the numpy code."""
+    if not _NATIVE_SUMS_OK:
+        values, offsets = sum_check_rows()
+        got = np.zeros(len(offsets) - 1)
+        NATIVE.pairwise_sums(values, offsets, got)
+        want = np.array([np.add.reduce(values[offsets[i]:offsets[i + 1]]) for i in range(len(got))])
+        _NATIVE_SUMS_OK.append(bool(np.array_equal(0.0 + got, 0.0 + want)))
+    return _NATIVE_SUMS_OK[0]
 
 
 def _bisect(values: np.ndarray, off: np.ndarray, n: np.ndarray, x: np.ndarray, right: bool) -> np.ndarray:

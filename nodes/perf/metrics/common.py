@@ -12,6 +12,7 @@ import math
 import os
 from array import array
 from collections import defaultdict
+from operator import attrgetter
 
 import numpy as np
 
@@ -91,26 +92,29 @@ def unique_inverse(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def joined_column(cols: list, field: str, dtype) -> np.ndarray:
     """One column of many tracks, concatenated (one join of their buffers when they are arrays
     of that type already: a trace of 11,000 threads paid a numpy call for each)."""
-    parts = [getattr(c, field) for c in cols]
+    parts = list(map(attrgetter(field), cols))
     dt = np.dtype(dtype)
-    if all(isinstance(x, array) and np.dtype(x.typecode) == dt for x in parts):
+    if set(map(type, parts)) <= {array} and all(np.dtype(t) == dt for t in set(map(attrgetter("typecode"), parts))):
         return np.frombuffer(b"".join(parts), dtype=dt)
     return np.concatenate([np.asarray(x).astype(dt, copy=False) for x in parts])
 
 
 class _Thread:
-    """Per-thread results of the slice walk."""
+    """Per-thread results of the slice walk. The per-name sums (``self_by``, ``total_by``,
+    ``count_by``) of a thread the C walk walked stay in that walk's columns until first read
+    (``_sums``): a trace has ten thousand threads, and most are only ever summed over."""
 
-    __slots__ = ("key", "busy_us", "count", "self_by", "total_by", "count_by", "_top", "_roots", "ts", "dur", "name",
-                 "names")
+    __slots__ = ("key", "busy_us", "count", "_self_by", "_total_by", "_count_by", "_sums", "_top", "_roots", "ts",
+                 "dur", "name", "names")
 
     def __init__(self, key: tuple[int, int]):
         self.key = key
         self.busy_us = 0.0
         self.count = 0
-        self.self_by: dict[int, float] = defaultdict(float)
-        self.total_by: dict[int, float] = defaultdict(float)
-        self.count_by: dict[int, int] = defaultdict(int)
+        self._self_by: dict[int, float] | None = defaultdict(float)
+        self._total_by: dict[int, float] | None = defaultdict(float)
+        self._count_by: dict[int, int] | None = defaultdict(int)
+        self._sums = None
         self._top: list[tuple[float, float, int]] | None = []
         self._roots: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.ts: np.ndarray = np.empty(0)
@@ -128,9 +132,42 @@ class _Thread:
         ``roots`` are the (start, duration, name id) columns of its top-level slices."""
         th = cls.__new__(cls)
         th.key, th.ts, th.dur, th.name, th.count, th.busy_us = key, ts, dur, name, len(ts), busy_us
-        th.self_by, th.total_by, th.count_by, th._top, th._roots = self_by, total_by, count_by, None, roots
+        th._self_by, th._total_by, th._count_by, th._sums, th._top, th._roots = self_by, total_by, count_by, None, None, roots
         th.names = None
         return th
+
+    @classmethod
+    def walked(cls, key: tuple[int, int], ts: np.ndarray, dur: np.ndarray, name: np.ndarray, busy_us: float,
+               names: list[int], sums, s: int) -> "_Thread":
+        """A thread of hotspots' C walk: its sums and top-level slices are thread ``s`` of
+        ``sums`` (hotspots.WalkSums), made into dicts and tuples when read."""
+        th = cls.__new__(cls)
+        th.key, th.ts, th.dur, th.name, th.count, th.busy_us = key, ts, dur, name, len(ts), busy_us
+        th._self_by = th._total_by = th._count_by = th._top = th._roots = None
+        th._sums = (sums, s)
+        th.names = names
+        return th
+
+    @property
+    def self_by(self) -> dict[int, float]:
+        """Self time per name id, in the order the walk first closed a slice of each name."""
+        if self._self_by is None:
+            self._self_by = self._sums[0].self_by(self._sums[1])
+        return self._self_by
+
+    @property
+    def total_by(self) -> dict[int, float]:
+        """Total time per name id (outermost occurrences), in the order of their starts."""
+        if self._total_by is None:
+            self._total_by = self._sums[0].total_by(self._sums[1])
+        return self._total_by
+
+    @property
+    def count_by(self) -> dict[int, int]:
+        """Slices per name id, ids ascending."""
+        if self._count_by is None:
+            self._count_by = self._sums[0].count_by(self._sums[1])
+        return self._count_by
 
     @property
     def top_level(self) -> list[tuple[float, float, int]]:
@@ -139,7 +176,10 @@ class _Thread:
         — a tuple for each of the hundreds of thousands of tasks of a trace was made and freed
         for nothing."""
         if self._top is None:
-            self._top = list(zip(*(c.tolist() for c in self._roots))) if self._roots is not None else []
+            if self._sums is not None:
+                self._top = self._sums[0].top_level(self._sums[1])
+            else:
+                self._top = list(zip(*(c.tolist() for c in self._roots))) if self._roots is not None else []
         return self._top
 
 
@@ -158,6 +198,13 @@ class Context:
         #: kept as arrays: only the heaviest become tuples (hotspots.stacks).
         self.slice_paths: list = []
         self.slice_path_count = 0
+        #: Every thread's self time per name as the C walk left it (hotspots.walk_all): name ids,
+        #: times, and thread i's rows [at[i], at[i + 1]) in ``threads``' order; None without it.
+        self.walk_self: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        #: slice_stats' (thread, name) groups as the C walk left them (hotspots._walked_groups):
+        #: groups per thread in ``threads``' order, then name, count, sum, min, max, first start
+        #: and duration per group; None without the C walk, or with a duration of -0.0.
+        self.walk_groups: tuple | None = None
         self.main: tuple[int, int] | None = None
         self.res = AnalysisResult(format=pd.format, source=pd.source)
         self.sample_rows: list = []

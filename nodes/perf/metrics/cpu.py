@@ -22,7 +22,7 @@ from operator import attrgetter
 import numpy as np
 
 from nodes.perf.metrics import cpu_shares
-from nodes.perf.metrics.clipped_sum import Intervals
+from nodes.perf.metrics.clipped_sum import NATIVE, Intervals
 from nodes.perf.metrics.slice_find import find_slices, name_ids, named_sections
 from nodes.perf.model import CpuCore, CpuSection, CpuStats, CpuUse, MissingData, PerfData, PointSeries
 from nodes.perf.parsers.perfetto_cpu import IDLE_EXIT
@@ -226,11 +226,20 @@ class _SchedIndex:
         ivs = list(pd.sched_intervals.values())
         tss = list(map(attrgetter("ts"), ivs))
         ts = np.frombuffer(b"".join(tss), dtype=np.float64)
-        ends = ts + np.frombuffer(b"".join(map(attrgetter("dur"), ivs)), dtype=np.float64)
+        dur = np.frombuffer(b"".join(map(attrgetter("dur"), ivs)), dtype=np.float64)
         st = np.frombuffer(b"".join(map(attrgetter("state"), ivs)), dtype=np.int8)
         # thread i's intervals: [bounds[i], bounds[i + 1]); per state, how many of them it has
         bounds = np.zeros(len(ivs) + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, tss), dtype=np.int64, count=len(tss)), out=bounds[1:])
+        if NATIVE is not None:  # both states' columns in one pass (nodes/perf/metrics/_metricsc.c)
+            n, k = len(ts), len(ivs)
+            cols = [(np.empty(n), np.empty(n), np.empty(k + 1, dtype=np.int64), np.empty(k), np.empty(k),
+                     np.empty(k, dtype=np.uint8), np.empty(k, dtype=np.uint8)) for _state in range(2)]
+            NATIVE.split_states(ts, dur, st, bounds, _RUNNING, _RUNNABLE[0], _RUNNABLE[1], *cols)
+            self.running, self.runnable = (
+                Intervals.from_columns(s[:o[-1]], e[:o[-1]], o, *rest) for s, e, o, *rest in cols)
+            return
+        ends = ts + dur
         run = st == _RUNNING
         wait = (st == _RUNNABLE[0]) | (st == _RUNNABLE[1])
         self.running = Intervals(ts[run], ends[run], np.diff(np.r_[0, np.cumsum(run)][bounds]))

@@ -11,11 +11,14 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
+from nodes.perf.compiled_parts import compiled
 from nodes.perf.containers import is_container
 from nodes.perf.metrics import slice_tree
+from nodes.perf.metrics.clipped_sum import sum_check_rows
 from nodes.perf.metrics.common import MAX_PATHS, TOP_PER_THREAD, _ms, _pct, _Thread, joined_column, unique_inverse
 from nodes.perf.model import MAX_RESULT_STACKS, AppScope, Hotspot, ScopeSummary, SliceStat, StackWeight
 
@@ -96,7 +99,11 @@ def walk_all(ctx) -> None:
     """:func:`walk` for every thread of the trace, in the order of ``pd.slices`` (the order
     ``ctx.threads`` lists them in, and the order the path cap is checked in): the threads of at
     most :data:`SMALL_THREAD` slices in batches (:func:`_walk_batch`) of up to
-    :data:`BATCH_SLICES` slices, the others one by one."""
+    :data:`BATCH_SLICES` slices, the others one by one. With the C walk (:data:`NATIVE`), every
+    thread with slices in batches of up to :data:`BATCH_SLICES` slices (:func:`_native_walk`)."""
+    if NATIVE is not None:
+        _walk_all_native(ctx)
+        return
     slices = ctx.pd.slices
     done: dict = {}
     chunk: list = []
@@ -116,6 +123,68 @@ def walk_all(ctx) -> None:
             walk(ctx, key)
         else:
             _keep(ctx, key, *got)
+
+
+def _walk_all_native(ctx) -> None:
+    """:func:`walk_all` by the C walk: the same threads in the same order, the same path cap."""
+    slices = ctx.pd.slices
+    keys = list(slices)
+    cols = list(slices.values())
+    lens = list(map(len, map(attrgetter("ts"), cols)))
+    batches: list[list[int]] = []  # runs of threads with slices, BATCH_SLICES at most (or one thread)
+    chunk: list[int] = []
+    held = most = 0
+    for i, n in enumerate(lens):
+        if not n:
+            continue
+        if chunk and held + n > BATCH_SLICES:
+            batches.append(chunk)
+            chunk, held = [], 0
+        chunk.append(i)
+        held += n
+        most = max(most, held)
+    if chunk:
+        batches.append(chunk)
+    scratch = _scratch(most)
+    results: list = [None] * len(keys)
+    for chunk in batches:
+        for i, got in zip(chunk, _native_walk([keys[i] for i in chunk], [cols[i] for i in chunk], scratch)):
+            results[i] = got
+    # into ctx in the order of pd.slices, paths while the cap allows (as _keep checks them)
+    threads, kept = ctx.threads, ctx.slice_paths
+    count, room = ctx.slice_path_count, MAX_PATHS - len(ctx.paths)
+    for key, got in zip(keys, results):
+        if got is None:
+            threads[key] = _Thread(key)  # no slices: walk's empty thread
+            continue
+        th, paths = got
+        threads[key] = th
+        if paths is not None and count < room:
+            kept.append(paths)
+            count += paths.count
+    ctx.slice_path_count = count
+    # every thread's self time per name, and slice_stats' groups, as columns in ctx.threads'
+    # order (app_scope, _walked_groups)
+    sums = [results[chunk[0]][0]._sums for chunk in batches]
+    if not all(w is not None for w in sums):
+        return  # a batch the numpy walk walked
+    sums = [w[0] for w in sums]
+    nonempty = [i for chunk in batches for i in chunk]
+
+    def per_thread(at: str) -> np.ndarray:
+        per = np.zeros(len(keys), dtype=np.int64)
+        if sums:
+            per[nonempty] = np.concatenate([np.diff(getattr(w, at)) for w in sums])
+        return per
+
+    at = np.zeros(len(keys) + 1, dtype=np.int64)
+    np.cumsum(per_thread("self_at"), out=at[1:])
+    ctx.walk_self = (np.concatenate([w.self_name for w in sums]) if sums else np.zeros(0, dtype=np.int64),
+                     np.concatenate([w.self_val for w in sums]) if sums else np.zeros(0), at)
+    if sums and not any(w.signed_zero for w in sums):
+        cols = [np.concatenate([w.cnt_name for w in sums]), np.concatenate([w.cnt_val for w in sums])]
+        cols += [np.concatenate([w.groups[j] for w in sums]) for j in range(5)]
+        ctx.walk_groups = (per_thread("cnt_at"), *cols)
 
 
 def _keep(ctx, key: tuple[int, int], th: _Thread, paths: "SlicePaths | None") -> None:
@@ -225,6 +294,156 @@ def _walk_batch(keys: list, cols: list) -> list[tuple[_Thread, "SlicePaths | Non
         th.names = c_name[ca:cb]  # the thread's pairs come sorted by name: its distinct names, ascending
         out.append((th, paths[s]))
     return out
+
+
+#: The C slice walk (nodes/perf/metrics/_metricsc.c), or None: the numpy walk above.
+NATIVE = compiled("nodes.perf.metrics._metricsc")
+
+
+class WalkSums:
+    """The per-thread sums of one :func:`_native_walk` as its columns, thread ``s``'s made into
+    the dicts :class:`.common._Thread` lists on first read (most threads are only summed over)."""
+
+    __slots__ = ("self_name", "self_val", "self_at", "tot_name", "tot_val", "tot_at", "cnt_name", "cnt_val",
+                 "cnt_at", "top", "root_at", "groups", "signed_zero")
+
+    def self_by(self, s: int) -> dict:
+        a, b = self.self_at[s], self.self_at[s + 1]
+        return defaultdict(float, zip(self.self_name[a:b].tolist(), self.self_val[a:b].tolist()))
+
+    def total_by(self, s: int) -> dict:
+        a, b = self.tot_at[s], self.tot_at[s + 1]
+        return defaultdict(float, zip(self.tot_name[a:b].tolist(), self.tot_val[a:b].tolist()))
+
+    def count_by(self, s: int) -> dict:
+        a, b = self.cnt_at[s], self.cnt_at[s + 1]
+        return defaultdict(int, zip(self.cnt_name[a:b].tolist(), self.cnt_val[a:b].tolist()))
+
+    def top_level(self, s: int) -> list[tuple[float, float, int]]:
+        a, b = self.root_at[s], self.root_at[s + 1]
+        return list(zip(*(c[a:b].tolist() for c in self.top))) if b > a else []
+
+
+def _scratch(n: int) -> list[np.ndarray]:
+    """The C walk's per-batch output columns that :func:`_native_walk` copies out at their
+    length: roots, self (name, value), total (name, value), count (name, value), listed path,
+    path (up, name), listed weight, slice_stats' groups (sum, min, max, first start, first duration)."""
+    return [np.empty(n, dtype=np.float64 if k in (2, 4, 10, 11, 12, 13, 14, 15) else np.int64) for k in range(16)]
+
+
+#: Name ids beyond this many times a batch's slice count are renumbered densely before the C
+#: walk, whose per-name tables are as long as the largest id.
+_DENSE_NAMES = 4
+
+
+def _native_walk(keys: list, cols: list, scratch: list | None = None) -> list[tuple[_Thread, "SlicePaths | None"]]:
+    """:func:`_walk_batch`'s results (the reference walk's, thread by thread) from the C walk
+    (:data:`NATIVE`): the same columns joined, non-finite slices dropped and durations clipped
+    at 0 here as there, then one pass per thread in C. ``scratch``: :func:`_scratch` columns
+    of at least the batch's length, reused batch after batch."""
+    counts = np.fromiter(map(len, cols), dtype=np.int64, count=len(cols))
+    ts = joined_column(cols, "ts", np.float64)
+    dur = joined_column(cols, "dur", np.float64)
+    name = joined_column(cols, "name", np.int64)
+    ok = np.isfinite(ts) & np.isfinite(dur)
+    if not ok.all():
+        seg = np.repeat(np.arange(len(keys), dtype=np.int64), counts)
+        ts, dur, name = ts[ok], dur[ok], name[ok]
+        counts = np.bincount(seg[ok], minlength=len(keys))
+    n = len(ts)
+    if not n or int(name.min()) < 0:
+        return _walk_batch(keys, cols)  # nothing to walk; or ids the numpy walk refuses as it does
+    dur = np.maximum(dur, 0.0)
+    lut = None
+    span = int(name.max()) + 1
+    if span > _DENSE_NAMES * n + 65536:
+        lut, name = unique_inverse(name)
+        span = len(lut)
+    bounds = np.zeros(len(keys) + 1, dtype=np.int64)
+    np.cumsum(counts, out=bounds[1:])
+    nseg = len(keys)
+    o_ts, o_dur, o_name, busy = np.empty(n), np.empty(n), np.empty(n, dtype=np.int64), np.empty(nseg)
+    at = [np.empty(nseg + 1, dtype=np.int64) for _ in range(6)]
+    root_at, self_at, tot_at, cnt_at, listed_at, path_at = at
+    # the per-name and per-path columns fill a fraction of their n rows: written into scratch
+    # columns kept for the next batch, and copied out at their length (fresh columns of n rows
+    # for each batch cost more in page faults than the walk itself)
+    if scratch is None or len(scratch[0]) < n:
+        scratch = _scratch(n)
+    (roots, self_name, self_val, tot_name, tot_val, cnt_name, cnt_val, listed_pid, path_up, path_name, listed_w,
+     g_sum, g_min, g_max, g_ts, g_dur) = (x[:n] for x in scratch)
+    NATIVE.walk(ts, dur, name, bounds, span, MAX_PATH_DEPTH,
+                (o_ts, o_dur, o_name, busy, roots, root_at, self_name, self_val, self_at, tot_name, tot_val, tot_at,
+                 cnt_name, cnt_val, cnt_at, listed_pid, listed_w, listed_at, path_up, path_name, path_at,
+                 g_sum, g_min, g_max, g_ts, g_dur))
+    if lut is not None:
+        o_name = lut[o_name]
+    sums = WalkSums()
+    sums.self_at, sums.tot_at, sums.cnt_at, sums.root_at = (x.tolist() for x in (self_at, tot_at, cnt_at, root_at))
+    la, pa = listed_at.tolist(), path_at.tolist()
+
+    def kept(col: np.ndarray, k: int, names: bool = False) -> np.ndarray:
+        return lut[col[:k]] if names and lut is not None else col[:k].copy()
+
+    sums.self_name, sums.self_val = kept(self_name, sums.self_at[-1], True), kept(self_val, sums.self_at[-1])
+    sums.tot_name, sums.tot_val = kept(tot_name, sums.tot_at[-1], True), kept(tot_val, sums.tot_at[-1])
+    cnt_names, sums.cnt_val = kept(cnt_name, sums.cnt_at[-1], True), kept(cnt_val, sums.cnt_at[-1])
+    sums.cnt_name = cnt_names
+    k = sums.cnt_at[-1]
+    sums.groups = tuple(x[:k].copy() for x in (g_sum, g_min, g_max, g_ts, g_dur))
+    sums.signed_zero = bool(np.signbit(dur[dur == 0.0]).any())  # min/max of -0.0 and 0.0: numpy's choice
+    listed_pid, listed_w = kept(listed_pid, la[-1]), kept(listed_w, la[-1])
+    path_up, path_name = kept(path_up, pa[-1]), kept(path_name, pa[-1], True)
+    r = roots[:sums.root_at[-1]]
+    sums.top = (o_ts[r], o_dur[r], o_name[r])
+    b, busy_l, cat = bounds.tolist(), busy.tolist(), sums.cnt_at
+    names = cnt_names.tolist()
+    walked = (listed_pid, listed_w, la, path_up, path_name, pa)
+    out: list[tuple[_Thread, SlicePaths | None]] = []
+    thread = _Thread.walked
+    for s, key, lo, hi, ca, cb, p, q in zip(range(nseg), keys, b, b[1:], cat, cat[1:], la, la[1:]):
+        out.append((thread(key, o_ts[lo:hi], o_dur[lo:hi], o_name[lo:hi], busy_l[s], names[ca:cb], sums, s),
+                    None if p == q else WalkedPaths(key, walked, s, q - p)))
+    return out
+
+
+class WalkedPaths:
+    """A :class:`SlicePaths` of the C walk: the thread's stretch of its batch's path columns,
+    sliced out when read (:func:`stacks` reads every thread's weights, the few heaviest paths'
+    names)."""
+
+    __slots__ = ("key", "_cols", "_s", "count")
+
+    def __init__(self, key: tuple[int, int], cols: tuple, s: int, count: int):
+        self.key, self._cols, self._s, self.count = key, cols, s, count
+
+    @property
+    def pid(self) -> np.ndarray:
+        listed_pid, _w, la, _up, _names, _pa = self._cols
+        return listed_pid[la[self._s]:la[self._s + 1]]
+
+    @property
+    def weight(self) -> np.ndarray:
+        _pid, listed_w, la, _up, _names, _pa = self._cols
+        return listed_w[la[self._s]:la[self._s + 1]]
+
+    @property
+    def up(self) -> np.ndarray:
+        _pid, _w, _la, path_up, _names, pa = self._cols
+        return path_up[pa[self._s]:pa[self._s + 1]]
+
+    @property
+    def names(self) -> np.ndarray:
+        _pid, _w, _la, _up, path_name, pa = self._cols
+        return path_name[pa[self._s]:pa[self._s + 1]]
+
+    def path(self, p: int) -> tuple[int, ...]:
+        up, names = self.up, self.names
+        out = []
+        while p >= 0:
+            out.append(int(names[p]))
+            p = int(up[p])
+        return tuple(reversed(out))
 
 
 def _batch_paths(keys: list, tree, name: np.ndarray, seg: np.ndarray, own: np.ndarray,
@@ -352,6 +571,11 @@ class SlicePaths:
     weight: np.ndarray
     up: np.ndarray
     names: np.ndarray
+
+    @property
+    def count(self) -> int:
+        """Paths listed (with self time): what the path cap counts."""
+        return len(self.pid)
 
     def path(self, p: int) -> tuple[int, ...]:
         out = []
@@ -517,6 +741,9 @@ def _thread_groups(ctx, add, acc: dict) -> None:
     threads = [(key[0], th) for key, th in ctx.threads.items() if len(th.ts)]
     if not threads:
         return
+    if getattr(ctx, "walk_groups", None) is not None and _native_reduceat_is_numpys():
+        _walked_groups(ctx, threads, add, acc)
+        return
     ts = np.concatenate([th.ts for _, th in threads])
     dur = np.concatenate([th.dur for _, th in threads])
     name = np.concatenate([th.name for _, th in threads]).astype(np.int64, copy=False)
@@ -545,6 +772,45 @@ def _thread_groups(ctx, add, acc: dict) -> None:
         in_app = np.isin(pids, np.fromiter(app, dtype=np.int64, count=len(app)))
         if in_app.any():
             _fold(acc, "app", n_first[in_app], tuple(c[in_app] for c in cols))
+
+
+def _walked_groups(ctx, threads: list, add, acc: dict) -> None:
+    """:func:`_thread_groups` from the groups the C walk left (``ctx.walk_groups``: per thread in
+    ``ctx.threads``' order its names ascending, each with count, sum, min, max and first slice,
+    as the sort and ``reduceat`` passes give them), folded as there."""
+    per, n_first, counts, sums, mins, maxs, t_first, d_first = ctx.walk_groups
+    sc = ctx.scope
+    app = sc.app_pids if sc is not None else frozenset()
+    per = per[per > 0]  # the threads with slices: ``threads``, in order
+    w_first = np.repeat(np.arange(len(per), dtype=np.int64), per)
+    values = np.concatenate((sums, mins, maxs, t_first, d_first))
+    if not _foldable(values):
+        _thread_groups_loop(threads, add, app, counts.tolist(), sums.tolist(), mins.tolist(), maxs.tolist(),
+                            t_first.tolist(), d_first.tolist(), w_first.tolist(), n_first.tolist())
+        return
+    pids = np.fromiter((p for p, _th in threads), dtype=np.int64, count=len(threads))[w_first]
+    cols = (counts, sums, mins, maxs, t_first, d_first, pids)
+    _fold(acc, "all", n_first, cols)
+    if app:
+        in_app = np.isin(pids, np.fromiter(app, dtype=np.int64, count=len(app)))
+        if in_app.any():
+            _fold(acc, "app", n_first[in_app], tuple(c[in_app] for c in cols))
+
+
+_REDUCEAT_OK: list[bool] = []
+
+
+def _native_reduceat_is_numpys() -> bool:
+    """Whether the C walk adds a group's durations as ``np.add.reduceat`` does here (the first
+    value, then numpy's pairwise sum of the others; checked once on
+    :func:`.clipped_sum.sum_check_rows`); when not, :func:`_thread_groups` sorts and sums with
+    numpy itself."""
+    if not _REDUCEAT_OK:
+        values, offsets = sum_check_rows()
+        got = np.zeros(len(offsets) - 1)
+        NATIVE.pairwise_sums(values, offsets, got, True)
+        _REDUCEAT_OK.append(bool(np.array_equal(got, np.add.reduceat(values, offsets[:-1]))))
+    return _REDUCEAT_OK[0]
 
 
 def _thread_name_order(ts: np.ndarray, name: np.ndarray, which: np.ndarray) -> np.ndarray:
@@ -606,29 +872,46 @@ def app_scope(ctx) -> AppScope | None:
     if sc is None:
         return None
     pd = ctx.pd
-    groups: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for k in ctx.threads:
-        groups[sc.group(k[0])].append(k)
+    group_of = [sc.group(k[0]) for k in ctx.threads]
     summaries = []
     for g in ("app", "harness", "system"):
-        keys = groups.get(g, [])
+        keys = [k for k, of in zip(ctx.threads, group_of) if of == g]
         if not keys:
             continue
-        self_by: dict[int, float] = defaultdict(float)
-        for k in keys:
-            for nid, v in ctx.threads[k].self_by.items():
-                self_by[nid] += v
-        top = sorted(self_by, key=lambda n: -self_by[n])[:SCOPE_TOP_NAMES]
+        top = _top_self(ctx, [of == g for of in group_of], keys)
         pids = sorted({k[0] for k in keys})
         summaries.append(ScopeSummary(
             scope=g,
             processes=[pd.processes.get(p) or str(p) for p in pids][:20],
             busy_ms=_ms(sum(ctx.threads[k].busy_us for k in keys)),
             slice_count=sum(ctx.threads[k].count for k in keys),
-            top=[f"{pd.strings[n]} ({_ms(self_by[n]):g} ms)" for n in top],
+            top=[f"{pd.strings[n]} ({_ms(v):g} ms)" for n, v in top],
         ))
     return AppScope(pid=sc.pid, process=sc.process, chosen_by=sc.chosen_by, summaries=summaries,
                     harness=[pd.processes.get(p) or str(p) for p in sorted(sc.harness_pids)])
+
+
+def _top_self(ctx, member: list[bool], keys: list[tuple[int, int]]) -> list[tuple[int, float]]:
+    """The :data:`SCOPE_TOP_NAMES` names of most self time over the threads ``keys`` (``member``:
+    which of ``ctx.threads`` they are), with that time: the threads' ``self_by`` added per name in
+    thread order, names ranked by a stable sort in the order they were first added. From the C
+    walk's columns (``ctx.walk_self``) when it walked every thread, without a dict per thread."""
+    if ctx.walk_self is not None:
+        names, vals, at = ctx.walk_self
+        pick = np.repeat(np.array(member, dtype=bool), np.diff(at))
+        nid, v = names[pick], vals[pick]
+        if not len(nid):
+            return []
+        sums = np.bincount(nid, weights=v)  # in order from 0.0, as ``+=`` into a defaultdict
+        seen = _first_seen(nid)
+        if not np.isnan(sums[seen]).any():
+            top = seen[np.argsort(-sums[seen], kind="stable")][:SCOPE_TOP_NAMES].tolist()
+            return list(zip(top, sums[top].tolist()))
+    self_by: dict[int, float] = defaultdict(float)
+    for k in keys:
+        for nid, v in ctx.threads[k].self_by.items():
+            self_by[nid] += v
+    return [(n, self_by[n]) for n in sorted(self_by, key=lambda n: -self_by[n])[:SCOPE_TOP_NAMES]]
 
 
 def slice_hotspot(ctx, nid: int, s: float, t: float, c: int, whole: float, thread: str | None,

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import defaultdict
 import numpy as np
 
+from nodes.perf.compiled_parts import compiled
 from nodes.perf.metrics.gc import gc_events, open_gcs, summarize_gcs
 from nodes.perf.metrics.slice_find import find_slices, name_ids
 from nodes.perf.model import (MAX_MEMORY_SAMPLES, LmkKill, MemoryProcess, MemorySeries, MemoryStats, MissingData, PerfData,
@@ -36,6 +37,8 @@ KILL_REASONS = ("PRESSURE_AFTER_KILL", "NOT_RESPONDING", "LOW_SWAP_AND_THRASHING
                 "LOW_MEM_AND_THRASHING", "DIRECT_RECL_AND_THRASHING", "LOW_MEM_AND_SWAP_UTIL",
                 "LOW_FILECACHE_AFTER_THRASHING", "LOW_MEM", "DIRECT_RECL_STUCK")
 _PARTS = ("mem.rss.anon", "mem.rss.file", "mem.rss.shmem")
+#: The C part (nodes/perf/metrics/_metricsc.c: parts_totals), or None: the numpy passes.
+NATIVE = compiled("nodes.perf.metrics._metricsc")
 _ORDER = ("mem.rss", "mem.rss.anon", "mem.rss.file", "mem.rss.shmem", "mem.swap", "mem.rss.watermark")
 CAPTURE = """data_sources { config { name: "linux.process_stats"
   process_stats_config { proc_stats_poll_ms: 100 } } }
@@ -111,6 +114,16 @@ def _parts_totals(series: SeriesMap, triples: list[tuple[int, int, int]]) -> lis
     if not triples:
         return out
     nums = np.array(triples, dtype=np.int64).reshape(-1)  # process g, part k: row 3g + k
+    if NATIVE is not None:  # each process's rows merged and walked in C (nodes/perf/metrics/_metricsc.c)
+        best, kind = np.zeros(len(triples)), np.zeros(len(triples), dtype=np.int8)
+        NATIVE.parts_totals(np.ascontiguousarray(series.ts, np.float64), np.ascontiguousarray(series.value, np.float64),
+                            np.ascontiguousarray(series.lo, np.int64), np.ascontiguousarray(series.hi, np.int64),
+                            nums, best, kind)
+        for gi in np.flatnonzero(kind == 1).tolist():
+            out[gi] = best[gi].item()
+        for gi in np.flatnonzero(kind == 2).tolist():
+            out[gi] = _parts_total_loop({p: series.at(int(nums[3 * gi + k])) for k, p in enumerate(_PARTS)})
+        return out
     rows, lens = _rows(series, nums)
     seg = np.repeat(np.arange(len(nums), dtype=np.int64), lens)
     t, v = series.ts[rows], series.value[rows]

@@ -25,9 +25,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import attrgetter
+
+import numpy as np
 
 from nodes.perf.android_package import launched_package
-from nodes.perf.metrics.common import ANDROID_FRAME
+from nodes.perf.metrics.common import ANDROID_FRAME, joined_column
 from nodes.perf.model import PerfData
 
 CHOSEN_BY_USER = "named by the user"
@@ -82,7 +85,8 @@ def find_process(pd: PerfData, spec: str) -> int | None:
         if pid in pd.processes or any(k[0] == pid for k in pd.threads):
             return pid
         return None
-    exact = [p for p, n in pd.processes.items() if _name_matches(n, spec)]
+    tail = spec[-COMM_LEN:] if len(spec) > COMM_LEN else spec  # _name_matches, without a call a process
+    exact = [p for p, n in pd.processes.items() if n == spec or n == tail]
     if not exact:  # no process_tree name: the main thread carries the (truncated) name
         exact = [k[0] for k, t in pd.threads.items() if k[0] == k[1] and t.name and _name_matches(t.name, spec)]
     if exact:
@@ -124,16 +128,32 @@ def harness_pids(pd: PerfData, app_pids: frozenset[int]) -> frozenset[int]:
     """Processes (other than the app) that carry a harness's slices or threads."""
     out: set[int] = set()
     marks = {i for i, s in enumerate(pd.strings) if s.startswith(HARNESS_SLICE_PREFIXES)}
-    for (pid, _tid), cols in pd.slices.items():
-        if pid in app_pids or pid in out or pid <= 0:
-            continue
-        if marks and not marks.isdisjoint(cols.name):  # any(x in marks ...), in C
-            out.add(pid)
+    if marks:
+        out |= _pids_with_names(pd, app_pids, marks)
     for (pid, _tid), t in pd.threads.items():
         name = t.name or ""
         if pid not in app_pids and pid > 0 and (name.endswith(HARNESS_THREAD_SUFFIXES) or name.startswith(HARNESS_THREAD_PREFIXES)):
             out.add(pid)
     return frozenset(out)
+
+
+def _pids_with_names(pd: PerfData, app_pids: frozenset[int], marks: set[int]) -> set[int]:
+    """The processes (positive pids, not the app's) with a thread slice whose name id is in
+    ``marks``: every thread's names in one column, looked up in a table of the string table's
+    length (a 100 MB trace has 11,000 threads, 500,000 slices)."""
+    keys, cols = list(pd.slices), list(pd.slices.values())
+    if not keys or not marks:
+        return set()
+    names = joined_column(cols, "name", np.int64)
+    size = max(len(pd.strings), max(marks) + 1)
+    if len(names) and (int(names.min()) < 0 or int(names.max()) >= size):  # ids a hand-made PerfData may hold
+        return {k[0] for k, c in zip(keys, cols) if k[0] > 0 and k[0] not in app_pids and not marks.isdisjoint(c.name)}
+    table = np.zeros(size, dtype=bool)
+    table[np.fromiter(marks, dtype=np.int64, count=len(marks))] = True
+    lens = np.fromiter(map(len, map(attrgetter("name"), cols)), dtype=np.int64, count=len(cols))
+    which = np.repeat(np.arange(len(cols), dtype=np.int64), lens)
+    pids = (keys[i][0] for i in np.unique(which[table[names]]).tolist())
+    return {p for p in pids if p > 0 and p not in app_pids}
 
 
 def identify(pd: PerfData, process: str | None = None) -> tuple[Scope | None, list[str]]:
@@ -170,6 +190,7 @@ def identify(pd: PerfData, process: str | None = None) -> tuple[Scope | None, li
         name = t.name if t and t.name else None
     app = {pid}
     if name:
-        app |= {p for p, n in pd.processes.items() if n.startswith(name + ":")}
+        sub = name + ":"
+        app |= {p for p, n in pd.processes.items() if n.startswith(sub)}
     app_pids = frozenset(app)
     return Scope(pid, name, how, app_pids, harness_pids(pd, app_pids)), warnings

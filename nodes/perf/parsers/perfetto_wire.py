@@ -18,12 +18,11 @@ without a compiler and as the reference the C is tested against
 
 from __future__ import annotations
 
-import importlib
-import os
-
 import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import FtraceEvent
+
+from nodes.perf import compiled_parts
 
 _F = descriptor_pb2.FieldDescriptorProto
 #: Compact-sched columns read (all packed varints on the wire), by field number.
@@ -65,14 +64,9 @@ class WireError(ValueError):
 
 def compiled(name: str):
     """The reader's C part ``nodes.perf.parsers.<name>`` (setup.py), or None: not built, or
-    ``PERFSCOUT_PURE_PYTHON_WIRE=1`` — then the caller uses its Python reference. The one place
-    that switch is read, for every C part."""
-    if os.environ.get("PERFSCOUT_PURE_PYTHON_WIRE") == "1":
-        return None
-    try:
-        return importlib.import_module(f"nodes.perf.parsers.{name}")
-    except ImportError:
-        return None
+    ``PERFSCOUT_PURE_PYTHON_WIRE=1`` (nodes/perf/compiled_parts.py, the one place that switch
+    is read) — then the caller uses its Python reference."""
+    return compiled_parts.compiled(f"nodes.perf.parsers.{name}")
 
 
 def _native():

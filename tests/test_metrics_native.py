@@ -1,0 +1,213 @@
+"""The C slice walk (nodes/perf/metrics/_metricsc.c, hotspots.NATIVE) gives what the numpy walk
+gives (hotspots._walk_batch and walk, themselves checked against the old stack walk by
+tests/test_slice_tree.py): per thread the sums and the order of their dicts, top-level slices,
+busy time, sorted columns, distinct names and path weights; the per-name self-time columns
+app_scope sums from (ctx.walk_self); and every number of the analysis of the real captures.
+Generated threads cover equal starts, zero and negative durations, -0.0, NaN and infinite
+times, slices running past their parent, recursion deeper than the 64-name paths, name ids far
+beyond the slice count (the walk's dense renumbering), several batches and a path cap."""
+
+from __future__ import annotations
+
+from array import array
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nodes.perf.formats import load
+from nodes.perf.metrics import compute, hotspots
+from nodes.perf.metrics.common import Context
+from nodes.perf.model import PerfData, SliceColumns
+
+pytestmark = pytest.mark.skipif(hotspots.NATIVE is None, reason="the C walk is not built")
+
+ROOT = Path(__file__).resolve().parents[1]
+CAPTURES = sorted(str(p) for p in (ROOT / "tests" / "data").glob("*/*")
+                  if (p.suffix in (".json", ".gz", ".pftrace", ".perfetto-trace", ".pstats", ".log")
+                  or p.name.endswith("systrace.txt"))
+                  and "devtoolslog" not in p.name)
+
+
+def _walked(pd: PerfData, native: bool, monkeypatch) -> Context:
+    ctx = Context(pd, 30)
+    with monkeypatch.context() as m:
+        if not native:
+            m.setattr(hotspots, "NATIVE", None)
+        hotspots.walk_all(ctx)
+    return ctx
+
+
+def _same(a: Context, b: Context) -> None:
+    assert list(a.threads) == list(b.threads)
+    for key, ta in a.threads.items():
+        tb = b.threads[key]
+        assert list(tb.self_by.items()) == list(ta.self_by.items()), key
+        assert list(tb.total_by.items()) == list(ta.total_by.items()), key
+        assert list(tb.count_by.items()) == list(ta.count_by.items()), key
+        assert tb.top_level == ta.top_level
+        assert tb.busy_us == ta.busy_us and tb.count == ta.count
+        if len(ta.ts):
+            assert tb.names == ta.names
+        for f in ("ts", "dur", "name"):
+            x, y = getattr(ta, f), getattr(tb, f)
+            assert x.dtype == y.dtype and np.array_equal(x, y)
+            assert np.signbit(x).tolist() == np.signbit(y).tolist()  # -0.0 stays -0.0
+    assert a.slice_path_count == b.slice_path_count
+    assert len(a.slice_paths) == len(b.slice_paths)
+    for pa, pb in zip(a.slice_paths, b.slice_paths):
+        assert pa.key == pb.key
+        assert pa.weight.tolist() == pb.weight.tolist()
+        assert [pa.path(int(p)) for p in pa.pid] == [pb.path(int(p)) for p in pb.pid]
+        for f in ("pid", "up", "names"):  # the same numbering too, not only the same paths
+            assert getattr(pa, f).tolist() == getattr(pb, f).tolist()
+
+
+def _walk_self_is_the_dicts(ctx: Context) -> None:
+    names, vals, at = ctx.walk_self
+    for i, th in enumerate(ctx.threads.values()):
+        rows = list(zip(names[at[i]:at[i + 1]].tolist(), vals[at[i]:at[i + 1]].tolist()))
+        assert rows == list(th.self_by.items())
+
+
+_TIMES = st.one_of(st.integers(0, 40).map(float), st.sampled_from([0.0, -0.0, 1e15, 0.5, 2.5]),
+                   st.floats(0, 100, allow_nan=False))
+_ODD = st.sampled_from([float("nan"), float("inf"), -float("inf"), -3.0, -0.0])
+
+
+@st.composite
+def _thread(draw):
+    n = draw(st.integers(0, 60))
+    ts = draw(st.lists(st.one_of(_TIMES, _TIMES, _TIMES, _ODD), min_size=n, max_size=n))
+    dur = draw(st.lists(st.one_of(_TIMES, _TIMES, _TIMES, _ODD), min_size=n, max_size=n))
+    name = draw(st.lists(st.integers(0, draw(st.sampled_from([0, 2, 9]))), min_size=n, max_size=n))
+    return ts, dur, name
+
+
+def _data(threads, far: bool) -> PerfData:
+    pd = PerfData("generated", "generated")
+    for i in range(50):  # names for the ids below (far ones have none: no slice_stats rows then)
+        pd.intern(f"n{i}")
+    for tid, (ts, dur, name) in enumerate(threads):
+        if far:  # ids far beyond the slice count: the walk renumbers them densely
+            name = [n * 1_000_003 for n in name]
+        pd.thread(7 + tid % 3, tid)
+        pd.slices[(7 + tid % 3, tid)] = SliceColumns(array("d", ts), array("d", dur), array("q", name))
+    return pd
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(threads=st.lists(_thread(), min_size=1, max_size=8), far=st.booleans(),
+       batch=st.sampled_from([10**9, 7, 40]), cap=st.sampled_from([10**9, 5, 30]))
+def test_the_c_walk_is_the_numpy_walk_on_generated_threads(threads, far, batch, cap):
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(hotspots, "BATCH_SLICES", batch)
+        m.setattr(hotspots, "SMALL_THREAD", min(batch, 2048))
+        m.setattr(hotspots, "MAX_PATHS", cap)
+        a = _walked(_data(threads, far), False, m)
+        b = _walked(_data(threads, far), True, m)
+    _same(a, b)
+    if b.walk_self is not None:
+        _walk_self_is_the_dicts(b)
+    assert a.walk_groups is None
+    if not far:
+        assert hotspots.slice_stats(b) == hotspots.slice_stats(a)  # slice_stats from the walk's groups
+
+
+@pytest.mark.parametrize("depth", [63, 64, 65, 200])
+def test_recursion_deeper_than_the_paths(depth, monkeypatch):
+    """Paths stop at 64 names; the deeper slices add to their 64th ancestor's path."""
+    n = depth + 3
+    ts = [float(i) for i in range(n)]
+    dur = [float(3 * (n - i)) for i in range(n)]
+    name = [i % 4 for i in range(n)]
+    a = _walked(_data([(ts, dur, name)], False), False, monkeypatch)
+    b = _walked(_data([(ts, dur, name)], False), True, monkeypatch)
+    _same(a, b)
+
+
+def test_many_threads_in_several_batches(monkeypatch):
+    rng = np.random.default_rng(5)
+    threads = []
+    for _ in range(300):
+        n = int(rng.integers(0, 300))
+        ts = np.sort(rng.integers(0, 2000, n)).astype(float)
+        threads.append((ts.tolist(), rng.integers(0, 400, n).astype(float).tolist(),
+                        rng.integers(0, 50, n).tolist()))
+    monkeypatch.setattr(hotspots, "BATCH_SLICES", 5000)
+    a = _walked(_data(threads, False), False, monkeypatch)
+    b = _walked(_data(threads, False), True, monkeypatch)
+    _same(a, b)
+    _walk_self_is_the_dicts(b)
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.split("/")[-1])
+def test_real_captures(path, monkeypatch):
+    """Thread by thread, and then every number of the analysis."""
+    _same(_walked(load(path), False, monkeypatch), _walked(load(path), True, monkeypatch))
+    new = compute(load(path)).model_dump()
+    monkeypatch.setattr(hotspots, "NATIVE", None)
+    old = compute(load(path)).model_dump()
+    assert new == old
+
+
+def test_app_scope_from_the_columns_is_the_dicts(monkeypatch):
+    """app_scope's top names from ctx.walk_self, against the same sums from the threads' dicts."""
+    path = str(ROOT / "tests" / "data" / "perfetto" / "api32_startup_warm.perfetto-trace")
+    from nodes.perf.metrics import scope, threads
+
+    def scoped(columns: bool):
+        ctx = Context(load(path), 30)
+        hotspots.walk_all(ctx)
+        if not columns:
+            ctx.walk_self = None
+        ctx.scope, _w = scope.identify(ctx.pd, None)
+        threads.pick_main(ctx)
+        return hotspots.app_scope(ctx)
+
+    assert scoped(True) == scoped(False)
+    assert scoped(True).summaries[0].top
+
+
+def test_children_longer_than_their_parent_by_rounding(monkeypatch):
+    """Two children that fill their parent add up to 2.8e-17 µs more than it: the parent's own
+    time is negative, and adds 0.0 to its name (the walk's rule), not the negative value."""
+    ts, dur = [0.1, 0.1, 0.17221149479672146], [0.2, 0.07221149479672145, 0.12778850520327859]
+    a = _walked(_data([(ts, dur, [0, 1, 1])], False), False, monkeypatch)
+    b = _walked(_data([(ts, dur, [0, 1, 1])], False), True, monkeypatch)
+    _same(a, b)
+    assert dur[0] - (dur[1] + dur[2]) < 0 and b.threads[(7, 0)].self_by[0] == 0.0
+
+
+def test_slice_stats_groups_of_the_c_walk(monkeypatch):
+    """The walk's slice_stats groups (count, sum as np.add.reduceat adds, min, max, first) are
+    used, and give the numpy passes' rows, on many threads of rounding sums; a -0.0 duration
+    (whose min and max are numpy's choice) leaves them unused."""
+    rng = np.random.default_rng(9)
+    threads = []
+    for _ in range(200):
+        n = int(rng.integers(1, 300))
+        ts = np.sort(rng.integers(0, 5000, n)).astype(float)
+        dur = rng.exponential(30.0, n) * 10.0 ** rng.uniform(-5, 5, n)
+        threads.append((ts.tolist(), dur.tolist(), rng.integers(0, 20, n).tolist()))
+    a = _walked(_data(threads, False), False, monkeypatch)
+    b = _walked(_data(threads, False), True, monkeypatch)
+    assert b.walk_groups is not None and hotspots._native_reduceat_is_numpys()
+    assert hotspots.slice_stats(b) == hotspots.slice_stats(a)
+    threads[3][1][0] = -0.0
+    c = _walked(_data(threads, False), True, monkeypatch)
+    assert c.walk_groups is None or not np.signbit(c.threads[next(iter(c.threads))].dur).any()
+
+
+def test_the_reduceat_self_check_refuses_another_sum(monkeypatch):
+    class Sequential:
+        @staticmethod
+        def pairwise_sums(values, offsets, out, reduceat=False):
+            for i in range(len(out)):
+                out[i] = sum(values[offsets[i]:offsets[i + 1]].tolist())
+
+    monkeypatch.setattr(hotspots, "NATIVE", Sequential)
+    monkeypatch.setattr(hotspots, "_REDUCEAT_OK", [])
+    assert not hotspots._native_reduceat_is_numpys()
