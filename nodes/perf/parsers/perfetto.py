@@ -129,7 +129,7 @@ class _TraceReader:
         try:
             # An ftrace bundle that passes the wire check is not parsed by upb, only viewed
             # (perfetto_bundle_view.py); upb's verdict on the packet stands either way.
-            pkt, bundle = parse_packet(raw)
+            pkt, bundle = parse_packet(raw, self.ftrace.rows)
         except DecodeError:
             self.bad_packets += 1
             return

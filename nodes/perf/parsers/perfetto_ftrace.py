@@ -19,7 +19,7 @@ from nodes.perf.model import MAX_COUNTER_POINTS, MAX_OPEN_SLICES, PerfData
 from nodes.perf.parsers.perfetto_wire import text
 from nodes.perf.parsers.perfetto_binder import BinderState, pids_of
 from nodes.perf.parsers.perfetto_binder_calls import pair_calls
-from nodes.perf.parsers.perfetto_bundle_view import rows_bound
+from nodes.perf.parsers.perfetto_bundle_view import new_rows, rows_bound
 from nodes.perf.parsers.perfetto_cpu import CpuState
 from nodes.perf.parsers.perfetto_ftrace_batch import read_batch
 from nodes.perf.parsers.perfetto_memory import MemoryState
@@ -102,6 +102,10 @@ class FtraceState:
         self.sched_intervals_dropped = 0
         self._batch: list = []  # bundles queued for the batch reader
         self._batch_bytes = 0
+        #: what the bundle check recorded of the bundles it accepted (perfetto_bundle_view.new_rows),
+        #: for the batch reader when the queue is exactly those bundles (``_rows_ok``)
+        self.rows = new_rows()
+        self._rows_ok = True
         #: at most how many rows the queued bundles add to what :meth:`held_rows` counts
         self.batch_rows = 0
 
@@ -123,6 +127,8 @@ class FtraceState:
     def queue(self, b, raw: bytes) -> None:
         """A bundle on the trace clock (upb's, or a perfetto_bundle_view.BundleView), read with
         the next batch (perfetto_ftrace_batch.py)."""
+        if getattr(b, "row", -1) != len(self._batch):
+            self._rows_ok = False  # not the recorder's next packet: the batch reader walks the bytes itself
         self._batch.append((b, raw))
         self._batch_bytes += len(raw)
         self.batch_rows += rows_bound(b)
@@ -138,11 +144,19 @@ class FtraceState:
         return len(self.atrace) + self.sched.rows + len(self.async_slices) + self.counters.points()
 
     def flush(self) -> int:
-        """Read the queued bundles; returns how many were dropped as malformed."""
+        """Read the queued bundles; returns how many were dropped as malformed. The recorder is
+        emptied either way: a packet it holds beyond the queue was not queued (read otherwise,
+        or dropped)."""
+        rows, ok = self.rows, self._rows_ok
+        self._rows_ok = True
+        if not self._batch or not ok:
+            if rows is not None:
+                rows.reset()
+            rows = None
         if not self._batch:
             return 0
         items, self._batch, self._batch_bytes, self.batch_rows = self._batch, [], 0, 0
-        return read_batch(self, items)
+        return read_batch(self, items, rows.take() if rows is not None else None)
 
     def bundle_checked(self, b) -> int:
         """:meth:`bundle` on the trace clock; 1 when the bundle held nonsense and was dropped

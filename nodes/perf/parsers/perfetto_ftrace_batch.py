@@ -48,13 +48,14 @@ _CLONE_THREAD = 0x00010000
 _BIG = 1 << 62
 
 
-def read_batch(state, items: list) -> int:
+def read_batch(state, items: list, rows: dict | None = None) -> int:
     """Read ``items`` — [(FtraceEventBundle or its perfetto_bundle_view.BundleView, raw packet
     bytes)] in arrival order — into ``state`` (an FtraceState); returns how many bundles were
     dropped as malformed. Of a view, _apply reads only ``cpu`` and ``compact_sched.intern_table``;
-    the event-by-event path gets upb's bundle."""
+    the event-by-event path gets upb's bundle. ``rows``: what the bundle check recorded of exactly
+    these packets (perfetto_wire.recorded), else the walk reads them."""
     try:
-        dec = _decode(items)
+        dec = _decode(items, rows)
     except wire.WireError:
         dec = None
     bad = 0
@@ -83,9 +84,9 @@ def read_batch(state, items: list) -> int:
     return bad
 
 
-def _decode(items):
+def _decode(items, rows=None):
     """Every bundle's events and compact columns as arrays, and which bundles need the slow path."""
-    walk = _walk_native(items) if wire.NATIVE is not None else _walk_numpy(items)
+    walk = _walk_native(items, rows) if wire.NATIVE is not None else _walk_numpy(items)
     slow, compact, ev_count = walk["slow"], walk["compact"], walk["ev_count"]
     nb = len(items)
     for c in ("switch_timestamp", "waking_timestamp"):
@@ -114,12 +115,14 @@ def _decode(items):
             "compact": compact, "bundle_of": bundle_of}
 
 
-def _walk_native(items):
-    """The packets walked in C (perfetto_wire.bundles): offsets into the packets joined once,
-    no bytes object per event. A column written unpacked is counted by upb's full parse and
-    not by the packed read: such a bundle is slow, as :func:`_walk_numpy` finds by comparing
-    the counts; a column shorter than its timestamps likewise."""
-    w = wire.bundles([raw for _, raw in items])
+def _walk_native(items, rows=None):
+    """The packets walked in C (perfetto_wire.bundles), or what the bundle check recorded of
+    them as it walked them (``rows``, perfetto_wire.recorded: the same arrays): offsets into the
+    packets joined once, no bytes object per event. A column written unpacked is counted by
+    upb's full parse and not by the packed read: such a bundle is slow, as :func:`_walk_numpy`
+    finds by comparing the counts; a column shorter than its timestamps likewise."""
+    packets = [raw for _, raw in items]
+    w = wire.recorded(packets, rows) if rows is not None else wire.bundles(packets)
     ev_count, compact = w["ev_count"], w["compact"]
     nb = len(items)
     slow = w["unpacked"].copy()

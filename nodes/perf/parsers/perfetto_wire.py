@@ -145,6 +145,31 @@ def bundles(packets: list[bytes]) -> dict:
     return out
 
 
+_PADDING = bytes(PAD)
+
+
+def recorded(packets: list[bytes], rows: dict) -> dict:
+    """:func:`bundles` of ``packets`` from what the bundle check recorded while it checked them
+    (``rows``: a ``_bundlec.Rows.take()``, packets in the same order, perhaps more after them):
+    the same arrays without walking the bytes again; ``buf`` the packets joined, as there."""
+    n = len(packets)
+    if rows["packets"] < n:
+        raise ValueError("recorded: fewer packets recorded than given")
+    u64, i64 = np.uint64, np.int64
+    ev_count = np.frombuffer(rows["ev_count"], i64)[:n]
+    ne = int(ev_count.sum())
+    out = {"buf": b"".join([*packets, _PADDING]), "ev_count": ev_count,
+           "unpacked": np.frombuffer(rows["unpacked"], bool)[:n]}
+    for k, t in (("ts", u64), ("pid", u64), ("nlen", i64), ("kind_no", u64), ("k_off", i64), ("k_len", i64)):
+        out[k] = np.frombuffer(rows[k], t)[:ne]
+    compact = {}
+    for c, (v, cnt) in zip(COMPACT, rows["compact"]):
+        counts = np.frombuffer(cnt, i64)[:n]
+        compact[c] = (np.frombuffer(v, u64)[:int(counts.sum())], counts)
+    out["compact"] = compact
+    return out
+
+
 def text(raw: bytes | str) -> str:
     """A proto2 string field as text, from the wire's bytes or from upb (which hands a string
     that is not UTF-8 back as bytes). Not UTF-8 — a kernel comm cut at 16 bytes inside a
