@@ -507,6 +507,50 @@ def test_name_threads_on_mutated_packets(which, muts, data, comm):
     assert got == ref
 
 
+def _names_spanned(raws: list[bytes], base: int, rows, comm: dict, events=()) -> list:
+    """name_threads told where each plain packet's compact_sched is (the bundle check's view,
+    perfetto_ftrace_batch._compact_spans) instead of walking the packets for it."""
+    from nodes.perf.parsers import perfetto_bundle_view as view
+
+    items = [(view.parse_packet(r)[1] if view.split is not None else None, r) for r in raws]
+    comm = dict(comm)
+    assert C.name_threads(comm, raws, base, *_names_args(rows, events), batch._compact_spans(items)) is None
+    return list(comm.items())
+
+
+def test_real_packets_have_spans():
+    """The spans test reads the checked spans, not the walk, for real (plain) packets."""
+    from nodes.perf.parsers import perfetto_bundle_view as view
+
+    if view.split is None:
+        pytest.skip("no bundle check")
+    items = [(view.parse_packet(r)[1], r) for r in _TABLED]
+    spans = batch._compact_spans(items)
+    plain = np.array([b is not None and b.seq >= 0 for b, _ in items])
+    assert plain.sum() >= len(items) - 1  # one capture's first packet says the previous was dropped
+    assert (spans[plain, 0] >= 0).all() and (spans[plain, 1] > 0).all() and (spans[~plain] == -1).all()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(data=st.data(), base=st.integers(0, 5), comm=_COMMS, muts=st.lists(mutation, max_size=3))
+def test_name_threads_from_the_checks_spans(data, base, comm, muts):
+    """The intern tables read where the bundle check found the compact_sched are the packet walk's,
+    on real packets, made-up ones and mutated ones (where the check passes; others are walked)."""
+    pool = _TABLED + NAME_PACKETS
+    raws = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=4))
+    raws[0] = mutate(raws[0], muts)
+    try:
+        TracePacket.FromString(raws[0])
+    except Exception:
+        assume(False)
+    sw, wk = data.draw(_rows(base, len(raws))), data.draw(_rows(base, len(raws)))
+    if data.draw(st.booleans()):
+        sw, wk = ([r[0], r[1], [i % 3 for i in r[2]]] for r in (sw, wk))
+    events = data.draw(_events(base, len(raws)))
+    want = _outcome(_names_native, raws, base, (*sw, *wk), comm, events)
+    assert _outcome(_names_spanned, raws, base, (*sw, *wk), comm, events) == want
+
+
 def test_name_threads_refuses_rows_out_of_order_or_range_before_writing():
     raws = [NAME_PACKETS[0]] * 2
     tables = [[wire.text(n) for n in TracePacket.FromString(r).ftrace_events.compact_sched.intern_table] for r in raws]

@@ -25,7 +25,7 @@ from nodes.perf.model import MAX_COUNTER_POINTS
 from nodes.perf.parsers import perfetto_atrace_columns as columns
 from nodes.perf.parsers import perfetto_wire as wire
 from nodes.perf.parsers.perfetto_binder import _RECV, _SEND
-from nodes.perf.parsers.perfetto_bundle_view import event_count
+from nodes.perf.parsers.perfetto_bundle_view import BundleView, event_count
 from nodes.perf.parsers.perfetto_bundle_view import full as upb_bundle
 from nodes.perf.parsers.perfetto_cpu import MAX_POINTS as CPU_MAX_POINTS
 from nodes.perf.parsers.perfetto_memory import _RSS_MEMBERS
@@ -627,12 +627,24 @@ class _Names:
         rows = (*(c[:sz] for c in self.sw), *(c[:wz] for c in self.wk), *ev, [e[2] for e in events])
         bundles = self.items[self.b0:b]
         if self.native is not None:  # the intern tables read from the packets' bytes, in C
-            self.native(self.comm, [raw for _, raw in bundles], 0, *rows)
+            self.native(self.comm, [raw for _, raw in bundles], 0, *rows, _compact_spans(bundles))
         else:
             used = set(rows[0].tolist()) | set(rows[3].tolist())
             tables = [[wire.text(n) for n in bundles[k][0].compact_sched.intern_table] if k in used else []
                       for k in range(hi)]
             _name_threads_python(self.comm, tables, 0, *rows)
+
+
+def _compact_spans(items: list) -> np.ndarray:
+    """Per packet, where its one compact_sched is — (offset, length), as the bundle check found
+    it in a plain packet (perfetto_bundle_view.BundleView: one bundle, one compact_sched, nothing
+    else that a walk could stumble on), (0, 0) when it has none — or (-1, -1): _wirec.name_threads
+    walks the packet for its intern tables. A plain packet's intern tables are those strings."""
+    spans = np.full((len(items), 2), -1, np.int64)
+    for k, (b, _) in enumerate(items):
+        if isinstance(b, BundleView) and b.seq >= 0:
+            spans[k] = (b._cs_off, b._cs_len) if b._cs_off >= 0 else (0, 0)
+    return spans
 
 
 def _name_threads_python(comm: dict, tables: list[list], base: int, sw_b, sw_pid, sw_idx, wk_b, wk_pid,
