@@ -34,6 +34,8 @@
  *       "buf", which is the packets joined), "packets" and "bytes" beside it; Rows.reset() drops
  *       them, Rows.drop(k) packet k when it was the last recorded. tests/test_perfetto_bundle_rows.py
  *       compares take() with perfetto_wire.bundles on real and mutated packets.
+ *   process_tree(raw, ...) -> None, or a process_tree packet's entries as columns and its named
+ *       processes and threads (perfetto_system.py; below).
  *   process_stats(raw, stats_field, processes_field, pid_field, wanted) -> None, or the rows of a
  *       process_stats packet upb has parsed (perfetto_process_stats.py): per process, per wanted
  *       field it has, (pid, index in wanted, value) as three lists. None: not the plain shape
@@ -956,6 +958,168 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* process_tree(raw, tree_field, processes_field, threads_field, pid, cmdline, tid, tgid, name)
+ *   -> None (not the plain shape: let upb's parse be read) or
+ *   (processes, p_pid, p_name, tids, tgids, t_tid, t_tgid, t_name): the number of processes; the
+ *   named ones' pid and first cmdline (as perfetto_wire.text decodes it, not empty), in order;
+ *   every entry's (tid, tgid) as int64 bytes, the processes' (pid, pid) first, then the threads';
+ *   the named threads' tid, tgid and name, in order. Plain: one process_tree field; pid, tid and
+ *   tgid varints (int32: the low 32 bits), cmdline and name length-delimited; no groups. The walk
+ *   runs only on packets upb has parsed whole, so upb has already judged the bytes. */
+
+typedef struct {
+    char *p;
+    Py_ssize_t n, cap;
+} raw_t;
+
+static int raw_put8(raw_t *v, int64_t x)
+{
+    if (v->n + 8 > v->cap) {
+        Py_ssize_t cap = v->cap ? 2 * v->cap : 4096;
+        char *q = PyMem_Realloc(v->p, cap);
+        if (!q) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        v->p = q, v->cap = cap;
+    }
+    memcpy(v->p + v->n, &x, 8);
+    v->n += 8;
+    return 0;
+}
+
+static int append_new(PyObject *list, PyObject *item)
+{
+    if (!item)
+        return -1;
+    int r = PyList_Append(list, item);
+    Py_DECREF(item);
+    return r;
+}
+
+/* One Process or Thread message in b[p:end): its id fields (a, c: pid / tid and tgid) and its
+ * string (the first cmdline, or the last name): 1 when not the plain shape. */
+static int tree_entry(const uint8_t *b, Py_ssize_t p, Py_ssize_t end, uint32_t fa, uint32_t fc, uint32_t fs,
+                      int first_string, int32_t *a, int32_t *c, Py_ssize_t *s_off, Py_ssize_t *s_len)
+{
+    *s_off = -1, *s_len = 0;
+    while (p < end) {
+        uint64_t tag, v = 0;
+        Py_ssize_t q = 0;
+        if (varint(b, &p, end, 5, &tag) || tag > 0xFFFFFFFFu || (tag >> 3) == 0)
+            return 1;
+        uint32_t fno = (uint32_t)(tag >> 3);
+        int wt = (int)(tag & 7);
+        if (((fno == fa || fno == fc) && wt != 0) || (fno == fs && wt != 2))
+            return 1; /* a known field of another wire type: upb keeps it unknown; let it */
+        if (skip_value(b, &p, end, wt, &v, &q))
+            return 1;
+        if (fno == fa)
+            *a = (int32_t)(uint32_t)v;
+        else if (fno == fc)
+            *c = (int32_t)(uint32_t)v;
+        else if (fno == fs && (!first_string || *s_off < 0))
+            *s_off = q, *s_len = (Py_ssize_t)v;
+    }
+    return 0;
+}
+
+static PyObject *b_process_tree(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    unsigned int f_tree, f_procs, f_threads, f_pid, f_cmd, f_tid, f_tgid, f_name;
+    if (!PyArg_ParseTuple(args, "y*IIIIIIII", &view, &f_tree, &f_procs, &f_threads, &f_pid, &f_cmd, &f_tid, &f_tgid,
+                          &f_name))
+        return NULL;
+    PyObject *lists[6] = {0}, *out = NULL;
+    raw_t ptid = {0}, ptgid = {0}, ttid = {0}, ttgid = {0};
+    const uint8_t *b = (const uint8_t *)view.buf;
+    Py_ssize_t n = view.len, p = 0, s0 = -1, s1 = -1, nproc = 0;
+    while (p < n) { /* the packet: exactly one process_tree field */
+        uint64_t tag, v = 0;
+        Py_ssize_t q = 0;
+        if (varint(b, &p, n, 5, &tag) || tag > 0xFFFFFFFFu || (tag >> 3) == 0 ||
+            skip_value(b, &p, n, (int)(tag & 7), &v, &q))
+            goto unsure;
+        if ((tag >> 3) == f_tree) {
+            if ((tag & 7) != 2 || s0 >= 0)
+                goto unsure; /* written twice: upb merges the two */
+            s0 = q, s1 = p;
+        }
+    }
+    if (s0 < 0)
+        goto unsure;
+    for (int i = 0; i < 6; i++)
+        if (!(lists[i] = PyList_New(0)))
+            goto done;
+    for (p = s0; p < s1;) { /* the tree: processes and threads, each kind in its order */
+        uint64_t tag, v = 0;
+        Py_ssize_t q = 0;
+        if (varint(b, &p, s1, 5, &tag) || tag > 0xFFFFFFFFu || (tag >> 3) == 0)
+            goto unsure;
+        int wt = (int)(tag & 7);
+        uint32_t fno = (uint32_t)(tag >> 3);
+        if ((fno == f_procs || fno == f_threads) && wt != 2)
+            goto unsure;
+        if (skip_value(b, &p, s1, wt, &v, &q))
+            goto unsure;
+        if (fno != f_procs && fno != f_threads)
+            continue;
+        int32_t a = 0, c = 0;
+        Py_ssize_t so, sl;
+        int proc = fno == f_procs;
+        if (tree_entry(b, q, p, proc ? f_pid : f_tid, proc ? f_pid : f_tgid, proc ? f_cmd : f_name, proc, &a, &c,
+                       &so, &sl))
+            goto unsure;
+        if (proc) {
+            nproc += 1;
+            if (raw_put8(&ptid, a) || raw_put8(&ptgid, a))
+                goto done;
+        } else if (raw_put8(&ttid, a) || raw_put8(&ttgid, c)) {
+            goto done;
+        }
+        if (sl > 0) { /* a name: not empty (text of non-empty bytes is not empty) */
+            PyObject *name = PyUnicode_DecodeUTF8((const char *)b + so, sl, "replace");
+            int base = proc ? 0 : 2;
+            if (append_new(lists[base], PyLong_FromLong(a)) < 0
+                || (!proc && append_new(lists[base + 1], PyLong_FromLong(c)) < 0)
+                || append_new(lists[proc ? 1 : 4], name) < 0)
+                goto done;
+        }
+    }
+    {
+        PyObject *tids = PyBytes_FromStringAndSize(NULL, ptid.n + ttid.n);
+        PyObject *tgids = PyBytes_FromStringAndSize(NULL, ptgid.n + ttgid.n);
+        if (tids && tgids) {
+            if (ptid.n)
+                memcpy(PyBytes_AS_STRING(tids), ptid.p, ptid.n);
+            if (ttid.n)
+                memcpy(PyBytes_AS_STRING(tids) + ptid.n, ttid.p, ttid.n);
+            if (ptgid.n)
+                memcpy(PyBytes_AS_STRING(tgids), ptgid.p, ptgid.n);
+            if (ttgid.n)
+                memcpy(PyBytes_AS_STRING(tgids) + ptgid.n, ttgid.p, ttgid.n);
+            out = Py_BuildValue("(nOOOOOOO)", nproc, lists[0], lists[1], tids, tgids, lists[2], lists[3], lists[4]);
+        }
+        Py_XDECREF(tids);
+        Py_XDECREF(tgids);
+    }
+    goto done;
+unsure:
+    out = Py_None;
+    Py_INCREF(out);
+done:
+    for (int i = 0; i < 6; i++)
+        Py_XDECREF(lists[i]);
+    PyMem_Free(ptid.p);
+    PyMem_Free(ptgid.p);
+    PyMem_Free(ttid.p);
+    PyMem_Free(ttgid.p);
+    PyBuffer_Release(&view);
+    return out;
+}
+
 static void free_schema(void)
 {
     if (schema) {
@@ -1035,6 +1199,9 @@ static PyMethodDef methods[] = {
     {"split", b_split, METH_VARARGS,
      "split(raw, rows=None) -> None (let upb decide) or (rest, off, size, cpu, ftrace_clock, events, cs_off, cs_len,\n"
      "seq, row): row the packet's number in rows (a Rows) when given, which records the bundle's events, else -1."},
+    {"process_tree", b_process_tree, METH_VARARGS,
+     "process_tree(raw, tree, processes, threads, pid, cmdline, tid, tgid, name) -> None (let upb read it) or\n"
+     "(processes, p_pid, p_name, tids, tgids, t_tid, t_tgid, t_name) (see _bundlec.c)."},
     {"process_stats", b_process_stats, METH_VARARGS,
      "process_stats(raw, stats_field, processes_field, pid_field, wanted) -> None (let upb read it) or\n"
      "(pids, ks, values): per process, per wanted field it has (k its index in wanted), in order."},

@@ -175,7 +175,7 @@ class _TraceReader:
         elif kind == "track_descriptor":
             self.track_events.descriptor(pkt.track_descriptor, self.data)
         elif kind == "process_tree":
-            self.system.process_tree(pkt.process_tree, self.data)
+            self.system.process_tree(pkt.process_tree, self.data, raw)
         elif kind == "process_stats":
             rows = process_stats.rows(pkt.process_stats, raw)
             self.ftrace.memory.process_rows(rows, ts)  # SystemState.process_counters reads it too
