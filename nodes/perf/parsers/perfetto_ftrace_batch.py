@@ -232,7 +232,7 @@ def _apply(state, items, dec, b0: int, b1: int) -> None:
             continue
         f = _kind_fields(dec, e0 + sel, {1: 0, 2: 0})
         cpu_id = wire.as_uint32(f[2][1])
-        order = np.argsort(cpu_id, kind="stable")  # per CPU, in arrival order
+        order = _stable_order(cpu_id)  # per CPU, in arrival order
         lo, hi = _runs(cpu_id[order])
         state.cpu.dropped += table.extend_runs(CPU_MAX_POINTS, cpu_id[order[lo]].tolist(), order[lo], lo, hi,
                                                ts_all[sel][order], wire.as_uint32(f[1][1])[order])
@@ -289,7 +289,7 @@ def _rss(memory, ts, tid, member, size, curr, has_mm, mm) -> None:
             res[missing] = [before.get(m, -1) for m in qmm[at[missing]].tolist()]
         owner[at] = res
     if setter.any():
-        memory.mm_owner.update(zip(mm[setter].tolist(), tid[setter].tolist()))
+        memory.mm_owner.update(_last_words(mm[setter], tid[setter]))
     unowned = query & (owner < 0)
     memory.rss_unowned += int(unowned.sum())
     keep = np.flatnonzero(valid & (owner >= 0))
@@ -303,6 +303,24 @@ def _rss(memory, ts, tid, member, size, curr, has_mm, mm) -> None:
     names = [(int(k >> 8), _RSS_MEMBERS[int(k & 0xFF)]) for k in series[o][lo].tolist()]
     memory.dropped += memory.rss_by_tid.extend_runs(MEMORY_MAX_POINTS, names, order[lo], lo, hi, ts[order],
                                                     size[order] / 1048576.0)
+
+
+def _stable_order(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")``; keys that fit 16 bits (CPU numbers) as uint16, which
+    numpy sorts by radix (~5x faster than its timsort of int64 here)."""
+    if len(keys) and int(keys.min()) >= 0 and int(keys.max()) < 1 << 16:
+        return np.argsort(keys.astype(np.uint16), kind="stable")
+    return np.argsort(keys, kind="stable")
+
+
+def _last_words(keys: np.ndarray, values: np.ndarray):
+    """``zip(keys, values)`` as ``dict.update`` takes it, one pair per distinct key: the keys in
+    order of first appearance (where a new key enters the dict), each with its last value (what
+    stays). A batch's ~10 k rss_stat owners name a few dozen mm_ids."""
+    first_keys, first = np.unique(keys, return_index=True)
+    last = len(keys) - 1 - np.unique(keys[::-1], return_index=True)[1]
+    o = np.argsort(first, kind="stable")
+    return zip(first_keys[o].tolist(), values[last[o]].tolist())
 
 
 def _runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,32 @@
+"""Small exact shortcuts of the Perfetto read against the plain forms they replace: a stable
+sort of CPU numbers as uint16 (perfetto_ftrace_batch._stable_order), the rss_stat owners'
+dict update with one pair per mm_id (``_last_words``)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nodes.perf.parsers.perfetto_ftrace_batch import _last_words, _stable_order
+
+_keys = st.lists(st.one_of(st.integers(0, 7), st.integers(0, (1 << 16) + 3), st.integers(-3, 1 << 40)), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_keys)
+def test_stable_order_is_a_stable_argsort(keys):
+    a = np.array(keys, np.int64)
+    assert np.array_equal(_stable_order(a), np.argsort(a, kind="stable"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 99)), max_size=40),
+       st.dictionaries(st.integers(0, 9), st.integers(0, 99), max_size=5))
+def test_last_words_update_the_dict_as_every_pair_does(pairs, before):
+    keys = np.array([k for k, _ in pairs], np.int64)
+    values = np.array([v for _, v in pairs], np.int64)
+    want, got = dict(before), dict(before)
+    want.update(zip(keys.tolist(), values.tolist()))
+    got.update(_last_words(keys, values))
+    assert list(got.items()) == list(want.items())
