@@ -1,6 +1,7 @@
 """Small exact shortcuts of the Perfetto read against the plain forms they replace: a stable
 sort of CPU numbers as uint16 (perfetto_ftrace_batch._stable_order), the rss_stat owners'
-dict update with one pair per mm_id (``_last_words``)."""
+dict update with one pair per mm_id (``_last_words``), and the binder passes' debug_id order
+sorted once (perfetto_binder.previous_in_group's ``by_key``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nodes.perf.parsers.perfetto_binder import previous_in_group
 from nodes.perf.parsers.perfetto_ftrace_batch import _last_words, _stable_order
 
 _keys = st.lists(st.one_of(st.integers(0, 7), st.integers(0, (1 << 16) + 3), st.integers(-3, 1 << 40)), max_size=60)
@@ -30,3 +32,12 @@ def test_last_words_update_the_dict_as_every_pair_does(pairs, before):
     want.update(zip(keys.tolist(), values.tolist()))
     got.update(_last_words(keys, values))
     assert list(got.items()) == list(want.items())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.booleans()), max_size=50))
+def test_previous_in_group_with_the_key_order_given(rows):
+    key = np.array([k for k, _ in rows], np.int64)
+    among = np.array([m for _, m in rows], bool)
+    by_key = np.argsort(key, kind="stable")
+    assert np.array_equal(previous_in_group(key, among, by_key), previous_in_group(key, among))

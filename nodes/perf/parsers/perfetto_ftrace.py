@@ -17,7 +17,7 @@ import numpy as np
 
 from nodes.perf.model import MAX_COUNTER_POINTS, MAX_OPEN_SLICES, PerfData
 from nodes.perf.parsers.perfetto_wire import text
-from nodes.perf.parsers.perfetto_binder import BinderState, pids_of
+from nodes.perf.parsers.perfetto_binder import BinderState, debug_id_order, pids_of
 from nodes.perf.parsers.perfetto_binder_calls import pair_calls
 from nodes.perf.parsers.perfetto_bundle_view import new_rows, rows_bound
 from nodes.perf.parsers.perfetto_cpu import CpuState
@@ -452,8 +452,9 @@ class FtraceState:
         binder = self.binder.columns()
         binder_pid_for = lambda t: self.pid_for(t, known_tgid)  # noqa: E731
         pids = None if binder is None else pids_of(binder[2], binder_pid_for)  # asked once for both
-        pair_calls(self.binder, data, binder_pid_for, binder, pids)
-        self.binder.finish(data, binder_pid_for, binder, pids)
+        by_key = debug_id_order(binder)  # sorted once for the three previous_in_group passes
+        pair_calls(self.binder, data, binder_pid_for, binder, pids, by_key)
+        self.binder.finish(data, binder_pid_for, binder, pids, by_key)
         if self.binder.dropped:
             data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
         for tgid, tid, ts, name in self.instants:
