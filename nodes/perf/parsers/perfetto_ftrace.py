@@ -414,6 +414,15 @@ class FtraceState:
     def pid_for(self, tid: int, known: dict[int, int]) -> int:
         return known.get(tid) or self.tgid_of.get(tid) or tid
 
+    def pids_for(self, tids: list[int], known) -> list[int]:
+        """``[self.pid_for(t, known) for t in tids]``, the process trees (``known``, a
+        perfetto_system.ThreadGroups) asked about all of them at once."""
+        get_many = getattr(known, "get_many", None)
+        if get_many is None:
+            return [self.pid_for(t, known) for t in tids]
+        tgid_of = self.tgid_of
+        return [k or tgid_of.get(t) or t for t, k in zip(tids, get_many(tids))]
+
     def finish(self, data: PerfData, known_tgid: dict[int, int]) -> None:
         """Rebuild per-thread slice stacks and scheduler states in time order, into ``data``."""
         kernel = kernel_version(data.facts.kernel)
@@ -421,7 +430,7 @@ class FtraceState:
         self.unmatched_ends += p.unmatched
         self.unfinished += p.unfinished
         names = self.name_list
-        pid_of = {t: self.pid_for(t, known_tgid) for t in p.threads}
+        pid_of = dict(zip(p.threads, self.pids_for(p.threads, known_tgid)))
         # the open slices of the threads the event cap lets add_slices reach (the thread it
         # stops in, and those after, add none); threads in order, each thread's rows together
         u = np.array(p.threads, np.int64)
@@ -451,7 +460,8 @@ class FtraceState:
         self.atrace = AtraceLog()
         binder = self.binder.columns()
         binder_pid_for = lambda t: self.pid_for(t, known_tgid)  # noqa: E731
-        pids = None if binder is None else pids_of(binder[2], binder_pid_for)  # asked once for both
+        pids = None if binder is None else pids_of(binder[2], binder_pid_for,  # asked once for both
+                                                   lambda tids: self.pids_for(tids, known_tgid))
         by_key = debug_id_order(binder)  # sorted once for the three previous_in_group passes
         pair_calls(self.binder, data, binder_pid_for, binder, pids, by_key)
         self.binder.finish(data, binder_pid_for, binder, pids, by_key)
@@ -460,7 +470,8 @@ class FtraceState:
         for tgid, tid, ts, name in self.instants:
             data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
         states = thread_states(self.sched, kernel, self.sched_last_ns)
-        keys = [(self.pid_for(tid, known_tgid), tid) for tid, _, _, _ in states]
+        state_tids = [tid for tid, _, _, _ in states]
+        keys = list(zip(self.pids_for(state_tids, known_tgid), state_tids))
         data.add_thread_state_totals(keys, [totals for _, totals, _, _ in states], COARSE)
         if sum([n for _, _, _, n in states]) <= MAX_SCHED_INTERVALS:  # the usual case: every thread's fit
             data.add_sched_intervals_many([k for k, s in zip(keys, states) if s[3]], [s[2] for s in states if s[3]])

@@ -65,6 +65,22 @@ class ThreadGroups:
             return self.tgids[i]
         return self.others.get(tid, default)
 
+    def get_many(self, tids: list[int]) -> list[int | None]:
+        """``[self.get(t) for t in tids]``: one search of the tree's tids for all of them (a
+        reader's finish asks about every thread it has rows of, ~19 k at 100 MB)."""
+        if not tids or not len(self.tids):
+            return [self.others.get(t) for t in tids]
+        try:
+            want = np.array(tids, np.int64)
+        except OverflowError:  # a tid beyond int64: no tree names it
+            return [self.get(t) for t in tids]
+        keys = np.frombuffer(self.tids, np.int64)
+        at = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+        hit = (keys[at] == want).tolist()
+        values = np.frombuffer(self.tgids, np.int64)[at].tolist()
+        others = self.others
+        return [v if h else others.get(t) for t, h, v in zip(tids, hit, values)]
+
 
 #: Process-tree entries appended beyond twice the distinct tids before the repeats are dropped.
 _COMPACT_AT = 1 << 16
