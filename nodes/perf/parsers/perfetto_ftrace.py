@@ -33,9 +33,12 @@ from nodes.perf.parsers.perfetto_sched import OUT as _OUT
 from nodes.perf.parsers.perfetto_sched import WAKE as _WAKE
 from nodes.perf.sched_state import kernel_version
 
-#: Packet bytes queued at most before the batch reader reads them (its arrays hold ~25 bytes
-#: per packet byte while it reads).
-BATCH_BYTES = 8 << 20
+#: Packet bytes queued at most before the batch reader reads them. While it reads, its arrays
+#: hold ~5 bytes per packet byte besides the packets (tracemalloc, 20 MB trace), so the batch
+#: sets the peak of a small trace: 20 MB peak RSS 153 MB at 8 MiB, 125 at 4, 115 at 2. The
+#: instructions per batch are few now (callgrind, whole command: 20 MB +0.03 % at 4 MiB against
+#: 8, +0.8 % at 2; 100 MB +0.15 % at 4).
+BATCH_BYTES = 4 << 20
 
 
 # Event codes in the per-thread atrace columns.
@@ -136,7 +139,8 @@ class FtraceState:
     def may_defer(self, room: int) -> bool:
         """Whether the queued bundles may wait for a later batch: they are under BATCH_BYTES and
         cannot add ``room`` rows (what the event cap leaves). Fewer, larger batches: the batch
-        reader's numpy calls are per batch (~0.13 s of CPU at 100 MB between 1 and 8 MiB)."""
+        reader's numpy calls are per batch (callgrind, 20 MB whole command: 1 MiB +2 % against
+        4 MiB)."""
         return self._batch_bytes < BATCH_BYTES and self.batch_rows < room
 
     def held_rows(self) -> int:
