@@ -190,7 +190,8 @@ static PyObject *zeros(Py_ssize_t nbytes)
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* fields(buf, start, end, wanted) -> ([[present, value, off, len] per wanted], [count, fno, off, len])
+/* fields(buf, start, end, wanted[, last]) -> ([[present, value, off, len] per wanted], [count, fno, off, len])
+ * (with last false the second part's columns are empty: a caller that reads only its wanted fields)
  *
  * perfetto_wire.fields_numpy message by message instead of field position by field position:
  * each message's walk is independent of the others', so the same fields are read and the same
@@ -207,7 +208,8 @@ static PyObject *w_fields(PyObject *self, PyObject *args)
     uint64_t wf[MAX_WANTED];
     int ww[MAX_WANTED];
     Py_ssize_t nw = 0;
-    if (!PyArg_ParseTuple(args, "y*y*y*O", &bb, &sb, &eb, &wanted))
+    int want_last = 1;
+    if (!PyArg_ParseTuple(args, "y*y*y*O|p", &bb, &sb, &eb, &wanted, &want_last))
         return NULL;
     if (!(seq = PySequence_Fast(wanted, "wanted: a sequence of (field, wire type)")))
         goto done;
@@ -235,7 +237,7 @@ static PyObject *w_fields(PyObject *self, PyObject *args)
             if (!(arr[i][j] = zeros(j == 0 ? n : 8 * n)))
                 goto done;
     for (int j = 0; j < 4; j++)
-        if (!(last[j] = zeros(8 * n)))
+        if (!(last[j] = zeros(want_last ? 8 * n : 0)))
             goto done;
     int64_t *lcount = (int64_t *)PyByteArray_AS_STRING(last[0]);
     uint64_t *lfno = (uint64_t *)PyByteArray_AS_STRING(last[1]);
@@ -266,7 +268,7 @@ static PyObject *w_fields(PyObject *self, PyObject *args)
             field_t f;
             if (bulk_field(b, bb.len, pos, e, &f) < 0)
                 goto done;
-            if (f.wt == 2) {
+            if (f.wt == 2 && want_last) {
                 lcount[r] += 1;
                 lfno[r] = f.fno;
                 loff[r] = f.off;

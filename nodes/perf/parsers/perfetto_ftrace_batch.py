@@ -177,7 +177,7 @@ def _walk_numpy(items):
 
 
 def _kind_fields(dec, sel: np.ndarray, wanted: dict[int, int]):
-    return wire.fields(dec["buf"], dec["k_off"][sel], dec["k_end"][sel], wanted)
+    return wire.fields(dec["buf"], dec["k_off"][sel], dec["k_end"][sel], wanted, last=False)
 
 
 def _strings(dec, off: np.ndarray, ln: np.ndarray) -> list:

@@ -106,20 +106,23 @@ def varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return val, length
 
 
-def fields(buf: np.ndarray, start: np.ndarray, end: np.ndarray, wanted: dict[int, int]):
+def fields(buf: np.ndarray, start: np.ndarray, end: np.ndarray, wanted: dict[int, int], last: bool = True):
     """:func:`fields_numpy`'s result, from the C walk when it is built. ``buf`` must end with
-    :data:`PAD` zero bytes past every message (the numpy code reads ahead into them)."""
+    :data:`PAD` zero bytes past every message (the numpy code reads ahead into them). Without
+    ``last`` the result may lack key -1 (the batch reader's kind fields never read it: four
+    zeroed columns per call less)."""
     if NATIVE is None:
         return fields_numpy(buf, start, end, wanted)
-    return fields_native(buf, start, end, wanted)
+    return fields_native(buf, start, end, wanted, last)
 
 
-def fields_native(buf, start, end, wanted: dict[int, int]):
+def fields_native(buf, start, end, wanted: dict[int, int], last: bool = True):
     """:func:`fields_numpy` in C: the same arrays (writable), the same messages rejected."""
-    rows, last = NATIVE.fields(buf, np.ascontiguousarray(start, np.int64), np.ascontiguousarray(end, np.int64),
-                               tuple(wanted.items()))
+    rows, last_row = NATIVE.fields(buf, np.ascontiguousarray(start, np.int64), np.ascontiguousarray(end, np.int64),
+                                   tuple(wanted.items()), last)
     out = {f: _row(r) for f, r in zip(wanted, rows)}
-    out[-1] = _row(last, np.int64)
+    if last:
+        out[-1] = _row(last_row, np.int64)
     return out
 
 
