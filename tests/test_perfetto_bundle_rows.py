@@ -158,3 +158,31 @@ def test_reader_does_not_walk_recorded_bundles(path, monkeypatch):
 
     monkeypatch.setattr(wire, "bundles", refuse)
     reader.parse(str(path))
+
+
+@native
+def test_a_dropped_packet_gives_its_rows_back(monkeypatch):
+    """A packet the reader drops after the check recorded its bundle (FtraceState.unqueued): the
+    next bundles' rows still follow the queue, and the batch reads them from the recorder."""
+    from nodes.perf.parsers.perfetto_ftrace import FtraceState
+
+    raws = _SMALL[:3]
+    state = FtraceState()
+    views = [view.parse_packet(raw, state.rows)[1] for raw in raws[:2]]
+    state.queue(views[0], raws[0])
+    state.unqueued(views[0])  # queued: kept
+    state.unqueued(views[1])  # not queued: taken back
+    assert state.rows.packets == 1
+    v = view.parse_packet(raws[2], state.rows)[1]
+    assert v.row == 1
+    state.queue(v, raws[2])
+    walked = []
+    real = wire.bundles
+    monkeypatch.setattr(wire, "bundles", lambda packets: walked.append(1) or real(packets))
+    got = FtraceState()
+    for b, raw in ((views[0], raws[0]), (v, raws[2])):
+        got.queue(view.full(b), raw)
+    assert state.flush() == got.flush() == 0
+    assert len(walked) == 1  # only the upb bundles were walked
+    assert state.held_rows() == got.held_rows()
+    assert list(state.atrace.ts) == list(got.atrace.ts) and state.sched.rows == got.sched.rows

@@ -142,6 +142,8 @@ class _TraceReader:
             # Fields that decode but hold nonsense (bytes where text belongs, wild values):
             # the packet is dropped and counted rather than ending the whole read.
             self.bad_packets += 1
+            if bundle is not None:
+                self.ftrace.unqueued(bundle)
 
     def _dispatch(self, pkt, raw: bytes, view: BundleView | None = None) -> None:
         """``view``: the packet's ftrace bundle when ``pkt`` was parsed without it."""

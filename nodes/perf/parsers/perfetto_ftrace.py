@@ -136,6 +136,14 @@ class FtraceState:
         self._batch_bytes += len(raw)
         self.batch_rows += rows_bound(b)
 
+    def unqueued(self, b) -> None:
+        """``b``, a view the bundle check recorded, was not queued after all (its packet was
+        dropped): its rows are taken back, so the next bundle's rows follow the queue's."""
+        row = getattr(b, "row", -1)
+        rows = self.rows
+        if row >= 0 and rows is not None and row == rows.packets - 1 and not (self._batch and self._batch[-1][0] is b):
+            rows.drop(row)
+
     def may_defer(self, room: int) -> bool:
         """Whether the queued bundles may wait for a later batch: they are under BATCH_BYTES and
         cannot add ``room`` rows (what the event cap leaves). Fewer, larger batches: the batch
