@@ -24,7 +24,8 @@ def _digest(path: Path, cap: int | None, monkeypatch) -> tuple[dict, int]:
     """(PerfData digest, how many batches were read) of one file."""
     batches = []
     read_batch = perfetto_ftrace.read_batch
-    monkeypatch.setattr(perfetto_ftrace, "read_batch", lambda state, items: batches.append(1) or read_batch(state, items))
+    monkeypatch.setattr(perfetto_ftrace, "read_batch",
+                        lambda state, items, *rows: batches.append(1) or read_batch(state, items, *rows))
     with limits.using(**({} if cap is None else {"max_events": cap})):
         return perfdata_digest(load(str(path))), len(batches)
 

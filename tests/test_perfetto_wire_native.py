@@ -123,8 +123,10 @@ def test_real_captures_walk_alike(name, monkeypatch):
         # the buffers of both walks
         for dec in (native, ref):
             for wanted in WANTED:
-                _same_fields(_outcome(wire.fields_native, dec["buf"], dec["k_off"], dec["k_end"], wanted),
-                             _outcome(wire.fields_numpy, dec["buf"], dec["k_off"], dec["k_end"], wanted))
+                native_f = _outcome(wire.fields_native, dec["buf"], dec["k_off"], dec["k_end"], wanted)
+                _same_fields(native_f, _outcome(wire.fields_numpy, dec["buf"], dec["k_off"], dec["k_end"], wanted))
+                _same_without_last(native_f, _outcome(wire.fields_native, dec["buf"], dec["k_off"], dec["k_end"],
+                                                      wanted, False))
 
 
 @pytest.mark.parametrize("path", CAPTURES[:2], ids=lambda p: p.name)
@@ -173,8 +175,19 @@ def _fields_both(msgs: list[bytes], wanted, tail: bytes = b""):
     buf = np.frombuffer(joined + tail + bytes(wire.PAD), np.uint8)
     ends = np.cumsum([len(m) for m in msgs]).astype(np.int64)
     starts = ends - np.array([len(m) for m in msgs], np.int64)
-    return (_outcome(wire.fields_native, buf, starts, ends, wanted),
-            _outcome(wire.fields_numpy, buf, starts, ends, wanted))
+    native = _outcome(wire.fields_native, buf, starts, ends, wanted)
+    _same_without_last(native, _outcome(wire.fields_native, buf, starts, ends, wanted, False))
+    return native, _outcome(wire.fields_numpy, buf, starts, ends, wanted)
+
+
+def _same_without_last(full, short) -> None:
+    """fields without key -1 (``last=False``, the batch reader's kind fields): the rest alike,
+    the same messages rejected."""
+    if isinstance(full, str) or isinstance(short, str):
+        assert full == short
+        return
+    assert -1 not in short
+    _same_fields({k: v for k, v in full.items() if k != -1}, short)
 
 
 CASES = {
@@ -505,6 +518,50 @@ def test_name_threads_on_mutated_packets(which, muts, data, comm):
         assert got == "WireError" or isinstance(got, list)
         return
     assert got == ref
+
+
+def _names_spanned(raws: list[bytes], base: int, rows, comm: dict, events=()) -> list:
+    """name_threads told where each plain packet's compact_sched is (the bundle check's view,
+    perfetto_ftrace_batch._compact_spans) instead of walking the packets for it."""
+    from nodes.perf.parsers import perfetto_bundle_view as view
+
+    items = [(view.parse_packet(r)[1] if view.split is not None else None, r) for r in raws]
+    comm = dict(comm)
+    assert C.name_threads(comm, raws, base, *_names_args(rows, events), batch._compact_spans(items)) is None
+    return list(comm.items())
+
+
+def test_real_packets_have_spans():
+    """The spans test reads the checked spans, not the walk, for real (plain) packets."""
+    from nodes.perf.parsers import perfetto_bundle_view as view
+
+    if view.split is None:
+        pytest.skip("no bundle check")
+    items = [(view.parse_packet(r)[1], r) for r in _TABLED]
+    spans = batch._compact_spans(items)
+    plain = np.array([b is not None and b.seq >= 0 for b, _ in items])
+    assert plain.sum() >= len(items) - 1  # one capture's first packet says the previous was dropped
+    assert (spans[plain, 0] >= 0).all() and (spans[plain, 1] > 0).all() and (spans[~plain] == -1).all()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(data=st.data(), base=st.integers(0, 5), comm=_COMMS, muts=st.lists(mutation, max_size=3))
+def test_name_threads_from_the_checks_spans(data, base, comm, muts):
+    """The intern tables read where the bundle check found the compact_sched are the packet walk's,
+    on real packets, made-up ones and mutated ones (where the check passes; others are walked)."""
+    pool = _TABLED + NAME_PACKETS
+    raws = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=4))
+    raws[0] = mutate(raws[0], muts)
+    try:
+        TracePacket.FromString(raws[0])
+    except Exception:
+        assume(False)
+    sw, wk = data.draw(_rows(base, len(raws))), data.draw(_rows(base, len(raws)))
+    if data.draw(st.booleans()):
+        sw, wk = ([r[0], r[1], [i % 3 for i in r[2]]] for r in (sw, wk))
+    events = data.draw(_events(base, len(raws)))
+    want = _outcome(_names_native, raws, base, (*sw, *wk), comm, events)
+    assert _outcome(_names_spanned, raws, base, (*sw, *wk), comm, events) == want
 
 
 def test_name_threads_refuses_rows_out_of_order_or_range_before_writing():

@@ -12,7 +12,9 @@
  *                                        perfetto_ftrace_batch._decode, without the joins
  *   strings(buf, off, len)           ==  [perfetto_wire.text(buf[o:o + n]) ...]
  *   intern(buf, start, end)          ==  perfetto_atrace_columns.intern_python
- *   name_threads(comm, packets, base, ...) == perfetto_ftrace_batch._name_threads_python
+ *   name_threads(comm, packets, base, ..., [spans]) == perfetto_ftrace_batch._name_threads_python
+ *                                        (spans: where each packet's one compact_sched is, as the
+ *                                        bundle check found it, or -1: walk the packet for them)
  *   set_error(cls)                   the exception raised for bytes it does not decode
  *
  * Every read is bounds-checked against the buffer's length; nothing is read past it.
@@ -188,7 +190,8 @@ static PyObject *zeros(Py_ssize_t nbytes)
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* fields(buf, start, end, wanted) -> ([[present, value, off, len] per wanted], [count, fno, off, len])
+/* fields(buf, start, end, wanted[, last]) -> ([[present, value, off, len] per wanted], [count, fno, off, len])
+ * (with last false the second part's columns are empty: a caller that reads only its wanted fields)
  *
  * perfetto_wire.fields_numpy message by message instead of field position by field position:
  * each message's walk is independent of the others', so the same fields are read and the same
@@ -205,7 +208,8 @@ static PyObject *w_fields(PyObject *self, PyObject *args)
     uint64_t wf[MAX_WANTED];
     int ww[MAX_WANTED];
     Py_ssize_t nw = 0;
-    if (!PyArg_ParseTuple(args, "y*y*y*O", &bb, &sb, &eb, &wanted))
+    int want_last = 1;
+    if (!PyArg_ParseTuple(args, "y*y*y*O|p", &bb, &sb, &eb, &wanted, &want_last))
         return NULL;
     if (!(seq = PySequence_Fast(wanted, "wanted: a sequence of (field, wire type)")))
         goto done;
@@ -233,7 +237,7 @@ static PyObject *w_fields(PyObject *self, PyObject *args)
             if (!(arr[i][j] = zeros(j == 0 ? n : 8 * n)))
                 goto done;
     for (int j = 0; j < 4; j++)
-        if (!(last[j] = zeros(8 * n)))
+        if (!(last[j] = zeros(want_last ? 8 * n : 0)))
             goto done;
     int64_t *lcount = (int64_t *)PyByteArray_AS_STRING(last[0]);
     uint64_t *lfno = (uint64_t *)PyByteArray_AS_STRING(last[1]);
@@ -264,7 +268,7 @@ static PyObject *w_fields(PyObject *self, PyObject *args)
             field_t f;
             if (bulk_field(b, bb.len, pos, e, &f) < 0)
                 goto done;
-            if (f.wt == 2) {
+            if (f.wt == 2 && want_last) {
                 lcount[r] += 1;
                 lfno[r] = f.fno;
                 loff[r] = f.off;
@@ -860,13 +864,13 @@ static PyObject *w_name_threads(PyObject *self, PyObject *args)
 {
     PyObject *comm, *packets, *ev_name, *seq = NULL, *evs = NULL, *res = NULL;
     Py_ssize_t base;
-    Py_buffer rb[8] = {{0}};
+    Py_buffer rb[8] = {{0}}, cs = {0};
     Py_buffer *pbufs = NULL;
     Py_ssize_t np_ = 0, *tstart = NULL, *slots = NULL;
     spans_t sp = {0};
     namer_t *ent = NULL;
-    if (!PyArg_ParseTuple(args, "O!Ony*y*y*y*y*y*y*y*O", &PyDict_Type, &comm, &packets, &base, &rb[0], &rb[1],
-                          &rb[2], &rb[3], &rb[4], &rb[5], &rb[6], &rb[7], &ev_name))
+    if (!PyArg_ParseTuple(args, "O!Ony*y*y*y*y*y*y*y*O|y*", &PyDict_Type, &comm, &packets, &base, &rb[0], &rb[1],
+                          &rb[2], &rb[3], &rb[4], &rb[5], &rb[6], &rb[7], &ev_name, &cs))
         return NULL;
     if (!(evs = PySequence_Fast(ev_name, "ev_name: a sequence of names")))
         goto done;
@@ -879,6 +883,10 @@ static PyObject *w_name_threads(PyObject *self, PyObject *args)
     if (!(seq = PySequence_Fast(packets, "packets: a sequence of bytes")))
         goto done;
     np_ = PySequence_Fast_GET_SIZE(seq);
+    if (cs.obj && cs.len != 16 * np_) {
+        PyErr_SetString(PyExc_ValueError, "name_threads: compact spans: int64 (offset, length) per packet");
+        goto done;
+    }
     for (int kind = 0; kind < 3; kind++) { /* every row in range and in order, before comm is written */
         const int64_t *rbun = rb[kind == 2 ? 6 : 3 * kind].buf;
         for (Py_ssize_t r = 0; r < rb[kind == 2 ? 6 : 3 * kind].len / 8; r++)
@@ -895,8 +903,17 @@ static PyObject *w_name_threads(PyObject *self, PyObject *args)
         if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seq, k), &pbufs[k], PyBUF_SIMPLE) < 0)
             goto done;
         tstart[k] = sp.n;
-        if (intern_walk(pbufs[k].buf, pbufs[k].len, 0, pbufs[k].len, 0, &sp) < 0)
+        const int64_t *span = cs.obj ? (const int64_t *)cs.buf + 2 * k : NULL;
+        if (span && span[0] >= 0) { /* the packet's one compact_sched, where the bundle check found it */
+            if (span[1] < 0 || span[0] > pbufs[k].len || span[1] > pbufs[k].len - span[0]) {
+                PyErr_SetString(PyExc_ValueError, "name_threads: compact span outside its packet");
+                goto done;
+            }
+            if (intern_walk(pbufs[k].buf, pbufs[k].len, span[0], span[0] + span[1], 2, &sp) < 0)
+                goto done;
+        } else if (intern_walk(pbufs[k].buf, pbufs[k].len, 0, pbufs[k].len, 0, &sp) < 0) {
             goto done;
+        }
     }
     tstart[np_] = sp.n;
     Py_ssize_t nrows = (rb[0].len + rb[3].len + rb[6].len) / 8, m = 16, ne = 0;
@@ -997,6 +1014,8 @@ done:
     PyMem_Free(sp.len);
     Py_XDECREF(seq);
     Py_XDECREF(evs);
+    if (cs.obj)
+        PyBuffer_Release(&cs);
     for (int j = 0; j < 8; j++)
         PyBuffer_Release(&rb[j]);
     return res;
@@ -1028,8 +1047,9 @@ static PyMethodDef methods[] = {
     {"intern", w_intern, METH_VARARGS,
      "intern(buf, start, end) -> ([distinct bytes in first-seen order], bytearray of int64 indices)."},
     {"name_threads", w_name_threads, METH_VARARGS,
-     "name_threads(comm, packets, base, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx, ev_b, ev_pid, ev_name) -> None:\n"
-     "the thread names a run of bundles sets, into comm (perfetto_ftrace_batch._name_threads_python)."},
+     "name_threads(comm, packets, base, sw_b, sw_pid, sw_idx, wk_b, wk_pid, wk_idx, ev_b, ev_pid, ev_name[, spans])\n"
+     "-> None: the thread names a run of bundles sets, into comm (perfetto_ftrace_batch._name_threads_python);\n"
+     "spans: int64 (offset, length) per packet of its one compact_sched (offset -1: walk the packet)."},
     {"set_error", w_set_error, METH_O, "set_error(cls): the exception raised for bytes not decoded."},
     {NULL, NULL, 0, NULL},
 };

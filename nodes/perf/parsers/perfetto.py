@@ -129,7 +129,7 @@ class _TraceReader:
         try:
             # An ftrace bundle that passes the wire check is not parsed by upb, only viewed
             # (perfetto_bundle_view.py); upb's verdict on the packet stands either way.
-            pkt, bundle = parse_packet(raw)
+            pkt, bundle = parse_packet(raw, self.ftrace.rows)
         except DecodeError:
             self.bad_packets += 1
             return
@@ -142,6 +142,8 @@ class _TraceReader:
             # Fields that decode but hold nonsense (bytes where text belongs, wild values):
             # the packet is dropped and counted rather than ending the whole read.
             self.bad_packets += 1
+            if bundle is not None:
+                self.ftrace.unqueued(bundle)
 
     def _dispatch(self, pkt, raw: bytes, view: BundleView | None = None) -> None:
         """``view``: the packet's ftrace bundle when ``pkt`` was parsed without it."""
@@ -175,7 +177,7 @@ class _TraceReader:
         elif kind == "track_descriptor":
             self.track_events.descriptor(pkt.track_descriptor, self.data)
         elif kind == "process_tree":
-            self.system.process_tree(pkt.process_tree, self.data)
+            self.system.process_tree(pkt.process_tree, self.data, raw)
         elif kind == "process_stats":
             rows = process_stats.rows(pkt.process_stats, raw)
             self.ftrace.memory.process_rows(rows, ts)  # SystemState.process_counters reads it too

@@ -79,21 +79,35 @@ def tuple_order(a: np.ndarray) -> np.ndarray:
     return order
 
 
-def previous_in_group(key: np.ndarray, among: np.ndarray) -> np.ndarray:
+def previous_in_group(key: np.ndarray, among: np.ndarray, by_key: np.ndarray | None = None) -> np.ndarray:
     """For each row, the index of the row before it (in row order) with the same ``key`` among
-    the rows where ``among`` is set; -1 where there is none."""
-    idx = np.flatnonzero(among)
-    g = idx[np.argsort(key[idx], kind="stable")]  # by key, then row order (idx ascends)
+    the rows where ``among`` is set; -1 where there is none. ``by_key``: every row's
+    ``np.argsort(key, kind="stable")`` when the caller has it (the binder passes ask three
+    times about one key): the rows of ``among`` in it are in the order sorting them would give."""
+    if by_key is not None:
+        g = by_key[among[by_key]]
+    else:
+        idx = np.flatnonzero(among)
+        g = idx[np.argsort(key[idx], kind="stable")]  # by key, then row order (idx ascends)
     prev = np.full(len(key), -1, np.int64)
     same = key[g[1:]] == key[g[:-1]]
     prev[g[1:][same]] = g[:-1][same]
     return prev
 
 
-def pids_of(tids: np.ndarray, pid_for: Callable[[int], int]) -> np.ndarray:
-    """``pid_for`` of every tid, asked once per distinct tid."""
+def debug_id_order(columns) -> np.ndarray | None:
+    """The rows of :func:`sorted_columns`' result by debug_id, stably (``previous_in_group``'s
+    ``by_key``), or None without columns."""
+    return None if columns is None else np.argsort(columns[3], kind="stable")
+
+
+def pids_of(tids: np.ndarray, pid_for: Callable[[int], int], pids_for=None) -> np.ndarray:
+    """``pid_for`` of every tid, asked once per distinct tid (``pids_for``: the same for a list
+    of tids at once, when the caller has it)."""
     u, inv = np.unique(tids, return_inverse=True)
-    return np.array([pid_for(t) for t in u.tolist()], np.int64)[inv].reshape(-1)
+    ul = u.tolist()
+    got = pids_for(ul) if pids_for is not None else [pid_for(t) for t in ul]
+    return np.array(got, np.int64)[inv].reshape(-1)
 
 
 def _closes_on_top(step, code, tid, ts):
@@ -205,10 +219,12 @@ class BinderState:
         else:
             self.dropped += 1
 
-    def finish(self, data: PerfData, pid_for: Callable[[int], int], columns=None, pids=None) -> None:
+    def finish(self, data: PerfData, pid_for: Callable[[int], int], columns=None, pids=None,
+               by_key: np.ndarray | None = None) -> None:
         """Pair the events in time order and add the slices to ``data`` (``columns``: what
         :func:`sorted_columns` made of the events, when the caller has them; ``pids``: the
-        process of each of their rows, :func:`pids_of` the tid column, likewise)."""
+        process of each of their rows, :func:`pids_of` the tid column, likewise; ``by_key``:
+        :func:`debug_id_order` of them, likewise)."""
         cols = self.columns() if columns is None else columns
         if cols is None:
             self.events = self.all_events()
@@ -222,7 +238,7 @@ class BinderState:
         left = np.where(reply != 0, _K_REPLY, np.where(flags & TF_ONE_WAY, _K_ASYNC, _K_SYNC))
         # a receipt takes what the event before it of its debug_id left, if that was a send
         # (every send sets kinds[debug_id], every receipt pops it)
-        prev = previous_in_group(did, np.ones(len(ts), bool))
+        prev = previous_in_group(did, np.ones(len(ts), bool), by_key)
         got = np.where(~send & (prev >= 0), np.where(send[np.maximum(prev, 0)], left[np.maximum(prev, 0)], 0), 0)
         got[send] = 0
         # zero-length slices: one-way sends and their receipts

@@ -33,10 +33,11 @@ _TF_ONE_WAY = 0x01
 
 
 def pair_calls(binder: BinderState, data: PerfData, pid_for: Callable[[int], int], columns=None,
-               pids=None) -> None:
+               pids=None, by_key=None) -> None:
     """The events ``binder`` (``perfetto_binder.BinderState``) kept, into ``data.binder_calls``.
     ``columns``: what ``binder.columns()`` gave, when the caller has it; ``pids``: the process of
-    each of their rows (``pids_of`` the tid column), likewise."""
+    each of their rows (``pids_of`` the tid column), likewise; ``by_key``: their
+    ``debug_id_order``, likewise."""
     cols = binder.columns() if columns is None else columns
     if cols is None:
         _pair_calls_reference(binder.all_events(), data, pid_for)
@@ -50,13 +51,13 @@ def pair_calls(binder: BinderState, data: PerfData, pid_for: Callable[[int], int
     recv = ~send
     # a receipt names the server of the call whose send is the last send-or-receipt of its
     # debug_id before it (a send sets sync[debug_id], a receipt pops it)
-    prev = previous_in_group(did, call | recv)
+    prev = previous_in_group(did, call | recv, by_key)
     named = recv & (prev >= 0)
     named[named] = call[prev[named]]
     # a receipt naming no call is a reply's receipt when a reply send of its debug_id came
     # since the last such receipt (the replies set)
     rest = recv & ~named
-    prev_r = previous_in_group(did, (send & (reply != 0)) | rest)
+    prev_r = previous_in_group(did, (send & (reply != 0)) | rest, by_key)
     consumes = rest & (prev_r >= 0)
     consumes[consumes] = send[prev_r[consumes]]
     # the client's open sync calls are a stack: the sync send a begin, the reply's receipt an end

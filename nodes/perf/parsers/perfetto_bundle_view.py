@@ -97,23 +97,34 @@ def _native():
     return _bundlec.split
 
 
-#: split(raw) -> None (upb must parse the whole packet) or (rest, off, size, cpu, ftrace_clock,
-#: events, cs_off, cs_len, seq); None itself when the extension is not used.
+#: split(raw, rows=None) -> None (upb must parse the whole packet) or (rest, off, size, cpu,
+#: ftrace_clock, events, cs_off, cs_len, seq, row); None itself when the extension is not used.
 split = _native()
+
+
+def new_rows():
+    """A recorder for :func:`parse_packet` (``_bundlec.Rows``): the check writes down what the
+    batch reader's walk reads of each bundle it accepts (perfetto_wire.recorded), so the bytes
+    are walked once. None without the extension."""
+    if split is None:
+        return None
+    return wire.compiled("_bundlec").Rows(tuple(wire.COMPACT.values()))
 
 
 class BundleView:
     """The bundle of packet ``raw`` at ``raw[off:off + size]``, already checked by :func:`split`;
-    ``seq`` the packet's sequence id when it is plain (:data:`PLAIN_FIELDS`), else -1."""
+    ``seq`` the packet's sequence id when it is plain (:data:`PLAIN_FIELDS`), else -1; ``row``
+    its packet number in the recorder given to :func:`parse_packet`, else -1."""
 
-    __slots__ = ("raw", "off", "size", "cpu", "ftrace_clock", "events", "_cs_off", "_cs_len", "_cs", "seq")
+    __slots__ = ("raw", "off", "size", "cpu", "ftrace_clock", "events", "_cs_off", "_cs_len", "_cs", "seq", "row")
 
     def __init__(self, raw: bytes, off: int, size: int, cpu: int, ftrace_clock: int, events: int,
-                 cs_off: int, cs_len: int, seq: int):
+                 cs_off: int, cs_len: int, seq: int, row: int = -1):
         self.raw, self.off, self.size = raw, off, size
         self.cpu, self.ftrace_clock, self.events = cpu, ftrace_clock, events
         self._cs_off, self._cs_len, self._cs = cs_off, cs_len, None
         self.seq = seq
+        self.row = row
 
     @property
     def compact_sched(self):
@@ -129,15 +140,16 @@ class BundleView:
         return FtraceEventBundle.FromString(self.raw[self.off:self.off + self.size])
 
 
-def parse_packet(raw: bytes) -> tuple[TracePacket | None, BundleView | None]:
+def parse_packet(raw: bytes, rows=None) -> tuple[TracePacket | None, BundleView | None]:
     """The packet as the reader takes it: (upb's parse without the bundle, its view) when the
     bundle passes the check — (None, its view) when the packet is plain, nothing upb need parse
     —, else (upb's parse of the whole packet, None). DecodeError exactly when upb refuses the
     whole packet: the bundle's bytes only pass what upb passes, and upb judges the rest (a plain
     rest is varints of known fields, which upb takes) — when it refuses the rest, or the rest
-    holds another kind of packet data too, upb parses the whole packet and decides."""
+    holds another kind of packet data too, upb parses the whole packet and decides.
+    ``rows`` (:func:`new_rows`): the view's bundle recorded there, its number ``view.row``."""
     if split is not None:
-        cut = split(raw)
+        cut = split(raw, rows)
         if cut is not None:
             view = BundleView(raw, *cut[1:])
             if view.seq >= 0:
@@ -149,6 +161,8 @@ def parse_packet(raw: bytes) -> tuple[TracePacket | None, BundleView | None]:
                 pkt = None
             if pkt is not None and pkt.WhichOneof("data") is None:
                 return pkt, view
+            if view.row >= 0:
+                rows.drop(view.row)  # not read from the view after all
     pkt = TracePacket()
     pkt.ParseFromString(raw)
     return pkt, None

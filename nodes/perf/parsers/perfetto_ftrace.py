@@ -17,9 +17,9 @@ import numpy as np
 
 from nodes.perf.model import MAX_COUNTER_POINTS, MAX_OPEN_SLICES, PerfData
 from nodes.perf.parsers.perfetto_wire import text
-from nodes.perf.parsers.perfetto_binder import BinderState, pids_of
+from nodes.perf.parsers.perfetto_binder import BinderState, debug_id_order, pids_of
 from nodes.perf.parsers.perfetto_binder_calls import pair_calls
-from nodes.perf.parsers.perfetto_bundle_view import rows_bound
+from nodes.perf.parsers.perfetto_bundle_view import new_rows, rows_bound
 from nodes.perf.parsers.perfetto_cpu import CpuState
 from nodes.perf.parsers.perfetto_ftrace_batch import read_batch
 from nodes.perf.parsers.perfetto_memory import MemoryState
@@ -33,9 +33,12 @@ from nodes.perf.parsers.perfetto_sched import OUT as _OUT
 from nodes.perf.parsers.perfetto_sched import WAKE as _WAKE
 from nodes.perf.sched_state import kernel_version
 
-#: Packet bytes queued at most before the batch reader reads them (its arrays hold ~25 bytes
-#: per packet byte while it reads).
-BATCH_BYTES = 8 << 20
+#: Packet bytes queued at most before the batch reader reads them. While it reads, its arrays
+#: hold ~5 bytes per packet byte besides the packets (tracemalloc, 20 MB trace), so the batch
+#: sets the peak of a small trace: 20 MB peak RSS 153 MB at 8 MiB, 125 at 4, 115 at 2. The
+#: instructions per batch are few now (callgrind, whole command: 20 MB +0.03 % at 4 MiB against
+#: 8, +0.8 % at 2; 100 MB +0.15 % at 4).
+BATCH_BYTES = 4 << 20
 
 
 # Event codes in the per-thread atrace columns.
@@ -102,6 +105,10 @@ class FtraceState:
         self.sched_intervals_dropped = 0
         self._batch: list = []  # bundles queued for the batch reader
         self._batch_bytes = 0
+        #: what the bundle check recorded of the bundles it accepted (perfetto_bundle_view.new_rows),
+        #: for the batch reader when the queue is exactly those bundles (``_rows_ok``)
+        self.rows = new_rows()
+        self._rows_ok = True
         #: at most how many rows the queued bundles add to what :meth:`held_rows` counts
         self.batch_rows = 0
 
@@ -123,14 +130,25 @@ class FtraceState:
     def queue(self, b, raw: bytes) -> None:
         """A bundle on the trace clock (upb's, or a perfetto_bundle_view.BundleView), read with
         the next batch (perfetto_ftrace_batch.py)."""
+        if getattr(b, "row", -1) != len(self._batch):
+            self._rows_ok = False  # not the recorder's next packet: the batch reader walks the bytes itself
         self._batch.append((b, raw))
         self._batch_bytes += len(raw)
         self.batch_rows += rows_bound(b)
 
+    def unqueued(self, b) -> None:
+        """``b``, a view the bundle check recorded, was not queued after all (its packet was
+        dropped): its rows are taken back, so the next bundle's rows follow the queue's."""
+        row = getattr(b, "row", -1)
+        rows = self.rows
+        if row >= 0 and rows is not None and row == rows.packets - 1 and not (self._batch and self._batch[-1][0] is b):
+            rows.drop(row)
+
     def may_defer(self, room: int) -> bool:
         """Whether the queued bundles may wait for a later batch: they are under BATCH_BYTES and
         cannot add ``room`` rows (what the event cap leaves). Fewer, larger batches: the batch
-        reader's numpy calls are per batch (~0.13 s of CPU at 100 MB between 1 and 8 MiB)."""
+        reader's numpy calls are per batch (callgrind, 20 MB whole command: 1 MiB +2 % against
+        4 MiB)."""
         return self._batch_bytes < BATCH_BYTES and self.batch_rows < room
 
     def held_rows(self) -> int:
@@ -138,11 +156,19 @@ class FtraceState:
         return len(self.atrace) + self.sched.rows + len(self.async_slices) + self.counters.points()
 
     def flush(self) -> int:
-        """Read the queued bundles; returns how many were dropped as malformed."""
+        """Read the queued bundles; returns how many were dropped as malformed. The recorder is
+        emptied either way: a packet it holds beyond the queue was not queued (read otherwise,
+        or dropped)."""
+        rows, ok = self.rows, self._rows_ok
+        self._rows_ok = True
+        if not self._batch or not ok:
+            if rows is not None:
+                rows.reset()
+            rows = None
         if not self._batch:
             return 0
         items, self._batch, self._batch_bytes, self.batch_rows = self._batch, [], 0, 0
-        return read_batch(self, items)
+        return read_batch(self, items, rows.take() if rows is not None else None)
 
     def bundle_checked(self, b) -> int:
         """:meth:`bundle` on the trace clock; 1 when the bundle held nonsense and was dropped
@@ -400,6 +426,15 @@ class FtraceState:
     def pid_for(self, tid: int, known: dict[int, int]) -> int:
         return known.get(tid) or self.tgid_of.get(tid) or tid
 
+    def pids_for(self, tids: list[int], known) -> list[int]:
+        """``[self.pid_for(t, known) for t in tids]``, the process trees (``known``, a
+        perfetto_system.ThreadGroups) asked about all of them at once."""
+        get_many = getattr(known, "get_many", None)
+        if get_many is None:
+            return [self.pid_for(t, known) for t in tids]
+        tgid_of = self.tgid_of
+        return [k or tgid_of.get(t) or t for t, k in zip(tids, get_many(tids))]
+
     def finish(self, data: PerfData, known_tgid: dict[int, int]) -> None:
         """Rebuild per-thread slice stacks and scheduler states in time order, into ``data``."""
         kernel = kernel_version(data.facts.kernel)
@@ -407,7 +442,7 @@ class FtraceState:
         self.unmatched_ends += p.unmatched
         self.unfinished += p.unfinished
         names = self.name_list
-        pid_of = {t: self.pid_for(t, known_tgid) for t in p.threads}
+        pid_of = dict(zip(p.threads, self.pids_for(p.threads, known_tgid)))
         # the open slices of the threads the event cap lets add_slices reach (the thread it
         # stops in, and those after, add none); threads in order, each thread's rows together
         u = np.array(p.threads, np.int64)
@@ -437,15 +472,18 @@ class FtraceState:
         self.atrace = AtraceLog()
         binder = self.binder.columns()
         binder_pid_for = lambda t: self.pid_for(t, known_tgid)  # noqa: E731
-        pids = None if binder is None else pids_of(binder[2], binder_pid_for)  # asked once for both
-        pair_calls(self.binder, data, binder_pid_for, binder, pids)
-        self.binder.finish(data, binder_pid_for, binder, pids)
+        pids = None if binder is None else pids_of(binder[2], binder_pid_for,  # asked once for both
+                                                   lambda tids: self.pids_for(tids, known_tgid))
+        by_key = debug_id_order(binder)  # sorted once for the three previous_in_group passes
+        pair_calls(self.binder, data, binder_pid_for, binder, pids, by_key)
+        self.binder.finish(data, binder_pid_for, binder, pids, by_key)
         if self.binder.dropped:
             data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
         for tgid, tid, ts, name in self.instants:
             data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
         states = thread_states(self.sched, kernel, self.sched_last_ns)
-        keys = [(self.pid_for(tid, known_tgid), tid) for tid, _, _, _ in states]
+        state_tids = [tid for tid, _, _, _ in states]
+        keys = list(zip(self.pids_for(state_tids, known_tgid), state_tids))
         data.add_thread_state_totals(keys, [totals for _, totals, _, _ in states], COARSE)
         if sum([n for _, _, _, n in states]) <= MAX_SCHED_INTERVALS:  # the usual case: every thread's fit
             data.add_sched_intervals_many([k for k, s in zip(keys, states) if s[3]], [s[2] for s in states if s[3]])

@@ -16,7 +16,7 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from nodes.perf.model import MAX_COUNTER_POINTS, PerfData
 from nodes.perf.parsers.perfetto_series import SeriesTable
-from nodes.perf.parsers.perfetto_wire import text
+from nodes.perf.parsers.perfetto_wire import compiled, text
 
 #: (None: system-wide, counter name) → [(ts_ns, value)]; per process: SystemState.process
 Counters = dict[tuple[int | None, str], list[tuple[int, float]]]
@@ -65,9 +65,34 @@ class ThreadGroups:
             return self.tgids[i]
         return self.others.get(tid, default)
 
+    def get_many(self, tids: list[int]) -> list[int | None]:
+        """``[self.get(t) for t in tids]``: one search of the tree's tids for all of them (a
+        reader's finish asks about every thread it has rows of, ~19 k at 100 MB)."""
+        if not tids or not len(self.tids):
+            return [self.others.get(t) for t in tids]
+        try:
+            want = np.array(tids, np.int64)
+        except OverflowError:  # a tid beyond int64: no tree names it
+            return [self.get(t) for t in tids]
+        keys = np.frombuffer(self.tids, np.int64)
+        at = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+        hit = (keys[at] == want).tolist()
+        values = np.frombuffer(self.tgids, np.int64)[at].tolist()
+        others = self.others
+        return [v if h else others.get(t) for t, h, v in zip(tids, hit, values)]
+
 
 #: Process-tree entries appended beyond twice the distinct tids before the repeats are dropped.
 _COMPACT_AT = 1 << 16
+
+_TREE = pb.ProcessTree.DESCRIPTOR.fields_by_name
+_PROC = _TREE["processes"].message_type.fields_by_name
+_THREAD = _TREE["threads"].message_type.fields_by_name
+_TREE_ARGS = (pb.TracePacket.DESCRIPTOR.fields_by_name["process_tree"].number, _TREE["processes"].number,
+              _TREE["threads"].number, _PROC["pid"].number, _PROC["cmdline"].number, _THREAD["tid"].number,
+              _THREAD["tgid"].number, _THREAD["name"].number)
+_bundlec = compiled("_bundlec")
+_tree_walk = None if _bundlec is None else _bundlec.process_tree
 
 
 class SystemState:
@@ -90,9 +115,31 @@ class SystemState:
             pts.append((ts, value))
         self.units[(pid, name)] = unit
 
-    def process_tree(self, tree, data: PerfData) -> None:
-        # Each field read once (a upb attribute read is the cost here: a system trace repeats
-        # its whole tree, ~80 processes and ~350 threads, in every snapshot).
+    def process_tree(self, tree, data: PerfData, raw: bytes | None = None) -> None:
+        """A ``process_tree`` (upb's, of the packet ``raw`` when given): process and thread names,
+        and every entry's tid → tgid. A system trace repeats its whole tree, ~80 processes and
+        ~350 threads, in every snapshot (~180 k entries at 100 MB), most threads unnamed: from
+        ``raw`` a C walk (_bundlec.c ``process_tree``) hands back the entries as columns and only
+        the named ones as objects; :meth:`process_tree_upb` is its reference and fallback."""
+        walked = None if raw is None or _tree_walk is None else _tree_walk(raw, *_TREE_ARGS)
+        if walked is None:
+            self.process_tree_upb(tree, data)
+            return
+        nproc, p_pid, p_name, tids, tgids, t_tid, t_tgid, t_name = walked
+        self.processes_seen += nproc
+        name_process, name_thread = data.set_process_name, data.set_thread_name
+        for pid, name in zip(p_pid, p_name):
+            name_process(pid, name)
+        self.tree_tids.frombytes(tids)
+        self.tree_tgids.frombytes(tgids)
+        for tid, tgid, name in zip(t_tid, t_tgid, t_name):
+            name_thread(tgid, tid, name)
+        if len(self.tree_tids) > 2 * self._compacted + _COMPACT_AT:
+            self._compact()
+
+    def process_tree_upb(self, tree, data: PerfData) -> None:
+        """:meth:`process_tree` from upb's message. Each field read once (a upb attribute read is
+        the cost here)."""
         add_tid, add_tgid = self.tree_tids.append, self.tree_tgids.append
         name_process, name_thread = data.set_process_name, data.set_thread_name
         processes = tree.processes

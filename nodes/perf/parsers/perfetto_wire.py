@@ -100,20 +100,23 @@ def varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return val, length
 
 
-def fields(buf: np.ndarray, start: np.ndarray, end: np.ndarray, wanted: dict[int, int]):
+def fields(buf: np.ndarray, start: np.ndarray, end: np.ndarray, wanted: dict[int, int], last: bool = True):
     """:func:`fields_numpy`'s result, from the C walk when it is built. ``buf`` must end with
-    :data:`PAD` zero bytes past every message (the numpy code reads ahead into them)."""
+    :data:`PAD` zero bytes past every message (the numpy code reads ahead into them). Without
+    ``last`` the result may lack key -1 (the batch reader's kind fields never read it: four
+    zeroed columns per call less)."""
     if NATIVE is None:
         return fields_numpy(buf, start, end, wanted)
-    return fields_native(buf, start, end, wanted)
+    return fields_native(buf, start, end, wanted, last)
 
 
-def fields_native(buf, start, end, wanted: dict[int, int]):
+def fields_native(buf, start, end, wanted: dict[int, int], last: bool = True):
     """:func:`fields_numpy` in C: the same arrays (writable), the same messages rejected."""
-    rows, last = NATIVE.fields(buf, np.ascontiguousarray(start, np.int64), np.ascontiguousarray(end, np.int64),
-                               tuple(wanted.items()))
+    rows, last_row = NATIVE.fields(buf, np.ascontiguousarray(start, np.int64), np.ascontiguousarray(end, np.int64),
+                                   tuple(wanted.items()), last)
     out = {f: _row(r) for f, r in zip(wanted, rows)}
-    out[-1] = _row(last, np.int64)
+    if last:
+        out[-1] = _row(last_row, np.int64)
     return out
 
 
@@ -136,6 +139,31 @@ def bundles(packets: list[bytes]) -> dict:
     for k, t in (("ts", u64), ("pid", u64), ("nlen", i64), ("kind_no", u64), ("k_off", i64), ("k_len", i64)):
         out[k] = np.frombuffer(r[k], t)
     out["compact"] = {c: (np.frombuffer(v, u64), np.frombuffer(n, i64)) for c, (v, n) in zip(COMPACT, r["compact"])}
+    return out
+
+
+_PADDING = bytes(PAD)
+
+
+def recorded(packets: list[bytes], rows: dict) -> dict:
+    """:func:`bundles` of ``packets`` from what the bundle check recorded while it checked them
+    (``rows``: a ``_bundlec.Rows.take()``, packets in the same order, perhaps more after them):
+    the same arrays without walking the bytes again; ``buf`` the packets joined, as there."""
+    n = len(packets)
+    if rows["packets"] < n:
+        raise ValueError("recorded: fewer packets recorded than given")
+    u64, i64 = np.uint64, np.int64
+    ev_count = np.frombuffer(rows["ev_count"], i64)[:n]
+    ne = int(ev_count.sum())
+    out = {"buf": b"".join([*packets, _PADDING]), "ev_count": ev_count,
+           "unpacked": np.frombuffer(rows["unpacked"], bool)[:n]}
+    for k, t in (("ts", u64), ("pid", u64), ("nlen", i64), ("kind_no", u64), ("k_off", i64), ("k_len", i64)):
+        out[k] = np.frombuffer(rows[k], t)[:ne]
+    compact = {}
+    for c, (v, cnt) in zip(COMPACT, rows["compact"]):
+        counts = np.frombuffer(cnt, i64)[:n]
+        compact[c] = (np.frombuffer(v, u64)[:int(counts.sum())], counts)
+    out["compact"] = compact
     return out
 
 
