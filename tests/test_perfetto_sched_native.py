@@ -135,12 +135,66 @@ def test_native_thread_order_of_the_captures_rows(path, monkeypatch):
             _same_order(*atrace)
 
 
-def test_native_replay_refuses_an_order_out_of_range():
-    n = 3
+def _replay_call(order, starts, n=3):
     col = np.zeros(n, np.int64)
     small = np.zeros(n, np.int8)
-    outs = [np.empty(n, np.int64), np.empty(n + 1, np.int64), np.empty(4 * n, np.int64),
+    m = len(starts) - 1
+    outs = [np.empty(m, np.int64), np.empty(m + 1, np.int64), np.empty(4 * m, np.int64),
             np.empty(n, np.float64), np.empty(n, np.float64), np.empty(n, np.int8), np.empty(n, np.int8)]
+    return perfetto_sched.NATIVE.replay(order, np.array(starts, np.int64), col, small, small, small, 0, True,
+                                        0, 1, 3, BLOCKED, IN, OUT, WAKE, NEW, *outs)
+
+
+@pytest.mark.parametrize("width", [np.int32, np.int64])
+def test_native_replay_refuses_an_order_out_of_range(width):
     with pytest.raises(ValueError):
-        perfetto_sched.NATIVE.replay(np.array([0, 1, 3], np.int64), col, col, small, col, small, small, 0, True,
-                                     0, 1, 3, BLOCKED, IN, OUT, WAKE, NEW, *outs)
+        _replay_call(np.array([0, 1, 3], width), [0, 3])
+    with pytest.raises(ValueError):
+        _replay_call(np.array([0, -1, 2], width), [0, 3])
+    assert _replay_call(np.array([0, 1, 2], width), [0, 3]) == (1, 0)  # one thread, no interval of length
+
+
+@pytest.mark.parametrize("starts", [[0, 2], [1, 3], [0, 2, 1, 3], [0, 4]])
+def test_native_replay_refuses_thread_bounds_that_are_not_the_rows(starts):
+    with pytest.raises(ValueError):
+        _replay_call(np.array([0, 1, 2], np.int64), starts)
+
+
+_wide = st.sampled_from([0, 7, (1 << 31) - 1, 1 << 31, -(1 << 31), -(1 << 31) - 1, (1 << 32) - 1, 1 << 40])
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.lists(st.tuples(st.one_of(st.integers(1, 3), _wide), st.integers(0, 20),
+                               st.sampled_from([IN, OUT, WAKE, BLOCKED, NEW]), st.one_of(st.integers(0, 2), _wide),
+                               st.booleans()), max_size=40))
+def test_sched_log_keeps_ids_and_arguments_beyond_int32(rows):
+    """SchedLog holds thread ids and arguments as int32 and a chunk as int64 when a value does
+    not fit (pushed one by one or extended as columns): the columns give back every value, and
+    the C pass and the numpy passes replay them alike."""
+    log = SchedLog()
+    for tid, ts, code, arg, pushed in rows:
+        if pushed:
+            log.push(tid, ts, code, arg)
+        else:
+            log.extend(np.array([tid], np.int64), np.array([ts], np.int64), np.array([code], np.int8),
+                       np.array([arg], np.int64))
+    tid, ts, code, arg = log.columns()
+    assert tid.tolist() == [r[0] for r in rows] and arg.tolist() == [r[3] for r in rows]
+    assert ts.tolist() == [r[1] for r in rows] and code.tolist() == [r[2] for r in rows]
+    fits = all(-(1 << 31) <= v < 1 << 31 for r in rows for v in (r[0], r[3]))
+    if rows and fits:
+        assert tid.dtype == np.int32 and arg.dtype == np.int32
+    _same((tid.astype(np.int64), ts, code, arg.astype(np.int64)), (4, 19), 25)
+    _same((tid, ts, code, arg), (4, 19), None)
+
+
+def test_sched_log_pushes_widen_the_buffered_rows():
+    log = SchedLog()
+    log.push(5, 1, IN)
+    log.push(1 << 33, 2, IN)
+    log.push(5, 3, OUT, 1 << 35)
+    log.push(6, 4, IN)
+    tid, ts, code, arg = log.drain()
+    assert (tid.tolist(), ts.tolist(), code.tolist(), arg.tolist()) == (
+        [5, 1 << 33, 5, 6], [1, 2, 3, 4], [IN, IN, OUT, IN], [0, 0, 1 << 35, 0])
+    assert log.rows == 0 and tid.dtype == np.int64

@@ -2,10 +2,10 @@
 
 Every scheduler event the ftrace reader sees (switch in/out, waking, new task, blocked
 reason) is one row of four columns — thread id, time (ns), event code, argument — kept in
-arrival order (:class:`SchedLog`, 25 bytes a row). :func:`thread_states` replays them all at
-once — in one C pass over the rows (_schedc.c) when it is built, else in vectorised numpy
-passes (:func:`_replay`, its reference), never one Python loop per thread; it implements the same
-state machine as trace_processor's ThreadStateTracker
+arrival order (:class:`SchedLog`, 17 bytes a row where ids fit int32). :func:`thread_states`
+replays them all at once — in one C pass over the rows (_schedc.c) when it is built, else in
+vectorised numpy passes (:func:`_replay`, its reference), never one Python loop per thread; it
+implements the same state machine as trace_processor's ThreadStateTracker
 (src/trace_processor/importers/common/thread_state_tracker.cc), thread by thread:
 
 * a switch-in closes whatever was open and opens Running;
@@ -58,33 +58,58 @@ def _decoded(raw: int, kernel: tuple[int, int] | None) -> tuple[int, int]:
 
 class SchedLog:
     """Scheduler events in arrival order, as columns: small appends go to ``array`` buffers,
-    whole bundles (compact sched) arrive as numpy chunks; both keep the one arrival order."""
+    whole bundles (compact sched) arrive as numpy chunks; both keep the one arrival order.
+
+    Thread ids and arguments are held as int32 (17 bytes a row, not 25: a 1 GB trace's ~13 M
+    rows held to the end of the read), a chunk as int64 when one of its values does not fit
+    (a pid beyond int32, a wild ``prev_state``): the joined columns are int64 then."""
 
     def __init__(self) -> None:
         self._chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-        self._tid, self._ts, self._code, self._arg = array("q"), array("q"), array("b"), array("q")
+        self._tid, self._ts, self._code, self._arg = array("i"), array("q"), array("b"), array("i")
         self.rows = 0
 
     def push(self, tid: int, ts: int, code: int, arg: int = 0) -> None:
         self._ts.append(ts)  # first: a time out of range fails before anything is stored
-        self._tid.append(tid)
+        try:
+            self._tid.append(tid)
+        except OverflowError:
+            if self._tid.typecode == "q":
+                raise
+            self._ts.pop()
+            self._widen()
+            return self.push(tid, ts, code, arg)
         self._code.append(code)
-        self._arg.append(arg)
+        try:
+            self._arg.append(arg)
+        except OverflowError:
+            if self._arg.typecode == "q":
+                raise
+            self._ts.pop()
+            self._tid.pop()
+            self._code.pop()
+            self._widen()
+            return self.push(tid, ts, code, arg)
         self.rows += 1
+
+    def _widen(self) -> None:
+        """The buffered thread ids and arguments as int64, for a value beyond int32."""
+        self._tid, self._arg = array("q", self._tid), array("q", self._arg)
 
     def _flush(self) -> None:
         if len(self._code):
-            self._chunks.append((np.frombuffer(self._tid, np.int64).copy(), np.frombuffer(self._ts, np.int64).copy(),
-                                 np.frombuffer(self._code, np.int8).copy(), np.frombuffer(self._arg, np.int64).copy()))
-            self._tid, self._ts, self._code, self._arg = array("q"), array("q"), array("b"), array("q")
+            self._chunks.append((np.frombuffer(self._tid, _INTS[self._tid.typecode]).copy(),
+                                 np.frombuffer(self._ts, np.int64).copy(), np.frombuffer(self._code, np.int8).copy(),
+                                 np.frombuffer(self._arg, _INTS[self._arg.typecode]).copy()))
+            self._tid, self._ts, self._code, self._arg = array("i"), array("q"), array("b"), array("i")
 
     def extend(self, tid: np.ndarray, ts: np.ndarray, code: np.ndarray, arg: np.ndarray) -> None:
         """Rows after every row pushed so far."""
         if not len(tid):
             return
         self._flush()
-        self._chunks.append((tid.astype(np.int64, copy=False), ts.astype(np.int64, copy=False),
-                             code.astype(np.int8, copy=False), arg.astype(np.int64, copy=False)))
+        self._chunks.append((_narrow(tid), ts.astype(np.int64, copy=False), code.astype(np.int8, copy=False),
+                             _narrow(arg)))
         self.rows += len(tid)
 
     def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -102,7 +127,7 @@ class SchedLog:
     def drain(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """:meth:`columns`, the log emptied as they are joined: each column's chunks let go once
         it is whole, so the copy never holds more than one column twice (:meth:`columns` holds
-        every chunk until all four are joined: 50 bytes a row at its peak, this 33)."""
+        every chunk until all four are joined: 34 bytes a row at its peak, this ~25)."""
         self._flush()
         chunks = [list(c) for c in self._chunks]
         self.clear()
@@ -115,6 +140,20 @@ class SchedLog:
             for c in chunks:
                 c[k] = None
         return tuple(cols)  # type: ignore[return-value]
+
+
+#: numpy's type of an ``array`` buffer of thread ids or arguments
+_INTS = {"i": np.int32, "q": np.int64}
+
+
+def _narrow(col: np.ndarray) -> np.ndarray:
+    """An integer column as int32 when every value fits, else as int64."""
+    if col.dtype == np.int32:
+        return col
+    col = col.astype(np.int64, copy=False)
+    if int(col.min()) >= -(1 << 31) and int(col.max()) < 1 << 31:
+        return col.astype(np.int32)
+    return col
 
 
 #: The C pass of :func:`thread_states` (_schedc.c), or None (tests switch it off to run the numpy code).
@@ -169,23 +208,31 @@ def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None
 def _states_native(cols: list[np.ndarray], kernel, end):
     """:func:`thread_states` by _schedc.replay: one pass over the columns ``cols`` (tid, ts,
     code, arg; emptied) read through the sort order — no sorted copies, no per-pass
-    temporaries, threads already in the order of their first rows. The outputs are allocated
-    for the most there can be (a thread and an interval a row); only what is written takes
-    memory. The columns are let go before the threads' objects are made from the intervals."""
+    temporaries, threads already in the order of their first rows. The thread ids and the
+    arguments are let go before the pass (it reads the threads' bounds in the order, and a
+    blocked reason's io_wait from its ``detail``): ~8 bytes a row less at its peak. The interval
+    outputs are allocated for the most there can be (an interval a row); only what is written
+    takes memory."""
     tid, ts, code, arg = cols
     cols.clear()
     n = len(tid)
-    order, _ = thread_order(tid, ts)
+    order, starts = thread_order(tid, ts)
+    first_tid = tid[order[starts]]  # each thread's tid
+    del tid
     detail, coarse = _after_states(code, arg, kernel)
-    out_tid, out_bounds = np.empty(n, np.int64), np.empty(n + 1, np.int64)
-    out_tot = np.empty(4 * n, np.int64)
+    blocked = np.flatnonzero(code == BLOCKED)
+    detail[blocked] = arg[blocked].astype(np.int8)  # io_wait as the pass reads it: (int8) of the arg
+    del arg, blocked
+    m = len(starts)
+    starts = np.append(starts, n)
+    out_thr, out_bounds, out_tot = np.empty(m, np.int64), np.empty(m + 1, np.int64), np.empty(4 * m, np.int64)
     iv_ts, iv_dur = np.empty(n, np.float64), np.empty(n, np.float64)
     iv_state, iv_io = np.empty(n, np.int8), np.empty(n, np.int8)
-    k, _ = NATIVE.replay(order, tid, ts, code, arg, detail, coarse, 0 if end is None else end, end is not None,
+    k, _ = NATIVE.replay(order, starts, ts, code, detail, coarse, 0 if end is None else end, end is not None,
                          _RUNNING, _R, _DEAD, BLOCKED, IN, OUT, WAKE, NEW,
-                         out_tid, out_bounds, out_tot, iv_ts, iv_dur, iv_state, iv_io)
-    del tid, ts, code, arg, order, detail, coarse
-    return _threads(out_tid[:k].tolist(), out_bounds[:k].tolist(), out_bounds[1:k + 1].tolist(),
+                         out_thr, out_bounds, out_tot, iv_ts, iv_dur, iv_state, iv_io)
+    del ts, code, order, starts, detail, coarse
+    return _threads(first_tid[out_thr[:k]].tolist(), out_bounds[:k].tolist(), out_bounds[1:k + 1].tolist(),
                     out_tot.reshape(-1, 4)[:k, :3].tolist(), iv_ts, iv_dur, iv_state, iv_io)
 
 

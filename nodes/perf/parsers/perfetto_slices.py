@@ -231,8 +231,10 @@ def thread_order(tid: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, np.ndarra
     if NATIVE is None:
         return _thread_order(tid, ts)
     n = len(tid)
-    order, starts = np.empty(n, np.int64), np.empty(n + 1, np.int64)
-    k = NATIVE.thread_order(np.ascontiguousarray(tid, np.int64), np.ascontiguousarray(ts, np.int64), order, starts)
+    # the order as int32 below 2^31 rows: 4 bytes a row less where it is held (with the columns)
+    order, starts = np.empty(n, np.int32 if n < 1 << 31 else np.int64), np.empty(n + 1, np.int64)
+    tid = np.ascontiguousarray(tid, np.int32 if tid.dtype == np.int32 else np.int64)  # int32 read as it is
+    k = NATIVE.thread_order(tid, np.ascontiguousarray(ts, np.int64), order, starts)
     return order, starts[:k].copy()
 
 
