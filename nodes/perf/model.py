@@ -386,22 +386,61 @@ FACT_NAMES = {
 }
 
 
-@dataclass
 class SchedIntervals:
     """One thread's scheduler states as time intervals (µs), from sched_switch / waking events.
 
     ``state`` holds :class:`nodes.perf.sched_state.SchedState` codes (Running, R, R+, S, D,
     other). ``io_wait`` is 1 where ``sched_blocked_reason`` said the blocked interval waited on IO, 0
     where it said not, -1 where nothing said. Kept as columns: 18 bytes an interval.
+
+    Either its own four columns (``SchedIntervals(ts, dur, state, io_wait)``: ``array``s, or
+    anything that slices and exports a buffer alike), or rows ``lo:hi`` of columns shared by
+    many threads (:meth:`rows`: the Perfetto reader's ~60 k threads at 1 GB are cuts of one
+    set of columns, not four arrays each; a field is read as a ``memoryview`` of its rows — it
+    iterates, compares, ``len``, ``tolist`` and ``np.frombuffer`` as the ``array`` did).
     """
 
-    ts: array = field(default_factory=lambda: array("d"))
-    dur: array = field(default_factory=lambda: array("d"))
-    state: array = field(default_factory=lambda: array("b"))
-    io_wait: array = field(default_factory=lambda: array("b"))
+    __slots__ = ("_cols", "_lo", "_hi")
+
+    def __init__(self, ts=None, dur=None, state=None, io_wait=None) -> None:
+        self._cols = (array("d") if ts is None else ts, array("d") if dur is None else dur,
+                      array("b") if state is None else state, array("b") if io_wait is None else io_wait)
+        self._lo = 0
+        self._hi = None  # the whole columns
+
+    @classmethod
+    def rows(cls, cols: tuple, lo: int, hi: int) -> SchedIntervals:
+        """Rows ``lo:hi`` of the shared columns ``cols`` (ts, dur, state, io_wait: memoryviews
+        of float64, float64, int8, int8)."""
+        iv = cls.__new__(cls)
+        iv._cols, iv._lo, iv._hi = cols, lo, hi
+        return iv
+
+    def _col(self, k: int):
+        c = self._cols[k]
+        return c if self._hi is None else c[self._lo:self._hi]
+
+    ts = property(lambda self: self._col(0))
+    dur = property(lambda self: self._col(1))
+    state = property(lambda self: self._col(2))
+    io_wait = property(lambda self: self._col(3))
 
     def __len__(self) -> int:
-        return len(self.ts)
+        return len(self._cols[0]) if self._hi is None else self._hi - self._lo
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, SchedIntervals):
+            return NotImplemented
+        return all(a == b for a, b in zip(self._fields(), other._fields()))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _fields(self) -> tuple:
+        return self.ts, self.dur, self.state, self.io_wait
+
+    def __repr__(self) -> str:
+        return "SchedIntervals(ts={!r}, dur={!r}, state={!r}, io_wait={!r})".format(
+            *(list(c) for c in self._fields()))
 
 
 @dataclass

@@ -5,10 +5,10 @@
  * order and keeps one thread's state. tests/test_perfetto_sched_native.py checks that both give
  * the same columns, on random rows and on the captures' own.
  *
- *   replay(order, starts, ts, code, detail, coarse, end, has_end, running, r, dead, blocked_code,
+ *   replay(order, starts, ts, code, detail, coarse, end, has_end, cap, running, r, dead, blocked_code,
  *          in_code, out_code, wake_code, new_code,
- *          out_thr, out_bounds, out_tot, iv_ts, iv_dur, iv_state, iv_io)
- *       -> (threads, intervals)
+ *          out_thr, out_bounds, out_count, out_tot, iv_ts, iv_dur, iv_state, iv_io)
+ *       -> (threads, intervals kept)
  *
  *   order            int32[n] or int64[n], the rows by thread, each thread's by time then
  *                    arrival (thread_order below)
@@ -19,7 +19,12 @@
  *                    a blocked reason's detail is its io_wait (0 or 1): no thread id or
  *                    argument column is read, so the caller lets them go before the pass
  *   out_thr          int64[m]: each thread's index k (of starts)
- *   out_bounds       int64[m + 1]: thread k's intervals are out_bounds[k]:out_bounds[k + 1]
+ *   cap              intervals kept at most (-1: all), thread by thread in their order: a
+ *                    thread whose intervals do not fit with those kept before it keeps none
+ *                    (they are written, then the next thread's overwrite them), as
+ *                    perfetto_ftrace's FtraceState.finish keeps them
+ *   out_bounds       int64[m + 1]: thread k's intervals kept are out_bounds[k]:out_bounds[k + 1]
+ *   out_count        int64[m]: thread k's intervals, kept or not
  *   out_tot          int64[4 m]: thread k's ns in coarse states 0..3
  *   iv_ts, iv_dur    float64[n] (µs); iv_state, iv_io int8[n]
  *
@@ -85,14 +90,14 @@ typedef struct {
 
 static PyObject *replay(PyObject *self, PyObject *args)
 {
-    PyObject *o[13];
-    long long end;
+    PyObject *o[14];
+    long long end, cap;
     int has_end, running, r, dead, c_blocked, c_in, c_out, c_wake, c_new;
-    if (!PyArg_ParseTuple(args, "OOOOOOLiiiiiiiiiOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
-                          &end, &has_end, &running, &r, &dead, &c_blocked, &c_in, &c_out, &c_wake, &c_new,
-                          &o[6], &o[7], &o[8], &o[9], &o[10], &o[11], &o[12]))
+    if (!PyArg_ParseTuple(args, "OOOOOOLiLiiiiiiiiOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
+                          &end, &has_end, &cap, &running, &r, &dead, &c_blocked, &c_in, &c_out, &c_wake, &c_new,
+                          &o[6], &o[7], &o[13], &o[8], &o[9], &o[10], &o[11], &o[12]))
         return NULL;
-    buf_t b[13];
+    buf_t b[14];
     memset(b, 0, sizeof b);
     PyObject *result = NULL;
     if (PyObject_GetBuffer(o[2], &b[2].b, PyBUF_C_CONTIGUOUS) < 0)
@@ -115,10 +120,10 @@ static PyObject *replay(PyObject *self, PyObject *args)
     }
     Py_ssize_t m = b[1].b.len / 8 - 1;
     static const char *names[] = {"order", "starts", "ts", "code", "detail", "coarse", "out_thr", "out_bounds",
-                                  "out_tot", "iv_ts", "iv_dur", "iv_state", "iv_io"};
-    const Py_ssize_t items[] = {n, m + 1, n, n, n, n, m, m + 1, 4 * m, n, n, n, n};
-    const Py_ssize_t sizes[] = {0, 8, 8, 1, 1, 1, 8, 8, 8, 8, 8, 1, 1};
-    for (int k = 3; k < 13; k++)
+                                  "out_tot", "iv_ts", "iv_dur", "iv_state", "iv_io", "out_count"};
+    const Py_ssize_t items[] = {n, m + 1, n, n, n, n, m, m + 1, 4 * m, n, n, n, n, m};
+    const Py_ssize_t sizes[] = {0, 8, 8, 1, 1, 1, 8, 8, 8, 8, 8, 1, 1, 8};
+    for (int k = 3; k < 14; k++)
         if (get(o[k], &b[k], items[k], sizes[k], k >= 6, names[k]) < 0)
             goto done;
     const void *order = b[0].b.buf;
@@ -127,6 +132,7 @@ static PyObject *replay(PyObject *self, PyObject *args)
     int64_t *out_thr = b[6].b.buf, *out_bounds = b[7].b.buf, *out_tot = b[8].b.buf;
     double *iv_ts = b[9].b.buf, *iv_dur = b[10].b.buf;
     int8_t *iv_state = b[11].b.buf, *iv_io = b[12].b.buf;
+    int64_t *out_count = b[13].b.buf;
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t row = load(order, w_order, i);
         if (row < 0 || row >= n) {
@@ -144,7 +150,7 @@ static PyObject *replay(PyObject *self, PyObject *args)
             goto done;
         }
 
-    Py_ssize_t nthr = 0, niv = 0;
+    Py_ssize_t nthr = 0, niv = 0, kept = 0;
     thr_t t;
     int64_t *tot = NULL;
 /* The interval the last effective event opened ends at `nxt` (closes: it is counted) */
@@ -209,14 +215,21 @@ static PyObject *replay(PyObject *self, PyObject *args)
                 goto done;
             }
         }
-        if (t.have)
+        if (t.have) {
             CLOSE(has_end, end, -1);
+            Py_ssize_t mine = niv - out_bounds[nthr - 1];
+            out_count[nthr - 1] = mine;
+            if (cap >= 0 && mine && kept + mine > cap)
+                niv = out_bounds[nthr - 1]; /* none of its intervals kept */
+            else
+                kept += mine;
+        }
     }
 #undef CLOSE
     out_bounds[nthr] = niv;
     result = Py_BuildValue("nn", nthr, niv);
 done:
-    for (int k = 0; k < 13; k++)
+    for (int k = 0; k < 14; k++)
         if (b[k].held)
             PyBuffer_Release(&b[k].b);
     return result;

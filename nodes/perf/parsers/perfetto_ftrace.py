@@ -444,20 +444,13 @@ class FtraceState:
             data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
         for tgid, tid, ts, name in self.instants:
             data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
-        states = thread_states(self.sched, kernel, self.sched_last_ns)
+        # the intervals kept thread by thread while they fit (thread_states drops the others': None)
+        states = thread_states(self.sched, kernel, self.sched_last_ns, MAX_SCHED_INTERVALS)
         keys = [(self.pid_for(tid, known_tgid), tid) for tid, _, _, _ in states]
         data.add_thread_state_totals(keys, [totals for _, totals, _, _ in states], COARSE)
-        if sum([n for _, _, _, n in states]) <= MAX_SCHED_INTERVALS:  # the usual case: every thread's fit
-            data.add_sched_intervals_many([k for k, s in zip(keys, states) if s[3]], [s[2] for s in states if s[3]])
-        else:
-            kept = 0
-            for (pid, tid), (_, _, iv, n) in zip(keys, states):
-                if n:
-                    if kept + n <= MAX_SCHED_INTERVALS:
-                        data.add_sched_intervals(pid, tid, iv)
-                        kept += n
-                    else:
-                        self.sched_intervals_dropped += n
+        data.add_sched_intervals_many([k for k, s in zip(keys, states) if s[3] and s[2] is not None],
+                                      [s[2] for s in states if s[3] and s[2] is not None])
+        self.sched_intervals_dropped += sum([n for _, _, iv, n in states if iv is None])
         self.sched.clear()
         if self.sched_intervals_dropped:
             data.warn(f"{self.sched_intervals_dropped:,} scheduler intervals beyond {MAX_SCHED_INTERVALS:,} were "

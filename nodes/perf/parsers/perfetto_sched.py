@@ -165,10 +165,14 @@ NATIVE = compiled("_schedc")
 CHUNK_ROWS = 1 << 16
 
 
-def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None):
+def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None, cap: int | None = None):
     """Every thread's (tid, totals ns as [running, runnable, sleeping], SchedIntervals, how many
-    intervals), in the order each thread's first event arrived; threads with no state left out. ``log`` is
-    emptied. By the C pass (_schedc.c) when it is built, else by the numpy passes (:func:`_replay`)."""
+    intervals), in the order each thread's first event arrived; threads with no state left out.
+    With ``cap``, intervals are kept for at most that many, thread by thread in that order: a
+    thread whose intervals do not fit with those kept before it has None for its SchedIntervals
+    (the C pass does not keep them: a 1 GB trace has ~12 M intervals, ~4 M of them kept).
+    ``log`` is emptied. By the C pass (_schedc.c) when it is built, else by the numpy passes
+    (:func:`_replay`)."""
     tid, ts, code, arg = log.drain()
     n = len(tid)
     if n == 0:
@@ -176,7 +180,7 @@ def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None
     if NATIVE is not None:
         cols = [tid, ts, code, arg]
         del tid, ts, code, arg
-        return _states_native(cols, kernel, end)
+        return _states_native(cols, kernel, end, cap)
     order = by_thread_time(tid, ts)
     # the sorted columns one at a time, each let go once gathered (41 bytes a row at the peak)
     T = tid[order]
@@ -202,17 +206,25 @@ def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None
         out += _replay(T[lo:hi], TS[lo:hi], C[lo:hi], A[lo:hi], kernel, end)  # codes stay int8: only compared
         lo = hi
     ranks = np.searchsorted(uniq, np.array([t for t, _, _, _ in out], np.int64))
-    return [out[i] for i in np.argsort(rank[ranks], kind="stable").tolist()]
+    out = [out[i] for i in np.argsort(rank[ranks], kind="stable").tolist()]
+    if cap is not None:
+        kept = 0
+        for i, (t, tot, iv, size) in enumerate(out):
+            if size and kept + size > cap:
+                out[i] = (t, tot, None, size)
+            else:
+                kept += size
+    return out
 
 
-def _states_native(cols: list[np.ndarray], kernel, end):
+def _states_native(cols: list[np.ndarray], kernel, end, cap):
     """:func:`thread_states` by _schedc.replay: one pass over the columns ``cols`` (tid, ts,
     code, arg; emptied) read through the sort order — no sorted copies, no per-pass
     temporaries, threads already in the order of their first rows. The thread ids and the
     arguments are let go before the pass (it reads the threads' bounds in the order, and a
     blocked reason's io_wait from its ``detail``): ~8 bytes a row less at its peak. The interval
-    outputs are allocated for the most there can be (an interval a row); only what is written
-    takes memory."""
+    outputs are allocated for the most there can be (an interval a row), then cut to what was
+    written; the threads' intervals are rows of them (:func:`_threads`)."""
     tid, ts, code, arg = cols
     cols.clear()
     n = len(tid)
@@ -226,14 +238,17 @@ def _states_native(cols: list[np.ndarray], kernel, end):
     m = len(starts)
     starts = np.append(starts, n)
     out_thr, out_bounds, out_tot = np.empty(m, np.int64), np.empty(m + 1, np.int64), np.empty(4 * m, np.int64)
+    out_count = np.empty(m, np.int64)
     iv_ts, iv_dur = np.empty(n, np.float64), np.empty(n, np.float64)
     iv_state, iv_io = np.empty(n, np.int8), np.empty(n, np.int8)
-    k, _ = NATIVE.replay(order, starts, ts, code, detail, coarse, 0 if end is None else end, end is not None,
-                         _RUNNING, _R, _DEAD, BLOCKED, IN, OUT, WAKE, NEW,
-                         out_thr, out_bounds, out_tot, iv_ts, iv_dur, iv_state, iv_io)
+    k, niv = NATIVE.replay(order, starts, ts, code, detail, coarse, 0 if end is None else end, end is not None,
+                           -1 if cap is None else cap, _RUNNING, _R, _DEAD, BLOCKED, IN, OUT, WAKE, NEW,
+                           out_thr, out_bounds, out_count, out_tot, iv_ts, iv_dur, iv_state, iv_io)
     del ts, code, order, starts, detail, coarse
+    for c in (iv_ts, iv_dur, iv_state, iv_io):
+        c.resize(niv, refcheck=False)  # the rows written (realloc: the rest given back, not copied)
     return _threads(first_tid[out_thr[:k]].tolist(), out_bounds[:k].tolist(), out_bounds[1:k + 1].tolist(),
-                    out_tot.reshape(-1, 4)[:k, :3].tolist(), iv_ts, iv_dur, iv_state, iv_io)
+                    out_tot.reshape(-1, 4)[:k, :3].tolist(), iv_ts, iv_dur, iv_state, iv_io, out_count[:k].tolist())
 
 
 def _after_states(code: np.ndarray, arg: np.ndarray, kernel) -> tuple[np.ndarray, np.ndarray]:
@@ -343,20 +358,18 @@ def _replay(T, TS, C, A, kernel, end):
                     iv_dur, iv_state, iv_io)
 
 
-def _threads(tids, lo, hi, totals, iv_ts, iv_dur, iv_state, iv_io):
+def _threads(tids, lo, hi, totals, iv_ts, iv_dur, iv_state, iv_io, counts=None):
     """[(tid, totals, SchedIntervals, size)]: thread k's intervals are rows lo[k]:hi[k] of the
-    interval columns, cut from one buffer per column (no numpy call per thread)."""
-    b_ts, b_dur = memoryview(iv_ts).cast("B"), memoryview(iv_dur).cast("B")
-    b_state, b_io = memoryview(iv_state).cast("B"), memoryview(iv_io).cast("B")
-    out = []
-    for t, a, b, tot in zip(tids, lo, hi, totals):
-        c_ts, c_dur, c_state, c_io = array("d"), array("d"), array("b"), array("b")
-        c_ts.frombytes(b_ts[a * 8:b * 8])
-        c_dur.frombytes(b_dur[a * 8:b * 8])
-        c_state.frombytes(b_state[a:b])
-        c_io.frombytes(b_io[a:b])
-        out.append((t, tot, SchedIntervals(c_ts, c_dur, c_state, c_io), b - a))
-    return out
+    interval columns, which the threads share (:meth:`SchedIntervals.rows`: no copy, no arrays
+    of their own — the intervals were held twice while each thread's were copied out). With
+    ``counts`` (each thread's intervals, kept or not), a thread that has some and none kept
+    has None."""
+    cols = (memoryview(iv_ts), memoryview(iv_dur), memoryview(iv_state), memoryview(iv_io))
+    rows = SchedIntervals.rows
+    if counts is None:
+        return [(t, tot, rows(cols, a, b), b - a) for t, a, b, tot in zip(tids, lo, hi, totals)]
+    return [(t, tot, rows(cols, a, b) if b > a or not c else None, c)
+            for t, a, b, tot, c in zip(tids, lo, hi, totals, counts)]
 
 
 def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
