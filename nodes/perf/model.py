@@ -164,12 +164,20 @@ class SeriesMap(Mapping):
     columns (``ts`` µs, ``value``), series ``n`` being rows ``bounds[n]:bounds[n + 1]``; keys in
     the order a dict would keep them (a key set again keeps its place and takes the new points).
     ``PerfData.memory``: hundreds of thousands of short series at 1 GB (a process_stats snapshot
-    per process), where a dict of lists of tuples took ~500 MB (issue 25)."""
+    per process), where a dict of lists of tuples took ~500 MB (issue 25).
+
+    The keys of the first :meth:`add_columns` are kept as columns too when they are distinct
+    ``(int, str)`` pairs — a pid column and a name code column, 12 bytes a series instead of a
+    tuple, its pid and a dict entry (~180 bytes: ~100 MB for the 569 k series of the 1 GB
+    benchmark trace) — and looked up by binary search; any other keys, or a second call, turn
+    them into the dict (``_n``: key → series number) it reads as."""
 
     def __init__(self) -> None:
         import numpy as np
 
-        self._n: dict = {}  # key → its series number
+        self._n: dict | None = {}  # key → its series number; None while the keys are columns
+        self._pid = self._code = self._by_key = None  # the keys as columns: pid, name code; sorted order
+        self._names: list[str] = []
         self.lo = np.zeros(0, np.int64)
         self.hi = np.zeros(0, np.int64)
         self.ts = np.zeros(0, np.float64)
@@ -189,7 +197,73 @@ class SeriesMap(Mapping):
             self.ts, self.value = np.asarray(ts, np.float64), np.asarray(value, np.float64)
         self.lo = np.concatenate((self.lo, bounds[:-1] + base))
         self.hi = np.concatenate((self.hi, bounds[1:] + base))
-        self._n.update(zip(keys, range(first, first + len(keys))))
+        if first == 0 and self._n is not None and not self._n and self._as_columns(keys):
+            return
+        n = self._keys()
+        n.update(zip(keys, range(first, first + len(keys))))
+
+    def _as_columns(self, keys: Sequence) -> bool:
+        """Keep ``keys`` (the first) as columns, when they are distinct (int, str) pairs."""
+        import numpy as np
+
+        if not len(keys) or set(map(type, keys)) != {tuple} or set(map(len, keys)) != {2}:
+            return False
+        pids, names = [k[0] for k in keys], [k[1] for k in keys]
+        if set(map(type, pids)) != {int} or set(map(type, names)) != {str}:
+            return False
+        try:
+            pid = np.array(pids, np.int64)
+        except OverflowError:
+            return False
+        distinct = list(dict.fromkeys(names))
+        code_of = dict(zip(distinct, range(len(distinct))))
+        code = np.array(list(map(code_of.__getitem__, names)), np.int32 if len(distinct) < 1 << 31 else np.int64)
+        by_key = np.lexsort((code, pid))
+        p, c = pid[by_key], code[by_key]
+        if len(p) > 1 and bool(((p[1:] == p[:-1]) & (c[1:] == c[:-1])).any()):
+            return False  # a key twice: the dict keeps its place and the last series
+        self._n, self._pid, self._code, self._names = None, pid, code, distinct
+        return True
+
+    def _keys(self) -> dict:
+        """The dict of keys (made from the columns, the first time they are not enough)."""
+        if self._n is None:
+            self._n = dict(zip(self._key_list(), range(len(self._pid))))
+            self._pid = self._code = self._by_key = None
+            self._names = []
+        return self._n
+
+    def _key_list(self) -> list:
+        names = self._names
+        return list(zip(self._pid.tolist(), map(names.__getitem__, self._code.tolist())))
+
+    def _number(self, key) -> int:
+        """The series number of ``key``, found as a dict finds it (equal keys: ``1.0`` is ``1``);
+        KeyError when there is none, TypeError for an unhashable key."""
+        if self._n is not None:
+            return self._n[key]
+        import numpy as np
+
+        hash(key)
+        if not isinstance(key, tuple) or len(key) != 2:
+            raise KeyError(key)
+        pid, name = key
+        try:
+            code = self._names.index(name)  # a few dozen names
+            p = int(pid)
+        except (ValueError, TypeError, OverflowError):
+            raise KeyError(key) from None
+        if p != pid or not -(1 << 63) <= p < 1 << 63:
+            raise KeyError(key)
+        if self._by_key is None:  # made at the first look-up: the metrics read by number
+            order = np.lexsort((self._code, self._pid))
+            self._by_key = (order, self._pid[order])
+        order, pids = self._by_key
+        lo, hi = int(np.searchsorted(pids, p, side="left")), int(np.searchsorted(pids, p, side="right"))
+        at = np.flatnonzero(self._code[order[lo:hi]] == code)
+        if not len(at):
+            raise KeyError(key)
+        return int(order[lo + int(at[0])])
 
     def add_points(self, series: Iterable[tuple[object, Sequence[tuple[float, float]]]]) -> None:
         """``self[key] = points`` for each ``(key, points)`` in turn (points: (ts µs, value))."""
@@ -210,6 +284,8 @@ class SeriesMap(Mapping):
         making a :class:`PointSeries` of each (``at`` makes one)."""
         lo, hi = self.lo, self.hi
         n = (hi - lo).tolist()
+        if self._n is None:
+            return ((k, i, n[i]) for i, k in enumerate(self._key_list()))
         return ((k, i, n[i]) for k, i in self._n.items())
 
     def at(self, i: int) -> PointSeries:
@@ -217,19 +293,23 @@ class SeriesMap(Mapping):
         return PointSeries(self.ts[a:b], self.value[a:b])
 
     def __getitem__(self, key) -> PointSeries:
-        return self.at(self._n[key])
+        return self.at(self._number(key))
 
     def __contains__(self, key) -> bool:
-        return key in self._n
+        try:
+            self._number(key)
+        except KeyError:
+            return False
+        return True
 
     def __iter__(self):
-        return iter(self._n)
+        return iter(self._n if self._n is not None else self._key_list())
 
     def __len__(self) -> int:
-        return len(self._n)
+        return len(self._n) if self._n is not None else len(self._pid)
 
     def __repr__(self) -> str:
-        return "{" + ", ".join(f"{k!r}: {self.at(i)!r}" for k, i in self._n.items()) + "}"
+        return "{" + ", ".join(f"{k!r}: {self.at(i)!r}" for k, i, _n in self.numbered()) + "}"
 
 
 class StringTable(list):
