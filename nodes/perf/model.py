@@ -23,6 +23,7 @@ says another unit (``StartupRun.total_ms`` on the reader side; ``ImportEntry.sel
 
 from __future__ import annotations
 
+import sys
 from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -466,6 +467,13 @@ FACT_NAMES = {
 }
 
 
+def _one_copy(name):
+    """A process or thread name as one string object per distinct name (``sys.intern``): the
+    1 GB benchmark trace names 347 k processes with 505 names and 192 k threads with 311, each
+    name read as a new string (~35 MB of copies held to the end)."""
+    return sys.intern(name) if type(name) is str else name
+
+
 class SchedIntervals:
     """One thread's scheduler states as time intervals (µs), from sched_switch / waking events.
 
@@ -886,7 +894,7 @@ class PerfData:
     def set_process_name(self, pid: int, name: str, replace: bool = True) -> None:
         """Name a process; with ``replace`` False only one no reader has named yet."""
         if replace or pid not in self.processes:
-            self.processes[pid] = name
+            self.processes[pid] = _one_copy(name)
 
     def thread(self, pid: int, tid: int) -> ThreadInfo:
         key = (pid, tid)
@@ -896,7 +904,7 @@ class PerfData:
         return t
 
     def set_thread_name(self, pid: int, tid: int, name: str) -> None:
-        self.thread(pid, tid).name = name
+        self.thread(pid, tid).name = _one_copy(name)
 
     def mark_main_thread(self, pid: int, tid: int) -> None:
         self.thread(pid, tid).is_main = True
@@ -909,7 +917,7 @@ class PerfData:
             if not info.name:
                 name = comm.get(tid)
                 if name:
-                    info.name = name
+                    info.name = _one_copy(name)
             if pid == tid and info.is_main is None:
                 info.is_main = True
 
