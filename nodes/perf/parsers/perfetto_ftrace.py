@@ -22,6 +22,7 @@ from nodes.perf.parsers.perfetto_binder_calls import pair_calls
 from nodes.perf.parsers.perfetto_bundle_view import rows_bound
 from nodes.perf.parsers.perfetto_cpu import CpuState
 from nodes.perf.parsers.perfetto_ftrace_batch import read_batch
+from nodes.perf.parsers.perfetto_heap import give_back
 from nodes.perf.parsers.perfetto_memory import MemoryState
 from nodes.perf.parsers.perfetto_series import SeriesTable
 from nodes.perf.parsers.perfetto_slices import AtraceLog, pair_rows, thread_blocks
@@ -435,6 +436,7 @@ class FtraceState:
                                     names)
         del p  # the paired columns: stored now
         self.atrace = AtraceLog()
+        give_back()  # the pairing's and add_slice_rows' temporaries, before the scheduler replay's
         binder = self.binder.columns()
         binder_pid_for = lambda t: self.pid_for(t, known_tgid)  # noqa: E731
         pids = None if binder is None else pids_of(binder[2], binder_pid_for)  # asked once for both
@@ -452,6 +454,7 @@ class FtraceState:
                                       [s[2] for s in states if s[3] and s[2] is not None])
         self.sched_intervals_dropped += sum([n for _, _, iv, n in states if iv is None])
         self.sched.clear()
+        give_back()  # the replay's columns
         if self.sched_intervals_dropped:
             data.warn(f"{self.sched_intervals_dropped:,} scheduler intervals beyond {MAX_SCHED_INTERVALS:,} were "
                       "not kept; per-thread totals still cover them")

@@ -23,6 +23,7 @@ import numpy as np
 from nodes.perf.counter_names import is_counter_name
 from nodes.perf.model import MAX_COUNTER_POINTS, PerfData
 from nodes.perf.parsers import perfetto_process_stats as process_stats
+from nodes.perf.parsers.perfetto_heap import give_back
 from nodes.perf.parsers.perfetto_series import SeriesTable, sort_series, sort_series_python
 
 _RSS_MEMBERS = {0: "mem.rss.file", 1: "mem.rss.anon", 2: "mem.swap", 3: "mem.rss.shmem"}
@@ -138,6 +139,7 @@ class MemoryState:
             bounds, ts, value = sort_series(len(keys), *cols)
             data.add_memory_columns(keys, bounds, ts / 1000.0, value)
         self.series, self.rss_by_tid = SeriesTable("d"), SeriesTable("d")  # in data.memory now: freed
+        give_back()  # the merge's and the sort's columns
         data.add_lmk_kills(kills)
         data.warn_counts(
             (self.rss_unowned, "rss_stat: {n:,} events of another process's mm_id never tied to a process, dropped"),

@@ -35,6 +35,7 @@ from functools import cache
 import numpy as np
 
 from nodes.perf.model import SchedIntervals
+from nodes.perf.parsers.perfetto_heap import give_back
 from nodes.perf.parsers.perfetto_wire import compiled
 from nodes.perf.parsers.perfetto_slices import by_thread_time, thread_order
 from nodes.perf.sched_state import SchedState, classify, from_raw
@@ -177,6 +178,7 @@ def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None
     n = len(tid)
     if n == 0:
         return []
+    give_back()  # the log's chunks, freed as they were joined
     if NATIVE is not None:
         cols = [tid, ts, code, arg]
         del tid, ts, code, arg
