@@ -404,7 +404,7 @@ class FtraceState:
     def finish(self, data: PerfData, known_tgid: dict[int, int]) -> None:
         """Rebuild per-thread slice stacks and scheduler states in time order, into ``data``."""
         kernel = kernel_version(data.facts.kernel)
-        p = pair_rows(self.atrace)
+        p = pair_rows(self.atrace, release=True)  # the log emptied once paired
         self.unmatched_ends += p.unmatched
         self.unfinished += p.unfinished
         names = self.name_list
@@ -435,7 +435,7 @@ class FtraceState:
                 data.add_slice_rows(pids[lo:hi], p.tid[lo:hi], t0 / 1000.0, (p.t1[lo:hi] - t0) / 1000.0, p.nid[lo:hi],
                                     names)
         del p  # the paired columns: stored now
-        self.atrace = AtraceLog()
+        self.atrace = AtraceLog()  # emptied by pair_rows already, but for times beyond its numpy pass
         give_back()  # the pairing's and add_slice_rows' temporaries, before the scheduler replay's
         binder = self.binder.columns()
         binder_pid_for = lambda t: self.pid_for(t, known_tgid)  # noqa: E731

@@ -140,6 +140,8 @@ class SchedLog:
             cols.append(np.concatenate([c[k] for c in chunks]))
             for c in chunks:
                 c[k] = None
+            if k < 3 and len(chunks) > 1:
+                give_back()  # the column's chunks (small: in the heap, among live objects) before the next's copy
         return tuple(cols)  # type: ignore[return-value]
 
 
