@@ -63,7 +63,7 @@ class CapacityReached(Exception):
         self.data = data
 
 
-@dataclass
+@dataclass(slots=True)
 class SliceColumns:
     """Complete slices of one thread, as parallel columns (24 bytes a slice)."""
 
@@ -545,7 +545,7 @@ class PowerRail:
     energy_uws: array = field(default_factory=lambda: array("d"))
 
 
-@dataclass
+@dataclass(slots=True)
 class BinderCall:
     """One binder transaction with both ends (``nodes/perf/parsers/perfetto_binder_calls.py``)."""
 
@@ -572,7 +572,7 @@ def is_comm_of(thread: str | None, process: str) -> bool:
     return len(thread) == COMM_CHARS and (process.endswith(thread) or process.startswith(thread))
 
 
-@dataclass
+@dataclass(slots=True)
 class ThreadInfo:
     pid: int
     tid: int
