@@ -235,8 +235,12 @@ class SeriesMap(Mapping):
         return self._n
 
     def _key_list(self) -> list:
+        return list(self._key_iter())
+
+    def _key_iter(self):
+        """The keys made one at a time (the metrics walk ~570 k of them once: no list of tuples)."""
         names = self._names
-        return list(zip(self._pid.tolist(), map(names.__getitem__, self._code.tolist())))
+        return zip(self._pid.tolist(), map(names.__getitem__, self._code.tolist()))
 
     def _number(self, key) -> int:
         """The series number of ``key``, found as a dict finds it (equal keys: ``1.0`` is ``1``);
@@ -286,7 +290,7 @@ class SeriesMap(Mapping):
         lo, hi = self.lo, self.hi
         n = (hi - lo).tolist()
         if self._n is None:
-            return ((k, i, n[i]) for i, k in enumerate(self._key_list()))
+            return ((k, i, n[i]) for i, k in enumerate(self._key_iter()))
         return ((k, i, n[i]) for k, i in self._n.items())
 
     def at(self, i: int) -> PointSeries:
@@ -304,7 +308,7 @@ class SeriesMap(Mapping):
         return True
 
     def __iter__(self):
-        return iter(self._n if self._n is not None else self._key_list())
+        return iter(self._n) if self._n is not None else self._key_iter()
 
     def __len__(self) -> int:
         return len(self._n) if self._n is not None else len(self._pid)
