@@ -303,3 +303,19 @@ def test_process_and_thread_names_are_one_string_per_name():
     odd = Name("app.x")
     pd.set_process_name(3, odd)
     assert pd.processes[3] is odd
+
+
+def test_bulk_thread_adds_share_the_callers_key():
+    """add_thread_state_totals and add_slice_rows create each new thread on the caller's own
+    (pid, tid) tuple: the threads dict holds it once, not a copy beside each table's."""
+    import numpy as np
+
+    pd = PerfData("x", "x", max_events=100)
+    key = (10**6, 10**6 + 1)  # ints beyond the small-int cache: distinct objects unless shared
+    pd.add_thread_state_totals([key], [[5000, 0, 0]], ("running", "runnable", "sleeping"))
+    [(k, info)] = pd.threads.items()
+    assert k is key and info.pid is key[0] and info.tid is key[1]
+    assert next(iter(pd.thread_states)) is key and pd.thread_states[key] == {"running": 5.0}
+    pd.add_slice_rows(np.array([7]), np.array([8]), np.array([1.0]), np.array([2.0]), np.array([0]), ["n"])
+    k2 = list(pd.threads)[1]
+    assert k2 == (7, 8) and next(k for k in pd.slices if k == (7, 8)) is k2
