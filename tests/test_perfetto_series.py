@@ -187,11 +187,14 @@ def test_series_map_holds_distinct_pid_name_keys_as_columns():
                       np.arange(3, dtype=np.float64), np.zeros(3))
     assert store._n is None and store._pid.tolist() == [5, 1 << 40, 5]
     assert list(store[(5, "mem.swap")]) == [(1.0, 0.0), (2.0, 0.0)] and len(store[(1 << 40, "mem.rss")]) == 0
+    pid, code, names = store.key_columns()
+    assert [(p, names[c]) for p, c in zip(pid.tolist(), code.tolist())] == list(store)
     assert (5.0, "mem.swap") in store and (np.int64(5), "mem.swap") in store and (5, "mem.pss") not in store
     for near in ((5.5, "mem.swap"), ("5", "mem.swap"), (6, "mem.swap"), (5, "mem.swap", 0), (5,)):
         assert near not in store and store.get(near) is None
     store.add_columns([(5, "mem.rss")], [0, 1], np.array([9.0]), np.array([1.0]))  # set again: the dict
     assert store._n is not None and list(store) == [(5, "mem.rss"), (1 << 40, "mem.rss"), (5, "mem.swap")]
+    assert store.key_columns() is None
     assert list(store[(5, "mem.rss")]) == [(9.0, 1.0)]
 
 

@@ -293,6 +293,15 @@ class SeriesMap(Mapping):
             return ((k, i, n[i]) for i, k in enumerate(self._key_iter()))
         return ((k, i, n[i]) for k, i in self._n.items())
 
+    def key_columns(self):
+        """(pid int64 array, name code int array, names) when the keys are held as columns —
+        series ``i``'s key is ``(pid[i], names[code[i]])`` — else None: for a reader of all
+        series (the memory lens groups ~570 k at 1 GB) that would rather not make a tuple and
+        a dict entry of each."""
+        if self._n is not None:
+            return None
+        return self._pid, self._code, list(self._names)
+
     def at(self, i: int) -> PointSeries:
         a, b = int(self.lo[i]), int(self.hi[i])
         return PointSeries(self.ts[a:b], self.value[a:b])
