@@ -283,3 +283,39 @@ def test_facts_are_shown_with_the_notes_in_the_order_the_reader_gave_them():
         ("run 2 command", "./a.out"), ("run 2 repeats", "5"),
     ]
     assert "android_sdk" not in pd.meta and pd.facts.android_sdk == 33
+
+
+def test_process_and_thread_names_are_one_string_per_name():
+    """Names read again and again (a process tree per snapshot) are held once each; a name
+    that is not a plain str is kept as given."""
+
+    class Name(str):
+        pass
+
+    pd = PerfData("x", "x", max_events=10)
+    pd.set_process_name(1, "".join(["app", ".x"]))
+    pd.set_process_name(2, "".join(["app", ".", "x"]))
+    pd.set_thread_name(1, 1, "".join(["Render", "Thread"]))
+    pd.thread(2, 3)
+    pd.name_threads({3: "".join(["Render", "Thr", "ead"])})
+    assert pd.processes[1] == pd.processes[2] == "app.x" and pd.processes[1] is pd.processes[2]
+    assert pd.threads[(1, 1)].name is pd.threads[(2, 3)].name == "RenderThread"
+    odd = Name("app.x")
+    pd.set_process_name(3, odd)
+    assert pd.processes[3] is odd
+
+
+def test_bulk_thread_adds_share_the_callers_key():
+    """add_thread_state_totals and add_slice_rows create each new thread on the caller's own
+    (pid, tid) tuple: the threads dict holds it once, not a copy beside each table's."""
+    import numpy as np
+
+    pd = PerfData("x", "x", max_events=100)
+    key = (10**6, 10**6 + 1)  # ints beyond the small-int cache: distinct objects unless shared
+    pd.add_thread_state_totals([key], [[5000, 0, 0]], ("running", "runnable", "sleeping"))
+    [(k, info)] = pd.threads.items()
+    assert k is key and info.pid is key[0] and info.tid is key[1]
+    assert next(iter(pd.thread_states)) is key and pd.thread_states[key] == {"running": 5.0}
+    pd.add_slice_rows(np.array([7]), np.array([8]), np.array([1.0]), np.array([2.0]), np.array([0]), ["n"])
+    k2 = list(pd.threads)[1]
+    assert k2 == (7, 8) and next(k for k in pd.slices if k == (7, 8)) is k2

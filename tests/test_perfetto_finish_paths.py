@@ -94,6 +94,26 @@ def test_pairing_in_chunks_of_whole_threads_equals_the_stack_walk(events, chunk)
     assert _as_lists(got) == want
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(atrace_event, max_size=50), st.integers(1, 8))
+def test_pairing_that_releases_the_log_pairs_the_same(events, chunk):
+    """pair_rows(log, release=True) (what FtraceState.finish calls) gives the columns of
+    pair_rows(log) and leaves the log empty."""
+    logs = AtraceLog(), AtraceLog()
+    for log in logs:
+        for tid, ts, code, nid in events:
+            log.push(tid, ts, code, nid if code == 1 else 0)
+    saved = perfetto_slices.CHUNK_EVENTS
+    perfetto_slices.CHUNK_EVENTS = chunk
+    try:
+        want, got = perfetto_slices.pair_rows(logs[0]), perfetto_slices.pair_rows(logs[1], release=True)
+    finally:
+        perfetto_slices.CHUNK_EVENTS = saved
+    assert len(logs[0]) == len(events) and (len(logs[1]) == 0 or not events)
+    for a, b in zip(want, got):
+        assert (a.tolist() if isinstance(a, np.ndarray) else a) == (b.tolist() if isinstance(b, np.ndarray) else b)
+
+
 @pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)
 def test_pairing_of_the_captures_atrace_in_chunks_equals_the_stack_walk(path, monkeypatch):
     for seen in _finish_inputs(path, monkeypatch):

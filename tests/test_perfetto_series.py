@@ -12,6 +12,7 @@ import os
 from functools import cache
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
@@ -130,6 +131,71 @@ def test_series_map_is_the_dict_of_lists(capture, start, picks):
     assert store.get((99, "mem.rss")) is None and ((99, "mem.rss") in store) is False
     for k, v in want.items():
         assert store[k] == v and store.get(k) == v and repr(store[k]) == repr(v)
+
+
+_pid = st.one_of(st.integers(-3, 6), st.sampled_from([1 << 40, -(1 << 63), (1 << 63) - 1, 1 << 63, True]))
+_name = st.sampled_from(["mem.rss", "mem.rss.anon", "mem.swap", "Heap size (KB)", ""])
+_key = st.one_of(st.tuples(_pid, _name), st.tuples(_pid, _name), st.tuples(_pid, _name),
+                 st.tuples(st.sampled_from([1.0, 2.5, None]), _name), st.tuples(_pid, _name, _name), _name)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.tuples(_key, st.integers(0, 3)), max_size=8), max_size=3),
+       st.lists(st.one_of(_key, st.tuples(st.sampled_from([1.0, 2.0, -1.5, np.int64(2), float("nan"), "2"]), _name),
+                          st.just([1, "mem.rss"]), st.tuples(st.lists(st.integers(0, 2), max_size=2), _name)),
+                max_size=12))
+def test_series_map_keys_as_columns_read_as_the_dict(calls, probes):
+    """The first add_columns' keys kept as columns (distinct (int, str) pairs) or as the dict
+    (any other keys, a key twice, a second call): read back alike — order, len, iteration,
+    look-ups by equal keys of other types (1.0, True, numpy ints), misses, unhashable keys."""
+    store, want = SeriesMap(), {}
+    at = 0.0
+    for series in calls:
+        keys, bounds, ts = [], [0], []
+        for key, n in series:
+            keys.append(key)
+            ts += [at + j for j in range(n)]
+            at += n
+            bounds.append(len(ts))
+        store.add_columns(keys, bounds, np.array(ts, np.float64), np.array(ts, np.float64) * 2)
+        for key, a, b in zip(keys, bounds, bounds[1:]):
+            want[key] = [(t, t * 2) for t in ts[a:b]]
+    assert list(store) == list(want) and len(store) == len(want) and bool(store) == bool(want)
+    assert repr(store) == repr({k: v for k, v in want.items()})
+    assert [(k, n) for k, _i, n in store.numbered()] == [(k, len(v)) for k, v in want.items()]
+    assert {k: list(v) for k, v in store.items()} == want
+    for key in list(want) + probes:
+        try:
+            expected = want[key]
+        except TypeError:
+            with pytest.raises(TypeError):
+                store[key]
+            with pytest.raises(TypeError):
+                key in store  # noqa: B015
+            continue
+        except KeyError:
+            assert key not in store and store.get(key) is None
+            with pytest.raises(KeyError):
+                store[key]
+            continue
+        assert key in store and list(store[key]) == expected and list(store.get(key)) == expected
+
+
+def test_series_map_holds_distinct_pid_name_keys_as_columns():
+    store = SeriesMap()
+    store.add_columns([(5, "mem.rss"), (1 << 40, "mem.rss"), (5, "mem.swap")], [0, 1, 1, 3],
+                      np.arange(3, dtype=np.float64), np.zeros(3))
+    assert store._n is None and store._pid.tolist() == [5, 1 << 40, 5]
+    assert list(store[(5, "mem.swap")]) == [(1.0, 0.0), (2.0, 0.0)] and len(store[(1 << 40, "mem.rss")]) == 0
+    pid, code, names = store.key_columns()
+    assert [(p, names[c]) for p, c in zip(pid.tolist(), code.tolist())] == list(store)
+    assert (5.0, "mem.swap") in store and (np.int64(5), "mem.swap") in store and (5, "mem.pss") not in store
+    for near in ((5.5, "mem.swap"), ("5", "mem.swap"), (6, "mem.swap"), (5, "mem.swap", 0), (5,)):
+        assert near not in store and store.get(near) is None
+    store.add_columns([(5, "mem.rss")], [0, 1], np.array([9.0]), np.array([1.0]))  # set again: the dict
+    assert store._n is not None and list(store) == [(5, "mem.rss"), (1 << 40, "mem.rss"), (5, "mem.swap")]
+    assert store.key_columns() is None
+    assert list(store[(5, "mem.rss")]) == [(9.0, 1.0)]
 
 
 @cache

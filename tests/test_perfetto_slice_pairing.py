@@ -57,23 +57,25 @@ def test_atrace_slices_and_open_ones_at_the_event_cap():
     from nodes.perf.model import CapacityReached, PerfData
     from nodes.perf.parsers.perfetto_ftrace import FtraceState
 
-    ft = FtraceState()
-    a, b = ft._name_id("a"), ft._name_id("b")
-    for tid, events in ((1, [(10, 1, a), (20, 2, 0), (30, 1, b), (40, 2, 0), (50, 1, a)]),  # 2 slices, 1 open
-                        (2, [(15, 1, b)]),  # only an open one
-                        (3, [(12, 1, a), (13, 2, 0), (14, 1, b), (16, 2, 0), (17, 1, a)]),  # 2 slices, 1 open
-                        (4, [(18, 1, a)])):
-        for ts, code, arg in events:
-            ft.atrace.push(tid, ts, code, arg)
+    def filled() -> FtraceState:
+        ft = FtraceState()
+        a, b = ft._name_id("a"), ft._name_id("b")
+        for tid, events in ((1, [(10, 1, a), (20, 2, 0), (30, 1, b), (40, 2, 0), (50, 1, a)]),  # 2 slices, 1 open
+                            (2, [(15, 1, b)]),  # only an open one
+                            (3, [(12, 1, a), (13, 2, 0), (14, 1, b), (16, 2, 0), (17, 1, a)]),  # 2 slices, 1 open
+                            (4, [(18, 1, a)])):
+            for ts, code, arg in events:
+                ft.atrace.push(tid, ts, code, arg)
+        return ft
+
+    ft = filled()
     pd = PerfData("x", "x", max_events=3)
     with pytest.raises(CapacityReached):
         ft.finish(pd, {})
     assert [(k, list(c.ts)) for k, c in pd.slices.items()] == [((1, 1), [0.01, 0.03]), ((3, 3), [0.012])]
     assert pd.open_slices == [(1, 1, 0.05, "a"), (2, 2, 0.015, "b")]
     whole = PerfData("x", "x")
-    ft2 = FtraceState()
-    ft2.atrace, ft2.names, ft2.name_list = ft.atrace, ft.names, ft.name_list
-    ft2.finish(whole, {})
+    filled().finish(whole, {})
     assert [t for _, _, _, t in whole.open_slices] == ["a", "b", "a", "a"]
     assert list(whole.slices) == [(1, 1), (3, 3)]
 

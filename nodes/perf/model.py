@@ -23,6 +23,7 @@ says another unit (``StartupRun.total_ms`` on the reader side; ``ImportEntry.sel
 
 from __future__ import annotations
 
+import sys
 from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -62,7 +63,7 @@ class CapacityReached(Exception):
         self.data = data
 
 
-@dataclass
+@dataclass(slots=True)
 class SliceColumns:
     """Complete slices of one thread, as parallel columns (24 bytes a slice)."""
 
@@ -164,12 +165,20 @@ class SeriesMap(Mapping):
     columns (``ts`` µs, ``value``), series ``n`` being rows ``bounds[n]:bounds[n + 1]``; keys in
     the order a dict would keep them (a key set again keeps its place and takes the new points).
     ``PerfData.memory``: hundreds of thousands of short series at 1 GB (a process_stats snapshot
-    per process), where a dict of lists of tuples took ~500 MB (issue 25)."""
+    per process), where a dict of lists of tuples took ~500 MB (issue 25).
+
+    The keys of the first :meth:`add_columns` are kept as columns too when they are distinct
+    ``(int, str)`` pairs — a pid column and a name code column, 12 bytes a series instead of a
+    tuple, its pid and a dict entry (~180 bytes: ~100 MB for the 569 k series of the 1 GB
+    benchmark trace) — and looked up by binary search; any other keys, or a second call, turn
+    them into the dict (``_n``: key → series number) it reads as."""
 
     def __init__(self) -> None:
         import numpy as np
 
-        self._n: dict = {}  # key → its series number
+        self._n: dict | None = {}  # key → its series number; None while the keys are columns
+        self._pid = self._code = self._by_key = None  # the keys as columns: pid, name code; sorted order
+        self._names: list[str] = []
         self.lo = np.zeros(0, np.int64)
         self.hi = np.zeros(0, np.int64)
         self.ts = np.zeros(0, np.float64)
@@ -189,7 +198,77 @@ class SeriesMap(Mapping):
             self.ts, self.value = np.asarray(ts, np.float64), np.asarray(value, np.float64)
         self.lo = np.concatenate((self.lo, bounds[:-1] + base))
         self.hi = np.concatenate((self.hi, bounds[1:] + base))
-        self._n.update(zip(keys, range(first, first + len(keys))))
+        if first == 0 and self._n is not None and not self._n and self._as_columns(keys):
+            return
+        n = self._keys()
+        n.update(zip(keys, range(first, first + len(keys))))
+
+    def _as_columns(self, keys: Sequence) -> bool:
+        """Keep ``keys`` (the first) as columns, when they are distinct (int, str) pairs."""
+        import numpy as np
+
+        if not len(keys) or set(map(type, keys)) != {tuple} or set(map(len, keys)) != {2}:
+            return False
+        pids, names = [k[0] for k in keys], [k[1] for k in keys]
+        if set(map(type, pids)) != {int} or set(map(type, names)) != {str}:
+            return False
+        try:
+            pid = np.array(pids, np.int64)
+        except OverflowError:
+            return False
+        distinct = list(dict.fromkeys(names))
+        code_of = dict(zip(distinct, range(len(distinct))))
+        code = np.array(list(map(code_of.__getitem__, names)), np.int32 if len(distinct) < 1 << 31 else np.int64)
+        by_key = np.lexsort((code, pid))
+        p, c = pid[by_key], code[by_key]
+        if len(p) > 1 and bool(((p[1:] == p[:-1]) & (c[1:] == c[:-1])).any()):
+            return False  # a key twice: the dict keeps its place and the last series
+        self._n, self._pid, self._code, self._names = None, pid, code, distinct
+        return True
+
+    def _keys(self) -> dict:
+        """The dict of keys (made from the columns, the first time they are not enough)."""
+        if self._n is None:
+            self._n = dict(zip(self._key_list(), range(len(self._pid))))
+            self._pid = self._code = self._by_key = None
+            self._names = []
+        return self._n
+
+    def _key_list(self) -> list:
+        return list(self._key_iter())
+
+    def _key_iter(self):
+        """The keys made one at a time (the metrics walk ~570 k of them once: no list of tuples)."""
+        names = self._names
+        return zip(self._pid.tolist(), map(names.__getitem__, self._code.tolist()))
+
+    def _number(self, key) -> int:
+        """The series number of ``key``, found as a dict finds it (equal keys: ``1.0`` is ``1``);
+        KeyError when there is none, TypeError for an unhashable key."""
+        if self._n is not None:
+            return self._n[key]
+        import numpy as np
+
+        hash(key)
+        if not isinstance(key, tuple) or len(key) != 2:
+            raise KeyError(key)
+        pid, name = key
+        try:
+            code = self._names.index(name)  # a few dozen names
+            p = int(pid)
+        except (ValueError, TypeError, OverflowError):
+            raise KeyError(key) from None
+        if p != pid or not -(1 << 63) <= p < 1 << 63:
+            raise KeyError(key)
+        if self._by_key is None:  # made at the first look-up: the metrics read by number
+            order = np.lexsort((self._code, self._pid))
+            self._by_key = (order, self._pid[order])
+        order, pids = self._by_key
+        lo, hi = int(np.searchsorted(pids, p, side="left")), int(np.searchsorted(pids, p, side="right"))
+        at = np.flatnonzero(self._code[order[lo:hi]] == code)
+        if not len(at):
+            raise KeyError(key)
+        return int(order[lo + int(at[0])])
 
     def add_points(self, series: Iterable[tuple[object, Sequence[tuple[float, float]]]]) -> None:
         """``self[key] = points`` for each ``(key, points)`` in turn (points: (ts µs, value))."""
@@ -210,26 +289,41 @@ class SeriesMap(Mapping):
         making a :class:`PointSeries` of each (``at`` makes one)."""
         lo, hi = self.lo, self.hi
         n = (hi - lo).tolist()
+        if self._n is None:
+            return ((k, i, n[i]) for i, k in enumerate(self._key_iter()))
         return ((k, i, n[i]) for k, i in self._n.items())
+
+    def key_columns(self):
+        """(pid int64 array, name code int array, names) when the keys are held as columns —
+        series ``i``'s key is ``(pid[i], names[code[i]])`` — else None: for a reader of all
+        series (the memory lens groups ~570 k at 1 GB) that would rather not make a tuple and
+        a dict entry of each."""
+        if self._n is not None:
+            return None
+        return self._pid, self._code, list(self._names)
 
     def at(self, i: int) -> PointSeries:
         a, b = int(self.lo[i]), int(self.hi[i])
         return PointSeries(self.ts[a:b], self.value[a:b])
 
     def __getitem__(self, key) -> PointSeries:
-        return self.at(self._n[key])
+        return self.at(self._number(key))
 
     def __contains__(self, key) -> bool:
-        return key in self._n
+        try:
+            self._number(key)
+        except KeyError:
+            return False
+        return True
 
     def __iter__(self):
-        return iter(self._n)
+        return iter(self._n) if self._n is not None else self._key_iter()
 
     def __len__(self) -> int:
-        return len(self._n)
+        return len(self._n) if self._n is not None else len(self._pid)
 
     def __repr__(self) -> str:
-        return "{" + ", ".join(f"{k!r}: {self.at(i)!r}" for k, i in self._n.items()) + "}"
+        return "{" + ", ".join(f"{k!r}: {self.at(i)!r}" for k, i, _n in self.numbered()) + "}"
 
 
 class StringTable(list):
@@ -386,22 +480,68 @@ FACT_NAMES = {
 }
 
 
-@dataclass
+def _one_copy(name):
+    """A process or thread name as one string object per distinct name (``sys.intern``): the
+    1 GB benchmark trace names 347 k processes with 505 names and 192 k threads with 311, each
+    name read as a new string (~35 MB of copies held to the end)."""
+    return sys.intern(name) if type(name) is str else name
+
+
 class SchedIntervals:
     """One thread's scheduler states as time intervals (µs), from sched_switch / waking events.
 
     ``state`` holds :class:`nodes.perf.sched_state.SchedState` codes (Running, R, R+, S, D,
     other). ``io_wait`` is 1 where ``sched_blocked_reason`` said the blocked interval waited on IO, 0
     where it said not, -1 where nothing said. Kept as columns: 18 bytes an interval.
+
+    Either its own four columns (``SchedIntervals(ts, dur, state, io_wait)``: ``array``s, or
+    anything that slices and exports a buffer alike), or rows ``lo:hi`` of columns shared by
+    many threads (:meth:`rows`: the Perfetto reader's ~60 k threads at 1 GB are cuts of one
+    set of columns, not four arrays each; a field is read as a ``memoryview`` of its rows — it
+    iterates, compares, ``len``, ``tolist`` and ``np.frombuffer`` as the ``array`` did).
     """
 
-    ts: array = field(default_factory=lambda: array("d"))
-    dur: array = field(default_factory=lambda: array("d"))
-    state: array = field(default_factory=lambda: array("b"))
-    io_wait: array = field(default_factory=lambda: array("b"))
+    __slots__ = ("_cols", "_lo", "_hi")
+
+    def __init__(self, ts=None, dur=None, state=None, io_wait=None) -> None:
+        self._cols = (array("d") if ts is None else ts, array("d") if dur is None else dur,
+                      array("b") if state is None else state, array("b") if io_wait is None else io_wait)
+        self._lo = 0
+        self._hi = None  # the whole columns
+
+    @classmethod
+    def rows(cls, cols: tuple, lo: int, hi: int) -> SchedIntervals:
+        """Rows ``lo:hi`` of the shared columns ``cols`` (ts, dur, state, io_wait: memoryviews
+        of float64, float64, int8, int8)."""
+        iv = cls.__new__(cls)
+        iv._cols, iv._lo, iv._hi = cols, lo, hi
+        return iv
+
+    def _col(self, k: int):
+        c = self._cols[k]
+        return c if self._hi is None else c[self._lo:self._hi]
+
+    ts = property(lambda self: self._col(0))
+    dur = property(lambda self: self._col(1))
+    state = property(lambda self: self._col(2))
+    io_wait = property(lambda self: self._col(3))
 
     def __len__(self) -> int:
-        return len(self.ts)
+        return len(self._cols[0]) if self._hi is None else self._hi - self._lo
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, SchedIntervals):
+            return NotImplemented
+        return all(a == b for a, b in zip(self._fields(), other._fields()))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _fields(self) -> tuple:
+        return self.ts, self.dur, self.state, self.io_wait
+
+    def __repr__(self) -> str:
+        return "SchedIntervals(ts={!r}, dur={!r}, state={!r}, io_wait={!r})".format(
+            *(list(c) for c in self._fields()))
 
 
 @dataclass
@@ -418,7 +558,7 @@ class PowerRail:
     energy_uws: array = field(default_factory=lambda: array("d"))
 
 
-@dataclass
+@dataclass(slots=True)
 class BinderCall:
     """One binder transaction with both ends (``nodes/perf/parsers/perfetto_binder_calls.py``)."""
 
@@ -445,7 +585,7 @@ def is_comm_of(thread: str | None, process: str) -> bool:
     return len(thread) == COMM_CHARS and (process.endswith(thread) or process.startswith(thread))
 
 
-@dataclass
+@dataclass(slots=True)
 class ThreadInfo:
     pid: int
     tid: int
@@ -767,7 +907,7 @@ class PerfData:
     def set_process_name(self, pid: int, name: str, replace: bool = True) -> None:
         """Name a process; with ``replace`` False only one no reader has named yet."""
         if replace or pid not in self.processes:
-            self.processes[pid] = name
+            self.processes[pid] = _one_copy(name)
 
     def thread(self, pid: int, tid: int) -> ThreadInfo:
         key = (pid, tid)
@@ -776,8 +916,17 @@ class PerfData:
             t = self.threads[key] = ThreadInfo(pid, tid)
         return t
 
+    def _thread_at(self, key: tuple[int, int]) -> ThreadInfo:
+        """:meth:`thread` of a (pid, tid) key a bulk caller holds already: the threads dict and
+        the ThreadInfo share its tuple and ints with the caller's dict (the 1 GB trace's ~190 k
+        threads, a tuple and two ints each, once rather than twice)."""
+        t = self.threads.get(key)
+        if t is None:
+            t = self.threads[key] = ThreadInfo(key[0], key[1])
+        return t
+
     def set_thread_name(self, pid: int, tid: int, name: str) -> None:
-        self.thread(pid, tid).name = name
+        self.thread(pid, tid).name = _one_copy(name)
 
     def mark_main_thread(self, pid: int, tid: int) -> None:
         self.thread(pid, tid).is_main = True
@@ -790,7 +939,7 @@ class PerfData:
             if not info.name:
                 name = comm.get(tid)
                 if name:
-                    info.name = name
+                    info.name = _one_copy(name)
             if pid == tid and info.is_main is None:
                 info.is_main = True
 
@@ -929,13 +1078,13 @@ class PerfData:
         f8, fl = 8, ids.itemsize
         # threads in the order of their first row (the smallest row index of each group)
         g = np.argsort(order[starts], kind="stable")
-        slices, get, thread = self.slices, self.slices.get, self.thread
+        slices, get, thread = self.slices, self.slices.get, self._thread_at
         for p, t, a, b in zip(P[starts[g]].tolist(), T[starts[g]].tolist(), starts[g].tolist(), ends[g].tolist()):
             key = (p, t)
             cols = get(key)
             if cols is None:
                 cols = slices[key] = SliceColumns(array("d"), array("d"), array("l"))
-                thread(p, t)
+                thread(key)
             cols.ts.frombytes(TS[a * f8:b * f8])
             cols.dur.frombytes(DUR[a * f8:b * f8])
             cols.name.frombytes(NID[a * fl:b * fl])
@@ -1036,13 +1185,13 @@ class PerfData:
         ``states[j]`` (converted to µs here). For a reader that sums the states in vectorised
         passes (nodes/perf/parsers/perfetto_sched.py): one Python step per thread."""
         table = self.thread_states
-        thread = self.thread
+        thread = self._thread_at
         for key, row in zip(threads, totals):
             d = None
             for state, v in zip(states, row):
                 if v:
                     if d is None:
-                        thread(*key)
+                        thread(key)
                         d = table.setdefault(key, {})
                     us = v / 1000.0
                     d[state] = d.get(state, 0.0) + (us if us > 0.0 else 0.0)

@@ -5,21 +5,30 @@
  * order and keeps one thread's state. tests/test_perfetto_sched_native.py checks that both give
  * the same columns, on random rows and on the captures' own.
  *
- *   replay(order, tid, ts, code, arg, detail, coarse, end, has_end, running, r, dead, blocked_code,
+ *   replay(order, starts, ts, code, detail, coarse, end, has_end, cap, running, r, dead, blocked_code,
  *          in_code, out_code, wake_code, new_code,
- *          out_tid, out_bounds, out_tot, iv_ts, iv_dur, iv_state, iv_io)
- *       -> (threads, intervals)
+ *          out_thr, out_bounds, out_count, out_tot, iv_ts, iv_dur, iv_state, iv_io)
+ *       -> (threads, intervals kept)
  *
- *   order            int64[n], the rows by thread, each thread's by time then arrival
- *                    (thread_order below)
- *   tid, ts, arg     int64[n]; code, detail, coarse int8[n], in arrival order: detail and
- *                    coarse are the state a row's event leaves (SchedState code, coarse total)
- *   out_tid          int64[n]: each thread's tid
- *   out_bounds       int64[n + 1]: thread k's intervals are out_bounds[k]:out_bounds[k + 1]
- *   out_tot          int64[4 n]: thread k's ns in coarse states 0..3
+ *   order            int32[n] or int64[n], the rows by thread, each thread's by time then
+ *                    arrival (thread_order below)
+ *   starts           int64[m + 1]: thread k's rows are order[starts[k]:starts[k + 1]]; the
+ *                    last is n
+ *   ts               int64[n]; code, detail, coarse int8[n], in arrival order: detail and
+ *                    coarse are the state a row's event leaves (SchedState code, coarse total);
+ *                    a blocked reason's detail is its io_wait (0 or 1): no thread id or
+ *                    argument column is read, so the caller lets them go before the pass
+ *   out_thr          int64[m]: each thread's index k (of starts)
+ *   cap              intervals kept at most (-1: all), thread by thread in their order: a
+ *                    thread whose intervals do not fit with those kept before it keeps none
+ *                    (they are written, then the next thread's overwrite them), as
+ *                    perfetto_ftrace's FtraceState.finish keeps them
+ *   out_bounds       int64[m + 1]: thread k's intervals kept are out_bounds[k]:out_bounds[k + 1]
+ *   out_count        int64[m]: thread k's intervals, kept or not
+ *   out_tot          int64[4 m]: thread k's ns in coarse states 0..3
  *   iv_ts, iv_dur    float64[n] (µs); iv_state, iv_io int8[n]
  *
- * Threads come in the order of `order`, each one that has a state event (not only blocked
+ * Threads come in the order of `starts`, each one that has a state event (not only blocked
  * reasons).
  * Plain CPython C API and the buffer protocol; every index is checked.
  */
@@ -45,6 +54,29 @@ static int get(PyObject *o, buf_t *out, Py_ssize_t items, Py_ssize_t size, int w
     return 0;
 }
 
+/* An integer column of n int32 or int64 items (its width: 4 or 8 bytes, in *width). */
+static int get_ints(PyObject *o, buf_t *out, Py_ssize_t n, int writable, int *width, const char *what)
+{
+    if (PyObject_GetBuffer(o, &out->b, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0)
+        return -1;
+    out->held = 1;
+    if (out->b.len == 8 * n)
+        *width = 8;
+    else if (out->b.len == 4 * n)
+        *width = 4;
+    else {
+        PyErr_Format(PyExc_ValueError, "%s: %zd bytes, want %zd int32 or int64", what, out->b.len, n);
+        return -1;
+    }
+    return 0;
+}
+
+/* Item i of an int32 (width 4) or int64 column. */
+static inline int64_t load(const void *p, int width, Py_ssize_t i)
+{
+    return width == 4 ? (int64_t)((const int32_t *)p)[i] : ((const int64_t *)p)[i];
+}
+
 /* Thread state carried across its rows: the last effective event (what it opened), the
  * blocked reason waiting for that interval, the last blocked interval since a switch-in. */
 typedef struct {
@@ -59,47 +91,67 @@ typedef struct {
 static PyObject *replay(PyObject *self, PyObject *args)
 {
     PyObject *o[14];
-    long long end;
+    long long end, cap;
     int has_end, running, r, dead, c_blocked, c_in, c_out, c_wake, c_new;
-    if (!PyArg_ParseTuple(args, "OOOOOOOLiiiiiiiiiOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6],
-                          &end, &has_end, &running, &r, &dead, &c_blocked, &c_in, &c_out, &c_wake, &c_new,
-                          &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &o[13]))
+    if (!PyArg_ParseTuple(args, "OOOOOOLiLiiiiiiiiOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
+                          &end, &has_end, &cap, &running, &r, &dead, &c_blocked, &c_in, &c_out, &c_wake, &c_new,
+                          &o[6], &o[7], &o[13], &o[8], &o[9], &o[10], &o[11], &o[12]))
         return NULL;
     buf_t b[14];
     memset(b, 0, sizeof b);
     PyObject *result = NULL;
-    Py_buffer *ob = NULL;
-    if (PyObject_GetBuffer(o[0], &b[0].b, PyBUF_C_CONTIGUOUS) < 0)
+    if (PyObject_GetBuffer(o[2], &b[2].b, PyBUF_C_CONTIGUOUS) < 0)
         goto done;
-    b[0].held = 1;
-    ob = &b[0].b;
-    if (ob->len % 8) {
-        PyErr_SetString(PyExc_ValueError, "order: not int64");
+    b[2].held = 1;
+    if (b[2].b.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "ts: not int64");
         goto done;
     }
-    Py_ssize_t n = ob->len / 8;
-    static const char *names[] = {"order", "tid", "ts", "code", "arg", "detail", "coarse", "out_tid",
-                                  "out_bounds", "out_tot", "iv_ts", "iv_dur", "iv_state", "iv_io"};
-    const Py_ssize_t items[] = {n, n, n, n, n, n, n, n, n + 1, 4 * n, n, n, n, n};
-    const Py_ssize_t sizes[] = {8, 8, 8, 1, 8, 1, 1, 8, 8, 8, 8, 8, 1, 1};
-    for (int k = 1; k < 14; k++)
-        if (get(o[k], &b[k], items[k], sizes[k], k >= 7, names[k]) < 0)
+    Py_ssize_t n = b[2].b.len / 8;
+    int w_order = 8;
+    if (get_ints(o[0], &b[0], n, 0, &w_order, "order") < 0)
+        goto done;
+    if (PyObject_GetBuffer(o[1], &b[1].b, PyBUF_C_CONTIGUOUS) < 0)
+        goto done;
+    b[1].held = 1;
+    if (b[1].b.len % 8 || b[1].b.len < 8) {
+        PyErr_SetString(PyExc_ValueError, "starts: not int64[m + 1]");
+        goto done;
+    }
+    Py_ssize_t m = b[1].b.len / 8 - 1;
+    static const char *names[] = {"order", "starts", "ts", "code", "detail", "coarse", "out_thr", "out_bounds",
+                                  "out_tot", "iv_ts", "iv_dur", "iv_state", "iv_io", "out_count"};
+    const Py_ssize_t items[] = {n, m + 1, n, n, n, n, m, m + 1, 4 * m, n, n, n, n, m};
+    const Py_ssize_t sizes[] = {0, 8, 8, 1, 1, 1, 8, 8, 8, 8, 8, 1, 1, 8};
+    for (int k = 3; k < 14; k++)
+        if (get(o[k], &b[k], items[k], sizes[k], k >= 6, names[k]) < 0)
             goto done;
-    const int64_t *order = b[0].b.buf, *tid = b[1].b.buf, *ts = b[2].b.buf, *arg = b[4].b.buf;
-    const int8_t *code = b[3].b.buf, *detail = b[5].b.buf, *coarse = b[6].b.buf;
-    int64_t *out_tid = b[7].b.buf, *out_bounds = b[8].b.buf, *out_tot = b[9].b.buf;
-    double *iv_ts = b[10].b.buf, *iv_dur = b[11].b.buf;
-    int8_t *iv_state = b[12].b.buf, *iv_io = b[13].b.buf;
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (order[i] < 0 || order[i] >= n) {
+    const void *order = b[0].b.buf;
+    const int64_t *starts = b[1].b.buf, *ts = b[2].b.buf;
+    const int8_t *code = b[3].b.buf, *detail = b[4].b.buf, *coarse = b[5].b.buf;
+    int64_t *out_thr = b[6].b.buf, *out_bounds = b[7].b.buf, *out_tot = b[8].b.buf;
+    double *iv_ts = b[9].b.buf, *iv_dur = b[10].b.buf;
+    int8_t *iv_state = b[11].b.buf, *iv_io = b[12].b.buf;
+    int64_t *out_count = b[13].b.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t row = load(order, w_order, i);
+        if (row < 0 || row >= n) {
             PyErr_SetString(PyExc_ValueError, "order: index out of range");
             goto done;
         }
+    }
+    if (starts[0] != 0 || starts[m] != n) {
+        PyErr_SetString(PyExc_ValueError, "starts: not from 0 to n");
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < m; k++)
+        if (starts[k + 1] < starts[k]) {
+            PyErr_SetString(PyExc_ValueError, "starts: not ascending");
+            goto done;
+        }
 
-    Py_ssize_t nthr = 0, niv = 0;
+    Py_ssize_t nthr = 0, niv = 0, kept = 0;
     thr_t t;
-    memset(&t, 0, sizeof t);
-    int64_t cur = 0; /* the thread */
     int64_t *tot = NULL;
 /* The interval the last effective event opened ends at `nxt` (closes: it is counted) */
 #define CLOSE(closes, nxt, c_next)                                                                  \
@@ -125,51 +177,54 @@ static PyObject *replay(PyObject *self, PyObject *args)
         t.pending = 0;                                                                              \
     } while (0)
 
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t row = order[i];
-        int64_t th = tid[row];
-        if (i == 0 || th != cur) {
-            if (t.have)
-                CLOSE(has_end, end, -1);
-            memset(&t, 0, sizeof t);
-            t.lb = -1;
-            cur = th;
-        }
-        int c = code[row];
-        if (c == c_blocked) {
-            if (!t.have)
+    for (Py_ssize_t k = 0; k < m; k++) {
+        memset(&t, 0, sizeof t);
+        t.lb = -1;
+        for (Py_ssize_t i = starts[k]; i < starts[k + 1]; i++) {
+            int64_t row = load(order, w_order, i);
+            int c = code[row];
+            if (c == c_blocked) {
+                if (!t.have)
+                    continue;
+                if (t.detail != running && t.detail != r) {
+                    t.pending = 1;
+                    t.pending_val = detail[row];
+                } else if (t.lb >= 0) {
+                    iv_io[t.lb] = detail[row];
+                }
                 continue;
-            if (t.detail != running && t.detail != r) {
-                t.pending = 1;
-                t.pending_val = (int8_t)arg[row];
-            } else if (t.lb >= 0) {
-                iv_io[t.lb] = (int8_t)arg[row];
             }
-            continue;
+            if (c == c_wake && t.have && (t.detail == running || t.detail == r))
+                continue; /* a waking of a thread running or runnable changes nothing */
+            if (t.have) {
+                int closes = c != c_new && !(c == c_out && t.detail != running);
+                CLOSE(closes, ts[row], c);
+            } else {
+                out_thr[nthr] = k;
+                out_bounds[nthr] = niv;
+                tot = out_tot + 4 * nthr;
+                tot[0] = tot[1] = tot[2] = tot[3] = 0;
+                nthr++;
+            }
+            t.have = 1;
+            t.ts = ts[row];
+            t.detail = detail[row];
+            t.coarse = coarse[row];
+            if (t.coarse < 0 || t.coarse > 3) {
+                PyErr_SetString(PyExc_ValueError, "coarse: not 0..3");
+                goto done;
+            }
         }
-        if (c == c_wake && t.have && (t.detail == running || t.detail == r))
-            continue; /* a waking of a thread running or runnable changes nothing */
         if (t.have) {
-            int closes = c != c_new && !(c == c_out && t.detail != running);
-            CLOSE(closes, ts[row], c);
-        } else {
-            out_tid[nthr] = th;
-            out_bounds[nthr] = niv;
-            tot = out_tot + 4 * nthr;
-            tot[0] = tot[1] = tot[2] = tot[3] = 0;
-            nthr++;
-        }
-        t.have = 1;
-        t.ts = ts[row];
-        t.detail = detail[row];
-        t.coarse = coarse[row];
-        if (t.coarse < 0 || t.coarse > 3) {
-            PyErr_SetString(PyExc_ValueError, "coarse: not 0..3");
-            goto done;
+            CLOSE(has_end, end, -1);
+            Py_ssize_t mine = niv - out_bounds[nthr - 1];
+            out_count[nthr - 1] = mine;
+            if (cap >= 0 && mine && kept + mine > cap)
+                niv = out_bounds[nthr - 1]; /* none of its intervals kept */
+            else
+                kept += mine;
         }
     }
-    if (t.have)
-        CLOSE(has_end, end, -1);
 #undef CLOSE
     out_bounds[nthr] = niv;
     result = Py_BuildValue("nn", nthr, niv);
@@ -277,25 +332,36 @@ static void sort_pairs(pair_t *x, pair_t *y, Py_ssize_t n)
     memcpy(x, y, (size_t)o * sizeof *x); /* the rest of the second half is in place */
 }
 
-/* Row indices a[0..n) (ascending: arrival order) stably by ts, as (time, row) pairs side by
- * side (one gather of the times, then no random reads); x, y: room for n pairs each. */
-static void sort_by_time(int64_t *a, pair_t *x, pair_t *y, Py_ssize_t n, const int64_t *ts)
+/* Item i of an int32 (width 4) or int64 column set to v. */
+static inline void store(void *p, int width, Py_ssize_t i, int64_t v)
+{
+    if (width == 4)
+        ((int32_t *)p)[i] = (int32_t)v;
+    else
+        ((int64_t *)p)[i] = v;
+}
+
+/* Row indices a[0..n) (ascending: arrival order; int32 or int64 items, `w` bytes each) stably
+ * by ts, as (time, row) pairs side by side (one gather of the times, then no random reads);
+ * x, y: room for n pairs each. */
+static void sort_by_time(void *a, int w, pair_t *x, pair_t *y, Py_ssize_t n, const int64_t *ts)
 {
     Py_ssize_t i = 1;
-    while (i < n && ts[a[i - 1]] <= ts[a[i]])
+    while (i < n && ts[load(a, w, i - 1)] <= ts[load(a, w, i)])
         i++;
     if (i >= n)
         return; /* in order already */
     for (Py_ssize_t k = 0; k < n; k++) {
-        x[k].ts = ts[a[k]];
-        x[k].row = a[k];
+        x[k].row = load(a, w, k);
+        x[k].ts = ts[x[k].row];
     }
     sort_pairs(x, y, n);
     for (Py_ssize_t k = 0; k < n; k++)
-        a[k] = x[k].row;
+        store(a, w, k, x[k].row);
 }
 
-/* thread_order(tid, ts, order, starts) -> threads: `order` (int64[n]) gets the rows by thread,
+/* thread_order(tid, ts, order, starts) -> threads: tid int32[n] or int64[n], ts int64[n];
+ * `order` (int32[n] when n fits, or int64[n]) gets the rows by thread,
  * threads in the order their first row arrived, then by time, ties in arrival order; `starts`
  * (int64[n + 1]) where each thread's rows begin, then n. perfetto_slices._thread_order is the
  * numpy reference. */
@@ -311,25 +377,32 @@ static PyObject *thread_order(PyObject *self, PyObject *args)
     int64_t *count = NULL;
     pair_t *tmp = NULL;
     PyObject *result = NULL;
-    if (PyObject_GetBuffer(o[0], &b[0].b, PyBUF_C_CONTIGUOUS) < 0)
+    if (PyObject_GetBuffer(o[1], &b[1].b, PyBUF_C_CONTIGUOUS) < 0)
         goto done;
-    b[0].held = 1;
-    if (b[0].b.len % 8) {
-        PyErr_SetString(PyExc_ValueError, "tid: not int64");
+    b[1].held = 1;
+    if (b[1].b.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "ts: not int64");
         goto done;
     }
-    Py_ssize_t n = b[0].b.len / 8;
-    if (get(o[1], &b[1], n, 8, 0, "ts") < 0 || get(o[2], &b[2], n, 8, 1, "order") < 0 ||
+    Py_ssize_t n = b[1].b.len / 8;
+    int w_tid = 8, w_order = 8;
+    if (get_ints(o[0], &b[0], n, 0, &w_tid, "tid") < 0 || get_ints(o[2], &b[2], n, 1, &w_order, "order") < 0 ||
         get(o[3], &b[3], n + 1, 8, 1, "starts") < 0)
         goto done;
-    const int64_t *tid = b[0].b.buf, *ts = b[1].b.buf;
-    int64_t *order = b[2].b.buf, *starts = b[3].b.buf;
+    if (w_order == 4 && n > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "order: int32 for more rows than int32 holds");
+        goto done;
+    }
+    const void *tid = b[0].b.buf;
+    const int64_t *ts = b[1].b.buf;
+    void *order = b[2].b.buf;
+    int64_t *starts = b[3].b.buf;
     if (map_grow(&m) < 0)
         goto done;
     /* starts[k]: thread k's rows so far, then where they begin */
     for (Py_ssize_t i = 0; i < n; i++) {
         size_t seen = m.used;
-        int64_t k = map_index(&m, tid[i]);
+        int64_t k = map_index(&m, load(tid, w_tid, i));
         if (k < 0)
             goto done;
         if (m.used != seen)
@@ -351,14 +424,15 @@ static PyObject *thread_order(PyObject *self, PyObject *args)
     }
     starts[nthr] = n;
     for (Py_ssize_t i = 0; i < n; i++)
-        order[count[map_index(&m, tid[i])]++] = i; /* every tid is in the map: no growth */
+        store(order, w_order, count[map_index(&m, load(tid, w_tid, i))]++, i); /* every tid is in the map: no growth */
     tmp = PyMem_Malloc((size_t)(longest ? 2 * longest : 2) * sizeof *tmp);
     if (!tmp) {
         PyErr_NoMemory();
         goto done;
     }
     for (Py_ssize_t k = 0; k < nthr; k++)
-        sort_by_time(order + starts[k], tmp, tmp + longest, starts[k + 1] - starts[k], ts);
+        sort_by_time((char *)order + (size_t)starts[k] * (size_t)w_order, w_order, tmp, tmp + longest,
+                     starts[k + 1] - starts[k], ts);
     result = PyLong_FromSsize_t(nthr);
 done:
     PyMem_Free(m.key);

@@ -22,6 +22,7 @@ from nodes.perf.parsers.perfetto_binder_calls import pair_calls
 from nodes.perf.parsers.perfetto_bundle_view import new_rows, rows_bound
 from nodes.perf.parsers.perfetto_cpu import CpuState
 from nodes.perf.parsers.perfetto_ftrace_batch import read_batch
+from nodes.perf.parsers.perfetto_heap import give_back
 from nodes.perf.parsers.perfetto_memory import MemoryState
 from nodes.perf.parsers.perfetto_series import SeriesTable
 from nodes.perf.parsers.perfetto_slices import AtraceLog, pair_rows, thread_blocks
@@ -438,7 +439,7 @@ class FtraceState:
     def finish(self, data: PerfData, known_tgid: dict[int, int]) -> None:
         """Rebuild per-thread slice stacks and scheduler states in time order, into ``data``."""
         kernel = kernel_version(data.facts.kernel)
-        p = pair_rows(self.atrace)
+        p = pair_rows(self.atrace, release=True)  # the log emptied once paired
         self.unmatched_ends += p.unmatched
         self.unfinished += p.unfinished
         names = self.name_list
@@ -469,7 +470,8 @@ class FtraceState:
                 data.add_slice_rows(pids[lo:hi], p.tid[lo:hi], t0 / 1000.0, (p.t1[lo:hi] - t0) / 1000.0, p.nid[lo:hi],
                                     names)
         del p  # the paired columns: stored now
-        self.atrace = AtraceLog()
+        self.atrace = AtraceLog()  # emptied by pair_rows already, but for times beyond its numpy pass
+        give_back()  # the pairing's and add_slice_rows' temporaries, before the scheduler replay's
         binder = self.binder.columns()
         binder_pid_for = lambda t: self.pid_for(t, known_tgid)  # noqa: E731
         pids = None if binder is None else pids_of(binder[2], binder_pid_for,  # asked once for both
@@ -481,22 +483,16 @@ class FtraceState:
             data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
         for tgid, tid, ts, name in self.instants:
             data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
-        states = thread_states(self.sched, kernel, self.sched_last_ns)
+        # the intervals kept thread by thread while they fit (thread_states drops the others': None)
+        states = thread_states(self.sched, kernel, self.sched_last_ns, MAX_SCHED_INTERVALS)
         state_tids = [tid for tid, _, _, _ in states]
         keys = list(zip(self.pids_for(state_tids, known_tgid), state_tids))
         data.add_thread_state_totals(keys, [totals for _, totals, _, _ in states], COARSE)
-        if sum([n for _, _, _, n in states]) <= MAX_SCHED_INTERVALS:  # the usual case: every thread's fit
-            data.add_sched_intervals_many([k for k, s in zip(keys, states) if s[3]], [s[2] for s in states if s[3]])
-        else:
-            kept = 0
-            for (pid, tid), (_, _, iv, n) in zip(keys, states):
-                if n:
-                    if kept + n <= MAX_SCHED_INTERVALS:
-                        data.add_sched_intervals(pid, tid, iv)
-                        kept += n
-                    else:
-                        self.sched_intervals_dropped += n
+        data.add_sched_intervals_many([k for k, s in zip(keys, states) if s[3] and s[2] is not None],
+                                      [s[2] for s in states if s[3] and s[2] is not None])
+        self.sched_intervals_dropped += sum([n for _, _, iv, n in states if iv is None])
         self.sched.clear()
+        give_back()  # the replay's columns
         if self.sched_intervals_dropped:
             data.warn(f"{self.sched_intervals_dropped:,} scheduler intervals beyond {MAX_SCHED_INTERVALS:,} were "
                       "not kept; per-thread totals still cover them")

@@ -23,6 +23,7 @@ import numpy as np
 from nodes.perf.counter_names import is_counter_name
 from nodes.perf.model import MAX_COUNTER_POINTS, PerfData
 from nodes.perf.parsers import perfetto_process_stats as process_stats
+from nodes.perf.parsers.perfetto_heap import give_back
 from nodes.perf.parsers.perfetto_series import SeriesTable, sort_series, sort_series_python
 
 _RSS_MEMBERS = {0: "mem.rss.file", 1: "mem.rss.anon", 2: "mem.swap", 3: "mem.rss.shmem"}
@@ -96,6 +97,7 @@ class MemoryState:
         process asked once, the points moved and sorted as columns
         (tests/test_perfetto_memory_merge.py checks it against the point-by-point merge of
         lists of tuples it replaced)."""
+        give_back()  # what the reader's other ends freed, before the merge and the sort
         kills, memory_counters, skipped_names = _split_counters(ftrace_counters)
         table, rss = self.series, self.rss_by_tid
         owners: dict[int, int] = {}
@@ -135,9 +137,18 @@ class MemoryState:
                 (k, [(t / 1000.0, v) for t, v in zip(ts[bounds[i]:bounds[i + 1]], value[bounds[i]:bounds[i + 1]])])
                 for i, k in enumerate(keys))
         else:
+            # the merged columns are copies: the tables go before the sort, the merged columns
+            # before the times are converted (the 1 GB trace's 4 M points: ~100 MB each)
+            del table, rss
+            self.series, self.rss_by_tid = SeriesTable("d"), SeriesTable("d")
+            give_back()
             bounds, ts, value = sort_series(len(keys), *cols)
-            data.add_memory_columns(keys, bounds, ts / 1000.0, value)
+            del cols
+            ts = ts / 1000.0
+            data.add_memory_columns(keys, bounds, ts, value)
+            del ts, value
         self.series, self.rss_by_tid = SeriesTable("d"), SeriesTable("d")  # in data.memory now: freed
+        give_back()  # the merge's and the sort's columns
         data.add_lmk_kills(kills)
         data.warn_counts(
             (self.rss_unowned, "rss_stat: {n:,} events of another process's mm_id never tied to a process, dropped"),
@@ -153,7 +164,7 @@ def _merged(table: SeriesTable, rss: SeriesTable, take: list, to: list, extra: l
     a, b = table.columns(), rss.columns()
     if a is None or b is None:
         return None
-    e_sid, e_ts, e_v = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, np.float64)]
+    e_sid, e_ts, e_v = [np.zeros(0, a[0].dtype)], [np.zeros(0, np.int64)], [np.zeros(0, np.float64)]
     for i, pts in extra:
         t, v = zip(*pts)
         try:
@@ -161,7 +172,7 @@ def _merged(table: SeriesTable, rss: SeriesTable, take: list, to: list, extra: l
         except OverflowError:
             return None
         e_v.append(np.array(v, np.float64))
-        e_sid.append(np.full(len(pts), i, np.int64))
+        e_sid.append(np.full(len(pts), i, a[0].dtype))
     e_sid, e_ts, e_v = np.concatenate(e_sid), np.concatenate(e_ts), np.concatenate(e_v)
     r_sid, r_ts, r_v = b
     if len(r_sid):
@@ -170,7 +181,8 @@ def _merged(table: SeriesTable, rss: SeriesTable, take: list, to: list, extra: l
         np.cumsum(np.bincount(r_sid, minlength=len(take))[:-1], out=starts[1:])
         s = r_sid[order]
         keep = order[(np.arange(len(order)) - starts[s]) < np.array(take, np.int64)[s]]
-        r_sid, r_ts, r_v = np.array(to, np.int64)[r_sid[keep]], r_ts[keep], r_v[keep]
+        r_sid, r_ts, r_v = np.array(to, a[0].dtype)[r_sid[keep]], r_ts[keep], r_v[keep]  # int32, as the table's
+        del order, s, keep  # before the columns are joined
     sid = np.concatenate((a[0], r_sid, e_sid))
     value = np.concatenate((a[2], r_v, e_v))
     if np.isnan(value).any():

@@ -2,10 +2,10 @@
 
 Every scheduler event the ftrace reader sees (switch in/out, waking, new task, blocked
 reason) is one row of four columns — thread id, time (ns), event code, argument — kept in
-arrival order (:class:`SchedLog`, 25 bytes a row). :func:`thread_states` replays them all at
-once — in one C pass over the rows (_schedc.c) when it is built, else in vectorised numpy
-passes (:func:`_replay`, its reference), never one Python loop per thread; it implements the same
-state machine as trace_processor's ThreadStateTracker
+arrival order (:class:`SchedLog`, 17 bytes a row where ids fit int32). :func:`thread_states`
+replays them all at once — in one C pass over the rows (_schedc.c) when it is built, else in
+vectorised numpy passes (:func:`_replay`, its reference), never one Python loop per thread; it
+implements the same state machine as trace_processor's ThreadStateTracker
 (src/trace_processor/importers/common/thread_state_tracker.cc), thread by thread:
 
 * a switch-in closes whatever was open and opens Running;
@@ -35,6 +35,7 @@ from functools import cache
 import numpy as np
 
 from nodes.perf.model import SchedIntervals
+from nodes.perf.parsers.perfetto_heap import give_back
 from nodes.perf.parsers.perfetto_wire import compiled
 from nodes.perf.parsers.perfetto_slices import by_thread_time, thread_order
 from nodes.perf.sched_state import SchedState, classify, from_raw
@@ -58,33 +59,58 @@ def _decoded(raw: int, kernel: tuple[int, int] | None) -> tuple[int, int]:
 
 class SchedLog:
     """Scheduler events in arrival order, as columns: small appends go to ``array`` buffers,
-    whole bundles (compact sched) arrive as numpy chunks; both keep the one arrival order."""
+    whole bundles (compact sched) arrive as numpy chunks; both keep the one arrival order.
+
+    Thread ids and arguments are held as int32 (17 bytes a row, not 25: a 1 GB trace's ~13 M
+    rows held to the end of the read), a chunk as int64 when one of its values does not fit
+    (a pid beyond int32, a wild ``prev_state``): the joined columns are int64 then."""
 
     def __init__(self) -> None:
         self._chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-        self._tid, self._ts, self._code, self._arg = array("q"), array("q"), array("b"), array("q")
+        self._tid, self._ts, self._code, self._arg = array("i"), array("q"), array("b"), array("i")
         self.rows = 0
 
     def push(self, tid: int, ts: int, code: int, arg: int = 0) -> None:
         self._ts.append(ts)  # first: a time out of range fails before anything is stored
-        self._tid.append(tid)
+        try:
+            self._tid.append(tid)
+        except OverflowError:
+            if self._tid.typecode == "q":
+                raise
+            self._ts.pop()
+            self._widen()
+            return self.push(tid, ts, code, arg)
         self._code.append(code)
-        self._arg.append(arg)
+        try:
+            self._arg.append(arg)
+        except OverflowError:
+            if self._arg.typecode == "q":
+                raise
+            self._ts.pop()
+            self._tid.pop()
+            self._code.pop()
+            self._widen()
+            return self.push(tid, ts, code, arg)
         self.rows += 1
+
+    def _widen(self) -> None:
+        """The buffered thread ids and arguments as int64, for a value beyond int32."""
+        self._tid, self._arg = array("q", self._tid), array("q", self._arg)
 
     def _flush(self) -> None:
         if len(self._code):
-            self._chunks.append((np.frombuffer(self._tid, np.int64).copy(), np.frombuffer(self._ts, np.int64).copy(),
-                                 np.frombuffer(self._code, np.int8).copy(), np.frombuffer(self._arg, np.int64).copy()))
-            self._tid, self._ts, self._code, self._arg = array("q"), array("q"), array("b"), array("q")
+            self._chunks.append((np.frombuffer(self._tid, _INTS[self._tid.typecode]).copy(),
+                                 np.frombuffer(self._ts, np.int64).copy(), np.frombuffer(self._code, np.int8).copy(),
+                                 np.frombuffer(self._arg, _INTS[self._arg.typecode]).copy()))
+            self._tid, self._ts, self._code, self._arg = array("i"), array("q"), array("b"), array("i")
 
     def extend(self, tid: np.ndarray, ts: np.ndarray, code: np.ndarray, arg: np.ndarray) -> None:
         """Rows after every row pushed so far."""
         if not len(tid):
             return
         self._flush()
-        self._chunks.append((tid.astype(np.int64, copy=False), ts.astype(np.int64, copy=False),
-                             code.astype(np.int8, copy=False), arg.astype(np.int64, copy=False)))
+        self._chunks.append((_narrow(tid), ts.astype(np.int64, copy=False), code.astype(np.int8, copy=False),
+                             _narrow(arg)))
         self.rows += len(tid)
 
     def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -102,7 +128,7 @@ class SchedLog:
     def drain(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """:meth:`columns`, the log emptied as they are joined: each column's chunks let go once
         it is whole, so the copy never holds more than one column twice (:meth:`columns` holds
-        every chunk until all four are joined: 50 bytes a row at its peak, this 33)."""
+        every chunk until all four are joined: 34 bytes a row at its peak, this ~25)."""
         self._flush()
         chunks = [list(c) for c in self._chunks]
         self.clear()
@@ -114,7 +140,23 @@ class SchedLog:
             cols.append(np.concatenate([c[k] for c in chunks]))
             for c in chunks:
                 c[k] = None
+            if k < 3 and len(chunks) > 1:
+                give_back()  # the column's chunks (small: in the heap, among live objects) before the next's copy
         return tuple(cols)  # type: ignore[return-value]
+
+
+#: numpy's type of an ``array`` buffer of thread ids or arguments
+_INTS = {"i": np.int32, "q": np.int64}
+
+
+def _narrow(col: np.ndarray) -> np.ndarray:
+    """An integer column as int32 when every value fits, else as int64."""
+    if col.dtype == np.int32:
+        return col
+    col = col.astype(np.int64, copy=False)
+    if int(col.min()) >= -(1 << 31) and int(col.max()) < 1 << 31:
+        return col.astype(np.int32)
+    return col
 
 
 #: The C pass of :func:`thread_states` (_schedc.c), or None (tests switch it off to run the numpy code).
@@ -126,18 +168,23 @@ NATIVE = compiled("_schedc")
 CHUNK_ROWS = 1 << 16
 
 
-def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None):
+def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None, cap: int | None = None):
     """Every thread's (tid, totals ns as [running, runnable, sleeping], SchedIntervals, how many
-    intervals), in the order each thread's first event arrived; threads with no state left out. ``log`` is
-    emptied. By the C pass (_schedc.c) when it is built, else by the numpy passes (:func:`_replay`)."""
+    intervals), in the order each thread's first event arrived; threads with no state left out.
+    With ``cap``, intervals are kept for at most that many, thread by thread in that order: a
+    thread whose intervals do not fit with those kept before it has None for its SchedIntervals
+    (the C pass does not keep them: a 1 GB trace has ~12 M intervals, ~4 M of them kept).
+    ``log`` is emptied. By the C pass (_schedc.c) when it is built, else by the numpy passes
+    (:func:`_replay`)."""
     tid, ts, code, arg = log.drain()
     n = len(tid)
     if n == 0:
         return []
+    give_back()  # the log's chunks, freed as they were joined
     if NATIVE is not None:
         cols = [tid, ts, code, arg]
         del tid, ts, code, arg
-        return _states_native(cols, kernel, end)
+        return _states_native(cols, kernel, end, cap)
     order = by_thread_time(tid, ts)
     # the sorted columns one at a time, each let go once gathered (41 bytes a row at the peak)
     T = tid[order]
@@ -163,30 +210,49 @@ def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None
         out += _replay(T[lo:hi], TS[lo:hi], C[lo:hi], A[lo:hi], kernel, end)  # codes stay int8: only compared
         lo = hi
     ranks = np.searchsorted(uniq, np.array([t for t, _, _, _ in out], np.int64))
-    return [out[i] for i in np.argsort(rank[ranks], kind="stable").tolist()]
+    out = [out[i] for i in np.argsort(rank[ranks], kind="stable").tolist()]
+    if cap is not None:
+        kept = 0
+        for i, (t, tot, iv, size) in enumerate(out):
+            if size and kept + size > cap:
+                out[i] = (t, tot, None, size)
+            else:
+                kept += size
+    return out
 
 
-def _states_native(cols: list[np.ndarray], kernel, end):
+def _states_native(cols: list[np.ndarray], kernel, end, cap):
     """:func:`thread_states` by _schedc.replay: one pass over the columns ``cols`` (tid, ts,
     code, arg; emptied) read through the sort order — no sorted copies, no per-pass
-    temporaries, threads already in the order of their first rows. The outputs are allocated
-    for the most there can be (a thread and an interval a row); only what is written takes
-    memory. The columns are let go before the threads' objects are made from the intervals."""
+    temporaries, threads already in the order of their first rows. The thread ids and the
+    arguments are let go before the pass (it reads the threads' bounds in the order, and a
+    blocked reason's io_wait from its ``detail``): ~8 bytes a row less at its peak. The interval
+    outputs are allocated for the most there can be (an interval a row), then cut to what was
+    written; the threads' intervals are rows of them (:func:`_threads`)."""
     tid, ts, code, arg = cols
     cols.clear()
     n = len(tid)
-    order, _ = thread_order(tid, ts)
+    order, starts = thread_order(tid, ts)
+    first_tid = tid[order[starts]]  # each thread's tid
+    del tid
     detail, coarse = _after_states(code, arg, kernel)
-    out_tid, out_bounds = np.empty(n, np.int64), np.empty(n + 1, np.int64)
-    out_tot = np.empty(4 * n, np.int64)
+    blocked = np.flatnonzero(code == BLOCKED)
+    detail[blocked] = arg[blocked].astype(np.int8)  # io_wait as the pass reads it: (int8) of the arg
+    del arg, blocked
+    m = len(starts)
+    starts = np.append(starts, n)
+    out_thr, out_bounds, out_tot = np.empty(m, np.int64), np.empty(m + 1, np.int64), np.empty(4 * m, np.int64)
+    out_count = np.empty(m, np.int64)
     iv_ts, iv_dur = np.empty(n, np.float64), np.empty(n, np.float64)
     iv_state, iv_io = np.empty(n, np.int8), np.empty(n, np.int8)
-    k, _ = NATIVE.replay(order, tid, ts, code, arg, detail, coarse, 0 if end is None else end, end is not None,
-                         _RUNNING, _R, _DEAD, BLOCKED, IN, OUT, WAKE, NEW,
-                         out_tid, out_bounds, out_tot, iv_ts, iv_dur, iv_state, iv_io)
-    del tid, ts, code, arg, order, detail, coarse
-    return _threads(out_tid[:k].tolist(), out_bounds[:k].tolist(), out_bounds[1:k + 1].tolist(),
-                    out_tot.reshape(-1, 4)[:k, :3].tolist(), iv_ts, iv_dur, iv_state, iv_io)
+    k, niv = NATIVE.replay(order, starts, ts, code, detail, coarse, 0 if end is None else end, end is not None,
+                           -1 if cap is None else cap, _RUNNING, _R, _DEAD, BLOCKED, IN, OUT, WAKE, NEW,
+                           out_thr, out_bounds, out_count, out_tot, iv_ts, iv_dur, iv_state, iv_io)
+    del ts, code, order, starts, detail, coarse
+    for c in (iv_ts, iv_dur, iv_state, iv_io):
+        c.resize(niv, refcheck=False)  # the rows written (realloc: the rest given back, not copied)
+    return _threads(first_tid[out_thr[:k]].tolist(), out_bounds[:k].tolist(), out_bounds[1:k + 1].tolist(),
+                    out_tot.reshape(-1, 4)[:k, :3].tolist(), iv_ts, iv_dur, iv_state, iv_io, out_count[:k].tolist())
 
 
 def _after_states(code: np.ndarray, arg: np.ndarray, kernel) -> tuple[np.ndarray, np.ndarray]:
@@ -296,20 +362,18 @@ def _replay(T, TS, C, A, kernel, end):
                     iv_dur, iv_state, iv_io)
 
 
-def _threads(tids, lo, hi, totals, iv_ts, iv_dur, iv_state, iv_io):
+def _threads(tids, lo, hi, totals, iv_ts, iv_dur, iv_state, iv_io, counts=None):
     """[(tid, totals, SchedIntervals, size)]: thread k's intervals are rows lo[k]:hi[k] of the
-    interval columns, cut from one buffer per column (no numpy call per thread)."""
-    b_ts, b_dur = memoryview(iv_ts).cast("B"), memoryview(iv_dur).cast("B")
-    b_state, b_io = memoryview(iv_state).cast("B"), memoryview(iv_io).cast("B")
-    out = []
-    for t, a, b, tot in zip(tids, lo, hi, totals):
-        c_ts, c_dur, c_state, c_io = array("d"), array("d"), array("b"), array("b")
-        c_ts.frombytes(b_ts[a * 8:b * 8])
-        c_dur.frombytes(b_dur[a * 8:b * 8])
-        c_state.frombytes(b_state[a:b])
-        c_io.frombytes(b_io[a:b])
-        out.append((t, tot, SchedIntervals(c_ts, c_dur, c_state, c_io), b - a))
-    return out
+    interval columns, which the threads share (:meth:`SchedIntervals.rows`: no copy, no arrays
+    of their own — the intervals were held twice while each thread's were copied out). With
+    ``counts`` (each thread's intervals, kept or not), a thread that has some and none kept
+    has None."""
+    cols = (memoryview(iv_ts), memoryview(iv_dur), memoryview(iv_state), memoryview(iv_io))
+    rows = SchedIntervals.rows
+    if counts is None:
+        return [(t, tot, rows(cols, a, b), b - a) for t, a, b, tot in zip(tids, lo, hi, totals)]
+    return [(t, tot, rows(cols, a, b) if b > a or not c else None, c)
+            for t, a, b, tot, c in zip(tids, lo, hi, totals, counts)]
 
 
 def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

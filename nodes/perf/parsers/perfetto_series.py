@@ -167,17 +167,23 @@ class SeriesTable:
 def sort_series(n: int, sid, ts, value):
     """Points of series ``0..n-1`` (int64 ts; value float64 without NaN, or integers) each sorted
     by (ts, value), as ``sorted`` sorts its (ts, value) tuples: (bounds, ts, value), series
-    ``i`` being rows ``bounds[i]:bounds[i + 1]``."""
+    ``i`` being rows ``bounds[i]:bounds[i + 1]``. The sort key is let go before the columns
+    are gathered (8 bytes a point less at the peak: the memory lens's 4 M points at 1 GB)."""
     order = None
     if len(ts):
         t0 = int(ts.min())
         span = int(ts.max()) - t0 + 1
         if n * span < 1 << 63:  # (series, ts) as one int64 key: one quicksort, not a lexsort
-            key = sid.astype(np.int64) * span + (ts - t0)
+            key = sid.astype(np.int64)  # sid * span + (ts - t0), in place (int64 wraps alike on the way)
+            key *= span
+            key += ts
+            key -= t0
             order = np.argsort(key)
-            k = key[order]
-            if (k[1:] == k[:-1]).any():  # equal times in a series: the values order them
-                order = np.lexsort((value, key))
+            key = key[order]  # sorted: equal neighbours are equal times in a series
+            ties = bool((key[1:] == key[:-1]).any())
+            del key
+            if ties:  # the values order them
+                order = np.lexsort((value, sid.astype(np.int64) * span + (ts - t0)))
     if order is None:
         order = np.lexsort((value, ts, sid))
     bounds = np.zeros(n + 1, np.int64)
