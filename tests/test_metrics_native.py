@@ -211,3 +211,42 @@ def test_the_reduceat_self_check_refuses_another_sum(monkeypatch):
     monkeypatch.setattr(hotspots, "NATIVE", Sequential)
     monkeypatch.setattr(hotspots, "_REDUCEAT_OK", [])
     assert not hotspots._native_reduceat_is_numpys()
+
+
+@pytest.mark.parametrize("path", [p for p in CAPTURES if p.endswith((".perfetto-trace", ".pftrace"))],
+                         ids=lambda p: p.split("/")[-1])
+def test_walked_threads_read_their_slices_again(path, monkeypatch):
+    """A batch with nothing dropped or clipped (a Perfetto trace's) keeps no sorted copy of its
+    slices: each thread gathers them from its pd.slices columns by the walk's positions
+    (WalkSums.at), the numpy walk's sorted columns bit for bit, read after read; the sums
+    columns are ctx.walk_self's and ctx.walk_groups' own (views, not copies)."""
+    pd = load(path)
+    a, b = _walked(pd, False, monkeypatch), _walked(load(path), True, monkeypatch)
+    walked = [th for th in b.threads.values() if th.count]
+    if not walked:
+        pytest.skip("no thread slices")
+    assert all(th._ts is None and th._dur is None and th._name is None for th in walked)
+    assert all(th._sums.at is not None and th._sums.at.dtype == np.int32 for th in walked)
+    for key, th in b.threads.items():
+        for f in ("ts", "dur", "name"):
+            x, y = getattr(a.threads[key], f), getattr(th, f)
+            assert x.dtype == y.dtype and x.tobytes() == y.tobytes() == getattr(th, f).tobytes()
+    names, vals, _at = b.walk_self
+    assert all(np.shares_memory(th._sums.self_name, names) and np.shares_memory(th._sums.self_val, vals)
+               for th in walked if len(th._sums.self_name))
+    if b.walk_groups is not None:
+        assert all(np.shares_memory(th._sums.cnt_name, b.walk_groups[1]) for th in walked if len(th._sums.cnt_name))
+
+
+def test_batches_with_odd_slices_keep_their_sorted_columns(monkeypatch):
+    """A batch with a time that is not finite, a negative duration or -0.0 keeps its sorted
+    (dropped, clipped) columns, as the numpy walk has them; its neighbours in other batches
+    still read theirs again."""
+    threads = [([1.0, 0.0, 2.0], [1.0, 3.0, 0.5], [0, 1, 2]), ([0.0, 1.0], [-0.0, 2.0], [1, 1]),
+               ([0.0, float("nan"), 3.0], [1.0, 1.0, -2.0], [2, 0, 1]), ([5.0, 4.0], [1.0, 1.0], [0, 2])]
+    monkeypatch.setattr(hotspots, "BATCH_SLICES", 3)
+    a = _walked(_data(threads, False), False, monkeypatch)
+    b = _walked(_data(threads, False), True, monkeypatch)
+    _same(a, b)
+    kept = [th._ts is not None for th in b.threads.values()]
+    assert kept == [False, True, True, False]

@@ -10,7 +10,7 @@
  *                 times finite, durations >= 0 (the caller drops and clips as the walk does)
  *   name          int64[n], each in [0, nnames)
  *   bounds        int64[nseg + 1]
- *   out           a tuple of 26 writable buffers (hotspots._native_walk names them):
+ *   out           a tuple of 27 writable buffers (hotspots._native_walk names them):
  *     o_ts, o_dur, o_name        the slices of each thread by (start, longer first), as the
  *                                stable lexsort((-dur, ts)) gives them
  *     busy                       float64[nseg]: the top-level durations added in start order
@@ -29,6 +29,9 @@
  *     g_sum, g_min, g_max, g_ts, g_dur    float64[n], beside cnt_*: slice_stats' per-name
  *                                groups of the thread (durations added as np.add.reduceat
  *                                adds them, least, largest, the first slice's start and duration)
+ *     o_at                       int64[n]: where each slice of o_* is in its thread's input
+ *                                (0 .. its length): o_ts[bounds[s] + p] is ts[bounds[s] + o_at[...]];
+ *                                the caller keeps these instead of o_* when it can read the input again
  *
  * Every sum starts from 0.0 and adds in the order stated, as the reference's `+=` does (and
  * numpy's bincount, which adds in index order). Plain CPython C API and the buffer protocol.
@@ -211,7 +214,7 @@ typedef struct {
 
 enum { O_TS, O_DUR, O_NAME, O_BUSY, O_ROOTS, O_ROOT_B, O_SELF_N, O_SELF_V, O_SELF_B, O_TOT_N, O_TOT_V,
        O_TOT_B, O_CNT_N, O_CNT_V, O_CNT_B, O_LIST_P, O_LIST_W, O_LIST_B, O_UP, O_PNAME, O_PATH_B, O_G_SUM, O_G_MIN,
-       O_G_MAX, O_G_TS, O_G_DUR, N_OUT };
+       O_G_MAX, O_G_TS, O_G_DUR, O_AT, N_OUT };
 
 static PyObject *walk(PyObject *self, PyObject *args)
 {
@@ -266,7 +269,7 @@ static PyObject *walk(PyObject *self, PyObject *args)
                                         "self_val", "self_bounds", "tot_name", "tot_val", "tot_bounds", "cnt_name",
                                         "cnt_val", "cnt_bounds", "listed_pid", "listed_w", "listed_bounds",
                                         "path_up", "path_name", "path_bounds", "g_sum", "g_min", "g_max", "g_ts",
-                                        "g_dur"};
+                                        "g_dur", "o_at"};
     for (int k = 0; k < N_OUT; k++) {
         Py_ssize_t items = n;
         if (k == O_BUSY)
@@ -306,6 +309,7 @@ static PyObject *walk(PyObject *self, PyObject *args)
     int64_t *path_up = out[O_UP].b.buf, *path_name = out[O_PNAME].b.buf, *path_b = out[O_PATH_B].b.buf;
     double *g_sum = out[O_G_SUM].b.buf, *g_min = out[O_G_MIN].b.buf, *g_max = out[O_G_MAX].b.buf;
     double *g_ts = out[O_G_TS].b.buf, *g_dur = out[O_G_DUR].b.buf;
+    int64_t *o_at = out[O_AT].b.buf;
 
     Py_ssize_t cap = 16;
     while (cap < 2 * maxm)
@@ -377,6 +381,7 @@ static PyObject *walk(PyObject *self, PyObject *args)
             o_ts[lo + p] = t;
             o_dur[lo + p] = d0;
             o_name[lo + p] = nm;
+            o_at[lo + p] = i - lo;
             count[nm]++;
             while (sp && stack[sp - 1].end <= t)
                 CLOSE();

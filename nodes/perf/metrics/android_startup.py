@@ -146,7 +146,7 @@ class _SliceIndex:
         held = []
         for key, th in ctx.threads.items():
             self.by_pid.setdefault(key[0], []).append(key)
-            if len(th.ts):
+            if th.count:
                 held.append((key, th))
         # the distinct names the walk found (hotspots.walk), else found here
         distinct = [th.names for _k, th in held]

@@ -99,13 +99,24 @@ def joined_column(cols: list, field: str, dtype) -> np.ndarray:
     return np.concatenate([np.asarray(x).astype(dt, copy=False) for x in parts])
 
 
+#: ``_Thread.names`` of a thread of the C walk: its distinct names are read from the walk's
+#: columns when asked for (None stays "not known").
+_FROM_SUMS = object()
+
+
 class _Thread:
     """Per-thread results of the slice walk. The per-name sums (``self_by``, ``total_by``,
     ``count_by``) of a thread the C walk walked stay in that walk's columns until first read
-    (``_sums``): a trace has ten thousand threads, and most are only ever summed over."""
+    (``_sums``): a trace has ten thousand threads, and most are only ever summed over.
 
-    __slots__ = ("key", "busy_us", "count", "_self_by", "_total_by", "_count_by", "_sums", "_top", "_roots", "ts",
-                 "dur", "name", "names")
+    So do its slices in walk order (``ts``, ``dur``, ``name``) when the walk could keep only
+    where each lies in the thread's own columns of ``pd.slices`` (``_src``; hotspots.WalkSums.at,
+    4 bytes a slice): they are gathered from there on each read, not held — at 1 GB read whole
+    the sorted copies of every thread's 4.3 M slices were ~100 MB, held for the whole analysis,
+    and most threads are only looked at once (the frame and launch finders' name tests)."""
+
+    __slots__ = ("key", "busy_us", "count", "_self_by", "_total_by", "_count_by", "_sums", "_s", "_top", "_roots",
+                 "_ts", "_dur", "_name", "_names", "_src")
 
     def __init__(self, key: tuple[int, int]):
         self.key = key
@@ -115,14 +126,16 @@ class _Thread:
         self._total_by: dict[int, float] | None = defaultdict(float)
         self._count_by: dict[int, int] | None = defaultdict(int)
         self._sums = None
+        self._s = 0
         self._top: list[tuple[float, float, int]] | None = []
         self._roots: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self.ts: np.ndarray = np.empty(0)
-        self.dur: np.ndarray = np.empty(0)
-        self.name: np.ndarray = np.empty(0, dtype=np.int64)
+        self._ts: np.ndarray | None = np.empty(0)
+        self._dur: np.ndarray | None = np.empty(0)
+        self._name: np.ndarray | None = np.empty(0, dtype=np.int64)
+        self._src = None
         #: The distinct ids of ``name``, ascending (``np.unique(name).tolist()``), as the walk
         #: finds them; None when it did not (android_startup's index then finds them itself).
-        self.names: list[int] | None = None
+        self._names: list[int] | None = None
 
     @classmethod
     def of(cls, key: tuple[int, int], ts: np.ndarray, dur: np.ndarray, name: np.ndarray, busy_us: float,
@@ -131,42 +144,83 @@ class _Thread:
         """A thread's results made whole (hotspots' batch walk makes ten thousand at once);
         ``roots`` are the (start, duration, name id) columns of its top-level slices."""
         th = cls.__new__(cls)
-        th.key, th.ts, th.dur, th.name, th.count, th.busy_us = key, ts, dur, name, len(ts), busy_us
-        th._self_by, th._total_by, th._count_by, th._sums, th._top, th._roots = self_by, total_by, count_by, None, None, roots
-        th.names = None
+        th.key, th._ts, th._dur, th._name, th.count, th.busy_us = key, ts, dur, name, len(ts), busy_us
+        th._self_by, th._total_by, th._count_by, th._sums, th._s, th._top, th._roots = (
+            self_by, total_by, count_by, None, 0, None, roots)
+        th._names = th._src = None
         return th
 
     @classmethod
-    def walked(cls, key: tuple[int, int], ts: np.ndarray, dur: np.ndarray, name: np.ndarray, busy_us: float,
-               names: list[int], sums, s: int) -> "_Thread":
-        """A thread of hotspots' C walk: its sums and top-level slices are thread ``s`` of
-        ``sums`` (hotspots.WalkSums), made into dicts and tuples when read."""
+    def walked(cls, key: tuple[int, int], count: int, busy_us: float, sums, s: int, src=None,
+               cols: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> "_Thread":
+        """A thread of hotspots' C walk: its sums, top-level slices and distinct names are thread
+        ``s`` of ``sums`` (hotspots.WalkSums), made into dicts and lists when read; its slices
+        are ``cols`` (ts, dur, name in walk order), or else gathered from ``src`` (its columns in
+        ``pd.slices``) by ``sums.at`` on each read."""
         th = cls.__new__(cls)
-        th.key, th.ts, th.dur, th.name, th.count, th.busy_us = key, ts, dur, name, len(ts), busy_us
+        th.key, th.count, th.busy_us = key, count, busy_us
         th._self_by = th._total_by = th._count_by = th._top = th._roots = None
-        th._sums = (sums, s)
-        th.names = names
+        th._sums, th._s, th._src = sums, s, src
+        th._ts, th._dur, th._name = cols if cols is not None else (None, None, None)
+        th._names = _FROM_SUMS
         return th
+
+    @property
+    def ts(self) -> np.ndarray:
+        """Slice starts (µs) in walk order: by start, longer first."""
+        return self._ts if self._ts is not None else self._sums.gathered(self._s, self._src.ts, np.float64)
+
+    @ts.setter
+    def ts(self, v: np.ndarray) -> None:
+        self._ts = v
+
+    @property
+    def dur(self) -> np.ndarray:
+        """Slice durations (µs, at least 0), beside ``ts``."""
+        return self._dur if self._dur is not None else self._sums.gathered(self._s, self._src.dur, np.float64)
+
+    @dur.setter
+    def dur(self, v: np.ndarray) -> None:
+        self._dur = v
+
+    @property
+    def name(self) -> np.ndarray:
+        """Slice name ids (int64), beside ``ts``."""
+        return self._name if self._name is not None else self._sums.gathered(self._s, self._src.name, np.int64)
+
+    @name.setter
+    def name(self, v: np.ndarray) -> None:
+        self._name = v
+
+    @property
+    def names(self) -> list[int] | None:
+        """The distinct ids of ``name``, ascending (``np.unique(name).tolist()``), as the walk
+        finds them; None when it did not (android_startup's index then finds them itself)."""
+        return self._sums.names(self._s) if self._names is _FROM_SUMS else self._names
+
+    @names.setter
+    def names(self, v: list[int] | None) -> None:
+        self._names = v
 
     @property
     def self_by(self) -> dict[int, float]:
         """Self time per name id, in the order the walk first closed a slice of each name."""
         if self._self_by is None:
-            self._self_by = self._sums[0].self_by(self._sums[1])
+            self._self_by = self._sums.self_by(self._s)
         return self._self_by
 
     @property
     def total_by(self) -> dict[int, float]:
         """Total time per name id (outermost occurrences), in the order of their starts."""
         if self._total_by is None:
-            self._total_by = self._sums[0].total_by(self._sums[1])
+            self._total_by = self._sums.total_by(self._s)
         return self._total_by
 
     @property
     def count_by(self) -> dict[int, int]:
         """Slices per name id, ids ascending."""
         if self._count_by is None:
-            self._count_by = self._sums[0].count_by(self._sums[1])
+            self._count_by = self._sums.count_by(self._s)
         return self._count_by
 
     @property
@@ -177,7 +231,8 @@ class _Thread:
         for nothing."""
         if self._top is None:
             if self._sums is not None:
-                self._top = self._sums[0].top_level(self._sums[1])
+                r = self._sums.roots(self._s)
+                self._top = list(zip(self.ts[r].tolist(), self.dur[r].tolist(), self.name[r].tolist())) if len(r) else []
             else:
                 self._top = list(zip(*(c.tolist() for c in self._roots))) if self._roots is not None else []
         return self._top

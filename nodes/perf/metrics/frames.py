@@ -252,9 +252,9 @@ def android_frames(ctx) -> list[Frame]:
         return []
     out: list[Frame] = []
     for k, th in ctx.threads.items():
-        if not len(th.name):
+        if not th.count:
             continue
-        m = np.isin(th.name, ids)
+        m = np.isin(th.name, ids)  # a thread's names are gathered on each read (common._Thread): once here
         if not m.any():
             continue
         if ctx.main is not None and k != ctx.main and k[0] == ctx.main[0]:
@@ -367,10 +367,11 @@ def ran_during(ctx, f: Frame) -> list[str]:
             continue
         seen.add(k)
         th = ctx.threads[k]
-        if not len(th.ts):
+        if not th.count:
             continue
-        hi = np.searchsorted(th.ts, end, side="left")
-        ts, dur, name = th.ts[:hi], th.dur[:hi], th.name[:hi]
+        ts = th.ts
+        hi = np.searchsorted(ts, end, side="left")
+        ts, dur, name = ts[:hi], th.dur[:hi], th.name[:hi]
         m = ts + dur > start
         if not m.any():
             continue

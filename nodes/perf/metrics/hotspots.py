@@ -9,6 +9,7 @@ rows and ``-X importtime`` modules as they come. Also the heaviest stacks for fl
 from __future__ import annotations
 
 import os
+from array import array
 from collections import defaultdict
 from dataclasses import dataclass
 from operator import attrgetter
@@ -146,9 +147,10 @@ def _walk_all_native(ctx) -> None:
     if chunk:
         batches.append(chunk)
     scratch = _scratch(most)
+    into = _sum_columns(sum(lens))
     results: list = [None] * len(keys)
     for chunk in batches:
-        for i, got in zip(chunk, _native_walk([keys[i] for i in chunk], [cols[i] for i in chunk], scratch)):
+        for i, got in zip(chunk, _native_walk([keys[i] for i in chunk], [cols[i] for i in chunk], scratch, into)):
             results[i] = got
     # into ctx in the order of pd.slices, paths while the cap allows (as _keep checks them)
     threads, kept = ctx.threads, ctx.slice_paths
@@ -164,11 +166,10 @@ def _walk_all_native(ctx) -> None:
             count += paths.count
     ctx.slice_path_count = count
     # every thread's self time per name, and slice_stats' groups, as columns in ctx.threads'
-    # order (app_scope, _walked_groups)
+    # order (app_scope, _walked_groups): the columns the batches wrote their sums into
     sums = [results[chunk[0]][0]._sums for chunk in batches]
     if not all(w is not None for w in sums):
         return  # a batch the numpy walk walked
-    sums = [w[0] for w in sums]
     nonempty = [i for chunk in batches for i in chunk]
 
     def per_thread(at: str) -> np.ndarray:
@@ -179,12 +180,48 @@ def _walk_all_native(ctx) -> None:
 
     at = np.zeros(len(keys) + 1, dtype=np.int64)
     np.cumsum(per_thread("self_at"), out=at[1:])
-    ctx.walk_self = (np.concatenate([w.self_name for w in sums]) if sums else np.zeros(0, dtype=np.int64),
-                     np.concatenate([w.self_val for w in sums]) if sums else np.zeros(0), at)
+    selfs, counts = (x.columns() for x in into)
+    ctx.walk_self = (selfs["self_name"], selfs["self_val"], at)
     if sums and not any(w.signed_zero for w in sums):
-        cols = [np.concatenate([w.cnt_name for w in sums]), np.concatenate([w.cnt_val for w in sums])]
-        cols += [np.concatenate([w.groups[j] for w in sums]) for j in range(5)]
-        ctx.walk_groups = (per_thread("cnt_at"), *cols)
+        ctx.walk_groups = (per_thread("cnt_at"), *(counts[f] for f in _COUNT_FIELDS))
+
+
+#: The per-name columns of the C walk's batches, laid end to end (WalkSums reads its stretch):
+#: self time per name; slice counts per name with slice_stats' groups beside them.
+_SELF_FIELDS = {"self_name": np.int64, "self_val": np.float64}
+_COUNT_FIELDS = {"cnt_name": np.int64, "cnt_val": np.int64, "g_sum": np.float64, "g_min": np.float64,
+                 "g_max": np.float64, "g_ts": np.float64, "g_dur": np.float64}
+
+
+class _Stretches:
+    """Columns of up to ``cap`` rows that batches append their rows to, each batch's rows then
+    read as views of its stretch: no per-batch copies joined at the end (at 1 GB read whole,
+    ~70 MB of them twice over). The columns are made empty (``np.empty``: the pages past the
+    rows written are never touched, so never resident) at the most rows there can be."""
+
+    def __init__(self, cap: int, fields: dict):
+        self._cols = {f: np.empty(cap, dtype=dt) for f, dt in fields.items()}
+        self.n = 0
+
+    def add(self, parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        k = len(next(iter(parts.values())))
+        a = self.n
+        self.n += k
+        out = {}
+        for f, x in parts.items():
+            col = self._cols[f][a:a + k]
+            col[...] = x
+            out[f] = col
+        return out
+
+    def columns(self) -> dict[str, np.ndarray]:
+        return {f: c[:self.n] for f, c in self._cols.items()}
+
+
+def _sum_columns(cap: int) -> tuple[_Stretches, _Stretches]:
+    """The per-name columns of batches of ``cap`` slices in all (a thread has a row per name
+    it holds, at most one a slice)."""
+    return _Stretches(cap, _SELF_FIELDS), _Stretches(cap, _COUNT_FIELDS)
 
 
 def _keep(ctx, key: tuple[int, int], th: _Thread, paths: "SlicePaths | None") -> None:
@@ -302,10 +339,14 @@ NATIVE = compiled("nodes.perf.metrics._metricsc")
 
 class WalkSums:
     """The per-thread sums of one :func:`_native_walk` as its columns, thread ``s``'s made into
-    the dicts :class:`.common._Thread` lists on first read (most threads are only summed over)."""
+    the dicts :class:`.common._Thread` lists on first read (most threads are only summed over);
+    its rows ``[bounds[s], bounds[s + 1])``. ``at``: where each slice in walk order lies in its
+    thread's input columns (``_Thread.ts`` and the others gather by it), None when the batch
+    keeps its sorted columns instead; ``root``: the top-level slices' positions in the batch's
+    walk order."""
 
     __slots__ = ("self_name", "self_val", "self_at", "tot_name", "tot_val", "tot_at", "cnt_name", "cnt_val",
-                 "cnt_at", "top", "root_at", "groups", "signed_zero")
+                 "cnt_at", "root", "root_at", "at", "bounds", "signed_zero")
 
     def self_by(self, s: int) -> dict:
         a, b = self.self_at[s], self.self_at[s + 1]
@@ -319,16 +360,28 @@ class WalkSums:
         a, b = self.cnt_at[s], self.cnt_at[s + 1]
         return defaultdict(int, zip(self.cnt_name[a:b].tolist(), self.cnt_val[a:b].tolist()))
 
-    def top_level(self, s: int) -> list[tuple[float, float, int]]:
-        a, b = self.root_at[s], self.root_at[s + 1]
-        return list(zip(*(c[a:b].tolist() for c in self.top))) if b > a else []
+    def names(self, s: int) -> list[int]:
+        """Thread ``s``'s distinct name ids, ascending (its count pairs come sorted by name)."""
+        return self.cnt_name[self.cnt_at[s]:self.cnt_at[s + 1]].tolist()
+
+    def roots(self, s: int) -> np.ndarray:
+        """Thread ``s``'s top-level slices: their positions in its slices in walk order."""
+        return self.root[self.root_at[s]:self.root_at[s + 1]] - self.bounds[s]
+
+    def gathered(self, s: int, col, dtype) -> np.ndarray:
+        """Thread ``s``'s column ``col`` (of its ``pd.slices`` columns) in walk order."""
+        x = np.frombuffer(col, dtype=np.dtype(col.typecode)) if isinstance(col, array) else np.asarray(col)
+        return x[self.at[self.bounds[s]:self.bounds[s + 1]]].astype(dtype, copy=False)
 
 
 def _scratch(n: int) -> list[np.ndarray]:
     """The C walk's per-batch output columns that :func:`_native_walk` copies out at their
-    length: roots, self (name, value), total (name, value), count (name, value), listed path,
-    path (up, name), listed weight, slice_stats' groups (sum, min, max, first start, first duration)."""
-    return [np.empty(n, dtype=np.float64 if k in (2, 4, 10, 11, 12, 13, 14, 15) else np.int64) for k in range(16)]
+    length (or not at all): roots, self (name, value), total (name, value), count (name,
+    value), listed path, path (up, name), listed weight, slice_stats' groups (sum, min, max,
+    first start, first duration), the sorted columns (start, duration, name) and each slice's
+    place in its thread's input."""
+    return [np.empty(n, dtype=np.float64 if k in (2, 4, 10, 11, 12, 13, 14, 15, 16, 17) else np.int64)
+            for k in range(20)]
 
 
 #: Name ids beyond this many times a batch's slice count are renumbered densely before the C
@@ -336,23 +389,37 @@ def _scratch(n: int) -> list[np.ndarray]:
 _DENSE_NAMES = 4
 
 
-def _native_walk(keys: list, cols: list, scratch: list | None = None) -> list[tuple[_Thread, "SlicePaths | None"]]:
+def _positions(x: np.ndarray, n: int) -> np.ndarray:
+    """Positions among ``n`` rows, as int32 when they fit (4 bytes a slice held, not 8)."""
+    return x.astype(np.int32) if n < 2**31 else x.copy()
+
+
+def _native_walk(keys: list, cols: list, scratch: list | None = None,
+                 into: tuple[_Stretches, _Stretches] | None = None) -> list[tuple[_Thread, "SlicePaths | None"]]:
     """:func:`_walk_batch`'s results (the reference walk's, thread by thread) from the C walk
     (:data:`NATIVE`): the same columns joined, non-finite slices dropped and durations clipped
     at 0 here as there, then one pass per thread in C. ``scratch``: :func:`_scratch` columns
-    of at least the batch's length, reused batch after batch."""
+    of at least the batch's length, reused batch after batch; ``into``: the :func:`_sum_columns`
+    the per-name sums are written into (made for the batch alone when None).
+
+    When nothing was dropped or clipped (no time not finite, no duration below 0 or -0.0: a
+    Perfetto trace's slices never have one), the threads keep only each sorted slice's place
+    in their own columns (``WalkSums.at``) and read their slices from ``pd.slices`` again: the
+    same values, bit for bit; otherwise their sorted columns, as the numpy walk keeps them."""
     counts = np.fromiter(map(len, cols), dtype=np.int64, count=len(cols))
     ts = joined_column(cols, "ts", np.float64)
     dur = joined_column(cols, "dur", np.float64)
     name = joined_column(cols, "name", np.int64)
     ok = np.isfinite(ts) & np.isfinite(dur)
-    if not ok.all():
+    exact = bool(ok.all())
+    if not exact:
         seg = np.repeat(np.arange(len(keys), dtype=np.int64), counts)
         ts, dur, name = ts[ok], dur[ok], name[ok]
         counts = np.bincount(seg[ok], minlength=len(keys))
     n = len(ts)
     if not n or int(name.min()) < 0:
         return _walk_batch(keys, cols)  # nothing to walk; or ids the numpy walk refuses as it does
+    exact = exact and not np.signbit(dur).any()
     dur = np.maximum(dur, 0.0)
     lut = None
     span = int(name.max()) + 1
@@ -362,7 +429,7 @@ def _native_walk(keys: list, cols: list, scratch: list | None = None) -> list[tu
     bounds = np.zeros(len(keys) + 1, dtype=np.int64)
     np.cumsum(counts, out=bounds[1:])
     nseg = len(keys)
-    o_ts, o_dur, o_name, busy = np.empty(n), np.empty(n), np.empty(n, dtype=np.int64), np.empty(nseg)
+    busy = np.empty(nseg)
     at = [np.empty(nseg + 1, dtype=np.int64) for _ in range(6)]
     root_at, self_at, tot_at, cnt_at, listed_at, path_at = at
     # the per-name and per-path columns fill a fraction of their n rows: written into scratch
@@ -371,39 +438,45 @@ def _native_walk(keys: list, cols: list, scratch: list | None = None) -> list[tu
     if scratch is None or len(scratch[0]) < n:
         scratch = _scratch(n)
     (roots, self_name, self_val, tot_name, tot_val, cnt_name, cnt_val, listed_pid, path_up, path_name, listed_w,
-     g_sum, g_min, g_max, g_ts, g_dur) = (x[:n] for x in scratch)
+     g_sum, g_min, g_max, g_ts, g_dur, o_ts, o_dur, o_name, o_at) = (x[:n] for x in scratch)
     NATIVE.walk(ts, dur, name, bounds, span, MAX_PATH_DEPTH,
                 (o_ts, o_dur, o_name, busy, roots, root_at, self_name, self_val, self_at, tot_name, tot_val, tot_at,
                  cnt_name, cnt_val, cnt_at, listed_pid, listed_w, listed_at, path_up, path_name, path_at,
-                 g_sum, g_min, g_max, g_ts, g_dur))
-    if lut is not None:
-        o_name = lut[o_name]
+                 g_sum, g_min, g_max, g_ts, g_dur, o_at))
     sums = WalkSums()
-    sums.self_at, sums.tot_at, sums.cnt_at, sums.root_at = (x.tolist() for x in (self_at, tot_at, cnt_at, root_at))
-    la, pa = listed_at.tolist(), path_at.tolist()
+    sums.self_at, sums.tot_at, sums.cnt_at, sums.root_at, sums.bounds = self_at, tot_at, cnt_at, root_at, bounds
 
     def kept(col: np.ndarray, k: int, names: bool = False) -> np.ndarray:
         return lut[col[:k]] if names and lut is not None else col[:k].copy()
 
-    sums.self_name, sums.self_val = kept(self_name, sums.self_at[-1], True), kept(self_val, sums.self_at[-1])
-    sums.tot_name, sums.tot_val = kept(tot_name, sums.tot_at[-1], True), kept(tot_val, sums.tot_at[-1])
-    cnt_names, sums.cnt_val = kept(cnt_name, sums.cnt_at[-1], True), kept(cnt_val, sums.cnt_at[-1])
-    sums.cnt_name = cnt_names
-    k = sums.cnt_at[-1]
-    sums.groups = tuple(x[:k].copy() for x in (g_sum, g_min, g_max, g_ts, g_dur))
+    def named(col: np.ndarray, k: int) -> np.ndarray:
+        return lut[col[:k]] if lut is not None else col[:k]
+
+    if into is None:
+        into = _sum_columns(n)
+    got = into[0].add({"self_name": named(self_name, self_at[-1]), "self_val": self_val[:self_at[-1]]})
+    sums.self_name, sums.self_val = got["self_name"], got["self_val"]
+    sums.tot_name, sums.tot_val = kept(tot_name, tot_at[-1], True), kept(tot_val, tot_at[-1])
+    k = cnt_at[-1]
+    got = into[1].add({"cnt_name": named(cnt_name, k), "cnt_val": cnt_val[:k], "g_sum": g_sum[:k], "g_min": g_min[:k],
+                       "g_max": g_max[:k], "g_ts": g_ts[:k], "g_dur": g_dur[:k]})
+    sums.cnt_name, sums.cnt_val = got["cnt_name"], got["cnt_val"]
     sums.signed_zero = bool(np.signbit(dur[dur == 0.0]).any())  # min/max of -0.0 and 0.0: numpy's choice
-    listed_pid, listed_w = kept(listed_pid, la[-1]), kept(listed_w, la[-1])
-    path_up, path_name = kept(path_up, pa[-1]), kept(path_name, pa[-1], True)
-    r = roots[:sums.root_at[-1]]
-    sums.top = (o_ts[r], o_dur[r], o_name[r])
-    b, busy_l, cat = bounds.tolist(), busy.tolist(), sums.cnt_at
-    names = cnt_names.tolist()
-    walked = (listed_pid, listed_w, la, path_up, path_name, pa)
+    listed_pid, listed_w = kept(listed_pid, listed_at[-1]), kept(listed_w, listed_at[-1])
+    path_up, path_name = kept(path_up, path_at[-1]), kept(path_name, path_at[-1], True)
+    sums.root = _positions(roots[:root_at[-1]], n)
+    if exact:
+        sums.at, sorted_cols = _positions(o_at, n), None
+    else:
+        sums.at, sorted_cols = None, (o_ts.copy(), o_dur.copy(), lut[o_name] if lut is not None else o_name.copy())
+    b, busy_l, la = bounds.tolist(), busy.tolist(), listed_at.tolist()
+    walked = (listed_pid, listed_w, listed_at, path_up, path_name, path_at)
     out: list[tuple[_Thread, SlicePaths | None]] = []
     thread = _Thread.walked
-    for s, key, lo, hi, ca, cb, p, q in zip(range(nseg), keys, b, b[1:], cat, cat[1:], la, la[1:]):
-        out.append((thread(key, o_ts[lo:hi], o_dur[lo:hi], o_name[lo:hi], busy_l[s], names[ca:cb], sums, s),
-                    None if p == q else WalkedPaths(key, walked, s, q - p)))
+    for s, key, src, lo, hi, p, q in zip(range(nseg), keys, cols, b, b[1:], la, la[1:]):
+        th = (thread(key, hi - lo, busy_l[s], sums, s, src=src) if sorted_cols is None else
+              thread(key, hi - lo, busy_l[s], sums, s, cols=tuple(c[lo:hi] for c in sorted_cols)))
+        out.append((th, None if p == q else WalkedPaths(key, walked, s, q - p)))
     return out
 
 
@@ -738,7 +811,7 @@ def _thread_groups(ctx, add, acc: dict) -> None:
     over the same runs of values; ``add`` called thread by thread, names ascending, as the
     per-thread pass did (a trace of 11,000 short-lived threads paid its numpy passes for each)."""
     sc = ctx.scope
-    threads = [(key[0], th) for key, th in ctx.threads.items() if len(th.ts)]
+    threads = [(key[0], th) for key, th in ctx.threads.items() if th.count]
     if not threads:
         return
     if getattr(ctx, "walk_groups", None) is not None and _native_reduceat_is_numpys():

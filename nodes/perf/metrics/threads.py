@@ -61,7 +61,7 @@ def pick_main(ctx) -> None:
     if fid:
         counts = {}
         for k, th in ctx.threads.items():
-            if len(th.name):
+            if th.count:
                 c = int(np.isin(th.name, fid).sum())
                 if c:
                     counts[k] = c
