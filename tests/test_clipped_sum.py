@@ -236,3 +236,21 @@ def test_sched_index_columns_from_c_are_the_constructors(monkeypatch):
     new = [cpu.section(Context(pd, 10), "w", a, b) for a, b in windows]
     monkeypatch.setattr(cpu, "NATIVE", None)
     assert new == [cpu.section(Context(pd, 10), "w", a, b) for a, b in windows]
+
+
+@pytest.mark.parametrize("at_once", [1, 7, 300, 1 << 40])
+def test_cpu_sections_indexed_a_run_of_threads_at_a_time(at_once, monkeypatch):
+    """cpu._all_sections indexes INDEX_INTERVALS intervals' threads at a time and drops each
+    index: every window's threads, their order and sums are those of cpu.section over the one
+    index of every thread (the path a lone section still takes), whatever the run length, on
+    windows that miss, cut and cover the warm start's threads."""
+    pd = load(str(WARM))
+    span = pd.end_us - pd.start_us
+    windows = [(f"w{i}", pd.start_us + f * span, pd.start_us + (f + w) * span)
+               for i, (f, w) in enumerate([(0.0, 1.0), (-0.1, 1.2), (0.3, 0.2), (0.5, 0.01), (0.9, 0.5), (2.0, 0.1)])]
+    want = [cpu.section(Context(pd, 10), name, a, b) for name, a, b in windows]
+    monkeypatch.setattr(cpu, "INDEX_INTERVALS", at_once)
+    ctx = Context(pd, 10)
+    assert cpu._all_sections(ctx, windows) == want
+    assert "_sched_index" not in ctx.__dict__  # nothing kept for the families after
+    assert sum(len(s.threads) for s in want) > 20

@@ -119,42 +119,74 @@ def _near(idx: "_SchedIndex", start: float, end: float) -> np.ndarray:
                           | ((wait_iv.first < end) & (wait_iv.last > start)))
 
 
+#: Scheduler intervals :func:`_all_sections` indexes at a time (a thread with more is indexed
+#: alone): the index of every thread at once was ~200 MB at 1 GB read whole (4 M intervals: the
+#: joined columns and both states' starts and ends), on top of everything the analysis holds.
+INDEX_INTERVALS = 1 << 18
+
+
 def _all_sections(ctx, windows: list[tuple[str, float, float]]) -> list[CpuSection]:
     """:func:`section` of each window, the clipped sums of every section's threads asked in
     one :meth:`.clipped_sum.Intervals.clipped_sums` call per state (a trace of many launches
-    paid that call's fixed cost per section)."""
+    paid that call's fixed cost per section) for each run of threads of up to
+    :data:`INDEX_INTERVALS` intervals, indexed (:class:`_SchedIndex`) and dropped in turn: a
+    thread's sums are its own intervals' whatever threads are indexed beside it, and each
+    window's threads come out in the order of ``pd.sched_intervals``, as from one index."""
     if not windows:
         return []
-    idx = _index(ctx)
-    nears = [_near(idx, a, b) for _name, a, b in windows]
-    sizes = [len(x) for x in nears]
-    which = np.concatenate(nears)
-    starts = np.repeat(np.array([a for _n, a, _b in windows], dtype=np.float64), sizes)
-    ends = np.repeat(np.array([b for _n, _a, b in windows], dtype=np.float64), sizes)
-    runs = idx.running.clipped_sums(which, starts, ends)
-    waits = idx.runnable.clipped_sums(which, starts, ends)
-    out, at = [], 0
-    for (name, a, b), near, k in zip(windows, nears, sizes):
-        out.append(section(ctx, name, a, b, (near, runs[at:at + k], waits[at:at + k])))
-        at += k
-    return out
+    pd: PerfData = ctx.pd
+    keys = list(pd.sched_intervals)
+    ivs = list(pd.sched_intervals.values())
+    lens = list(map(len, ivs))
+    a_of = np.array([a for _n, a, _b in windows], dtype=np.float64)
+    b_of = np.array([b for _n, _a, b in windows], dtype=np.float64)
+    nears: list[list[np.ndarray]] = [[] for _w in windows]
+    runs: list[list[float]] = [[] for _w in windows]
+    waits: list[list[float]] = [[] for _w in windows]
+    lo = 0
+    while lo < len(keys):
+        hi, held = lo + 1, lens[lo]
+        while hi < len(keys) and held + lens[hi] <= INDEX_INTERVALS:
+            held += lens[hi]
+            hi += 1
+        idx = _SchedIndex(pd, keys[lo:hi], ivs[lo:hi])
+        part = [_near(idx, a, b) for _name, a, b in windows]
+        sizes = [len(x) for x in part]
+        which = np.concatenate(part)
+        starts, ends = np.repeat(a_of, sizes), np.repeat(b_of, sizes)
+        run = idx.running.clipped_sums(which, starts, ends)
+        wait = idx.runnable.clipped_sums(which, starts, ends)
+        del idx
+        at = 0
+        for w, (near, k) in enumerate(zip(part, sizes)):
+            nears[w].append(near + lo)
+            runs[w].extend(run[at:at + k])
+            waits[w].extend(wait[at:at + k])
+            at += k
+        lo = hi
+    return [section(ctx, name, a, b, (np.concatenate(nears[w]), runs[w], waits[w]), keys)
+            for w, (name, a, b) in enumerate(windows)]
 
 
-def section(ctx, name: str, start: float, end: float, sums: tuple | None = None) -> CpuSection:
+def section(ctx, name: str, start: float, end: float, sums: tuple | None = None,
+            keys: list[tuple[int, int]] | None = None) -> CpuSection:
     """CPU time per thread and process inside [start, end] µs, from the scheduler intervals
     clipped to the section: each thread's Running and runnable intervals summed as
     :func:`.clipped_sum.clipped_sum` does, only for threads with such an interval there;
-    ``sums`` (those threads and their sums) when :func:`_all_sections` computed them."""
+    ``sums`` (those threads, as positions in ``keys`` — ``pd.sched_intervals``' keys — and
+    their sums) when :func:`_all_sections` computed them."""
     pd: PerfData = ctx.pd
     length = max(0.0, end - start)
     ncpu = pd.cpu_count
-    idx = _index(ctx)
     if sums is None:
+        idx = _index(ctx)
         near = _near(idx, start, end)
         sums = (near, idx.running.clipped_sums(near, start, end), idx.runnable.clipped_sums(near, start, end))
+        keys = idx.keys
+    elif keys is None:
+        keys = list(pd.sched_intervals)
     near, runs, waits = np.asarray(sums[0], dtype=np.int64), np.asarray(sums[1]), np.asarray(sums[2])
     has = np.flatnonzero((runs != 0.0) | (waits != 0.0) | (runs != runs) | (waits != waits))  # `if run or wait`
-    keys = idx.keys
     # in the order of pd.sched_intervals: the process sums add up alike
     per_thread, procs = _ranked([keys[i] for i in near[has].tolist()], runs[has].tolist(), waits[has].tolist(),
                                 SECTION_TOP, SECTION_TOP)
@@ -221,9 +253,11 @@ class _SchedIndex:
     per launch, and a section looks only at the threads with such an interval inside it (a
     thread's last interval often lasts to the end of the trace, but it is mostly a sleep)."""
 
-    def __init__(self, pd: PerfData):
-        self.keys: list[tuple[int, int]] = list(pd.sched_intervals)
-        ivs = list(pd.sched_intervals.values())
+    def __init__(self, pd: PerfData, keys: list[tuple[int, int]] | None = None, ivs: list | None = None):
+        """Every thread of ``pd.sched_intervals``, or the threads ``keys`` with their intervals ``ivs``."""
+        if keys is None:
+            keys, ivs = list(pd.sched_intervals), list(pd.sched_intervals.values())
+        self.keys: list[tuple[int, int]] = keys
         tss = list(map(attrgetter("ts"), ivs))
         ts = np.frombuffer(b"".join(tss), dtype=np.float64)
         dur = np.frombuffer(b"".join(map(attrgetter("dur"), ivs)), dtype=np.float64)
