@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -68,3 +69,37 @@ def test_index_lives_only_in_its_block():
     assert id(pd) not in slice_find._INDEXES
     slice_find.find_slices(pd, [0])
     assert id(pd) not in slice_find._INDEXES
+
+
+@pytest.mark.parametrize("at_once", [1, 3, 1 << 20])
+@pytest.mark.parametrize("name", CAPTURES)
+def test_the_index_names_are_int32_and_answer_alike(name, at_once, monkeypatch):
+    """The index's names are every track's ids end to end (int32: held through the analysis),
+    joined a run of tracks at a time; find_slices answers from them as without the index."""
+    pd = _pd(name)
+    monkeypatch.setattr(slice_find, "_NAMES_AT_ONCE", at_once)
+    tracks, names, offsets = slice_find.thread_names(pd)
+    assert names.dtype == np.int32
+    assert names.tolist() == [int(n) for _k, cols in tracks for n in cols.name]
+    assert offsets.tolist() == np.cumsum([0] + [len(c) for _k, c in tracks]).tolist()
+    ids = range(0, len(pd.strings), 3)
+    want = slice_find.find_slices(pd, ids, async_=True)
+    with slice_find.indexed(pd):
+        assert slice_find.find_slices(pd, ids, async_=True) == want
+
+
+def test_ids_beyond_int32_keep_int64_names(monkeypatch):
+    """A hand-made PerfData's ids past int32 (or below it) keep the int64 column, found alike."""
+    from array import array
+
+    from nodes.perf.model import PerfData, SliceColumns
+
+    pd = PerfData("generated", "generated")
+    pd.intern("a")
+    for tid, ids in enumerate([[0, 0], [2**31, 0], [-2**31 - 1]]):
+        pd.slices[(1, tid)] = SliceColumns(array("d", [float(i) for i in range(len(ids))]),
+                                           array("d", [1.0] * len(ids)), array("q", ids))
+    monkeypatch.setattr(slice_find, "_NAMES_AT_ONCE", 2)
+    _tracks, names, _offsets = slice_find.thread_names(pd)
+    assert names.dtype == np.int64 and names.tolist() == [0, 0, 2**31, 0, -2**31 - 1]
+    assert [r[0] for r in slice_find.find_slices(pd, [2**31])] == [(1, 1)]

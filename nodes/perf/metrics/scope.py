@@ -25,12 +25,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from operator import attrgetter
 
 import numpy as np
 
 from nodes.perf.android_package import launched_package
-from nodes.perf.metrics.common import ANDROID_FRAME, joined_column
+from nodes.perf.metrics import slice_find
+from nodes.perf.metrics.common import ANDROID_FRAME
 from nodes.perf.model import PerfData
 
 CHOSEN_BY_USER = "named by the user"
@@ -139,20 +139,21 @@ def harness_pids(pd: PerfData, app_pids: frozenset[int]) -> frozenset[int]:
 
 def _pids_with_names(pd: PerfData, app_pids: frozenset[int], marks: set[int]) -> set[int]:
     """The processes (positive pids, not the app's) with a thread slice whose name id is in
-    ``marks``: every thread's names in one column, looked up in a table of the string table's
-    length (a 100 MB trace has 11,000 threads, 500,000 slices)."""
-    keys, cols = list(pd.slices), list(pd.slices.values())
-    if not keys or not marks:
+    ``marks``: every thread's names in one column (slice_find's, laid out once per analysis
+    and read again by the lenses), looked up in a table of the string table's length (a 100 MB
+    trace has 11,000 threads, 500,000 slices)."""
+    if not marks:
         return set()
-    names = joined_column(cols, "name", np.int64)
+    tracks, names, offsets = slice_find.thread_names(pd)
+    if not tracks:
+        return set()
     size = max(len(pd.strings), max(marks) + 1)
     if len(names) and (int(names.min()) < 0 or int(names.max()) >= size):  # ids a hand-made PerfData may hold
-        return {k[0] for k, c in zip(keys, cols) if k[0] > 0 and k[0] not in app_pids and not marks.isdisjoint(c.name)}
+        return {k[0] for k, c in tracks if k[0] > 0 and k[0] not in app_pids and not marks.isdisjoint(c.name)}
     table = np.zeros(size, dtype=bool)
     table[np.fromiter(marks, dtype=np.int64, count=len(marks))] = True
-    lens = np.fromiter(map(len, map(attrgetter("name"), cols)), dtype=np.int64, count=len(cols))
-    which = np.repeat(np.arange(len(cols), dtype=np.int64), lens)
-    pids = (keys[i][0] for i in np.unique(which[table[names]]).tolist())
+    which = np.searchsorted(offsets, np.flatnonzero(table[names]), side="right") - 1
+    pids = (tracks[i][0][0] for i in np.unique(which).tolist())
     return {p for p in pids if p > 0 and p not in app_pids}
 
 

@@ -60,11 +60,42 @@ def _table_names(pd: PerfData, which: str) -> tuple[list, np.ndarray, np.ndarray
         tracks = [(key, cols) for key, cols in getattr(pd, which).items() if len(cols)]
         # one isin over every track's names at once: per track, its fixed cost was the whole
         # cost of a trace of thousands of short-lived threads
-        names = joined_column([cols for _k, cols in tracks], "name", np.int64) if tracks else np.zeros(0, dtype=np.int64)
-        got = (tracks, names, np.cumsum([0] + [len(cols) for _k, cols in tracks]))
+        lens = [len(cols) for _k, cols in tracks]
+        got = (tracks, _names_column([cols for _k, cols in tracks], lens), np.cumsum([0] + lens))
         if cache is not None:
             cache[which] = got
     return got
+
+
+def thread_names(pd: PerfData) -> tuple[list, np.ndarray, np.ndarray]:
+    """(threads with slices as (key, columns), their slices' name ids end to end — int32 when
+    they fit, else int64 —, each thread's first index and the end), laid out once per analysis
+    (:func:`indexed`)."""
+    return _table_names(pd, "slices")
+
+
+#: Names joined and narrowed this many at a time by :func:`_names_column`.
+_NAMES_AT_ONCE = 1 << 20
+
+
+def _names_column(cols: list, lens: list[int]) -> np.ndarray:
+    """The tracks' name ids end to end: int32 when every id fits (the index is held through
+    the analysis: ~17 MB, not 34, at 1 GB read whole), joined a run of tracks at a time so the
+    int64 join is never whole; int64 when one does not."""
+    out = np.empty(sum(lens), dtype=np.int32)
+    at = i = 0
+    while i < len(cols):
+        j, held = i + 1, lens[i]
+        while j < len(cols) and held + lens[j] <= _NAMES_AT_ONCE:
+            held += lens[j]
+            j += 1
+        part = joined_column(cols[i:j], "name", np.int64)
+        if len(part) and (int(part.min()) < -2**31 or int(part.max()) >= 2**31):
+            return joined_column(cols, "name", np.int64)
+        out[at:at + len(part)] = part
+        at += len(part)
+        i = j
+    return out
 
 
 def find_slices(pd: PerfData, ids: Iterable[int], thread: bool = True, async_: bool = False,
