@@ -35,6 +35,7 @@ from nodes.perf.metrics.common import (
     shown_path,
 )
 from nodes.perf.model import DEFAULT_BUDGET_MS, AnalysisResult, PerfData
+from nodes.perf.parsers.perfetto_heap import give_back
 
 __all__ = ["compute", "shown_path", "Context", "MAX_THREADS", "LONG_TASK_MS", "DEFAULT_BUDGET_MS", "TOP_HOTSPOTS"]
 
@@ -55,6 +56,16 @@ def compute(pd: PerfData, top: int = TOP_HOTSPOTS, process: str | None = None, r
         return _compute(pd, top, process, root, sections)
 
 
+def _settled(ctx: Context) -> None:
+    """Between families: the caches the last one kept for itself dropped (``Context.drop_caches``)
+    and the heap's free pages handed back (``malloc_trim``, nodes/perf/parsers/perfetto_heap.py):
+    what a family built and dropped stays resident among the live objects otherwise, and the
+    next family's large columns (mmapped, past glibc's threshold) come on top of it — at 1 GB
+    read whole each family's peak added to the last's. A few ms each at 1 GB."""
+    ctx.drop_caches()
+    give_back()
+
+
 def _compute(pd: PerfData, top: int, process: str | None, root: str | None, sections: Sequence[str]) -> AnalysisResult:
     ctx = Context(pd, top)
     ctx.process = process
@@ -72,25 +83,34 @@ def _compute(pd: PerfData, top: int, process: str | None, root: str | None, sect
             res.warnings.append(f"section {name!r}: no slice of that name in the trace; no window measured for it")
     res.partial = bool(pd.partial)
     hotspots.walk_all(ctx)
+    _settled(ctx)
     hotspots.samples(ctx)
     ctx.scope, scope_warnings = scope.identify(pd, process)
     res.warnings.extend(scope_warnings)
+    _settled(ctx)
     threads.pick_main(ctx)
     res.hotspots = (hotspots.slice_hotspots(ctx) + hotspots.sample_hotspots(ctx)
                     + hotspots.call_hotspots(ctx) + hotspots.import_hotspots(ctx))
     res.slice_stats = hotspots.slice_stats(ctx)
+    ctx.walk_groups = None  # slice_stats' alone
+    _settled(ctx)
     res.app = hotspots.app_scope(ctx)
     res.threads = threads.thread_stats(ctx)
+    _settled(ctx)
     res.long_tasks = threads.long_tasks(ctx)
     res.long_task_count = ctx.long_count
     res.frames = frames.frames(ctx)
     res.startup = startup.startup(ctx)
+    _settled(ctx)
     res.page, res.pages = web.web(ctx)
     res.counters = counters.counters(ctx)
     res.stacks = hotspots.stacks(ctx)
     res.cpu = cpu.cpu(ctx)
+    _settled(ctx)
     res.memory = memory.memory(ctx)
+    _settled(ctx)
     res.blocking = blocking.blocking(ctx)
+    _settled(ctx)
     res.scroll = scroll.scroll(ctx)
     res.power = power.power(ctx)
     res.findings = findings.ordered(findings.evaluate(ctx), findings.lead_family(res))

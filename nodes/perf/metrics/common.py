@@ -275,6 +275,15 @@ class Context:
         #: each, beside ``trace`` and ``measureBlock`` (metrics/slice_find.py named_sections).
         self.sections: tuple[str, ...] = ()
 
+    def drop_caches(self) -> None:
+        """Forget what a family kept on the context for itself (attributes named with a leading
+        underscore, set through ``ctx.__dict__``: android_startup's slice index, startup_reasons'
+        lookups, the CPU lens's scheduler index): each is rebuilt if asked for again, and none
+        is another family's input — at 1 GB read whole they were tens of MB held through the
+        families after theirs."""
+        for name in [k for k in self.__dict__ if k.startswith("_")]:
+            del self.__dict__[name]
+
     def path_count(self) -> int:
         """Paths held so far, slices' and samples' (bounded by MAX_PATHS)."""
         return len(self.paths) + self.slice_path_count

@@ -856,8 +856,7 @@ def _walked_groups(ctx, threads: list, add, acc: dict) -> None:
     app = sc.app_pids if sc is not None else frozenset()
     per = per[per > 0]  # the threads with slices: ``threads``, in order
     w_first = np.repeat(np.arange(len(per), dtype=np.int64), per)
-    values = np.concatenate((sums, mins, maxs, t_first, d_first))
-    if not _foldable(values):
+    if not all(map(_foldable, (sums, mins, maxs, t_first, d_first))):  # a column at a time: not joined
         _thread_groups_loop(threads, add, app, counts.tolist(), sums.tolist(), mins.tolist(), maxs.tolist(),
                             t_first.tolist(), d_first.tolist(), w_first.tolist(), n_first.tolist())
         return
