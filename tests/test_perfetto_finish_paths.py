@@ -46,7 +46,7 @@ def _finish_inputs(path: Path, monkeypatch) -> list[perfetto_ftrace.FtraceState]
 
     def spy(self, data, known):
         tid, ts, code, arg = self.sched.columns()
-        log = AtraceLog()
+        log = AtraceLog(wide=self.atrace.tid.typecode == "q")
         for c in ("tid", "ts", "code", "arg"):
             getattr(log, c).extend(getattr(self.atrace, c))
         seen.append({"sched": (tid.copy(), ts.copy(), code.copy(), arg.copy()), "atrace": log})
@@ -63,7 +63,7 @@ def test_thread_time_order_of_the_captures_scheduler_and_atrace_rows(path, monke
         tid, ts, _, _ = seen["sched"]
         assert by_thread_time(tid, ts).tolist() == np.lexsort((ts, tid)).tolist()
         log = seen["atrace"]
-        tid, ts = np.frombuffer(log.tid, np.int64), np.frombuffer(log.ts, np.int64)
+        tid, ts, _, _ = log.columns()
         assert by_thread_time(tid, ts).tolist() == np.lexsort((ts, tid)).tolist()
 
 

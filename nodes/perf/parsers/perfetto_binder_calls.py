@@ -63,7 +63,7 @@ def pair_calls(binder: BinderState, data: PerfData, pid_for: Callable[[int], int
     # the client's open sync calls are a stack: the sync send a begin, the reply's receipt an end
     sync = call & ((flags & _TF_ONE_WAY) == 0)
     steps = np.flatnonzero(sync | consumes)
-    log = AtraceLog()
+    log = AtraceLog(wide=True)  # int64 columns: the int64 bytes below
     log.tid.frombytes(tid[steps].tobytes())
     log.ts.frombytes(steps.astype(np.int64).tobytes())  # the sorted position orders them
     log.code.frombytes(np.where(sync[steps], 1, 2).astype(np.int8).tobytes())
