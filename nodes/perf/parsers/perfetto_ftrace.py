@@ -27,7 +27,7 @@ from nodes.perf.parsers.perfetto_memory import MemoryState
 from nodes.perf.parsers.perfetto_series import SeriesTable
 from nodes.perf.parsers.perfetto_slices import AtraceLog, pair_rows, thread_blocks
 from nodes.perf.parsers.perfetto_sched import BLOCKED as _BLOCKED
-from nodes.perf.parsers.perfetto_sched import COARSE, SchedLog, thread_states
+from nodes.perf.parsers.perfetto_sched import COARSE, SchedLog, thread_state_columns
 from nodes.perf.parsers.perfetto_sched import IN as _IN
 from nodes.perf.parsers.perfetto_sched import NEW as _NEW
 from nodes.perf.parsers.perfetto_sched import OUT as _OUT
@@ -483,14 +483,15 @@ class FtraceState:
             data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
         for tgid, tid, ts, name in self.instants:
             data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
-        # the intervals kept thread by thread while they fit (thread_states drops the others': None)
-        states = thread_states(self.sched, kernel, self.sched_last_ns, MAX_SCHED_INTERVALS)
-        state_tids = [tid for tid, _, _, _ in states]
-        keys = list(zip(self.pids_for(state_tids, known_tgid), state_tids))
-        data.add_thread_state_totals(keys, [totals for _, totals, _, _ in states], COARSE)
-        data.add_sched_intervals_many([k for k, s in zip(keys, states) if s[3] and s[2] is not None],
-                                      [s[2] for s in states if s[3] and s[2] is not None])
-        self.sched_intervals_dropped += sum([n for _, _, iv, n in states if iv is None])
+        # the intervals kept thread by thread while they fit (the replay drops the others'), as
+        # columns: no Python object per thread but its key
+        states = thread_state_columns(self.sched, kernel, self.sched_last_ns, MAX_SCHED_INTERVALS)
+        keys = list(zip(self.pids_for(states.tids, known_tgid), states.tids))
+        data.add_thread_state_totals(keys, states.totals, COARSE)
+        kept = states.kept()
+        data.add_sched_intervals_many([keys[i] for i in kept], states.intervals(kept))
+        self.sched_intervals_dropped += states.dropped()
+        del states, keys, kept
         self.sched.clear()
         give_back()  # the replay's columns
         if self.sched_intervals_dropped:

@@ -168,23 +168,78 @@ NATIVE = compiled("_schedc")
 CHUNK_ROWS = 1 << 16
 
 
+class StateColumns:
+    """Every thread's replay, as columns: ``tids`` (in the order each thread's first event
+    arrived), ``totals`` (ns as [running, runnable, sleeping], an (m, 3) int64 array),
+    ``counts`` (each thread's intervals, kept or not) and ``held`` (whether they were kept:
+    False for a thread the cap cut), the kept intervals being rows ``lo[i]:hi[i]`` of the
+    shared columns ``cols`` (ts, dur, state, io_wait), or the SchedIntervals of ``objects``.
+    No Python object per thread but its tid: :meth:`rows` makes the tuples
+    :func:`thread_states` hands back (the 1 GB trace's ~190 k threads: a tuple, a list of
+    three ints and a SchedIntervals each, ~60 MB of objects for a moment)."""
+
+    __slots__ = ("tids", "totals", "counts", "held", "lo", "hi", "cols", "objects")
+
+    def __init__(self, tids, totals, counts, held, lo=None, hi=None, cols=None, objects=None) -> None:
+        self.tids, self.totals, self.counts, self.held = tids, totals, counts, held
+        self.lo, self.hi, self.cols, self.objects = lo, hi, cols, objects
+
+    def kept(self) -> list[int]:
+        """The threads with intervals kept (some, and not cut)."""
+        return np.flatnonzero((self.counts > 0) & self.held).tolist()
+
+    def dropped(self) -> int:
+        """Intervals of the threads the cap cut."""
+        return int(self.counts[~self.held].sum())
+
+    def intervals(self, which: list[int]) -> list:
+        """The SchedIntervals of threads ``which`` (None for a thread the cap cut)."""
+        if self.objects is not None:
+            return [self.objects[i] for i in which]
+        which = np.asarray(which, np.int64)
+        cols = tuple(memoryview(c) for c in self.cols)  # shared by every thread's rows
+        rows = SchedIntervals.rows
+        return [rows(cols, a, b) if h else None
+                for a, b, h in zip(self.lo[which].tolist(), self.hi[which].tolist(), self.held[which].tolist())]
+
+    def rows(self) -> list[tuple]:
+        """[(tid, totals, SchedIntervals or None, how many intervals)]: :func:`thread_states`."""
+        ivs = self.objects if self.objects is not None else self.intervals(range(len(self.tids)))
+        return list(zip(self.tids, self.totals.tolist(), ivs, self.counts.tolist()))
+
+
 def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None, cap: int | None = None):
     """Every thread's (tid, totals ns as [running, runnable, sleeping], SchedIntervals, how many
     intervals), in the order each thread's first event arrived; threads with no state left out.
     With ``cap``, intervals are kept for at most that many, thread by thread in that order: a
-    thread whose intervals do not fit with those kept before it has None for its SchedIntervals
-    (the C pass does not keep them: a 1 GB trace has ~12 M intervals, ~4 M of them kept).
-    ``log`` is emptied. By the C pass (_schedc.c) when it is built, else by the numpy passes
-    (:func:`_replay`)."""
+    thread whose intervals do not fit with those kept before it has None for its SchedIntervals.
+    ``log`` is emptied. :func:`thread_state_columns`' rows."""
+    return thread_state_columns(log, kernel, end, cap).rows()
+
+
+def thread_state_columns(log: SchedLog, kernel: tuple[int, int] | None, end: int | None,
+                         cap: int | None = None) -> StateColumns:
+    """:func:`thread_states` as :class:`StateColumns`. By the C pass (_schedc.c) when it is
+    built (which does not keep the intervals of a thread the cap cuts: a 1 GB trace has ~12 M
+    intervals, ~4 M of them kept), else by the numpy passes (:func:`_replay`)."""
     tid, ts, code, arg = log.drain()
     n = len(tid)
     if n == 0:
-        return []
+        return StateColumns([], np.zeros((0, 3), np.int64), np.zeros(0, np.int64), np.zeros(0, bool), objects=[])
     give_back()  # the log's chunks, freed as they were joined
     if NATIVE is not None:
         cols = [tid, ts, code, arg]
         del tid, ts, code, arg
         return _states_native(cols, kernel, end, cap)
+    out = _states_numpy(tid, ts, code, arg, kernel, end, cap)
+    return StateColumns([t for t, _, _, _ in out], np.array([tot for _, tot, _, _ in out], np.int64).reshape(-1, 3),
+                        np.array([size for *_, size in out], np.int64),
+                        np.array([iv is not None for _, _, iv, _ in out], bool), objects=[iv for _, _, iv, _ in out])
+
+
+def _states_numpy(tid, ts, code, arg, kernel, end, cap):
+    """The numpy passes of :func:`thread_states` over the log's columns."""
+    n = len(tid)
     order = by_thread_time(tid, ts)
     # the sorted columns one at a time, each let go once gathered (41 bytes a row at the peak)
     T = tid[order]
@@ -251,8 +306,9 @@ def _states_native(cols: list[np.ndarray], kernel, end, cap):
     del ts, code, order, starts, detail, coarse
     for c in (iv_ts, iv_dur, iv_state, iv_io):
         c.resize(niv, refcheck=False)  # the rows written (realloc: the rest given back, not copied)
-    return _threads(first_tid[out_thr[:k]].tolist(), out_bounds[:k].tolist(), out_bounds[1:k + 1].tolist(),
-                    out_tot.reshape(-1, 4)[:k, :3].tolist(), iv_ts, iv_dur, iv_state, iv_io, out_count[:k].tolist())
+    lo, hi, counts = out_bounds[:k], out_bounds[1:k + 1], out_count[:k]
+    return StateColumns(first_tid[out_thr[:k]].tolist(), out_tot.reshape(-1, 4)[:k, :3], counts,
+                        (hi > lo) | (counts == 0), lo, hi, (iv_ts, iv_dur, iv_state, iv_io))
 
 
 def _after_states(code: np.ndarray, arg: np.ndarray, kernel) -> tuple[np.ndarray, np.ndarray]:
@@ -362,18 +418,13 @@ def _replay(T, TS, C, A, kernel, end):
                     iv_dur, iv_state, iv_io)
 
 
-def _threads(tids, lo, hi, totals, iv_ts, iv_dur, iv_state, iv_io, counts=None):
+def _threads(tids, lo, hi, totals, iv_ts, iv_dur, iv_state, iv_io):
     """[(tid, totals, SchedIntervals, size)]: thread k's intervals are rows lo[k]:hi[k] of the
     interval columns, which the threads share (:meth:`SchedIntervals.rows`: no copy, no arrays
-    of their own — the intervals were held twice while each thread's were copied out). With
-    ``counts`` (each thread's intervals, kept or not), a thread that has some and none kept
-    has None."""
+    of their own — the intervals were held twice while each thread's were copied out)."""
     cols = (memoryview(iv_ts), memoryview(iv_dur), memoryview(iv_state), memoryview(iv_io))
     rows = SchedIntervals.rows
-    if counts is None:
-        return [(t, tot, rows(cols, a, b), b - a) for t, a, b, tot in zip(tids, lo, hi, totals)]
-    return [(t, tot, rows(cols, a, b) if b > a or not c else None, c)
-            for t, a, b, tot, c in zip(tids, lo, hi, totals, counts)]
+    return [(t, tot, rows(cols, a, b), b - a) for t, a, b, tot in zip(tids, lo, hi, totals)]
 
 
 def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
