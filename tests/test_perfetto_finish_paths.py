@@ -140,14 +140,18 @@ def test_thread_time_order_found_in_blocks_of_the_sorted_key(rows, block):
         perfetto_slices.BLOCK_ROWS = saved
 
 
-_sched_row = st.tuples(st.integers(0, 9), st.integers(0, 1 << 40), st.integers(0, 6), st.integers(0, 1 << 20))
+_sched_row = st.tuples(st.one_of(st.integers(0, 9), st.just(1 << 33)), st.integers(0, 1 << 40), st.integers(0, 6),
+                       st.one_of(st.integers(0, 1 << 20), st.just(-(1 << 35))))
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.booleans(), st.lists(_sched_row, max_size=6)), max_size=12))
-def test_sched_log_drained_holds_what_columns_gave(steps):
-    """SchedLog.drain joins a column at a time and empties the log: the columns() values."""
+@given(st.lists(st.tuples(st.booleans(), st.lists(_sched_row, max_size=6)), max_size=12), st.sampled_from([1, 64, 32 << 20]))
+def test_sched_log_drained_holds_what_columns_gave(steps, give_back_at):
+    """SchedLog.drain copies a column at a time, chunk by chunk (int32 and int64 chunks mixed),
+    giving memory back as it goes, and empties the log: the columns() values."""
+    from nodes.perf.parsers import perfetto_sched
     from nodes.perf.parsers.perfetto_sched import SchedLog
+
 
     logs = SchedLog(), SchedLog()
     for as_chunk, rows in steps:
@@ -159,7 +163,11 @@ def test_sched_log_drained_holds_what_columns_gave(steps):
                 for r in rows:
                     log.push(*r)
     want = logs[0].columns()
-    got = logs[1].drain()
+    saved, perfetto_sched.DRAIN_GIVE_BACK = perfetto_sched.DRAIN_GIVE_BACK, give_back_at
+    try:
+        got = logs[1].drain()
+    finally:
+        perfetto_sched.DRAIN_GIVE_BACK = saved
     assert [g.dtype for g in got] == [w.dtype for w in want]
     assert [g.tolist() for g in got] == [w.tolist() for w in want]
     assert logs[1].rows == 0 and [c.tolist() for c in logs[1].columns()] == [[], [], [], []]
@@ -212,3 +220,24 @@ def _digest(path: Path, cap: int | None):
         from nodes.perf.formats import load
 
         return perfdata_digest(load(str(path)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.one_of(st.integers(0, 1 << 12), st.integers(-(1 << 31), (1 << 31) - 1))),
+                max_size=40), st.integers(1, 7))
+def test_after_states_in_blocks_equal_the_whole_pass(rows, block):
+    """perfetto_sched._after_states a few rows at a time (AFTER_BLOCK) decodes as one pass over
+    all rows (the block size of the whole trace's log)."""
+    from nodes.perf.parsers import perfetto_sched
+
+    code = np.array([r[0] for r in rows], np.int8)
+    arg = np.array([r[1] for r in rows], np.int32)
+    saved = perfetto_sched.AFTER_BLOCK
+    try:
+        perfetto_sched.AFTER_BLOCK = 1 << 30
+        want = perfetto_sched._after_states(code, arg, (5, 10))
+        perfetto_sched.AFTER_BLOCK = block
+        got = perfetto_sched._after_states(code, arg, (5, 10))
+    finally:
+        perfetto_sched.AFTER_BLOCK = saved
+    assert [g.tolist() for g in got] == [w.tolist() for w in want]
