@@ -439,6 +439,13 @@ class FtraceState:
     def finish(self, data: PerfData, known_tgid: dict[int, int]) -> None:
         """Rebuild per-thread slice stacks and scheduler states in time order, into ``data``."""
         kernel = kernel_version(data.facts.kernel)
+        # the scheduler replay first, its results stored below where they always were (the
+        # order of the threads, and what the event cap leaves out, unchanged): the log (~200 MB
+        # at 1 GB) is let go before the pairing, add_slice_rows and the binder pass, which held
+        # it, and the replay runs before they add their objects; the intervals kept wait
+        states = thread_state_columns(self.sched, kernel, self.sched_last_ns, MAX_SCHED_INTERVALS)
+        self.sched.clear()
+        give_back()  # the replay's columns
         p = pair_rows(self.atrace, release=True)  # the log emptied once paired
         self.unmatched_ends += p.unmatched
         self.unfinished += p.unfinished
@@ -479,21 +486,21 @@ class FtraceState:
         by_key = debug_id_order(binder)  # sorted once for the three previous_in_group passes
         pair_calls(self.binder, data, binder_pid_for, binder, pids, by_key)
         self.binder.finish(data, binder_pid_for, binder, pids, by_key)
+        del binder, pids, by_key
+        give_back()  # the binder passes' columns
         if self.binder.dropped:
             data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
         for tgid, tid, ts, name in self.instants:
             data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
         # the intervals kept thread by thread while they fit (the replay drops the others'), as
         # columns: no Python object per thread but its key
-        states = thread_state_columns(self.sched, kernel, self.sched_last_ns, MAX_SCHED_INTERVALS)
         keys = list(zip(self.pids_for(states.tids, known_tgid), states.tids))
         data.add_thread_state_totals(keys, states.totals, COARSE)
         kept = states.kept()
         data.add_sched_intervals_many([keys[i] for i in kept], states.intervals(kept))
         self.sched_intervals_dropped += states.dropped()
         del states, keys, kept
-        self.sched.clear()
-        give_back()  # the replay's columns
+        give_back()  # what the keys' and totals' conversions freed
         if self.sched_intervals_dropped:
             data.warn(f"{self.sched_intervals_dropped:,} scheduler intervals beyond {MAX_SCHED_INTERVALS:,} were "
                       "not kept; per-thread totals still cover them")

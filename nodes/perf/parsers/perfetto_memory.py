@@ -175,19 +175,43 @@ def _merged(table: SeriesTable, rss: SeriesTable, take: list, to: list, extra: l
         e_sid.append(np.full(len(pts), i, a[0].dtype))
     e_sid, e_ts, e_v = np.concatenate(e_sid), np.concatenate(e_ts), np.concatenate(e_v)
     r_sid, r_ts, r_v = b
+    keep = None  # the rss rows kept, each thread series in arrival order, series by series
     if len(r_sid):
-        order = np.argsort(r_sid, kind="stable")  # each thread series in arrival order
-        starts = np.zeros(len(take), np.int64)
-        np.cumsum(np.bincount(r_sid, minlength=len(take))[:-1], out=starts[1:])
-        s = r_sid[order]
-        keep = order[(np.arange(len(order)) - starts[s]) < np.array(take, np.int64)[s]]
-        r_sid, r_ts, r_v = np.array(to, a[0].dtype)[r_sid[keep]], r_ts[keep], r_v[keep]  # int32, as the table's
-        del order, s, keep  # before the columns are joined
-    sid = np.concatenate((a[0], r_sid, e_sid))
-    value = np.concatenate((a[2], r_v, e_v))
+        counts = np.bincount(r_sid, minlength=len(take))
+        take_a = np.array(take, np.int64)
+        keep = np.argsort(r_sid, kind="stable")
+        if (take_a < counts).any():  # a series cut by the cap: its first take[j] rows
+            starts = np.zeros(len(take), np.int64)
+            np.cumsum(counts[:-1], out=starts[1:])
+            mask = np.empty(len(keep), bool)
+            for lo in range(0, len(keep), _MERGE_BLOCK):
+                s = r_sid[keep[lo:lo + _MERGE_BLOCK]]
+                np.less(np.arange(lo, lo + len(s)) - starts[s], take_a[s], out=mask[lo:lo + len(s)])
+            keep = keep[mask]
+            del mask
+    # the three parts written into the joined columns (no gathered copy of the rss part, no
+    # temporary of the rows' length but the sort order: ~110 MB less at 1 GB)
+    na, nk, ne = len(a[0]), 0 if keep is None else len(keep), len(e_sid)
+    n = na + nk + ne
+    sid, ts, value = np.empty(n, a[0].dtype), np.empty(n, np.int64), np.empty(n, np.float64)
+    sid[:na], ts[:na], value[:na] = a
+    if nk:
+        to_a = np.array(to, a[0].dtype)  # int32, as the table's
+        for lo in range(0, nk, _MERGE_BLOCK):
+            k = keep[lo:lo + _MERGE_BLOCK]
+            at = slice(na + lo, na + lo + len(k))
+            sid[at] = to_a[r_sid[k]]
+            np.take(r_ts, k, out=ts[at])
+            np.take(r_v, k, out=value[at])
+    del keep
+    sid[na + nk:], ts[na + nk:], value[na + nk:] = e_sid, e_ts, e_v
     if np.isnan(value).any():
         return None
-    return sid, np.concatenate((a[1], r_ts, e_ts)), value
+    return sid, ts, value
+
+
+#: Rows per block of :func:`_merged`'s passes over the rss rows.
+_MERGE_BLOCK = 1 << 20
 
 
 def _merged_lists(table: SeriesTable, rss: SeriesTable, take: list, to: list, extra: list):
