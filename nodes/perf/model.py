@@ -203,6 +203,23 @@ class SeriesMap(Mapping):
         n = self._keys()
         n.update(zip(keys, range(first, first + len(keys))))
 
+    def add_key_columns(self, pid, code, names: Sequence[str], bounds, ts, value) -> None:
+        """:meth:`add_columns` of the keys ``(pid[i], names[code[i]])``: int pids, name codes,
+        the keys distinct and ``names`` in the order their first key comes (what
+        :meth:`_as_columns` makes of such keys). Into an empty map the columns are kept as
+        they are given; else the keys are made."""
+        import numpy as np
+
+        if len(pid) and not len(self.lo) and self._n is not None and not self._n:
+            self.lo, self.hi = np.asarray(bounds, np.int64)[:-1].copy(), np.asarray(bounds, np.int64)[1:].copy()
+            self.ts, self.value = np.asarray(ts, np.float64), np.asarray(value, np.float64)
+            names = list(names)
+            self._n, self._pid, self._names = None, np.array(pid, np.int64), names
+            self._code = np.array(code, np.int32 if len(names) < 1 << 31 else np.int64)
+            return
+        self.add_columns(list(zip(np.asarray(pid).tolist(), map(list(names).__getitem__, np.asarray(code).tolist()))),
+                         bounds, ts, value)
+
     def _as_columns(self, keys: Sequence) -> bool:
         """Keep ``keys`` (the first) as columns, when they are distinct (int, str) pairs."""
         import numpy as np
@@ -1349,6 +1366,11 @@ class PerfData:
         """:meth:`add_memory_series_many` with the points as columns: series ``keys[i]`` is rows
         ``bounds[i]:bounds[i + 1]`` of ``ts_us`` and ``values`` (float64 arrays)."""
         self.memory.add_columns(keys, bounds, ts_us, values)
+
+    def add_memory_key_columns(self, pid, code, names: Sequence[str], bounds, ts_us, values) -> None:
+        """:meth:`add_memory_columns` of the keys ``(pid[i], names[code[i]])`` given as columns
+        (distinct pairs; ``names`` in the order their first key comes): no tuple made of each."""
+        self.memory.add_key_columns(pid, code, names, bounds, ts_us, values)
 
     def add_lmk_kills(self, kills: Iterable[tuple[float, int]]) -> None:
         """lmkd kills, (ts µs, pid killed); kept in time order."""
