@@ -199,9 +199,10 @@ def test_scheduler_intervals_beyond_the_cap_are_dropped_thread_by_thread(share, 
 
 @pytest.mark.parametrize("cap", [None, 5_000, 20_000])
 def test_small_blocks_store_what_one_block_stores(cap, monkeypatch):
-    """Pairing, slice storing and the scheduler replay go whole threads a block at a time: with
+    """Pairing, slice storing and the scheduler replay go whole threads a block at a time (and
+    the replay's decoding, the log's join and the memory merge a block of rows at a time): with
     blocks of a few rows the capture's PerfData is the same, the event cap included."""
-    from nodes.perf.parsers import perfetto_sched
+    from nodes.perf.parsers import perfetto_memory, perfetto_sched
 
     path = DATA / "api32_startup_warm.perfetto-trace"
     want = _digest(path, cap)
@@ -209,6 +210,9 @@ def test_small_blocks_store_what_one_block_stores(cap, monkeypatch):
     monkeypatch.setattr(perfetto_slices, "BLOCK_ROWS", 7)
     monkeypatch.setattr(perfetto_ftrace, "SLICE_BLOCK", 3)
     monkeypatch.setattr(perfetto_sched, "CHUNK_ROWS", 11)
+    monkeypatch.setattr(perfetto_sched, "AFTER_BLOCK", 5)
+    monkeypatch.setattr(perfetto_sched, "DRAIN_GIVE_BACK", 64)
+    monkeypatch.setattr(perfetto_memory, "_MERGE_BLOCK", 2)
     assert _digest(path, cap) == want
 
 

@@ -467,15 +467,15 @@ class FtraceState:
                 data.add_open_slice(pid_of[tid], tid, t / 1000.0, names[i])
         if len(p.t0):
             heads = np.flatnonzero(np.concatenate(([True], p.tid[1:] != p.tid[:-1])))
-            counts = np.diff(np.append(heads, len(p.tid)))
-            pids = np.repeat(np.array([pid_of[t] for t in p.tid[heads].tolist()], np.int64), counts)
+            head_pids = np.array([pid_of[t] for t in p.tid[heads].tolist()], np.int64)
             # whole threads a block at a time, stored as one call would store them (threads, names
             # and the event cap in row order): add_slice_rows' temporaries, ~100 bytes a row,
-            # stay bounded (a 1 GB trace pairs 4 M slices)
+            # stay bounded (a 1 GB trace pairs 4 M slices), the pid column made a block at a time
             for lo, hi in thread_blocks(heads, len(p.tid), SLICE_BLOCK):
                 t0 = p.t0[lo:hi]
-                data.add_slice_rows(pids[lo:hi], p.tid[lo:hi], t0 / 1000.0, (p.t1[lo:hi] - t0) / 1000.0, p.nid[lo:hi],
-                                    names)
+                a, b = np.searchsorted(heads, [lo, hi])
+                pids = np.repeat(head_pids[a:b], np.diff(np.append(heads[a:b], hi)))
+                data.add_slice_rows(pids, p.tid[lo:hi], t0 / 1000.0, (p.t1[lo:hi] - t0) / 1000.0, p.nid[lo:hi], names)
         del p  # the paired columns: stored now
         self.atrace = AtraceLog()  # emptied by pair_rows already, but for times beyond its numpy pass
         give_back()  # the pairing's and add_slice_rows' temporaries, before the scheduler replay's
