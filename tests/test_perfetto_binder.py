@@ -113,3 +113,26 @@ def test_the_first_events_are_kept_under_the_cap(monkeypatch):
     b.received(5, 1, type("E", (), {"debug_id": 9})())
     assert b.all_events() == [(1, _SEND, 1, 1, 0, 0), (2, _RECV, 3, 1, 0, 0), (3, _SEND, 3, 2, 1, 0)]
     assert b.dropped == 2
+
+
+def test_binder_call_columns_read_as_the_list_of_calls():
+    """PerfData.binder_calls as columns (model.BinderCalls) reads as the list of BinderCall it
+    stands for: items, negative indices, slices, equality, repr, and calls added after."""
+    from nodes.perf.model import BinderCall, BinderCalls
+
+    want = [BinderCall(1, 2, 3.5, None, None, None, False, False), BinderCall(1, 3, 4.0, 0.0, 7, 8, True, False),
+            BinderCall(5, 5, 6.25, 1.5, 9, 10, False, True)]
+    pd = PerfData("x", "x")
+    pd.add_binder_call_columns(np.array([1, 1, 5]), np.array([2, 3, 5]), np.array([3.5, 4.0, 6.25]),
+                               np.array([9.0, 0.0, 1.5]), np.array([False, True, True]), np.array([0, 7, 9]),
+                               np.array([0, 8, 10]), np.array([False, True, True]), np.array([False, True, False]),
+                               np.array([False, False, True]))
+    calls = pd.binder_calls
+    assert type(calls) is BinderCalls and len(calls) == 3 and calls == want and repr(calls) == repr(want)
+    assert [calls[i] for i in range(-3, 3)] == want + want and calls[1:] == want[1:] and calls[::-1] == want[::-1]
+    assert [type(getattr(calls[1], f)) for f in ("client_pid", "ts_us", "dur_us", "server_tid", "oneway")] == [
+        int, float, float, int, bool]
+    pd.add_binder_calls([])
+    assert type(pd.binder_calls) is BinderCalls  # nothing added: still the columns
+    pd.add_binder_calls([BinderCall(6, 6, 7.0)])
+    assert type(pd.binder_calls) is list and pd.binder_calls == want + [BinderCall(6, 6, 7.0)]

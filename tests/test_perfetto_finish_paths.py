@@ -46,7 +46,7 @@ def _finish_inputs(path: Path, monkeypatch) -> list[perfetto_ftrace.FtraceState]
 
     def spy(self, data, known):
         tid, ts, code, arg = self.sched.columns()
-        log = AtraceLog()
+        log = AtraceLog(wide=self.atrace.tid.typecode == "q")
         for c in ("tid", "ts", "code", "arg"):
             getattr(log, c).extend(getattr(self.atrace, c))
         seen.append({"sched": (tid.copy(), ts.copy(), code.copy(), arg.copy()), "atrace": log})
@@ -63,7 +63,7 @@ def test_thread_time_order_of_the_captures_scheduler_and_atrace_rows(path, monke
         tid, ts, _, _ = seen["sched"]
         assert by_thread_time(tid, ts).tolist() == np.lexsort((ts, tid)).tolist()
         log = seen["atrace"]
-        tid, ts = np.frombuffer(log.tid, np.int64), np.frombuffer(log.ts, np.int64)
+        tid, ts, _, _ = log.columns()
         assert by_thread_time(tid, ts).tolist() == np.lexsort((ts, tid)).tolist()
 
 
@@ -140,14 +140,18 @@ def test_thread_time_order_found_in_blocks_of_the_sorted_key(rows, block):
         perfetto_slices.BLOCK_ROWS = saved
 
 
-_sched_row = st.tuples(st.integers(0, 9), st.integers(0, 1 << 40), st.integers(0, 6), st.integers(0, 1 << 20))
+_sched_row = st.tuples(st.one_of(st.integers(0, 9), st.just(1 << 33)), st.integers(0, 1 << 40), st.integers(0, 6),
+                       st.one_of(st.integers(0, 1 << 20), st.just(-(1 << 35))))
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.booleans(), st.lists(_sched_row, max_size=6)), max_size=12))
-def test_sched_log_drained_holds_what_columns_gave(steps):
-    """SchedLog.drain joins a column at a time and empties the log: the columns() values."""
+@given(st.lists(st.tuples(st.booleans(), st.lists(_sched_row, max_size=6)), max_size=12), st.sampled_from([1, 64, 32 << 20]))
+def test_sched_log_drained_holds_what_columns_gave(steps, give_back_at):
+    """SchedLog.drain copies a column at a time, chunk by chunk (int32 and int64 chunks mixed),
+    giving memory back as it goes, and empties the log: the columns() values."""
+    from nodes.perf.parsers import perfetto_sched
     from nodes.perf.parsers.perfetto_sched import SchedLog
+
 
     logs = SchedLog(), SchedLog()
     for as_chunk, rows in steps:
@@ -159,7 +163,11 @@ def test_sched_log_drained_holds_what_columns_gave(steps):
                 for r in rows:
                     log.push(*r)
     want = logs[0].columns()
-    got = logs[1].drain()
+    saved, perfetto_sched.DRAIN_GIVE_BACK = perfetto_sched.DRAIN_GIVE_BACK, give_back_at
+    try:
+        got = logs[1].drain()
+    finally:
+        perfetto_sched.DRAIN_GIVE_BACK = saved
     assert [g.dtype for g in got] == [w.dtype for w in want]
     assert [g.tolist() for g in got] == [w.tolist() for w in want]
     assert logs[1].rows == 0 and [c.tolist() for c in logs[1].columns()] == [[], [], [], []]
@@ -191,9 +199,10 @@ def test_scheduler_intervals_beyond_the_cap_are_dropped_thread_by_thread(share, 
 
 @pytest.mark.parametrize("cap", [None, 5_000, 20_000])
 def test_small_blocks_store_what_one_block_stores(cap, monkeypatch):
-    """Pairing, slice storing and the scheduler replay go whole threads a block at a time: with
+    """Pairing, slice storing and the scheduler replay go whole threads a block at a time (and
+    the replay's decoding, the log's join and the memory merge a block of rows at a time): with
     blocks of a few rows the capture's PerfData is the same, the event cap included."""
-    from nodes.perf.parsers import perfetto_sched
+    from nodes.perf.parsers import perfetto_memory, perfetto_sched
 
     path = DATA / "api32_startup_warm.perfetto-trace"
     want = _digest(path, cap)
@@ -201,6 +210,9 @@ def test_small_blocks_store_what_one_block_stores(cap, monkeypatch):
     monkeypatch.setattr(perfetto_slices, "BLOCK_ROWS", 7)
     monkeypatch.setattr(perfetto_ftrace, "SLICE_BLOCK", 3)
     monkeypatch.setattr(perfetto_sched, "CHUNK_ROWS", 11)
+    monkeypatch.setattr(perfetto_sched, "AFTER_BLOCK", 5)
+    monkeypatch.setattr(perfetto_sched, "DRAIN_GIVE_BACK", 64)
+    monkeypatch.setattr(perfetto_memory, "_MERGE_BLOCK", 2)
     assert _digest(path, cap) == want
 
 
@@ -212,3 +224,24 @@ def _digest(path: Path, cap: int | None):
         from nodes.perf.formats import load
 
         return perfdata_digest(load(str(path)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.one_of(st.integers(0, 1 << 12), st.integers(-(1 << 31), (1 << 31) - 1))),
+                max_size=40), st.integers(1, 7))
+def test_after_states_in_blocks_equal_the_whole_pass(rows, block):
+    """perfetto_sched._after_states a few rows at a time (AFTER_BLOCK) decodes as one pass over
+    all rows (the block size of the whole trace's log)."""
+    from nodes.perf.parsers import perfetto_sched
+
+    code = np.array([r[0] for r in rows], np.int8)
+    arg = np.array([r[1] for r in rows], np.int32)
+    saved = perfetto_sched.AFTER_BLOCK
+    try:
+        perfetto_sched.AFTER_BLOCK = 1 << 30
+        want = perfetto_sched._after_states(code, arg, (5, 10))
+        perfetto_sched.AFTER_BLOCK = block
+        got = perfetto_sched._after_states(code, arg, (5, 10))
+    finally:
+        perfetto_sched.AFTER_BLOCK = saved
+    assert [g.tolist() for g in got] == [w.tolist() for w in want]

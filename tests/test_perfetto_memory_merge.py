@@ -87,14 +87,16 @@ def _memory_state(series, rss):
        st.lists(st.tuples(st.tuples(st.sampled_from([1, 11, 12, 21, 4]), names), points), max_size=6),
        st.lists(st.tuples(st.tuples(st.sampled_from([1, 2]), st.sampled_from(
            ["Heap size (KB)", "kill_one_process", "GC heap: 3 objects moved", "cpu"])), points), max_size=4),
-       st.integers(1, 8))
-def test_memory_merge_equals_the_point_by_point_merge(series, rss, counters, cap):
+       st.integers(1, 8), st.sampled_from([1, 2, 1 << 20]))
+def test_memory_merge_equals_the_point_by_point_merge(series, rss, counters, cap, block):
+    """The vectorised merge equals the point-by-point merge of lists of tuples, with _merged's
+    passes over the rss rows a block of 1, 2 or 2^20 rows at a time."""
     ftrace_counters: dict = {}
     for key, pts in counters:
         ftrace_counters.setdefault(key, []).extend(pts)
     out = []
-    saved = perfetto_memory.MAX_POINTS
-    perfetto_memory.MAX_POINTS = cap
+    saved = perfetto_memory.MAX_POINTS, perfetto_memory._MERGE_BLOCK
+    perfetto_memory.MAX_POINTS, perfetto_memory._MERGE_BLOCK = cap, block
     try:
         for vectorised in (True, False):
             m = _memory_state(series, rss) if vectorised else _Lists(copy.deepcopy(series), copy.deepcopy(rss))
@@ -104,7 +106,7 @@ def test_memory_merge_equals_the_point_by_point_merge(series, rss, counters, cap
             m.finish(pd, fc, pid_for) if vectorised else _reference(m, pd, fc, pid_for)
             out.append((repr(list(pd.memory.items())), repr(pd.lmk_kills), list(pd.warnings), m.dropped, fc))
     finally:
-        perfetto_memory.MAX_POINTS = saved
+        perfetto_memory.MAX_POINTS, perfetto_memory._MERGE_BLOCK = saved
     assert out[0] == out[1]
 
 

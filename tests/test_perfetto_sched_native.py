@@ -185,12 +185,13 @@ _wide = st.sampled_from([0, 7, (1 << 31) - 1, 1 << 31, -(1 << 31), -(1 << 31) - 
 
 @settings(max_examples=200, deadline=None)
 @given(rows=st.lists(st.tuples(st.one_of(st.integers(1, 3), _wide), st.integers(0, 20),
-                               st.sampled_from([IN, OUT, WAKE, BLOCKED, NEW]), st.one_of(st.integers(0, 2), _wide),
+                               st.sampled_from([IN, OUT, WAKE, BLOCKED, NEW]),
+                               st.one_of(st.integers(0, 2), _wide, st.sampled_from([(1 << 15) - 1, 1 << 15, -(1 << 15) - 1])),
                                st.booleans()), max_size=40))
 def test_sched_log_keeps_ids_and_arguments_beyond_int32(rows):
-    """SchedLog holds thread ids and arguments as int32 and a chunk as int64 when a value does
-    not fit (pushed one by one or extended as columns): the columns give back every value, and
-    the C pass and the numpy passes replay them alike."""
+    """SchedLog holds thread ids as int32 and arguments as int16, a chunk's column wider when a
+    value does not fit (pushed one by one or extended as columns): the columns give back every
+    value, and the C pass and the numpy passes replay them alike."""
     log = SchedLog()
     for tid, ts, code, arg, pushed in rows:
         if pushed:
@@ -203,7 +204,8 @@ def test_sched_log_keeps_ids_and_arguments_beyond_int32(rows):
     assert ts.tolist() == [r[1] for r in rows] and code.tolist() == [r[2] for r in rows]
     fits = all(-(1 << 31) <= v < 1 << 31 for r in rows for v in (r[0], r[3]))
     if rows and fits:
-        assert tid.dtype == np.int32 and arg.dtype == np.int32
+        small = all(-(1 << 15) <= r[3] < 1 << 15 for r in rows)
+        assert tid.dtype == np.int32 and arg.dtype == (np.int16 if small else np.int32)
     _same((tid.astype(np.int64), ts, code, arg.astype(np.int64)), (4, 19), 25)
     _same((tid, ts, code, arg), (4, 19), None)
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Mapping
+from collections.abc import ItemsView, Mapping, Sequence as _Sequence, ValuesView
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Iterable, Literal, Sequence
@@ -202,6 +202,23 @@ class SeriesMap(Mapping):
             return
         n = self._keys()
         n.update(zip(keys, range(first, first + len(keys))))
+
+    def add_key_columns(self, pid, code, names: Sequence[str], bounds, ts, value) -> None:
+        """:meth:`add_columns` of the keys ``(pid[i], names[code[i]])``: int pids, name codes,
+        the keys distinct and ``names`` in the order their first key comes (what
+        :meth:`_as_columns` makes of such keys). Into an empty map the columns are kept as
+        they are given; else the keys are made."""
+        import numpy as np
+
+        if len(pid) and not len(self.lo) and self._n is not None and not self._n:
+            self.lo, self.hi = np.asarray(bounds, np.int64)[:-1].copy(), np.asarray(bounds, np.int64)[1:].copy()
+            self.ts, self.value = np.asarray(ts, np.float64), np.asarray(value, np.float64)
+            names = list(names)
+            self._n, self._pid, self._names = None, np.array(pid, np.int64), names
+            self._code = np.array(code, np.int32 if len(names) < 1 << 31 else np.int64)
+            return
+        self.add_columns(list(zip(np.asarray(pid).tolist(), map(list(names).__getitem__, np.asarray(code).tolist()))),
+                         bounds, ts, value)
 
     def _as_columns(self, keys: Sequence) -> bool:
         """Keep ``keys`` (the first) as columns, when they are distinct (int, str) pairs."""
@@ -487,6 +504,87 @@ def _one_copy(name):
     return sys.intern(name) if type(name) is str else name
 
 
+class ThreadStates(Mapping):
+    """(pid, tid) → {state: µs}, read as the dict of dicts :meth:`PerfData.add_thread_state`
+    fills, held as columns: the keys in a list (the caller's tuples, which the threads dict
+    shares) and the totals in one float64 column, ``len(states)`` a thread, -1.0 where a state
+    has no total (a total kept is never negative). A thread's dict is made when it is read.
+    What :meth:`PerfData.add_thread_state_totals` stores for a reader of every thread at once:
+    the 1 GB benchmark trace's ~190 k threads held ~55 MB of dicts and floats to the end of
+    the metrics, and making them fragmented the heap the metrics reuse.
+
+    The dict of keys to rows is made at the first look-up (the metrics' first read by key);
+    :meth:`PerfData.add_thread_state` turns the whole table into the dict it reads as."""
+
+    __slots__ = ("_keys", "_states", "_tot", "_index")
+
+    def __init__(self, keys: list, states: tuple[str, ...], tot: array) -> None:
+        self._keys, self._states, self._tot = keys, states, tot
+        self._index: dict | None = None
+
+    def _rows(self) -> dict:
+        if self._index is None:
+            self._index = dict(zip(self._keys, range(len(self._keys))))
+        return self._index
+
+    def _row(self, i: int) -> dict[str, float]:
+        w = len(self._states)
+        vals = self._tot[i * w:(i + 1) * w].tolist()
+        if min(vals) >= 0.0:
+            return dict(zip(self._states, vals))
+        return {s: v for s, v in zip(self._states, vals) if v >= 0.0}
+
+    def __getitem__(self, key) -> dict[str, float]:
+        return self._row(self._rows()[key])
+
+    def get(self, key, default=None):
+        i = self._rows().get(key)
+        return default if i is None else self._row(i)
+
+    def __contains__(self, key) -> bool:
+        return key in self._rows()
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def _dicts(self):
+        """Every thread's dict, in order (one pass over the column, not a look-up each)."""
+        states, w = self._states, len(self._states)
+        vals = self._tot.tolist()
+        for j in range(0, len(vals), w):
+            row = vals[j:j + w]
+            yield dict(zip(states, row)) if min(row) >= 0.0 else {s: v for s, v in zip(states, row) if v >= 0.0}
+
+    def values(self):
+        return _StateValues(self)
+
+    def items(self):
+        return _StateItems(self)
+
+    def as_dict(self) -> dict:
+        return dict(zip(self._keys, self._dicts()))
+
+    def __repr__(self) -> str:
+        return repr(self.as_dict())
+
+
+class _StateValues(ValuesView):
+    __slots__ = ()
+
+    def __iter__(self):
+        return self._mapping._dicts()
+
+
+class _StateItems(ItemsView):
+    __slots__ = ()
+
+    def __iter__(self):
+        return zip(self._mapping._keys, self._mapping._dicts())
+
+
 class SchedIntervals:
     """One thread's scheduler states as time intervals (µs), from sched_switch / waking events.
 
@@ -571,6 +669,59 @@ class BinderCall:
     server_tid: int | None = None
     oneway: bool = False
     replied: bool = False
+
+
+class BinderCalls(_Sequence):
+    """``PerfData.binder_calls`` held as columns, read as the list of :class:`BinderCall` it
+    stands for (each call made when it is read): the client's pid and tid, the start (µs), the
+    duration (µs) where there is one, the server's pid and tid where a receipt named them, and
+    the one-way and replied flags. What :meth:`PerfData.add_binder_call_columns` stores for a
+    reader that pairs the calls in vectorised passes (perfetto_binder_calls.py): the 1 GB
+    benchmark trace's ~140 k calls were ~37 MB of objects from its finish to the metrics' end."""
+
+    __slots__ = ("_cols",)
+
+    def __init__(self, client_pid, client_tid, ts_us, dur_us, has_dur, server_pid, server_tid, has_server,
+                 oneway, replied) -> None:
+        import numpy as np
+
+        self._cols = (np.asarray(client_pid, np.int64), np.asarray(client_tid, np.int64),
+                      np.asarray(ts_us, np.float64), np.asarray(dur_us, np.float64), np.asarray(has_dur, bool),
+                      np.asarray(server_pid, np.int64), np.asarray(server_tid, np.int64),
+                      np.asarray(has_server, bool), np.asarray(oneway, bool), np.asarray(replied, bool))
+
+    def __len__(self) -> int:
+        return len(self._cols[0])
+
+    def _calls(self, lo: int, hi: int) -> list[BinderCall]:
+        cp, ct, ts, dur, has_dur, sp, st, has_s, oneway, replied = (c[lo:hi].tolist() for c in self._cols)
+        return list(map(BinderCall, cp, ct, ts, [d if h else None for d, h in zip(dur, has_dur)],
+                        [p if h else None for p, h in zip(sp, has_s)], [t if h else None for t, h in zip(st, has_s)],
+                        oneway, replied))
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("binder call index out of range")
+        return self._calls(i, i + 1)[0]
+
+    def __iter__(self):
+        for lo in range(0, len(self), 1 << 14):  # a block of calls made at a time
+            yield from self._calls(lo, lo + (1 << 14))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (BinderCalls, list)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
 
 
 #: Linux keeps a task's name (comm) in 16 bytes: 15 characters and the NUL (TASK_COMM_LEN).
@@ -828,8 +979,9 @@ class PerfData:
         self.frames: list[Frame] = []
         #: Totals a tool reported itself (gfxinfo's "Janky frames", percentiles, …).
         self.frame_summary = ReportedTotals()
-        #: Time spent per thread in each scheduler state, in µs (from sched data).
-        self.thread_states: dict[tuple[int, int], dict[str, float]] = {}
+        #: Time spent per thread in each scheduler state, in µs (from sched data): a dict, or
+        #: the :class:`ThreadStates` columns a bulk reader's :meth:`add_thread_state_totals` made.
+        self.thread_states: dict[tuple[int, int], dict[str, float]] | ThreadStates = {}
         #: Thread (CPU) time per thread, µs, with the number of slices it is summed over: Chrome's
         #: ``tdur`` of top-level slices (parsers/trace_event/phases.py ``thread_cpu_us``).
         self.thread_cpu_us: dict[tuple[int, int], tuple[float, int]] = {}
@@ -857,7 +1009,8 @@ class PerfData:
         #: ``dur = -1``) can.
         self.open_slices: list[tuple[int, int, float, str]] = []
         #: Binder transactions, client → server, in time order (Perfetto ftrace binder events).
-        self.binder_calls: list[BinderCall] = []
+        #: (A list, or the :class:`BinderCalls` columns a bulk reader stored.)
+        self.binder_calls: list[BinderCall] | BinderCalls = []
         #: ODPM power rails (Perfetto ``power_rails``), one per rail; empty when none was recorded.
         self.power_rails: list[PowerRail] = []
         self.startup_phases: list[StartupPhase] = []
@@ -1175,18 +1328,51 @@ class PerfData:
     def add_thread_state(self, pid: int, tid: int, state: str, dur_us: float) -> None:
         """Accumulate scheduler time: state is "running", "runnable" or "sleeping"."""
         self.thread(pid, tid)
-        d = self.thread_states.setdefault((pid, tid), {})
+        d = self._state_dicts().setdefault((pid, tid), {})
         d[state] = d.get(state, 0.0) + max(0.0, dur_us)
 
-    def add_thread_state_totals(self, threads: Sequence[tuple[int, int]], totals: Sequence[Sequence[int]],
-                                states: Sequence[str]) -> None:
+    def _state_dicts(self) -> dict:
+        """:attr:`thread_states` as the dict of dicts (made from :class:`ThreadStates`, in its
+        order, when a bulk reader's columns are added to)."""
+        if type(self.thread_states) is ThreadStates:
+            self.thread_states = self.thread_states.as_dict()
+        return self.thread_states
+
+    def add_thread_state_totals(self, threads: Sequence[tuple[int, int]], totals, states: Sequence[str]) -> None:
         """Scheduler time of many threads at once, what ``add_thread_state`` does for each
         nonzero total in turn: thread ``threads[i]`` spent ``totals[i][j]`` **ns** in
-        ``states[j]`` (converted to µs here). For a reader that sums the states in vectorised
-        passes (nodes/perf/parsers/perfetto_sched.py): one Python step per thread."""
-        table = self.thread_states
+        ``states[j]`` (converted to µs here; ``totals`` a sequence of rows, or a 2-d numpy
+        array). For a reader that sums the states in vectorised passes
+        (nodes/perf/parsers/perfetto_sched.py): no Python step per thread but its ThreadInfo;
+        into an empty table of distinct threads, the totals are kept as columns
+        (:class:`ThreadStates`)."""
+        import numpy as np
+
+        states = tuple(states)
+        if not len(threads):
+            return
+        ns = None
+        if type(self.thread_states) is dict and not self.thread_states and states and len(set(states)) == len(states):
+            try:
+                if len(set(threads)) == len(threads):  # distinct keys: no total added to another
+                    ns = np.asarray(totals, np.float64).reshape(len(threads), len(states))
+            except (ValueError, TypeError, OverflowError):
+                ns = None
+            if ns is not None:
+                # as the loop below: a state with a nonzero total gets max(0.0, ns / 1000.0) (0.0 + it)
+                has = ns != 0.0
+                us = ns / 1000.0
+                us = np.where(has, np.where(us > 0.0, us, 0.0), -1.0)
+                kept = np.flatnonzero(has.any(axis=1))
+                keys = [threads[i] for i in kept.tolist()] if len(kept) < len(threads) else list(threads)
+                thread = self._thread_at
+                for key in keys:
+                    thread(key)
+                self.thread_states = ThreadStates(keys, states, array("d", us[kept].tobytes()))
+                return
+        table = self._state_dicts()
         thread = self._thread_at
-        for key, row in zip(threads, totals):
+        for key, row in zip(threads, totals if not hasattr(totals, "tolist") else totals.tolist()):
             d = None
             for state, v in zip(states, row):
                 if v:
@@ -1235,6 +1421,11 @@ class PerfData:
         ``bounds[i]:bounds[i + 1]`` of ``ts_us`` and ``values`` (float64 arrays)."""
         self.memory.add_columns(keys, bounds, ts_us, values)
 
+    def add_memory_key_columns(self, pid, code, names: Sequence[str], bounds, ts_us, values) -> None:
+        """:meth:`add_memory_columns` of the keys ``(pid[i], names[code[i]])`` given as columns
+        (distinct pairs; ``names`` in the order their first key comes): no tuple made of each."""
+        self.memory.add_key_columns(pid, code, names, bounds, ts_us, values)
+
     def add_lmk_kills(self, kills: Iterable[tuple[float, int]]) -> None:
         """lmkd kills, (ts µs, pid killed); kept in time order."""
         self.lmk_kills.extend(kills)
@@ -1249,7 +1440,26 @@ class PerfData:
             self.scroll_spans.append((ts_us, begin, name, key, pid, args))
 
     def add_binder_calls(self, calls: Iterable[BinderCall]) -> None:
+        if type(self.binder_calls) is BinderCalls:
+            calls = list(calls)
+            if not calls:
+                return  # the columns stay
+            self.binder_calls = list(self.binder_calls)
         self.binder_calls.extend(calls)
+
+    def add_binder_call_columns(self, client_pid, client_tid, ts_us, dur_us, has_dur, server_pid, server_tid,
+                                has_server, oneway, replied) -> None:
+        """:meth:`add_binder_calls` of the calls given as columns (numpy; ``dur_us`` read where
+        ``has_dur``, the server's pid and tid where ``has_server``): kept as
+        :class:`BinderCalls` when there are none yet."""
+        calls = BinderCalls(client_pid, client_tid, ts_us, dur_us, has_dur, server_pid, server_tid, has_server,
+                            oneway, replied)
+        if not len(calls):
+            return
+        if type(self.binder_calls) is list and not self.binder_calls:
+            self.binder_calls = calls
+        else:
+            self.add_binder_calls(calls)
 
     def add_power_rail(self, rail: PowerRail) -> None:
         self.power_rails.append(rail)

@@ -114,7 +114,7 @@ def _closes_on_top(step, code, tid, ts):
     """The stack steps (codes 0/1 push a transaction/reply, 2/3 close a reply/transaction) when
     every close finds its name on top of its thread's stack — the usual case: then it is
     begin/end pairing (``perfetto_slices.pair_rows``). None when some close does not."""
-    log = AtraceLog()
+    log = AtraceLog(wide=True)  # int64 columns: the int64 bytes below
     log.tid.frombytes(tid[step].tobytes())
     log.ts.frombytes(step.astype(np.int64).tobytes())  # the sorted position orders them
     log.code.frombytes(np.where(code < 2, 1, 2).astype(np.int8).tobytes())

@@ -63,7 +63,7 @@ def pair_calls(binder: BinderState, data: PerfData, pid_for: Callable[[int], int
     # the client's open sync calls are a stack: the sync send a begin, the reply's receipt an end
     sync = call & ((flags & _TF_ONE_WAY) == 0)
     steps = np.flatnonzero(sync | consumes)
-    log = AtraceLog()
+    log = AtraceLog(wide=True)  # int64 columns: the int64 bytes below
     log.tid.frombytes(tid[steps].tobytes())
     log.ts.frombytes(steps.astype(np.int64).tobytes())  # the sorted position orders them
     log.code.frombytes(np.where(sync[steps], 1, 2).astype(np.int8).tobytes())
@@ -77,24 +77,28 @@ def pair_calls(binder: BinderState, data: PerfData, pid_for: Callable[[int], int
     m = len(at)
     ts_us = ts[at] / 1000.0
     oneway = (flags[at] & _TF_ONE_WAY) != 0
-    dur = np.full(m, None, object)
-    dur[oneway] = 0.0
+    dur = np.zeros(m, np.float64)  # read where has_dur: 0.0 for a one-way call
+    has_dur = oneway.copy()
     replied = np.zeros(m, bool)
     if len(paired.nid):
         b_pos, e_pos = paired.nid, paired.t1  # the begin's arg and the end's time: their positions
         c = slot[b_pos]
         dur[c] = ts[e_pos] / 1000.0 - ts_us[c]
+        has_dur[c] = True
         replied[c] = True
-    server_tid = np.full(m, None, object)
-    server_pid = np.full(m, None, object)
+    server_tid = np.zeros(m, np.int64)  # read where has_server
+    server_pid = np.zeros(m, np.int64)
+    has_server = np.zeros(m, bool)
     r = np.flatnonzero(named)
     if len(r):
         c = slot[prev[r]]
         server_tid[c] = tid[r]
         server_pid[c] = pids[r]
-    calls = list(map(BinderCall, pids[at].tolist(), tid[at].tolist(), ts_us.tolist(), dur.tolist(),
-                     server_pid.tolist(), server_tid.tolist(), oneway.tolist(), replied.tolist()))
-    _store(data, calls, orphan_replies, unfinished)
+        has_server[c] = True
+    # as columns (PerfData.binder_calls reads them as BinderCall objects: none held per call)
+    data.add_binder_call_columns(pids[at], tid[at], ts_us, dur, has_dur, server_pid, server_tid, has_server, oneway,
+                                 replied)
+    _store(data, [], orphan_replies, unfinished)
 
 
 def _pair_calls_reference(events: list[tuple[int, int, int, int, int, int]], data: PerfData,

@@ -27,7 +27,7 @@ from nodes.perf.parsers.perfetto_memory import MemoryState
 from nodes.perf.parsers.perfetto_series import SeriesTable
 from nodes.perf.parsers.perfetto_slices import AtraceLog, pair_rows, thread_blocks
 from nodes.perf.parsers.perfetto_sched import BLOCKED as _BLOCKED
-from nodes.perf.parsers.perfetto_sched import COARSE, SchedLog, thread_states
+from nodes.perf.parsers.perfetto_sched import COARSE, SchedLog, thread_state_columns
 from nodes.perf.parsers.perfetto_sched import IN as _IN
 from nodes.perf.parsers.perfetto_sched import NEW as _NEW
 from nodes.perf.parsers.perfetto_sched import OUT as _OUT
@@ -439,6 +439,13 @@ class FtraceState:
     def finish(self, data: PerfData, known_tgid: dict[int, int]) -> None:
         """Rebuild per-thread slice stacks and scheduler states in time order, into ``data``."""
         kernel = kernel_version(data.facts.kernel)
+        # the scheduler replay first, its results stored below where they always were (the
+        # order of the threads, and what the event cap leaves out, unchanged): the log (~200 MB
+        # at 1 GB) is let go before the pairing, add_slice_rows and the binder pass, which held
+        # it, and the replay runs before they add their objects; the intervals kept wait
+        states = thread_state_columns(self.sched, kernel, self.sched_last_ns, MAX_SCHED_INTERVALS)
+        self.sched.clear()
+        give_back()  # the replay's columns
         p = pair_rows(self.atrace, release=True)  # the log emptied once paired
         self.unmatched_ends += p.unmatched
         self.unfinished += p.unfinished
@@ -460,15 +467,15 @@ class FtraceState:
                 data.add_open_slice(pid_of[tid], tid, t / 1000.0, names[i])
         if len(p.t0):
             heads = np.flatnonzero(np.concatenate(([True], p.tid[1:] != p.tid[:-1])))
-            counts = np.diff(np.append(heads, len(p.tid)))
-            pids = np.repeat(np.array([pid_of[t] for t in p.tid[heads].tolist()], np.int64), counts)
+            head_pids = np.array([pid_of[t] for t in p.tid[heads].tolist()], np.int64)
             # whole threads a block at a time, stored as one call would store them (threads, names
             # and the event cap in row order): add_slice_rows' temporaries, ~100 bytes a row,
-            # stay bounded (a 1 GB trace pairs 4 M slices)
+            # stay bounded (a 1 GB trace pairs 4 M slices), the pid column made a block at a time
             for lo, hi in thread_blocks(heads, len(p.tid), SLICE_BLOCK):
                 t0 = p.t0[lo:hi]
-                data.add_slice_rows(pids[lo:hi], p.tid[lo:hi], t0 / 1000.0, (p.t1[lo:hi] - t0) / 1000.0, p.nid[lo:hi],
-                                    names)
+                a, b = np.searchsorted(heads, [lo, hi])
+                pids = np.repeat(head_pids[a:b], np.diff(np.append(heads[a:b], hi)))
+                data.add_slice_rows(pids, p.tid[lo:hi], t0 / 1000.0, (p.t1[lo:hi] - t0) / 1000.0, p.nid[lo:hi], names)
         del p  # the paired columns: stored now
         self.atrace = AtraceLog()  # emptied by pair_rows already, but for times beyond its numpy pass
         give_back()  # the pairing's and add_slice_rows' temporaries, before the scheduler replay's
@@ -479,20 +486,21 @@ class FtraceState:
         by_key = debug_id_order(binder)  # sorted once for the three previous_in_group passes
         pair_calls(self.binder, data, binder_pid_for, binder, pids, by_key)
         self.binder.finish(data, binder_pid_for, binder, pids, by_key)
+        del binder, pids, by_key
+        give_back()  # the binder passes' columns
         if self.binder.dropped:
             data.warn(f"{self.binder.dropped:,} binder events beyond the first were not read")
         for tgid, tid, ts, name in self.instants:
             data.add_instant(self.pid_for(tid, known_tgid) if tgid is None else tgid, tid, ts / 1000.0, name)
-        # the intervals kept thread by thread while they fit (thread_states drops the others': None)
-        states = thread_states(self.sched, kernel, self.sched_last_ns, MAX_SCHED_INTERVALS)
-        state_tids = [tid for tid, _, _, _ in states]
-        keys = list(zip(self.pids_for(state_tids, known_tgid), state_tids))
-        data.add_thread_state_totals(keys, [totals for _, totals, _, _ in states], COARSE)
-        data.add_sched_intervals_many([k for k, s in zip(keys, states) if s[3] and s[2] is not None],
-                                      [s[2] for s in states if s[3] and s[2] is not None])
-        self.sched_intervals_dropped += sum([n for _, _, iv, n in states if iv is None])
-        self.sched.clear()
-        give_back()  # the replay's columns
+        # the intervals kept thread by thread while they fit (the replay drops the others'), as
+        # columns: no Python object per thread but its key
+        keys = list(zip(self.pids_for(states.tids, known_tgid), states.tids))
+        data.add_thread_state_totals(keys, states.totals, COARSE)
+        kept = states.kept()
+        data.add_sched_intervals_many([keys[i] for i in kept], states.intervals(kept))
+        self.sched_intervals_dropped += states.dropped()
+        del states, keys, kept
+        give_back()  # what the keys' and totals' conversions freed
         if self.sched_intervals_dropped:
             data.warn(f"{self.sched_intervals_dropped:,} scheduler intervals beyond {MAX_SCHED_INTERVALS:,} were "
                       "not kept; per-thread totals still cover them")

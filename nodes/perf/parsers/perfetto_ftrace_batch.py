@@ -249,11 +249,7 @@ def _apply(state, items, dec, b0: int, b1: int) -> None:
     if at_rows:
         k = np.concatenate([r[0] for r in at_rows])
         o = np.argsort(k, kind="stable")
-        log = state.atrace
-        for arr, col in ((log.ts, 2), (log.tid, 1), (log.code, 3), (log.arg, 4)):
-            vals = np.concatenate([r[col] for r in at_rows])[o]
-            # the column's bytes read in place (frombytes takes only a buffer of bytes), not copied twice
-            arr.frombytes(np.ascontiguousarray(vals, np.int8 if col == 3 else np.int64).view(np.uint8))
+        state.atrace.extend(*(np.concatenate([r[c] for r in at_rows])[o] for c in (1, 2, 3, 4)))
     if sched_rows:
         k = np.concatenate([r[0] for r in sched_rows])
         o = np.argsort(k, kind="stable")
@@ -498,9 +494,7 @@ def _ordered_loop(state, staging, loop, tag, payload, ts_all, pid_all, bundle_al
     write_names(b1)
     if at_pos:
         p = np.array(at_pos, np.int64)
-        at_rows.append((key(bundle_all[p], 2, pos_all[p]), np.frombuffer(staging.tid, np.int64),
-                        np.frombuffer(staging.ts, np.int64), np.frombuffer(staging.code, np.int8),
-                        np.frombuffer(staging.arg, np.int64)))
+        at_rows.append((key(bundle_all[p], 2, pos_all[p]), *staging.columns()))
     if nt_rows:
         p = np.array([r[0] for r in nt_rows], np.int64)
         sched_rows.append((key(bundle_all[p], 2, pos_all[p]), np.array([r[1] for r in nt_rows], np.int64),

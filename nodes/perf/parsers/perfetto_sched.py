@@ -61,9 +61,10 @@ class SchedLog:
     """Scheduler events in arrival order, as columns: small appends go to ``array`` buffers,
     whole bundles (compact sched) arrive as numpy chunks; both keep the one arrival order.
 
-    Thread ids and arguments are held as int32 (17 bytes a row, not 25: a 1 GB trace's ~13 M
-    rows held to the end of the read), a chunk as int64 when one of its values does not fit
-    (a pid beyond int32, a wild ``prev_state``): the joined columns are int64 then."""
+    Thread ids are held as int32 and arguments as int16 (15 bytes a row, not 25: a 1 GB trace's
+    ~13 M rows held to the end of the read; its raw ``prev_state``s are 0 to 256), a chunk's
+    column wider when one of its values does not fit (a pid beyond int32, a wild
+    ``prev_state``): the joined column is as wide as its widest chunk."""
 
     def __init__(self) -> None:
         self._chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
@@ -101,7 +102,7 @@ class SchedLog:
         if len(self._code):
             self._chunks.append((np.frombuffer(self._tid, _INTS[self._tid.typecode]).copy(),
                                  np.frombuffer(self._ts, np.int64).copy(), np.frombuffer(self._code, np.int8).copy(),
-                                 np.frombuffer(self._arg, _INTS[self._arg.typecode]).copy()))
+                                 _narrow(np.frombuffer(self._arg, _INTS[self._arg.typecode]), np.int16).copy()))
             self._tid, self._ts, self._code, self._arg = array("i"), array("q"), array("b"), array("i")
 
     def extend(self, tid: np.ndarray, ts: np.ndarray, code: np.ndarray, arg: np.ndarray) -> None:
@@ -110,7 +111,7 @@ class SchedLog:
             return
         self._flush()
         self._chunks.append((_narrow(tid), ts.astype(np.int64, copy=False), code.astype(np.int8, copy=False),
-                             _narrow(arg)))
+                             _narrow(arg, np.int16)))
         self.rows += len(tid)
 
     def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -126,9 +127,11 @@ class SchedLog:
         self.__init__()  # type: ignore[misc]
 
     def drain(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`columns`, the log emptied as they are joined: each column's chunks let go once
-        it is whole, so the copy never holds more than one column twice (:meth:`columns` holds
-        every chunk until all four are joined: 34 bytes a row at its peak, this ~25)."""
+        """:meth:`columns`, the log emptied as they are joined: each column copied chunk by
+        chunk into its whole, each chunk let go once copied and the freed memory given back
+        every :data:`DRAIN_GIVE_BACK` bytes, so the copy never holds much more than the log
+        (:meth:`columns` holds every chunk until all four are joined: 34 bytes a row at its
+        peak; a column joined at once held it twice: the 1 GB trace's times, +104 MB)."""
         self._flush()
         chunks = [list(c) for c in self._chunks]
         self.clear()
@@ -137,25 +140,47 @@ class SchedLog:
             return e, e, np.zeros(0, np.int8), e
         cols = []
         for k in range(4):
-            cols.append(np.concatenate([c[k] for c in chunks]))
+            parts = [c[k] for c in chunks]
             for c in chunks:
                 c[k] = None
-            if k < 3 and len(chunks) > 1:
-                give_back()  # the column's chunks (small: in the heap, among live objects) before the next's copy
+            out = np.empty(sum(len(p) for p in parts), np.result_type(*parts))
+            at = freed = 0
+            for i in range(len(parts)):
+                p, parts[i] = parts[i], None
+                out[at:at + len(p)] = p
+                at += len(p)
+                freed += p.nbytes
+                del p
+                if freed >= DRAIN_GIVE_BACK:
+                    give_back()  # the copied chunks (small: in the heap, among live objects)
+                    freed = 0
+            cols.append(out)
+            if freed and len(chunks) > 1:
+                give_back()
         return tuple(cols)  # type: ignore[return-value]
+
+
+#: Bytes of copied chunks :meth:`SchedLog.drain` lets go before it gives the freed memory back.
+DRAIN_GIVE_BACK = 32 << 20
 
 
 #: numpy's type of an ``array`` buffer of thread ids or arguments
 _INTS = {"i": np.int32, "q": np.int64}
 
 
-def _narrow(col: np.ndarray) -> np.ndarray:
-    """An integer column as int32 when every value fits, else as int64."""
-    if col.dtype == np.int32:
+def _narrow(col: np.ndarray, least=np.int32) -> np.ndarray:
+    """An integer column as ``least`` (int16 or int32) when every value fits, else as int32
+    when they fit that, else as int64."""
+    if col.dtype == least:
         return col
     col = col.astype(np.int64, copy=False)
-    if int(col.min()) >= -(1 << 31) and int(col.max()) < 1 << 31:
-        return col.astype(np.int32)
+    if not len(col):
+        return col.astype(least)
+    lo, hi = int(col.min()), int(col.max())
+    for kind in (least, np.int32):
+        info = np.iinfo(kind)
+        if lo >= info.min and hi <= info.max:
+            return col.astype(kind)
     return col
 
 
@@ -168,23 +193,78 @@ NATIVE = compiled("_schedc")
 CHUNK_ROWS = 1 << 16
 
 
+class StateColumns:
+    """Every thread's replay, as columns: ``tids`` (in the order each thread's first event
+    arrived), ``totals`` (ns as [running, runnable, sleeping], an (m, 3) int64 array),
+    ``counts`` (each thread's intervals, kept or not) and ``held`` (whether they were kept:
+    False for a thread the cap cut), the kept intervals being rows ``lo[i]:hi[i]`` of the
+    shared columns ``cols`` (ts, dur, state, io_wait), or the SchedIntervals of ``objects``.
+    No Python object per thread but its tid: :meth:`rows` makes the tuples
+    :func:`thread_states` hands back (the 1 GB trace's ~190 k threads: a tuple, a list of
+    three ints and a SchedIntervals each, ~60 MB of objects for a moment)."""
+
+    __slots__ = ("tids", "totals", "counts", "held", "lo", "hi", "cols", "objects")
+
+    def __init__(self, tids, totals, counts, held, lo=None, hi=None, cols=None, objects=None) -> None:
+        self.tids, self.totals, self.counts, self.held = tids, totals, counts, held
+        self.lo, self.hi, self.cols, self.objects = lo, hi, cols, objects
+
+    def kept(self) -> list[int]:
+        """The threads with intervals kept (some, and not cut)."""
+        return np.flatnonzero((self.counts > 0) & self.held).tolist()
+
+    def dropped(self) -> int:
+        """Intervals of the threads the cap cut."""
+        return int(self.counts[~self.held].sum())
+
+    def intervals(self, which: list[int]) -> list:
+        """The SchedIntervals of threads ``which`` (None for a thread the cap cut)."""
+        if self.objects is not None:
+            return [self.objects[i] for i in which]
+        which = np.asarray(which, np.int64)
+        cols = tuple(memoryview(c) for c in self.cols)  # shared by every thread's rows
+        rows = SchedIntervals.rows
+        return [rows(cols, a, b) if h else None
+                for a, b, h in zip(self.lo[which].tolist(), self.hi[which].tolist(), self.held[which].tolist())]
+
+    def rows(self) -> list[tuple]:
+        """[(tid, totals, SchedIntervals or None, how many intervals)]: :func:`thread_states`."""
+        ivs = self.objects if self.objects is not None else self.intervals(range(len(self.tids)))
+        return list(zip(self.tids, self.totals.tolist(), ivs, self.counts.tolist()))
+
+
 def thread_states(log: SchedLog, kernel: tuple[int, int] | None, end: int | None, cap: int | None = None):
     """Every thread's (tid, totals ns as [running, runnable, sleeping], SchedIntervals, how many
     intervals), in the order each thread's first event arrived; threads with no state left out.
     With ``cap``, intervals are kept for at most that many, thread by thread in that order: a
-    thread whose intervals do not fit with those kept before it has None for its SchedIntervals
-    (the C pass does not keep them: a 1 GB trace has ~12 M intervals, ~4 M of them kept).
-    ``log`` is emptied. By the C pass (_schedc.c) when it is built, else by the numpy passes
-    (:func:`_replay`)."""
+    thread whose intervals do not fit with those kept before it has None for its SchedIntervals.
+    ``log`` is emptied. :func:`thread_state_columns`' rows."""
+    return thread_state_columns(log, kernel, end, cap).rows()
+
+
+def thread_state_columns(log: SchedLog, kernel: tuple[int, int] | None, end: int | None,
+                         cap: int | None = None) -> StateColumns:
+    """:func:`thread_states` as :class:`StateColumns`. By the C pass (_schedc.c) when it is
+    built (which does not keep the intervals of a thread the cap cuts: a 1 GB trace has ~12 M
+    intervals, ~4 M of them kept), else by the numpy passes (:func:`_replay`)."""
     tid, ts, code, arg = log.drain()
     n = len(tid)
     if n == 0:
-        return []
+        return StateColumns([], np.zeros((0, 3), np.int64), np.zeros(0, np.int64), np.zeros(0, bool), objects=[])
     give_back()  # the log's chunks, freed as they were joined
     if NATIVE is not None:
         cols = [tid, ts, code, arg]
         del tid, ts, code, arg
         return _states_native(cols, kernel, end, cap)
+    out = _states_numpy(tid, ts, code, arg, kernel, end, cap)
+    return StateColumns([t for t, _, _, _ in out], np.array([tot for _, tot, _, _ in out], np.int64).reshape(-1, 3),
+                        np.array([size for *_, size in out], np.int64),
+                        np.array([iv is not None for _, _, iv, _ in out], bool), objects=[iv for _, _, iv, _ in out])
+
+
+def _states_numpy(tid, ts, code, arg, kernel, end, cap):
+    """The numpy passes of :func:`thread_states` over the log's columns."""
+    n = len(tid)
     order = by_thread_time(tid, ts)
     # the sorted columns one at a time, each let go once gathered (41 bytes a row at the peak)
     T = tid[order]
@@ -251,26 +331,37 @@ def _states_native(cols: list[np.ndarray], kernel, end, cap):
     del ts, code, order, starts, detail, coarse
     for c in (iv_ts, iv_dur, iv_state, iv_io):
         c.resize(niv, refcheck=False)  # the rows written (realloc: the rest given back, not copied)
-    return _threads(first_tid[out_thr[:k]].tolist(), out_bounds[:k].tolist(), out_bounds[1:k + 1].tolist(),
-                    out_tot.reshape(-1, 4)[:k, :3].tolist(), iv_ts, iv_dur, iv_state, iv_io, out_count[:k].tolist())
+    lo, hi, counts = out_bounds[:k], out_bounds[1:k + 1], out_count[:k]
+    return StateColumns(first_tid[out_thr[:k]].tolist(), out_tot.reshape(-1, 4)[:k, :3], counts,
+                        (hi > lo) | (counts == 0), lo, hi, (iv_ts, iv_dur, iv_state, iv_io))
 
 
 def _after_states(code: np.ndarray, arg: np.ndarray, kernel) -> tuple[np.ndarray, np.ndarray]:
     """The state each event leaves its thread in, as (interval code, coarse total code) int8
     columns: Running after a switch-in, the decoded ``prev_state`` after a switch-out, R after
-    the rest (a blocked reason's row is never read)."""
-    detail = np.full(len(code), _R, np.int8)
-    coarse = np.full(len(code), 1, np.int8)
-    ins = code == IN
-    detail[ins] = _RUNNING
-    coarse[ins] = 0
-    outs = np.flatnonzero(code == OUT)
-    if len(outs):
-        raws, inv = _distinct(arg[outs])
-        dec = np.array([_decoded(int(r), kernel) for r in raws.tolist()], np.int8).reshape(-1, 2)
-        coarse[outs] = dec[inv, 0]
-        detail[outs] = dec[inv, 1]
+    the rest (a blocked reason's row is never read). A block of rows at a time: the
+    temporaries (switch-outs' positions and raw values, ~20 bytes a row) are the block's, not
+    the whole log's (the 1 GB trace's 13 M rows: ~85 MB at the scheduler replay's peak)."""
+    n = len(code)
+    detail = np.full(n, _R, np.int8)
+    coarse = np.full(n, 1, np.int8)
+    for lo in range(0, n, AFTER_BLOCK):
+        c, d, k = code[lo:lo + AFTER_BLOCK], detail[lo:lo + AFTER_BLOCK], coarse[lo:lo + AFTER_BLOCK]
+        ins = c == IN
+        d[ins] = _RUNNING
+        k[ins] = 0
+        del ins
+        outs = np.flatnonzero(c == OUT)
+        if len(outs):
+            raws, inv = _distinct(arg[lo:lo + AFTER_BLOCK][outs])
+            dec = np.array([_decoded(int(r), kernel) for r in raws.tolist()], np.int8).reshape(-1, 2)
+            k[outs] = dec[inv, 0]
+            d[outs] = dec[inv, 1]
     return detail, coarse
+
+
+#: Rows per block of :func:`_after_states`.
+AFTER_BLOCK = 1 << 18
 
 
 def _replay(T, TS, C, A, kernel, end):
@@ -362,18 +453,13 @@ def _replay(T, TS, C, A, kernel, end):
                     iv_dur, iv_state, iv_io)
 
 
-def _threads(tids, lo, hi, totals, iv_ts, iv_dur, iv_state, iv_io, counts=None):
+def _threads(tids, lo, hi, totals, iv_ts, iv_dur, iv_state, iv_io):
     """[(tid, totals, SchedIntervals, size)]: thread k's intervals are rows lo[k]:hi[k] of the
     interval columns, which the threads share (:meth:`SchedIntervals.rows`: no copy, no arrays
-    of their own — the intervals were held twice while each thread's were copied out). With
-    ``counts`` (each thread's intervals, kept or not), a thread that has some and none kept
-    has None."""
+    of their own — the intervals were held twice while each thread's were copied out)."""
     cols = (memoryview(iv_ts), memoryview(iv_dur), memoryview(iv_state), memoryview(iv_io))
     rows = SchedIntervals.rows
-    if counts is None:
-        return [(t, tot, rows(cols, a, b), b - a) for t, a, b, tot in zip(tids, lo, hi, totals)]
-    return [(t, tot, rows(cols, a, b) if b > a or not c else None, c)
-            for t, a, b, tot, c in zip(tids, lo, hi, totals, counts)]
+    return [(t, tot, rows(cols, a, b), b - a) for t, a, b, tot in zip(tids, lo, hi, totals)]
 
 
 def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -25,22 +25,73 @@ SAFE_NS = 1 << 61
 
 
 class AtraceLog:
-    """Every atrace B/E event in arrival order: tid, time (ns), code, name id."""
+    """Every atrace B/E event in arrival order: tid, time (ns), code, name id.
 
-    def __init__(self) -> None:
-        self.tid = array("q")
+    Thread ids and name ids are held as int32 (17 bytes an event, not 25: the 1 GB benchmark
+    trace's ~8 M events are held to the end of the read), both as int64 once a value does not
+    fit (an ftrace pid is a uint32). ``wide`` holds them as int64 from the start (the binder
+    pairings' logs, whose columns go on into int64 arithmetic)."""
+
+    def __init__(self, wide: bool = False) -> None:
+        self.tid = array("q" if wide else "i")
         self.ts = array("q")
         self.code = array("b")
-        self.arg = array("q")
+        self.arg = array("q" if wide else "i")
 
     def __len__(self) -> int:
         return len(self.code)
 
     def push(self, tid: int, ts: int, code: int, arg: int = 0) -> None:
         self.ts.append(ts)  # first: a time out of range fails before anything is stored
-        self.tid.append(tid)
+        try:
+            self.tid.append(tid)
+        except OverflowError:
+            if self.tid.typecode == "q":
+                raise
+            self.ts.pop()
+            self._widen()
+            return self.push(tid, ts, code, arg)
         self.code.append(code)
-        self.arg.append(arg)
+        try:
+            self.arg.append(arg)
+        except OverflowError:
+            if self.arg.typecode == "q":
+                raise
+            self.ts.pop()
+            self.tid.pop()
+            self.code.pop()
+            self._widen()
+            return self.push(tid, ts, code, arg)
+
+    def _widen(self) -> None:
+        """The thread ids and name ids as int64, for a value beyond int32."""
+        self.tid, self.arg = array("q", self.tid), array("q", self.arg)
+
+    def extend(self, tid: np.ndarray, ts: np.ndarray, code: np.ndarray, arg: np.ndarray) -> None:
+        """Rows after every row so far, from numpy columns of one length (integers)."""
+        if not len(ts):
+            return
+        if self.tid.typecode == "i" and not (_fits_int32(tid) and _fits_int32(arg)):
+            self._widen()
+        ints = _INTS[self.tid.typecode]
+        # each column's bytes read in place (frombytes takes only a buffer of bytes), not copied twice
+        for col, vals, kind in ((self.ts, ts, np.int64), (self.tid, tid, ints), (self.code, code, np.int8),
+                                (self.arg, arg, ints)):
+            col.frombytes(np.ascontiguousarray(vals, kind).view(np.uint8))
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """tid, ts, code, arg as numpy views of the columns (int32 or int64, int64, int8, as tid)."""
+        ints = _INTS[self.tid.typecode]
+        return (np.frombuffer(self.tid, ints), np.frombuffer(self.ts, np.int64), np.frombuffer(self.code, np.int8),
+                np.frombuffer(self.arg, ints))
+
+
+#: numpy's type of an ``array`` column of thread ids or name ids
+_INTS = {"i": np.int32, "q": np.int64}
+
+
+def _fits_int32(col: np.ndarray) -> bool:
+    return not len(col) or (int(col.min()) >= -(1 << 31) and int(col.max()) < 1 << 31)
 
 
 def _pair_reference(log: AtraceLog):
@@ -111,8 +162,7 @@ def pair_rows(log: AtraceLog, release: bool = False) -> Paired:
     e = np.zeros(0, np.int64)
     if n == 0:
         return Paired([], e, e, e, e, e, e, e, 0, 0)
-    tid = np.frombuffer(log.tid, np.int64)
-    ts = np.frombuffer(log.ts, np.int64)
+    tid, ts, code, arg = log.columns()
     if int(ts.max()) >= SAFE_NS or int(ts.min()) <= -SAFE_NS:
         rows, unmatched, unfinished = _pair_reference(log)
         col = lambda xs, k: np.array([x[k] for x in xs], np.int64)  # noqa: E731
@@ -121,8 +171,6 @@ def pair_rows(log: AtraceLog, release: bool = False) -> Paired:
                       cat(lambda t, rs, st: col(rs, 0)), cat(lambda t, rs, st: col(rs, 1)),
                       cat(lambda t, rs, st: col(rs, 2)), cat(lambda t, rs, st: np.full(len(st), t, np.int64)),
                       cat(lambda t, rs, st: col(st, 0)), cat(lambda t, rs, st: col(st, 1)), unmatched, unfinished)
-    code = np.frombuffer(log.code, np.int8)
-    arg = np.frombuffer(log.arg, np.int64)
     order, starts = thread_order(tid, ts)  # rows by thread (first arrival first), time, then arrival
     threads = tid[order[starts]].tolist()
     # whole threads at a time, about CHUNK_EVENTS events: the temporaries of the passes are

@@ -179,7 +179,7 @@ class SystemState:
         unit MB) from the memory lens's series (perfetto_memory.MemoryState.series) before it
         adds ``rss_stat`` to them: the same points under the same cap, which this kept again as
         a list of tuples per process (~75 MB at 1 GB)."""
-        self.process = memory.subset(lambda key: key[1] in _PROCESS_COUNTERS)
+        self.process = memory.subset_names(_PROCESS_COUNTERS)
 
     def sys_stats(self, s, ts: int) -> None:
         for m in s.meminfo:
