@@ -33,7 +33,7 @@ def _ctx(rng, n_threads, app):
         dur = rng.random(n) * 10.0 ** rng.integers(-3, 6, n)
         dur[rng.random(n) < 0.3] = 0.0
         dur[rng.random(n) < 0.1] = 1.0  # equal sums
-        threads[(k % 7, 1000 + k)] = SimpleNamespace(ts=ts, dur=dur, name=rng.integers(0, 12, n).astype(np.int32))
+        threads[(k % 7, 1000 + k)] = SimpleNamespace(ts=ts, dur=dur, name=rng.integers(0, 12, n).astype(np.int32), count=n)
     return SimpleNamespace(threads=threads, scope=None if app is None else SimpleNamespace(app_pids=frozenset(app)))
 
 
@@ -60,7 +60,7 @@ def test_fold_equals_one_add_per_group(seed, monkeypatch):
 @pytest.mark.parametrize("odd", [-0.0, float("nan")])
 def test_negative_zero_and_nan_take_the_loop(odd, monkeypatch):
     ctx = _ctx(np.random.default_rng(7), 10, app={1})
-    ctx.threads[(1, 1)] = SimpleNamespace(ts=np.array([0.0, 1.0]), dur=np.array([odd, 2.0]), name=np.array([3, 3], np.int32))
+    ctx.threads[(1, 1)] = SimpleNamespace(ts=np.array([0.0, 1.0]), dur=np.array([odd, 2.0]), name=np.array([3, 3], np.int32), count=2)
     assert not hotspots._foldable(np.array([1.0, odd]))
     monkeypatch.setattr(hotspots, "_fold", lambda *a: pytest.fail("folded"))
     acc: dict = {}

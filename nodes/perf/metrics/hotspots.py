@@ -833,18 +833,7 @@ def _thread_groups(ctx, add, acc: dict) -> None:
     maxs = np.maximum.reduceat(dur, first)
     app = sc.app_pids if sc is not None else frozenset()
     t_first, d_first, w_first, n_first = ts[first], dur[first], which[first], name[first]
-    values = np.concatenate((sums, mins, maxs, t_first, d_first))
-    if not _foldable(values):
-        _thread_groups_loop(threads, add, app, counts.tolist(), sums.tolist(), mins.tolist(), maxs.tolist(),
-                            t_first.tolist(), d_first.tolist(), w_first.tolist(), n_first.tolist())
-        return
-    pids = np.fromiter((p for p, _th in threads), dtype=np.int64, count=len(threads))[w_first]
-    cols = (counts, sums, mins, maxs, t_first, d_first, pids)
-    _fold(acc, "all", n_first, cols)
-    if app:
-        in_app = np.isin(pids, np.fromiter(app, dtype=np.int64, count=len(app)))
-        if in_app.any():
-            _fold(acc, "app", n_first[in_app], tuple(c[in_app] for c in cols))
+    _add_groups(threads, add, acc, app, (counts, sums, mins, maxs, t_first, d_first), w_first, n_first)
 
 
 def _walked_groups(ctx, threads: list, add, acc: dict) -> None:
@@ -856,7 +845,17 @@ def _walked_groups(ctx, threads: list, add, acc: dict) -> None:
     app = sc.app_pids if sc is not None else frozenset()
     per = per[per > 0]  # the threads with slices: ``threads``, in order
     w_first = np.repeat(np.arange(len(per), dtype=np.int64), per)
-    if not all(map(_foldable, (sums, mins, maxs, t_first, d_first))):  # a column at a time: not joined
+    _add_groups(threads, add, acc, app, (counts, sums, mins, maxs, t_first, d_first), w_first, n_first)
+
+
+def _add_groups(threads: list, add, acc: dict, app, stats: tuple, w_first, n_first) -> None:
+    """The groups of :func:`_thread_groups` or :func:`_walked_groups` (``stats``: count, sum,
+    min, max, first start, first duration; ``w_first`` the thread, ``n_first`` the name) into
+    ``acc``: folded per name with numpy, or one ``add`` per group where a value the fold could
+    not order as the loop does (NaN, -0.0) is among them. Each column checked on its own, none
+    joined into a copy."""
+    counts, sums, mins, maxs, t_first, d_first = stats
+    if not all(map(_foldable, (sums, mins, maxs, t_first, d_first))):
         _thread_groups_loop(threads, add, app, counts.tolist(), sums.tolist(), mins.tolist(), maxs.tolist(),
                             t_first.tolist(), d_first.tolist(), w_first.tolist(), n_first.tolist())
         return
