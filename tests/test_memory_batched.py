@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -185,3 +186,29 @@ def test_parts_totals_native_is_numpys(processes):
         got = memory._parts_totals(sm, triples)
         m.setattr(memory, "NATIVE", None)
         assert repr(got) == repr(memory._parts_totals(sm, triples))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0, 1, 7, 42, 2**40, -3]), st.sampled_from(NAMES), st.integers(0, 3)),
+                max_size=30),
+       st.lists(st.sampled_from([0, 1, 5, 42, 2**70, -(2**64)]), max_size=5))
+def test_processes_from_the_key_columns_are_the_dicts(series, extra):
+    """memory._ByProcess reads the map's key columns (SeriesMap.key_columns) as the per-process
+    dicts read the keys: the same pids in the same order, series numbers by name (-1: none;
+    empty series left out), each process's names, pids beyond int64 (a killed pid) found in none."""
+    keys = list(dict.fromkeys((p, n) for p, n, _k in series))
+    lens = [next(k for p, n, k in series if (p, n) == key) for key in keys]
+    bounds = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    cols, dicts = SeriesMap(), SeriesMap()
+    ts = np.arange(bounds[-1], dtype=np.float64)
+    cols.add_columns(keys, bounds, ts, ts)
+    dicts.add_columns(keys, bounds, ts, ts)
+    dicts._keys()  # the keys as a dict
+    assert (cols.key_columns() is None) == (not keys) and dicts.key_columns() is None
+    a, b = memory._ByProcess(cols), memory._ByProcess(dicts)
+    assert a.pids == b.pids == list(dict.fromkeys(p for (p, _n), k in zip(keys, lens) if k))
+    pids = list(dict.fromkeys(a.pids + extra))
+    for name in NAMES:
+        assert a.numbers(pids, name).tolist() == b.numbers(pids, name).tolist()
+    for pid in pids:
+        assert a.of(pid) == b.of(pid)

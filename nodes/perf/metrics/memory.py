@@ -191,43 +191,108 @@ def _parts_total_loop(by_name: dict[str, list[tuple[float, float]]]) -> float | 
 
 def _rss_max(series: SeriesMap, maps: list[dict[str, int]]) -> list[float | None]:
     """Per process (its series numbers by name): the largest ``mem.rss``, else the largest
-    anon + file + shmem (:func:`_parts_totals`), else None — ``max`` of the series' values in
-    one ``maximum.reduceat`` for all; a series whose largest value is NaN or 0 (``max`` keeps
-    the first of ``0.0`` and ``-0.0``, and passes NaN by order) takes ``max`` itself."""
-    out: list[float | None] = [None] * len(maps)
-    whole = [(i, m["mem.rss"]) for i, m in enumerate(maps) if "mem.rss" in m]
-    if whole:
-        nums = np.array([n for _i, n in whole], dtype=np.int64)
+    anon + file + shmem (:func:`_parts_totals`), else None (:func:`_rss_max_of`)."""
+    return _rss_max_of(series, _numbers(maps, "mem.rss"), np.stack([_numbers(maps, p) for p in _PARTS], axis=1))
+
+
+def _numbers(maps: list[dict[str, int]], name: str) -> np.ndarray:
+    """Each process's series number of ``name``, -1 where it has none."""
+    return np.fromiter((m.get(name, -1) for m in maps), dtype=np.int64, count=len(maps))
+
+
+def _rss_max_of(series: SeriesMap, rss: np.ndarray, parts: np.ndarray) -> list[float | None]:
+    """:func:`_rss_max` of processes given by series numbers (-1: none): ``rss[i]`` process i's
+    ``mem.rss``, ``parts[i]`` its anon, file and shmem — ``max`` of the series' values in one
+    ``maximum.reduceat`` for all; a series whose largest value is NaN or 0 (``max`` keeps the
+    first of ``0.0`` and ``-0.0``, and passes NaN by order) takes ``max`` itself."""
+    out: list[float | None] = [None] * len(rss)
+    whole = np.flatnonzero(rss >= 0)
+    if len(whole):
+        nums = rss[whole]
         rows, lens = _rows(series, nums)
         peaks = np.maximum.reduceat(series.value[rows], np.cumsum(lens) - lens)
-        for (i, n), peak in zip(whole, peaks.tolist()):
+        for i, n, peak in zip(whole.tolist(), nums.tolist(), peaks.tolist()):
             out[i] = peak if peak == peak and peak != 0.0 else max(series.at(n).value.tolist())
-    parts = [(i, tuple(m[p] for p in _PARTS)) for i, m in enumerate(maps)
-             if "mem.rss" not in m and all(p in m for p in _PARTS)]
-    for (i, _nums), total in zip(parts, _parts_totals(series, [t for _i, t in parts])):
+    split = np.flatnonzero((rss < 0) & (parts >= 0).all(axis=1))
+    for i, total in zip(split.tolist(), _parts_totals(series, list(map(tuple, parts[split].tolist())))):
         out[i] = total
     return out
 
 
 def _growth(series: SeriesMap, maps: list[dict[str, int]]) -> list[float]:
     """Per process: the last minus the first value of ``mem.rss`` when it has two or more
-    points, else of ``mem.rss.anon``; ``-inf`` when neither has two."""
-    out = [float("-inf")] * len(maps)
-    lens = (series.hi - series.lo).tolist()
-    which = []
-    for i, m in enumerate(maps):
-        n = m.get("mem.rss")
-        if n is None or lens[n] < 2:
-            n = m.get("mem.rss.anon")
-        if n is not None and lens[n] >= 2:
-            which.append((i, n))
-    if which:
-        nums = np.array([n for _i, n in which], dtype=np.int64)
+    points, else of ``mem.rss.anon``; ``-inf`` when neither has two (:func:`_growth_of`)."""
+    return _growth_of(series, _numbers(maps, "mem.rss"), _numbers(maps, "mem.rss.anon"))
+
+
+def _growth_of(series: SeriesMap, rss: np.ndarray, anon: np.ndarray) -> list[float]:
+    """:func:`_growth` of processes given by the series numbers of their ``mem.rss`` and
+    ``mem.rss.anon`` (-1: none)."""
+    out = [float("-inf")] * len(rss)
+    lens = series.hi - series.lo
+    n = np.where((rss >= 0) & (lens[np.maximum(rss, 0)] >= 2), rss, anon) if len(lens) else rss
+    which = np.flatnonzero(n >= 0)
+    which = which[lens[n[which]] >= 2]
+    if len(which):
+        nums = n[which]
         with np.errstate(invalid="ignore"):  # inf - inf: NaN, as the float subtraction gives it
             grew = series.value[series.hi[nums] - 1] - series.value[series.lo[nums]]
-        for (i, _n), g in zip(which, grew.tolist()):
+        for i, g in zip(which.tolist(), grew.tolist()):
             out[i] = g
     return out
+
+
+class _ByProcess:
+    """The series of ``PerfData.memory`` with points, by process: the pids in the order of their
+    first such series, and per process the number of a named series — from the map's key columns
+    (``SeriesMap.key_columns``: a pid and a name code a series) for every process at once, or from
+    one dict of names a process when the keys are a dict. At 1 GB read whole (~570 k series,
+    ~100 k processes) the dicts of every process, and the key tuples and lists made to fill them,
+    were ~75 MB at the memory lens's peak."""
+
+    def __init__(self, memory: SeriesMap):
+        self._memory = memory
+        cols = memory.key_columns()
+        self._maps: dict | None = None
+        if cols is None:
+            by_pid: dict = defaultdict(dict)
+            for (pid, name), n, length in memory.numbered():
+                if length:
+                    by_pid[pid][name] = n
+            self._maps = by_pid
+            self.pids = list(by_pid)
+            return
+        pid, code, self._names = cols
+        self._n = np.flatnonzero(memory.hi > memory.lo)  # the series with points, in order
+        self._pid, self._code = pid[self._n], code[self._n]
+        _u, first = np.unique(self._pid, return_index=True)
+        self.pids = self._pid[np.sort(first)].tolist()
+
+    def numbers(self, pids: list, name: str) -> np.ndarray:
+        """The series number of ``name`` of each of ``pids`` (-1: none)."""
+        if self._maps is not None:
+            return np.fromiter((self._maps.get(p, {}).get(name, -1) for p in pids), dtype=np.int64, count=len(pids))
+        out = np.full(len(pids), -1, dtype=np.int64)
+        if name not in self._names or not pids:
+            return out
+        rows = np.flatnonzero(self._code == self._names.index(name))
+        # the pids as int64 (a killed pid read from a slice name may not fit: it has no series)
+        fit = [i for i, p in enumerate(pids) if -(1 << 63) <= p < 1 << 63]
+        want = np.array([pids[i] for i in fit], dtype=np.int64)
+        order = np.argsort(want, kind="stable")
+        at = np.searchsorted(want[order], self._pid[rows])
+        found = at < len(want)
+        found[found] = want[order[at[found]]] == self._pid[rows[found]]
+        # a (pid, name) has one series (the keys differ), a pid one place in ``pids``
+        out[np.array(fit, dtype=np.int64)[order[at[found]]]] = self._n[rows[found]]
+        return out
+
+    def of(self, pid) -> dict[str, int]:
+        """Name → series number of one process's series with points."""
+        if self._maps is not None:
+            return self._maps.get(pid, {})
+        rows = np.flatnonzero(self._pid == pid)
+        return dict(zip([self._names[c] for c in self._code[rows].tolist()], self._n[rows].tolist()))
 
 
 def _ranked(pids: list[int], rss: list[float | None], gc_ms: list[float], app: int | None) -> list[int]:
@@ -263,23 +328,23 @@ def memory(ctx) -> MemoryStats | None:
         return MemoryStats(missing=[MissingData(
             what="memory per process", why="the trace has no process_stats, rss_stat or heap counters",
             capture=CAPTURE)])
-    # name → the series' number in pd.memory (model.py SeriesMap), read only for the processes
-    # shown: a 1 GB trace has ~500 k series
-    by_pid: dict[int, dict[str, int]] = defaultdict(dict)
-    for (pid, name), n, length in pd.memory.numbered():
-        if length:
-            by_pid[pid][name] = n
+    # the series' numbers in pd.memory (model.py SeriesMap) by process and name, named series
+    # read for all processes, every series only for the processes shown: a 1 GB trace has ~570 k
+    by_pid = _ByProcess(pd.memory)
     at = pd.memory.at
     gc_by_pid = summarize_gcs(pd, gcs, ctx.rel)
     kills = lmk_kills(pd)
     killed = {k[1] for k in kills}
-    pids = list(set(by_pid) | {p for p, g in gc_by_pid.items() if g.count} | killed)
-    maps = [by_pid.get(pid, {}) for pid in pids]
-    rss = [round(x, 3) if x is not None else None for x in _rss_max(pd.memory, maps)]
+    # (the set made from the same pids in the same order, one by one as from the dict of
+    # processes before: the order the rows are ranked from is the same)
+    pids = list(set(by_pid.pids) | {p for p, g in gc_by_pid.items() if g.count} | killed)
+    rss_n = by_pid.numbers(pids, "mem.rss")
+    rss = [round(x, 3) if x is not None else None
+           for x in _rss_max_of(pd.memory, rss_n, np.stack([by_pid.numbers(pids, p) for p in _PARTS], axis=1))]
     gc_of = [gc_by_pid.get(pid) for pid in pids]
     app = ctx.scope.pid if ctx.scope is not None else None
     ranked = _ranked(pids, rss, [g.total_ms if g else 0.0 for g in gc_of], app)
-    grew = _growth(pd.memory, maps)
+    grew = _growth_of(pd.memory, rss_n, by_pid.numbers(pids, "mem.rss.anon"))
     rest = [i for i in ranked[MAX_PROCESSES:] if grew[i] > 0]
     growers = sorted(rest, key=lambda i: (-grew[i], pids[i]))
     # MemoryProcess only for the processes kept (a 1 GB trace has ~100 k)
@@ -287,7 +352,7 @@ def memory(ctx) -> MemoryStats | None:
                           rss_max_mb=rss[i], gc=gc_of[i])
             for i in ranked[:MAX_PROCESSES] + growers[:MAX_GROWERS]]
     for proc in rows:  # the series only for the processes kept (a trace can have thousands)
-        series_map = by_pid.get(proc.pid, {})
+        series_map = by_pid.of(proc.pid)
         names = sorted(series_map, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))
         proc.series = [_series(f"{proc.name} ({proc.pid}): {n}", n, at(series_map[n]), ctx) for n in names]
     out = MemoryStats(processes=rows, app_pid=app)
