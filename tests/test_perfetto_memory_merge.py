@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nodes.perf.model import PerfData
 from nodes.perf.parsers import perfetto_memory
 from nodes.perf.parsers.perfetto_memory import MemoryState
+from nodes.perf.parsers.perfetto_series import Points
 
 PIDS = {11: 1, 12: 1, 21: 2}
 points = st.lists(st.tuples(st.integers(0, 20), st.sampled_from([0.0, 1.5, 2.0, 1024.0])), max_size=6)
@@ -87,10 +89,12 @@ def _memory_state(series, rss):
        st.lists(st.tuples(st.tuples(st.sampled_from([1, 11, 12, 21, 4]), names), points), max_size=6),
        st.lists(st.tuples(st.tuples(st.sampled_from([1, 2]), st.sampled_from(
            ["Heap size (KB)", "kill_one_process", "GC heap: 3 objects moved", "cpu"])), points), max_size=4),
-       st.integers(1, 8), st.sampled_from([1, 2, 1 << 20]))
-def test_memory_merge_equals_the_point_by_point_merge(series, rss, counters, cap, block):
+       st.integers(1, 8), st.sampled_from([1, 2, 1 << 20]), st.booleans())
+def test_memory_merge_equals_the_point_by_point_merge(series, rss, counters, cap, block, as_columns):
     """The vectorised merge equals the point-by-point merge of lists of tuples, with _merged's
-    passes over the rss rows a block of 1, 2 or 2^20 rows at a time."""
+    passes over the rss rows a block of 1, 2 or 2^20 rows at a time, and the atrace counters
+    handed over as lists of tuples or as columns (perfetto_series.Points, what the reader
+    hands it: SeriesTable.point_columns)."""
     ftrace_counters: dict = {}
     for key, pts in counters:
         ftrace_counters.setdefault(key, []).extend(pts)
@@ -102,9 +106,13 @@ def test_memory_merge_equals_the_point_by_point_merge(series, rss, counters, cap
             m = _memory_state(series, rss) if vectorised else _Lists(copy.deepcopy(series), copy.deepcopy(rss))
             pd = PerfData("x", "x")
             fc = copy.deepcopy(ftrace_counters)
+            if vectorised and as_columns:
+                fc = {k: Points(np.array([t for t, _ in pts], np.int64), np.array([v for _, v in pts], np.float64))
+                      for k, pts in fc.items()}
             pid_for = lambda t: PIDS.get(t, t)  # noqa: E731
             m.finish(pd, fc, pid_for) if vectorised else _reference(m, pd, fc, pid_for)
-            out.append((repr(list(pd.memory.items())), repr(pd.lmk_kills), list(pd.warnings), m.dropped, fc))
+            out.append((repr(list(pd.memory.items())), repr(pd.lmk_kills), list(pd.warnings), m.dropped,
+                        {k: list(v) for k, v in fc.items()}))
     finally:
         perfetto_memory.MAX_POINTS, perfetto_memory._MERGE_BLOCK = saved
     assert out[0] == out[1]

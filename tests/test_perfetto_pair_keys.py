@@ -104,3 +104,18 @@ def test_memory_key_columns_read_as_the_keys_made_into_columns():
     assert [c.dtype for c in ka[:2]] == [c.dtype for c in kb[:2]]
     assert repr(list(a.memory.items())) == repr(list(b.memory.items()))
     assert b.memory[(3, "a")].ts.tolist() == [1.0, 2.0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(key, st.integers(-5, 5), st.floats(-3, 3, allow_nan=False)), max_size=30),
+       st.sets(st.sampled_from(NAMES)))
+def test_point_columns_are_the_items_as_columns(points, kept_names):
+    """SeriesTable.point_columns(keep) holds what dict(items(keep)) holds: the kept series in
+    order, each one's points in arrival order (as Points: columns read as the tuples)."""
+    table = SeriesTable("d")
+    for k, t, v in points:
+        table.add(k, t, v, cap=1 << 30)
+    keep = lambda k: k[1] in kept_names  # noqa: E731
+    got, want = table.point_columns(keep), dict(table.items(keep=keep))
+    assert list(got) == list(want) and {k: list(v) for k, v in got.items()} == want
+    assert all(len(got[k]) == len(want[k]) and got[k][1:] == want[k][1:] for k in want)

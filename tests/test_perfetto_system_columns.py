@@ -56,11 +56,14 @@ def test_thread_groups_read_back_as_the_merged_dict(trees, others, compact_at):
             s.process_tree(tree, data)
     finally:
         perfetto_system._COMPACT_AT = saved
+    entries = len(s.tree_tids)
     got = s.thread_groups(dict(others))
+    assert len(s.tree_tids) == entries  # compacted at the first question, not before
     want = _old_known(trees, others)
     for tid in range(-1, 14):
         assert got.get(tid) == want.get(tid)
         assert got.get(tid, "none") == want.get(tid, "none")
+    assert got.get_many(list(range(-1, 14))) == [want.get(t) for t in range(-1, 14)]
 
 
 _points = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 9), st.floats(0, 9)), max_size=20)

@@ -137,3 +137,35 @@ def test_state_columns_keep_and_drop_as_finish_did_with_the_rows(threads):
     assert sc.kept() == [i for i, (_, _, iv, k) in enumerate(rows) if k and iv is not None]
     assert sc.dropped() == sum(k for _, _, iv, k in rows if iv is None)
     assert [iv.ts.tolist() for iv in sc.intervals(sc.kept())] == [list(range(int(lo[i]), int(hi[i]))) for i in sc.kept()]
+
+
+@pytest.mark.parametrize("states", [("a", "b"), ("w", "x", "y", "z"), ("only",)])
+def test_columns_of_other_widths_read_as_the_dicts(states):
+    rows = [((1, 1), [0] * len(states)), ((1, 2), list(range(-1, len(states) - 1))),
+            ((2, 3), [1000 * (k + 1) for k in range(len(states))]), ((2, 4), [7] + [0] * (len(states) - 1))]
+    want, got = PerfData("x", "x"), PerfData("x", "x")
+    for key, tot in rows:
+        for s, v in zip(states, tot):
+            if v:
+                want.add_thread_state(*key, s, v / 1000.0)
+    got.add_thread_state_totals([k for k, _ in rows], [t for _, t in rows], states)
+    assert type(got.thread_states) is ThreadStates
+    assert repr(got.thread_states) == repr(want.thread_states) and list(got.threads) == list(want.threads)
+    assert [repr(got.thread_states.get(k)) for k, _ in rows] == [repr(want.thread_states.get(k)) for k, _ in rows]
+    keys, names, tot = got.thread_states.columns()
+    assert keys == list(want.thread_states) and names == states and tot.shape == (len(keys), len(states))
+    assert [{s: v for s, v in zip(names, row) if v >= 0.0} for row in tot.tolist()] == list(want.thread_states.values())
+
+
+def test_every_threads_values_read_in_blocks():
+    """values()/items() make the dicts a block of 2^14 threads at a time: rows across blocks."""
+    n = (1 << 14) * 2 + 5
+    keys = [(k // 7, k) for k in range(n)]
+    totals = np.arange(3 * n, dtype=np.int64).reshape(n, 3) * 1000 - 5000
+    totals[1 << 14] = 0  # a thread with no time in any state: no entry
+    pd = PerfData("x", "x")
+    pd.add_thread_state_totals(keys, totals, STATES)
+    ts = pd.thread_states
+    got = list(ts.values())
+    assert len(got) == len(ts) == n - 1 and (keys[1 << 14] not in ts) and ts[keys[0]] == dict.fromkeys(STATES, 0.0)
+    assert got == [ts[k] for k in ts] and [k for k, _ in ts.items()] == list(ts)

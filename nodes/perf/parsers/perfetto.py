@@ -231,10 +231,14 @@ class _TraceReader:
         known = self.system.thread_groups({**self.ftrace.tgid_of, **self.track_events.tgid_of})
         self.ftrace.finish(data, known)
         data.name_threads(self.ftrace.comm)
+        self.ftrace.comm = {}  # read: ~200 k names at 1 GB not held through the memory lens's merge
         self.frames.finish(data)
         self.power.finish(data)
         self.ftrace.cpu.finish(data)
-        memory_counters = dict(self.ftrace.counters.items(keep=reads_counter))
+        # the memory lens's atrace counters as columns (no tuple per point), as tuples when wide
+        memory_counters = self.ftrace.counters.point_columns(reads_counter)
+        if memory_counters is None:
+            memory_counters = dict(self.ftrace.counters.items(keep=reads_counter))
         self.system.process_counters(self.ftrace.memory.series)  # before rss_stat joins them
         self.ftrace.memory.finish(data, memory_counters, lambda t: self.ftrace.pid_for(t, known))
         self.samples.finish(data)

@@ -24,7 +24,7 @@ from nodes.perf.counter_names import is_counter_name
 from nodes.perf.model import MAX_COUNTER_POINTS, PerfData
 from nodes.perf.parsers import perfetto_process_stats as process_stats
 from nodes.perf.parsers.perfetto_heap import give_back
-from nodes.perf.parsers.perfetto_series import PairKeys, SeriesTable, _fits_pairs, sort_series, sort_series_python
+from nodes.perf.parsers.perfetto_series import PairKeys, Points, SeriesTable, _fits_pairs, sort_series, sort_series_python
 
 _RSS_MEMBERS = {0: "mem.rss.file", 1: "mem.rss.anon", 2: "mem.swap", 3: "mem.rss.shmem"}
 #: At most this many points per (process, counter): the model's cap for every counter series.
@@ -183,12 +183,16 @@ def _merged(table: SeriesTable, rss: SeriesTable, take: list, to: list, extra: l
         return None
     e_sid, e_ts, e_v = [np.zeros(0, a[0].dtype)], [np.zeros(0, np.int64)], [np.zeros(0, np.float64)]
     for i, pts in extra:
-        t, v = zip(*pts)
-        try:
-            e_ts.append(np.array(t, np.int64))
-        except OverflowError:
-            return None
-        e_v.append(np.array(v, np.float64))
+        if type(pts) is Points:  # columns already
+            e_ts.append(pts.ts.astype(np.int64, copy=False))
+            e_v.append(pts.value.astype(np.float64, copy=False))
+        else:
+            t, v = zip(*pts)
+            try:
+                e_ts.append(np.array(t, np.int64))
+            except OverflowError:
+                return None
+            e_v.append(np.array(v, np.float64))
         e_sid.append(np.full(len(pts), i, a[0].dtype))
     e_sid, e_ts, e_v = np.concatenate(e_sid), np.concatenate(e_ts), np.concatenate(e_v)
     r_sid, r_ts, r_v = b
@@ -264,7 +268,7 @@ def _split_counters(ftrace_counters: dict):
     skipped_names = 0
     for (tgid, name), pts in ftrace_counters.items():
         if name == "kill_one_process":
-            kills += [(ts / 1000.0, int(v)) for ts, v in pts]
+            kills += [(ts / 1000.0, int(v)) for ts, v in pts]  # Points read as its tuples
             continue
         if not _MEMORY_NAME.search(name):
             continue

@@ -15,6 +15,7 @@ import numpy as np
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from nodes.perf.model import MAX_COUNTER_POINTS, PerfData
+from nodes.perf.parsers.perfetto_heap import give_back
 from nodes.perf.parsers.perfetto_series import SeriesTable
 from nodes.perf.parsers.perfetto_wire import compiled, text
 
@@ -36,7 +37,11 @@ _MEMINFO_KEEP = {
 def last_word(tids: array, tgids: array) -> tuple[array, array]:
     """(tid, tgid) pairs in arrival order → one pair per tid, its last, sorted by tid."""
     first, at = np.unique(np.frombuffer(tids, np.int64)[::-1], return_index=True)
-    return array("q", first.tobytes()), array("q", np.frombuffer(tgids, np.int64)[::-1][at].tobytes())
+    out_tids, out_tgids = array("q"), array("q")
+    out_tids.frombytes(memoryview(first).cast("B"))  # read in place: no bytes copy between
+    del first
+    out_tgids.frombytes(memoryview(np.ascontiguousarray(np.frombuffer(tgids, np.int64)[::-1][at])).cast("B"))
+    return out_tids, out_tgids
 
 
 class ThreadGroups:
@@ -49,35 +54,43 @@ class ThreadGroups:
     asks about the few threads its events name (~40 k of 180 k at 100 MB), each a binary search.
     """
 
-    def __init__(self, tids: array, tgids: array, others: dict[int, int]) -> None:
-        """``tids``/``tgids``: one pair per tid, sorted by tid (:func:`last_word`)."""
-        self.tids, self.tgids = tids, tgids
+    def __init__(self, tids: array | None, tgids: array | None, others: dict[int, int], load=None) -> None:
+        """``tids``/``tgids``: one pair per tid, sorted by tid (:func:`last_word`); or ``load``,
+        called at the first question for them (the trees' compaction waits until then: the
+        reader's finish asks after its scheduler replay, not beside its log)."""
+        self._tids, self._tgids, self._load = tids, tgids, load
         self.others = others
 
-    def _at(self, tid: int) -> int:
-        tids = self.tids
-        i = bisect_left(tids, tid)
-        return i if i < len(tids) and tids[i] == tid else -1
+    def _columns(self) -> tuple[array, array]:
+        if self._load is not None:
+            self._tids, self._tgids = self._load()
+            self._load = None
+        return self._tids, self._tgids  # type: ignore[return-value]
+
+    tids = property(lambda self: self._columns()[0])
+    tgids = property(lambda self: self._columns()[1])
 
     def get(self, tid: int, default: int | None = None) -> int | None:
-        i = self._at(tid)
-        if i >= 0:
-            return self.tgids[i]
+        tids, tgids = self._columns()
+        i = bisect_left(tids, tid)
+        if i < len(tids) and tids[i] == tid:
+            return tgids[i]
         return self.others.get(tid, default)
 
     def get_many(self, tids: list[int]) -> list[int | None]:
         """``[self.get(t) for t in tids]``: one search of the tree's tids for all of them (a
         reader's finish asks about every thread it has rows of, ~19 k at 100 MB)."""
-        if not tids or not len(self.tids):
+        tree_tids, tree_tgids = self._columns()
+        if not tids or not len(tree_tids):
             return [self.others.get(t) for t in tids]
         try:
             want = np.array(tids, np.int64)
         except OverflowError:  # a tid beyond int64: no tree names it
             return [self.get(t) for t in tids]
-        keys = np.frombuffer(self.tids, np.int64)
+        keys = np.frombuffer(tree_tids, np.int64)
         at = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
         hit = (keys[at] == want).tolist()
-        values = np.frombuffer(self.tgids, np.int64)[at].tolist()
+        values = np.frombuffer(tree_tgids, np.int64)[at].tolist()
         others = self.others
         return [v if h else others.get(t) for t, h, v in zip(tids, hit, values)]
 
@@ -171,8 +184,12 @@ class SystemState:
     def thread_groups(self, others: dict[int, int]) -> ThreadGroups:
         """tid → tgid: the trees', then ``others``' for the tids no tree names (on this state's
         columns, compacted: no second copy)."""
-        self._compact()
-        return ThreadGroups(self.tree_tids, self.tree_tgids, others)
+        def load() -> tuple[array, array]:
+            self._compact()
+            give_back()  # the compaction's sort, before the caller's next step
+            return self.tree_tids, self.tree_tgids
+
+        return ThreadGroups(None, None, others, load)
 
     def process_counters(self, memory: SeriesTable) -> None:
         """Take the per-process counters of ``process_stats`` (``mem.rss``, ``mem.rss.anon``;
