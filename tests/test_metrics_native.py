@@ -128,6 +128,31 @@ def test_recursion_deeper_than_the_paths(depth, monkeypatch):
     _same(a, b)
 
 
+def _many_paths(parents: int, children: int, rounds: int) -> tuple[list, list, list]:
+    """One thread of ``parents * children`` two-name paths (each parent name with each child
+    name), walked ``rounds`` times over: the paths made again find the ones made before."""
+    ts, dur, name = [], [], []
+    t = 0.0
+    for _ in range(rounds):
+        for a in range(parents):
+            ts.append(t), dur.append(float(children + 2)), name.append(a)
+            for b in range(children):
+                ts.append(t + 1 + b), dur.append(1.0), name.append(parents + b)
+            t += children + 3
+    return ts, dur, name
+
+
+def test_the_path_table_grows_with_the_paths(monkeypatch):
+    """_metricsc.c's path table starts at 1,024 slots and doubles at half full (grow_table):
+    threads of thousands of paths (the table grown several times, then emptied for the next
+    thread) number and weigh them as the numpy walk does."""
+    threads = [_many_paths(40, 130, 2), _many_paths(3, 5, 1), _many_paths(45, 120, 1)]
+    a = _walked(_data(threads, False), False, monkeypatch)
+    b = _walked(_data(threads, False), True, monkeypatch)
+    _same(a, b)
+    assert max(p.count for p in b.slice_paths) > 4 * 1024
+
+
 def test_many_threads_in_several_batches(monkeypatch):
     rng = np.random.default_rng(5)
     threads = []

@@ -193,6 +193,30 @@ static inline uint64_t mix(int64_t up, int64_t name)
     return h;
 }
 
+/* The path table twice as large, paths[0..npath) placed again (each path's slot updated): a
+ * thread's paths are found by (parent path, name) whatever the table's size, and numbered in
+ * the order they were made, so its size changes no output. */
+static int grow_table(int64_t **table, Py_ssize_t *cap, path_t *paths, Py_ssize_t npath)
+{
+    Py_ssize_t ncap = *cap * 2;
+    int64_t *t = malloc(sizeof(int64_t) * ncap);
+    if (!t)
+        return -1;
+    for (Py_ssize_t k = 0; k < ncap; k++)
+        t[k] = -1;
+    const uint64_t mask = (uint64_t)ncap - 1;
+    for (Py_ssize_t q = 0; q < npath; q++) {
+        uint64_t h = mix(paths[q].up, paths[q].name) & mask;
+        while (t[h] >= 0)
+            h = (h + 1) & mask;
+        t[h] = q;
+        paths[q].slot = (int64_t)h;
+    }
+    free(*table);
+    *table = t;
+    *cap = ncap;
+    return 0;
+}
 static int cmp_path(const void *a, const void *b)
 {
     const path_t *x = *(path_t *const *)a, *y = *(path_t *const *)b;
@@ -311,9 +335,9 @@ static PyObject *walk(PyObject *self, PyObject *args)
     double *g_ts = out[O_G_TS].b.buf, *g_dur = out[O_G_DUR].b.buf;
     int64_t *o_at = out[O_AT].b.buf;
 
-    Py_ssize_t cap = 16;
-    while (cap < 2 * maxm)
-        cap *= 2;
+    /* the path table starts small and doubles as paths come (grow_table): sized for a path a
+     * slice, it was 64 MB for a thread of 3 M slices that has a handful of paths */
+    Py_ssize_t cap = 1024;
     Py_ssize_t m1 = maxm > 0 ? maxm : 1;
     perm = malloc(sizeof(int64_t) * m1);
     tmp = malloc(sizeof(int64_t) * m1);
@@ -328,16 +352,19 @@ static PyObject *walk(PyObject *self, PyObject *args)
     active = calloc((size_t)nnames, sizeof(int64_t));
     count = calloc((size_t)nnames, sizeof(int64_t));
     grp_at = calloc((size_t)nnames, sizeof(int64_t));
-    gval = malloc(sizeof(double) * m1);
-    gts = malloc(sizeof(double) * m1);
+    /* slice_stats' groups are laid out after a thread's walk, when its order (perm) and the
+     * sort's scratch (tmp) are done with: they reuse those two columns (8 bytes a slice each),
+     * which the next thread's sort fills again */
+    gval = (double *)tmp;
+    gts = (double *)perm;
     if (!perm || !tmp || !names || !paths || !by_level || !stack || !level_count || !table || !self_slot ||
-        !tot_slot || !active || !count || !grp_at || !gval || !gts) {
+        !tot_slot || !active || !count || !grp_at) {
         PyErr_NoMemory();
         goto done;
     }
     for (Py_ssize_t k = 0; k < cap; k++)
         table[k] = -1;
-    const uint64_t mask = (uint64_t)cap - 1;
+    uint64_t mask = (uint64_t)cap - 1;
 
     Py_ssize_t nroot = 0, nself = 0, ntot = 0, ncnt = 0, nlist = 0, npath_all = 0;
     root_b[0] = self_b[0] = tot_b[0] = cnt_b[0] = list_b[0] = path_b[0] = 0;
@@ -403,6 +430,13 @@ static PyObject *walk(PyObject *self, PyObject *args)
             if (sp >= max_depth) {
                 path = up;
             } else {
+                if (2 * (npath + 1) > cap) { /* at most half full, as the table sized for every slice was */
+                    if (grow_table(&table, &cap, paths, npath) < 0) {
+                        PyErr_NoMemory();
+                        goto done;
+                    }
+                    mask = (uint64_t)cap - 1;
+                }
                 uint64_t h = mix(up, nm) & mask;
                 for (;;) {
                     int64_t at = table[h];
@@ -545,8 +579,6 @@ done:
     free(active);
     free(count);
     free(grp_at);
-    free(gval);
-    free(gts);
     return result;
 }
 
