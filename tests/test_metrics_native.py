@@ -276,3 +276,36 @@ def test_batches_with_odd_slices_keep_their_sorted_columns(monkeypatch):
     _same(a, b)
     kept = [th._ts is not None for th in b.threads.values()]
     assert kept == [False, True, True, False]
+
+
+def test_one_tracks_column_is_read_in_place():
+    """common.read_column, which _native_walk reads its batch with: joined_column's values and
+    dtype always; for one track whose column is of the type already, a read-only view of it
+    (no copy), else a copy as joined_column makes."""
+    from nodes.perf.metrics.common import joined_column, read_column
+    one = [SliceColumns(array("d", [2.0, -0.0, 1.5]), array("d", [1.0, 0.0, 3.0]), array("q", [3, 1, 2]))]
+    two = one + [SliceColumns(array("d", [7.0]), array("d", [1.0]), array("q", [0]))]
+    narrow = [SliceColumns(np.array([1.0, 2.0]), np.array([0.5, 0.5]), array("i", [4, 5]))]
+    for cols in (one, two, narrow):
+        for field, dt in (("ts", np.float64), ("dur", np.float64), ("name", np.int64)):
+            got, want = read_column(cols, field, dt), joined_column(cols, field, dt)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+            src = getattr(cols[0], field)
+            if len(cols) == 1 and np.dtype(getattr(src, "typecode", None) or src.dtype) == np.dtype(dt):
+                assert np.shares_memory(got, np.asarray(src)) and not got.flags.writeable
+            else:
+                assert not np.shares_memory(got, np.asarray(src))
+
+
+def test_a_one_thread_batch_leaves_its_columns_as_they_were(monkeypatch):
+    """The walk of a thread in a batch of its own reads pd.slices in place: the columns are
+    unchanged after it and free again (an array cannot grow while a view of it is held)."""
+    threads = [([3.0, 0.0, 1.0, 1.0], [1.0, 9.0, 2.0, 2.0], [0, 1, 2, 1]), ([0.0, 1.0], [-0.0, -2.0], [1, 1])]
+    pd = _data(threads, False)
+    before = {k: (c.ts.tobytes(), c.dur.tobytes(), c.name.tobytes()) for k, c in pd.slices.items()}
+    monkeypatch.setattr(hotspots, "BATCH_SLICES", 4)
+    b = _walked(pd, True, monkeypatch)
+    _same(_walked(_data(threads, False), False, monkeypatch), b)
+    assert {k: (c.ts.tobytes(), c.dur.tobytes(), c.name.tobytes()) for k, c in pd.slices.items()} == before
+    for c in pd.slices.values():
+        c.ts.append(0.0)  # no view of it is left
