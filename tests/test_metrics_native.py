@@ -309,3 +309,39 @@ def test_a_one_thread_batch_leaves_its_columns_as_they_were(monkeypatch):
     assert {k: (c.ts.tobytes(), c.dur.tobytes(), c.name.tobytes()) for k, c in pd.slices.items()} == before
     for c in pd.slices.values():
         c.ts.append(0.0)  # no view of it is left
+
+
+def test_the_walk_without_its_sorted_columns_is_the_same_walk():
+    """_metricsc.c's walk given None for o_ts, o_dur and o_name (what _native_walk passes when
+    the threads read their slices again by o_at) writes every other output as it does with
+    them: slice_stats' groups read the input through o_at instead of the sorted copies."""
+    rng = np.random.default_rng(11)
+    counts = [0, 1, 500, 37, 2000]
+    n = sum(counts)
+    ts = rng.integers(0, 300, n).astype(np.float64)
+    dur = rng.integers(0, 40, n).astype(np.float64)
+    name = rng.integers(0, 9, n).astype(np.int64)
+    bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+    def walk(sorted_out: bool) -> list:
+        outs = [np.full(n, -7.5) if k in (2, 4, 10, 11, 12, 13, 14, 15, 16, 17) else np.full(n, -7, dtype=np.int64)
+                for k in range(20)]
+        (roots, self_name, self_val, tot_name, tot_val, cnt_name, cnt_val, listed_pid, path_up, path_name, listed_w,
+         g_sum, g_min, g_max, g_ts, g_dur, o_ts, o_dur, o_name, o_at) = outs
+        busy = np.full(len(counts), -1.0)
+        at = [np.full(len(counts) + 1, -7, dtype=np.int64) for _ in range(6)]
+        root_at, self_at, tot_at, cnt_at, listed_at, path_at = at
+        sorted_cols = (o_ts, o_dur, o_name) if sorted_out else (None, None, None)
+        hotspots.NATIVE.walk(ts, dur, name, bounds, 9, hotspots.MAX_PATH_DEPTH,
+                             (*sorted_cols, busy, roots, root_at, self_name, self_val, self_at, tot_name, tot_val,
+                              tot_at, cnt_name, cnt_val, cnt_at, listed_pid, listed_w, listed_at, path_up, path_name,
+                              path_at, g_sum, g_min, g_max, g_ts, g_dur, o_at))
+        if sorted_out:  # the sorted copies are the input gathered by o_at
+            at_in = o_at + np.repeat(bounds[:-1], counts)
+            assert np.array_equal(o_ts, ts[at_in]) and np.array_equal(o_dur, dur[at_in])
+            assert np.array_equal(o_name, name[at_in])
+        return [x.tobytes() for x in (busy, *at, *outs[:16], o_at)]
+
+    assert walk(False) == walk(True)
+    with pytest.raises(ValueError, match="all three or none"):
+        hotspots.NATIVE.walk(ts, dur, name, bounds, 9, 64, (None,) + (np.zeros(1),) * 26)

@@ -12,7 +12,9 @@
  *   bounds        int64[nseg + 1]
  *   out           a tuple of 27 writable buffers (hotspots._native_walk names them):
  *     o_ts, o_dur, o_name        the slices of each thread by (start, longer first), as the
- *                                stable lexsort((-dur, ts)) gives them
+ *                                stable lexsort((-dur, ts)) gives them; all three None: not
+ *                                written (a caller that keeps o_at alone: 24 bytes a slice
+ *                                never touched)
  *     busy                       float64[nseg]: the top-level durations added in start order
  *     roots, root_bounds         int64[n], int64[nseg + 1]: positions (into o_*) of the top-level slices
  *     self_name, self_val, self_bounds    per thread, self time per name in the order the walk
@@ -294,7 +296,15 @@ static PyObject *walk(PyObject *self, PyObject *args)
                                         "cnt_val", "cnt_bounds", "listed_pid", "listed_w", "listed_bounds",
                                         "path_up", "path_name", "path_bounds", "g_sum", "g_min", "g_max", "g_ts",
                                         "g_dur", "o_at"};
+    int sorted_out = PyTuple_GET_ITEM(outs, O_TS) != Py_None;
+    if ((PyTuple_GET_ITEM(outs, O_DUR) != Py_None) != sorted_out ||
+        (PyTuple_GET_ITEM(outs, O_NAME) != Py_None) != sorted_out) {
+        PyErr_SetString(PyExc_ValueError, "o_ts, o_dur, o_name: all three or none");
+        goto done;
+    }
     for (int k = 0; k < N_OUT; k++) {
+        if (!sorted_out && (k == O_TS || k == O_DUR || k == O_NAME))
+            continue;
         Py_ssize_t items = n;
         if (k == O_BUSY)
             items = nseg;
@@ -405,9 +415,11 @@ static PyObject *walk(PyObject *self, PyObject *args)
             const int64_t i = perm[p];
             const double t = ts[i], d0 = dur[i];
             const int64_t nm = name[i];
-            o_ts[lo + p] = t;
-            o_dur[lo + p] = d0;
-            o_name[lo + p] = nm;
+            if (sorted_out) {
+                o_ts[lo + p] = t;
+                o_dur[lo + p] = d0;
+                o_name[lo + p] = nm;
+            }
             o_at[lo + p] = i - lo;
             count[nm]++;
             while (sp && stack[sp - 1].end <= t)
@@ -497,10 +509,11 @@ static PyObject *walk(PyObject *self, PyObject *args)
             grp_at[names[j]] = g;
             g += count[names[j]];
         }
-        for (Py_ssize_t p = 0; p < m; p++) {
-            Py_ssize_t q = grp_at[o_name[lo + p]]++;
-            gval[q] = o_dur[lo + p];
-            gts[q] = o_ts[lo + p];
+        for (Py_ssize_t p = 0; p < m; p++) { /* the slices in walk order, read through o_at */
+            const int64_t i = lo + o_at[lo + p];
+            Py_ssize_t q = grp_at[name[i]]++;
+            gval[q] = dur[i];
+            gts[q] = ts[i];
         }
         g = 0;
         for (Py_ssize_t j = 0; j < k; j++) {

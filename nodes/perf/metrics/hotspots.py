@@ -440,6 +440,8 @@ def _native_walk(keys: list, cols: list, scratch: list | None = None,
         scratch = _scratch(n)
     (roots, self_name, self_val, tot_name, tot_val, cnt_name, cnt_val, listed_pid, path_up, path_name, listed_w,
      g_sum, g_min, g_max, g_ts, g_dur, o_ts, o_dur, o_name, o_at) = (x[:n] for x in scratch)
+    if exact:  # the threads read their slices again by o_at: the sorted copies are not written
+        o_ts = o_dur = o_name = None
     NATIVE.walk(ts, dur, name, bounds, span, MAX_PATH_DEPTH,
                 (o_ts, o_dur, o_name, busy, roots, root_at, self_name, self_val, self_at, tot_name, tot_val, tot_at,
                  cnt_name, cnt_val, cnt_at, listed_pid, listed_w, listed_at, path_up, path_name, path_at,
