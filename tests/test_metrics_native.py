@@ -128,6 +128,31 @@ def test_recursion_deeper_than_the_paths(depth, monkeypatch):
     _same(a, b)
 
 
+def _many_paths(parents: int, children: int, rounds: int) -> tuple[list, list, list]:
+    """One thread of ``parents * children`` two-name paths (each parent name with each child
+    name), walked ``rounds`` times over: the paths made again find the ones made before."""
+    ts, dur, name = [], [], []
+    t = 0.0
+    for _ in range(rounds):
+        for a in range(parents):
+            ts.append(t), dur.append(float(children + 2)), name.append(a)
+            for b in range(children):
+                ts.append(t + 1 + b), dur.append(1.0), name.append(parents + b)
+            t += children + 3
+    return ts, dur, name
+
+
+def test_the_path_table_grows_with_the_paths(monkeypatch):
+    """_metricsc.c's path table starts at 1,024 slots and doubles at half full (grow_table):
+    threads of thousands of paths (the table grown several times, then emptied for the next
+    thread) number and weigh them as the numpy walk does."""
+    threads = [_many_paths(40, 130, 2), _many_paths(3, 5, 1), _many_paths(45, 120, 1)]
+    a = _walked(_data(threads, False), False, monkeypatch)
+    b = _walked(_data(threads, False), True, monkeypatch)
+    _same(a, b)
+    assert max(p.count for p in b.slice_paths) > 4 * 1024
+
+
 def test_many_threads_in_several_batches(monkeypatch):
     rng = np.random.default_rng(5)
     threads = []
@@ -251,3 +276,72 @@ def test_batches_with_odd_slices_keep_their_sorted_columns(monkeypatch):
     _same(a, b)
     kept = [th._ts is not None for th in b.threads.values()]
     assert kept == [False, True, True, False]
+
+
+def test_one_tracks_column_is_read_in_place():
+    """common.read_column, which _native_walk reads its batch with: joined_column's values and
+    dtype always; for one track whose column is of the type already, a read-only view of it
+    (no copy), else a copy as joined_column makes."""
+    from nodes.perf.metrics.common import joined_column, read_column
+    one = [SliceColumns(array("d", [2.0, -0.0, 1.5]), array("d", [1.0, 0.0, 3.0]), array("q", [3, 1, 2]))]
+    two = one + [SliceColumns(array("d", [7.0]), array("d", [1.0]), array("q", [0]))]
+    narrow = [SliceColumns(np.array([1.0, 2.0]), np.array([0.5, 0.5]), array("i", [4, 5]))]
+    for cols in (one, two, narrow):
+        for field, dt in (("ts", np.float64), ("dur", np.float64), ("name", np.int64)):
+            got, want = read_column(cols, field, dt), joined_column(cols, field, dt)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+            src = getattr(cols[0], field)
+            if len(cols) == 1 and np.dtype(getattr(src, "typecode", None) or src.dtype) == np.dtype(dt):
+                assert np.shares_memory(got, np.asarray(src)) and not got.flags.writeable
+            else:
+                assert not np.shares_memory(got, np.asarray(src))
+
+
+def test_a_one_thread_batch_leaves_its_columns_as_they_were(monkeypatch):
+    """The walk of a thread in a batch of its own reads pd.slices in place: the columns are
+    unchanged after it and free again (an array cannot grow while a view of it is held)."""
+    threads = [([3.0, 0.0, 1.0, 1.0], [1.0, 9.0, 2.0, 2.0], [0, 1, 2, 1]), ([0.0, 1.0], [-0.0, -2.0], [1, 1])]
+    pd = _data(threads, False)
+    before = {k: (c.ts.tobytes(), c.dur.tobytes(), c.name.tobytes()) for k, c in pd.slices.items()}
+    monkeypatch.setattr(hotspots, "BATCH_SLICES", 4)
+    b = _walked(pd, True, monkeypatch)
+    _same(_walked(_data(threads, False), False, monkeypatch), b)
+    assert {k: (c.ts.tobytes(), c.dur.tobytes(), c.name.tobytes()) for k, c in pd.slices.items()} == before
+    for c in pd.slices.values():
+        c.ts.append(0.0)  # no view of it is left
+
+
+def test_the_walk_without_its_sorted_columns_is_the_same_walk():
+    """_metricsc.c's walk given None for o_ts, o_dur and o_name (what _native_walk passes when
+    the threads read their slices again by o_at) writes every other output as it does with
+    them: slice_stats' groups read the input through o_at instead of the sorted copies."""
+    rng = np.random.default_rng(11)
+    counts = [0, 1, 500, 37, 2000]
+    n = sum(counts)
+    ts = rng.integers(0, 300, n).astype(np.float64)
+    dur = rng.integers(0, 40, n).astype(np.float64)
+    name = rng.integers(0, 9, n).astype(np.int64)
+    bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+    def walk(sorted_out: bool) -> list:
+        outs = [np.full(n, -7.5) if k in (2, 4, 10, 11, 12, 13, 14, 15, 16, 17) else np.full(n, -7, dtype=np.int64)
+                for k in range(20)]
+        (roots, self_name, self_val, tot_name, tot_val, cnt_name, cnt_val, listed_pid, path_up, path_name, listed_w,
+         g_sum, g_min, g_max, g_ts, g_dur, o_ts, o_dur, o_name, o_at) = outs
+        busy = np.full(len(counts), -1.0)
+        at = [np.full(len(counts) + 1, -7, dtype=np.int64) for _ in range(6)]
+        root_at, self_at, tot_at, cnt_at, listed_at, path_at = at
+        sorted_cols = (o_ts, o_dur, o_name) if sorted_out else (None, None, None)
+        hotspots.NATIVE.walk(ts, dur, name, bounds, 9, hotspots.MAX_PATH_DEPTH,
+                             (*sorted_cols, busy, roots, root_at, self_name, self_val, self_at, tot_name, tot_val,
+                              tot_at, cnt_name, cnt_val, cnt_at, listed_pid, listed_w, listed_at, path_up, path_name,
+                              path_at, g_sum, g_min, g_max, g_ts, g_dur, o_at))
+        if sorted_out:  # the sorted copies are the input gathered by o_at
+            at_in = o_at + np.repeat(bounds[:-1], counts)
+            assert np.array_equal(o_ts, ts[at_in]) and np.array_equal(o_dur, dur[at_in])
+            assert np.array_equal(o_name, name[at_in])
+        return [x.tobytes() for x in (busy, *at, *outs[:16], o_at)]
+
+    assert walk(False) == walk(True)
+    with pytest.raises(ValueError, match="all three or none"):
+        hotspots.NATIVE.walk(ts, dur, name, bounds, 9, 64, (None,) + (np.zeros(1),) * 26)

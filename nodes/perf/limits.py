@@ -42,7 +42,8 @@ class ReadLimits:
     #: 40 MiB: a JSON reader holds ~18 bytes of Python objects per byte of its worst input
     #: (speedscope of empty stacks: 50 MB -> 884 MB measured), so 40 MiB keeps it under 1 GB.
     max_whole_file_bytes: int = 40 * MiB
-    #: 3 000 000 items: ~70 MB of columns, ~600 MB peak for the whole analysis (measured).
+    #: 3 000 000 items: ~70 MB of columns, ~190 MB peak for the whole analysis of 3 M slices on one
+    #: thread (tests/test_reliability_memory_bounds.py, measured).
     max_events: int = 3_000_000
 
 

@@ -12,7 +12,9 @@
  *   bounds        int64[nseg + 1]
  *   out           a tuple of 27 writable buffers (hotspots._native_walk names them):
  *     o_ts, o_dur, o_name        the slices of each thread by (start, longer first), as the
- *                                stable lexsort((-dur, ts)) gives them
+ *                                stable lexsort((-dur, ts)) gives them; all three None: not
+ *                                written (a caller that keeps o_at alone: 24 bytes a slice
+ *                                never touched)
  *     busy                       float64[nseg]: the top-level durations added in start order
  *     roots, root_bounds         int64[n], int64[nseg + 1]: positions (into o_*) of the top-level slices
  *     self_name, self_val, self_bounds    per thread, self time per name in the order the walk
@@ -193,6 +195,30 @@ static inline uint64_t mix(int64_t up, int64_t name)
     return h;
 }
 
+/* The path table twice as large, paths[0..npath) placed again (each path's slot updated): a
+ * thread's paths are found by (parent path, name) whatever the table's size, and numbered in
+ * the order they were made, so its size changes no output. */
+static int grow_table(int64_t **table, Py_ssize_t *cap, path_t *paths, Py_ssize_t npath)
+{
+    Py_ssize_t ncap = *cap * 2;
+    int64_t *t = malloc(sizeof(int64_t) * ncap);
+    if (!t)
+        return -1;
+    for (Py_ssize_t k = 0; k < ncap; k++)
+        t[k] = -1;
+    const uint64_t mask = (uint64_t)ncap - 1;
+    for (Py_ssize_t q = 0; q < npath; q++) {
+        uint64_t h = mix(paths[q].up, paths[q].name) & mask;
+        while (t[h] >= 0)
+            h = (h + 1) & mask;
+        t[h] = q;
+        paths[q].slot = (int64_t)h;
+    }
+    free(*table);
+    *table = t;
+    *cap = ncap;
+    return 0;
+}
 static int cmp_path(const void *a, const void *b)
 {
     const path_t *x = *(path_t *const *)a, *y = *(path_t *const *)b;
@@ -270,7 +296,15 @@ static PyObject *walk(PyObject *self, PyObject *args)
                                         "cnt_val", "cnt_bounds", "listed_pid", "listed_w", "listed_bounds",
                                         "path_up", "path_name", "path_bounds", "g_sum", "g_min", "g_max", "g_ts",
                                         "g_dur", "o_at"};
+    int sorted_out = PyTuple_GET_ITEM(outs, O_TS) != Py_None;
+    if ((PyTuple_GET_ITEM(outs, O_DUR) != Py_None) != sorted_out ||
+        (PyTuple_GET_ITEM(outs, O_NAME) != Py_None) != sorted_out) {
+        PyErr_SetString(PyExc_ValueError, "o_ts, o_dur, o_name: all three or none");
+        goto done;
+    }
     for (int k = 0; k < N_OUT; k++) {
+        if (!sorted_out && (k == O_TS || k == O_DUR || k == O_NAME))
+            continue;
         Py_ssize_t items = n;
         if (k == O_BUSY)
             items = nseg;
@@ -311,9 +345,9 @@ static PyObject *walk(PyObject *self, PyObject *args)
     double *g_ts = out[O_G_TS].b.buf, *g_dur = out[O_G_DUR].b.buf;
     int64_t *o_at = out[O_AT].b.buf;
 
-    Py_ssize_t cap = 16;
-    while (cap < 2 * maxm)
-        cap *= 2;
+    /* the path table starts small and doubles as paths come (grow_table): sized for a path a
+     * slice, it was 64 MB for a thread of 3 M slices that has a handful of paths */
+    Py_ssize_t cap = 1024;
     Py_ssize_t m1 = maxm > 0 ? maxm : 1;
     perm = malloc(sizeof(int64_t) * m1);
     tmp = malloc(sizeof(int64_t) * m1);
@@ -328,16 +362,19 @@ static PyObject *walk(PyObject *self, PyObject *args)
     active = calloc((size_t)nnames, sizeof(int64_t));
     count = calloc((size_t)nnames, sizeof(int64_t));
     grp_at = calloc((size_t)nnames, sizeof(int64_t));
-    gval = malloc(sizeof(double) * m1);
-    gts = malloc(sizeof(double) * m1);
+    /* slice_stats' groups are laid out after a thread's walk, when its order (perm) and the
+     * sort's scratch (tmp) are done with: they reuse those two columns (8 bytes a slice each),
+     * which the next thread's sort fills again */
+    gval = (double *)tmp;
+    gts = (double *)perm;
     if (!perm || !tmp || !names || !paths || !by_level || !stack || !level_count || !table || !self_slot ||
-        !tot_slot || !active || !count || !grp_at || !gval || !gts) {
+        !tot_slot || !active || !count || !grp_at) {
         PyErr_NoMemory();
         goto done;
     }
     for (Py_ssize_t k = 0; k < cap; k++)
         table[k] = -1;
-    const uint64_t mask = (uint64_t)cap - 1;
+    uint64_t mask = (uint64_t)cap - 1;
 
     Py_ssize_t nroot = 0, nself = 0, ntot = 0, ncnt = 0, nlist = 0, npath_all = 0;
     root_b[0] = self_b[0] = tot_b[0] = cnt_b[0] = list_b[0] = path_b[0] = 0;
@@ -378,9 +415,11 @@ static PyObject *walk(PyObject *self, PyObject *args)
             const int64_t i = perm[p];
             const double t = ts[i], d0 = dur[i];
             const int64_t nm = name[i];
-            o_ts[lo + p] = t;
-            o_dur[lo + p] = d0;
-            o_name[lo + p] = nm;
+            if (sorted_out) {
+                o_ts[lo + p] = t;
+                o_dur[lo + p] = d0;
+                o_name[lo + p] = nm;
+            }
             o_at[lo + p] = i - lo;
             count[nm]++;
             while (sp && stack[sp - 1].end <= t)
@@ -403,6 +442,13 @@ static PyObject *walk(PyObject *self, PyObject *args)
             if (sp >= max_depth) {
                 path = up;
             } else {
+                if (2 * (npath + 1) > cap) { /* at most half full, as the table sized for every slice was */
+                    if (grow_table(&table, &cap, paths, npath) < 0) {
+                        PyErr_NoMemory();
+                        goto done;
+                    }
+                    mask = (uint64_t)cap - 1;
+                }
                 uint64_t h = mix(up, nm) & mask;
                 for (;;) {
                     int64_t at = table[h];
@@ -463,10 +509,11 @@ static PyObject *walk(PyObject *self, PyObject *args)
             grp_at[names[j]] = g;
             g += count[names[j]];
         }
-        for (Py_ssize_t p = 0; p < m; p++) {
-            Py_ssize_t q = grp_at[o_name[lo + p]]++;
-            gval[q] = o_dur[lo + p];
-            gts[q] = o_ts[lo + p];
+        for (Py_ssize_t p = 0; p < m; p++) { /* the slices in walk order, read through o_at */
+            const int64_t i = lo + o_at[lo + p];
+            Py_ssize_t q = grp_at[name[i]]++;
+            gval[q] = dur[i];
+            gts[q] = ts[i];
         }
         g = 0;
         for (Py_ssize_t j = 0; j < k; j++) {
@@ -545,8 +592,6 @@ done:
     free(active);
     free(count);
     free(grp_at);
-    free(gval);
-    free(gts);
     return result;
 }
 

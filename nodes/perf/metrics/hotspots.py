@@ -20,7 +20,7 @@ from nodes.perf.compiled_parts import compiled
 from nodes.perf.containers import is_container
 from nodes.perf.metrics import slice_tree
 from nodes.perf.metrics.clipped_sum import sum_check_rows
-from nodes.perf.metrics.common import MAX_PATHS, TOP_PER_THREAD, _ms, _pct, _Thread, joined_column, unique_inverse
+from nodes.perf.metrics.common import MAX_PATHS, TOP_PER_THREAD, _ms, _pct, _Thread, joined_column, read_column, unique_inverse
 from nodes.perf.model import MAX_RESULT_STACKS, AppScope, Hotspot, ScopeSummary, SliceStat, StackWeight
 
 
@@ -407,9 +407,9 @@ def _native_walk(keys: list, cols: list, scratch: list | None = None,
     in their own columns (``WalkSums.at``) and read their slices from ``pd.slices`` again: the
     same values, bit for bit; otherwise their sorted columns, as the numpy walk keeps them."""
     counts = np.fromiter(map(len, cols), dtype=np.int64, count=len(cols))
-    ts = joined_column(cols, "ts", np.float64)
-    dur = joined_column(cols, "dur", np.float64)
-    name = joined_column(cols, "name", np.int64)
+    ts = read_column(cols, "ts", np.float64)
+    dur = read_column(cols, "dur", np.float64)
+    name = read_column(cols, "name", np.int64)
     ok = np.isfinite(ts) & np.isfinite(dur)
     exact = bool(ok.all())
     if not exact:
@@ -420,7 +420,8 @@ def _native_walk(keys: list, cols: list, scratch: list | None = None,
     if not n or int(name.min()) < 0:
         return _walk_batch(keys, cols)  # nothing to walk; or ids the numpy walk refuses as it does
     exact = exact and not np.signbit(dur).any()
-    dur = np.maximum(dur, 0.0)
+    if not exact:  # otherwise every duration is finite and >= +0.0: the clip would copy them unchanged
+        dur = np.maximum(dur, 0.0)
     lut = None
     span = int(name.max()) + 1
     if span > _DENSE_NAMES * n + 65536:
@@ -439,6 +440,8 @@ def _native_walk(keys: list, cols: list, scratch: list | None = None,
         scratch = _scratch(n)
     (roots, self_name, self_val, tot_name, tot_val, cnt_name, cnt_val, listed_pid, path_up, path_name, listed_w,
      g_sum, g_min, g_max, g_ts, g_dur, o_ts, o_dur, o_name, o_at) = (x[:n] for x in scratch)
+    if exact:  # the threads read their slices again by o_at: the sorted copies are not written
+        o_ts = o_dur = o_name = None
     NATIVE.walk(ts, dur, name, bounds, span, MAX_PATH_DEPTH,
                 (o_ts, o_dur, o_name, busy, roots, root_at, self_name, self_val, self_at, tot_name, tot_val, tot_at,
                  cnt_name, cnt_val, cnt_at, listed_pid, listed_w, listed_at, path_up, path_name, path_at,
