@@ -7,7 +7,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nodes.perf.parsers.perfetto_slices import AtraceLog, _pair_reference, pair
+from nodes.perf.parsers.perfetto_slices import AtraceLog
+from tests.helpers.atrace_pairing import assert_pairs_as_the_stack_walk
 
 BIG = 1 << 31
 tid_values = st.one_of(st.integers(1, 6), st.integers(BIG - 2, BIG + 2), st.integers(-(BIG + 1), -(BIG - 1)))
@@ -47,14 +48,7 @@ def test_rows_read_back_as_given_whatever_their_width(parts):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(event, max_size=40))
 def test_a_log_narrow_or_widened_pairs_as_the_stack_walk(events):
-    log = AtraceLog()
-    for tid, ts, code, nid in events:
-        log.push(tid, ts, code, nid if code == 1 else 0)
-    want, w_unmatched, w_unfinished = _pair_reference(log)
-    got, unmatched, unfinished = pair(log)
-    assert (unmatched, unfinished) == (w_unmatched, w_unfinished)
-    assert [(t, list(zip(a.tolist(), b.tolist(), c.tolist())), list(zip(d.tolist(), e.tolist())))
-            for t, a, b, c, d, e in got] == want
+    assert_pairs_as_the_stack_walk(events)
 
 
 def test_a_value_beyond_int64_is_refused_as_before():

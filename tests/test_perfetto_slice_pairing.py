@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nodes.perf.parsers.perfetto_slices import AtraceLog, _pair_reference, pair
+from tests.helpers.atrace_pairing import assert_pairs_as_the_stack_walk
 
 
 atrace_event = st.tuples(st.integers(1, 3), st.integers(0, 12), st.sampled_from([1, 2]), st.integers(0, 5))
@@ -17,14 +18,7 @@ atrace_event = st.tuples(st.integers(1, 3), st.integers(0, 12), st.sampled_from(
 @settings(max_examples=400, deadline=None)
 @given(st.lists(atrace_event, max_size=40))
 def test_vectorised_slice_pairing_equals_the_stack_walk(events):
-    log = AtraceLog()
-    for tid, ts, code, nid in events:
-        log.push(tid, ts, code, nid if code == 1 else 0)
-    want, w_unmatched, w_unfinished = _pair_reference(log)
-    got, unmatched, unfinished = pair(log)
-    assert (unmatched, unfinished) == (w_unmatched, w_unfinished)
-    assert [(t, list(zip(a.tolist(), b.tolist(), c.tolist())), list(zip(d.tolist(), e.tolist())))
-            for t, a, b, c, d, e in got] == want
+    assert_pairs_as_the_stack_walk(events)
 
 
 def test_every_kind_the_bundle_reads_is_in_the_skip_set():
@@ -89,14 +83,7 @@ wide_event = st.tuples(st.integers(1, 6), st.sampled_from([-(1 << 61) + 1, -5, 0
 def test_vectorised_pairing_of_times_too_wide_for_one_sort_key(events):
     """Threads × time span beyond int64: the pairing sorts by (tid, time) and reorders the
     threads after (perfetto_slices._thread_order), with the same result."""
-    log = AtraceLog()
-    for tid, ts, code, nid in events:
-        log.push(tid, ts, code, nid if code == 1 else 0)
-    want, w_unmatched, w_unfinished = _pair_reference(log)
-    got, unmatched, unfinished = pair(log)
-    assert (unmatched, unfinished) == (w_unmatched, w_unfinished)
-    assert [(t, list(zip(a.tolist(), b.tolist(), c.tolist())), list(zip(d.tolist(), e.tolist())))
-            for t, a, b, c, d, e in got] == want
+    assert_pairs_as_the_stack_walk(events)
 
 
 def test_pairing_of_stacks_deeper_than_the_radix_sort_key():
