@@ -116,6 +116,29 @@ def test_the_c_walk_is_the_numpy_walk_on_generated_threads(threads, far, batch, 
         assert hotspots.slice_stats(b) == hotspots.slice_stats(a)  # slice_stats from the walk's groups
 
 
+_LONG = st.sampled_from([0.0, 1.0, 2.5, 20.0, 50_000.0, 1e15, float("inf")])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(threads=st.lists(_thread(), min_size=1, max_size=6), batch=st.sampled_from([10**9, 7, 40]),
+       small=st.sampled_from([2048, 5]), min_dur=_LONG)
+def test_top_level_at_least_is_the_filtered_top_level(threads, batch, small, min_dur):
+    """_Thread.top_level_at_least (threads.long_tasks' lean read: tuples only for the slices it
+    keeps) is ``[x for x in top_level if x[1] >= min_dur]`` for every kind of thread: the C
+    walk's (columns gathered again, or kept when a batch has odd slices), the numpy batch's
+    (top-level columns) and the numpy walk's of a large thread (a list of tuples)."""
+    for native in (False, True):
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(hotspots, "BATCH_SLICES", batch)
+            m.setattr(hotspots, "SMALL_THREAD", min(batch, small))
+            lean = _walked(_data(threads, False), native, m)
+            whole = _walked(_data(threads, False), native, m)
+        for key, th in lean.threads.items():
+            got = th.top_level_at_least(min_dur)  # before top_level is read (and kept)
+            assert got == [x for x in whole.threads[key].top_level if x[1] >= min_dur], (native, key)
+            assert got == th.top_level_at_least(min_dur) == [x for x in th.top_level if x[1] >= min_dur]
+
+
 @pytest.mark.parametrize("depth", [63, 64, 65, 200])
 def test_recursion_deeper_than_the_paths(depth, monkeypatch):
     """Paths stop at 64 names; the deeper slices add to their 64th ancestor's path."""

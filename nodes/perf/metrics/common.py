@@ -258,6 +258,31 @@ class _Thread:
                 self._top = list(zip(*(c.tolist() for c in self._roots))) if self._roots is not None else []
         return self._top
 
+    def top_level_at_least(self, min_dur: float) -> list[tuple[float, float, int]]:
+        """The (start, duration, name id) of ``top_level`` whose duration is ``min_dur`` µs or
+        more, in its order (``[x for x in top_level if x[1] >= min_dur]``): only those become
+        tuples. threads.long_tasks asks for the few tasks of 50 ms or more; through
+        ``top_level`` a trace of 3 M top-level slices on one thread (the 10⁷ tiny events of
+        tests/test_reliability_hostile.py, read up to the event cap) made a tuple of three
+        boxed numbers for each and kept them: ~500 MB, the analysis' peak."""
+        if self._top is not None:
+            return [x for x in self._top if x[1] >= min_dur]
+        if self._sums is not None:
+            r = self._sums.roots(self._s)
+            keep = r[_at_least(self.dur[r], min_dur)]
+            # each column gathered (hotspots.WalkSums.gathered) and dropped in turn
+            return list(zip(self.ts[keep].tolist(), self.dur[keep].tolist(), self.name[keep].tolist()))
+        if self._roots is None:
+            return []
+        keep = _at_least(self._roots[1], min_dur)
+        return list(zip(*(c[keep].tolist() for c in self._roots)))
+
+
+def _at_least(dur: np.ndarray, min_dur: float) -> np.ndarray:
+    """Positions of ``dur`` (float64) at ``min_dur`` or more, as Python's ``>=`` on its
+    ``tolist()`` finds them (NaN is never kept)."""
+    return np.flatnonzero(np.asarray(dur, dtype=np.float64) >= min_dur)
+
 
 class Context:
     """The state of one analysis, shared by the family functions."""

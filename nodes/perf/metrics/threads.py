@@ -152,7 +152,7 @@ def long_tasks(ctx) -> list[LongTask]:
         return []
     th = ctx.threads[ctx.main]
     label = ctx.pd.thread_label(*ctx.main)
-    tasks = [(t, d, n) for t, d, n in th.top_level if d >= LONG_TASK_MS * 1000.0]
+    tasks = th.top_level_at_least(LONG_TASK_MS * 1000.0)
     tasks.sort(key=lambda x: -x[1])
     ctx.long_count = len(tasks)
     return [LongTask(name=ctx.pd.strings[n], thread=label, start_ms=ctx.rel(t), dur_ms=_ms(d)) for t, d, n in tasks[:20]]
