@@ -258,6 +258,11 @@ class _Thread:
                 self._top = list(zip(*(c.tolist() for c in self._roots))) if self._roots is not None else []
         return self._top
 
+    def keep_roots(self, ts: np.ndarray, dur: np.ndarray, name: np.ndarray) -> None:
+        """Hold the (start, duration, name id) columns of the top-level slices (hotspots.walk)
+        in place of a tuple for each: ``top_level`` makes the list when read."""
+        self._top, self._roots = None, (ts, dur, name)
+
     def top_level_at_least(self, min_dur: float) -> list[tuple[float, float, int]]:
         """The (start, duration, name id) of ``top_level`` whose duration is ``min_dur`` µs or
         more, in its order (``[x for x in top_level if x[1] >= min_dur]``): only those become

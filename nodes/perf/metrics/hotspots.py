@@ -80,10 +80,11 @@ def walk(ctx, key: tuple[int, int]) -> None:
     th.busy_us = _sequential_sum(dur[roots])
     if track_paths:
         _paths(ctx, key, tree, name, post)
-    # the tree's arrays go before the (large: a tuple a task) top-level list is built, which
-    # keeps the peak of a one-thread trace of millions of slices low (tests/test_reliability_hostile.py)
     del tree, post
-    th.top_level.extend(zip(ts[roots].tolist(), dur[roots].tolist(), name[roots].tolist()))
+    # the top-level slices stay columns, made into tuples only when read (_Thread.top_level);
+    # threads.long_tasks reads only the long ones: a list of a tuple a task was ~400 MB for the
+    # 3 M top-level slices of tests/test_reliability_hostile.py's 10^7 tiny events
+    th.keep_roots(ts[roots], dur[roots], name[roots])
 
 
 #: Threads with at most this many slices are walked together (:func:`_walk_batch`): for a few
