@@ -43,7 +43,8 @@ class ReadLimits:
     #: (speedscope of empty stacks: 50 MB -> 884 MB measured), so 40 MiB keeps it under 1 GB.
     max_whole_file_bytes: int = 40 * MiB
     #: 3 000 000 items: ~70 MB of columns, ~190 MB peak for the whole analysis of 3 M slices on one
-    #: thread (tests/test_reliability_memory_bounds.py, measured).
+    #: thread (tests/test_reliability_memory_bounds.py, measured), ~206 MB when all 3 M are
+    #: top-level slices (tests/test_reliability_hostile.py's 10^7 tiny events).
     max_events: int = 3_000_000
 
 
